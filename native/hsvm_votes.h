@@ -1,0 +1,18 @@
+/* Exact one-vs-one vote counting from decision values. */
+#ifndef HSVM_VOTES_H
+#define HSVM_VOTES_H
+#include <stdint.h>
+
+/* dec: n x (n_pairs * bags) row-major decision values w.x + b, classifier
+ * j = pair * bags + bag.  Pair p opposes class pair_a[p] (wins on a positive
+ * decision) and class pair_b[p].  The pair's winner is the majority of its bags;
+ * an even split goes to the sign of the summed decision values (a on > 0).
+ * votes[i*K + c] receives the number of pairs class c won; conf[i*K + c] the
+ * sum over c's pairs of the mean bag decision value, signed towards c
+ * (scikit-learn's OvO confidence).  Both outputs are overwritten.
+ * Returns 0, or -1 if a pair names a class outside [0, n_classes). */
+int hsvm_ovo_votes(const float *dec, int64_t n, int64_t n_pairs, int32_t bags,
+                   const int32_t *pair_a, const int32_t *pair_b,
+                   int32_t n_classes, int32_t *votes, double *conf);
+
+#endif

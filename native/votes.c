@@ -1,0 +1,36 @@
+#include <string.h>
+#include "hsvm_votes.h"
+
+int hsvm_ovo_votes(const float *dec, int64_t n, int64_t n_pairs, int32_t bags,
+                   const int32_t *pair_a, const int32_t *pair_b,
+                   int32_t n_classes, int32_t *votes, double *conf)
+{
+    for (int64_t p = 0; p < n_pairs; p++) {
+        if (pair_a[p] < 0 || pair_a[p] >= n_classes || pair_b[p] < 0 || pair_b[p] >= n_classes)
+            return -1;
+    }
+    const int64_t ncols = n_pairs * (int64_t)bags;
+    for (int64_t i = 0; i < n; i++) {
+        int32_t *v = votes + i * (int64_t)n_classes;
+        double *cf = conf + i * (int64_t)n_classes;
+        memset(v, 0, sizeof(int32_t) * (size_t)n_classes);
+        memset(cf, 0, sizeof(double) * (size_t)n_classes);
+        const float *row = dec + i * ncols;
+        for (int64_t p = 0; p < n_pairs; p++) {
+            const float *d = row + p * bags;
+            int32_t pos = 0;
+            double sum = 0.0;
+            for (int32_t k = 0; k < bags; k++) {
+                pos += d[k] > 0.0f;
+                sum += (double)d[k];
+            }
+            int a_wins = (2 * pos > bags) || (2 * pos == bags && sum > 0.0);
+            const int32_t a = pair_a[p], b = pair_b[p];
+            v[a_wins ? a : b] += 1;
+            double mean = sum / (double)bags;
+            cf[a] += mean;
+            cf[b] -= mean;
+        }
+    }
+    return 0;
+}
