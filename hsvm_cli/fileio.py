@@ -11,7 +11,7 @@ import tempfile
 from .errors import InputNotFoundError, OutputError
 
 _MAGIC = (
-    (b"\x1f\x8b", gzip.GzipFile),
+    (b"\x1f\x8b", lambda raw: gzip.GzipFile(fileobj=raw, mode="rb")),
     (b"BZh", bz2.BZ2File),
     (b"\xfd7zXZ\x00", lzma.LZMAFile),
 )
@@ -25,10 +25,12 @@ def display_name(path):
 
 
 def open_input(path):
-    """Open ``path`` for binary reading; ``-`` is stdin.  Compressed input (gzip,
+    """Open ``path`` (a path, ``-`` for stdin, or a binary file object) for binary reading.  Compressed input (gzip,
     bz2, xz) is recognised by its magic bytes, not its name, so pipes work too.
     Returns a readable binary file object; the caller closes it."""
-    if path == "-" or path is None:
+    if hasattr(path, "read"):
+        raw = path if hasattr(path, "peek") else io.BufferedReader(path, buffer_size=1 << 20)
+    elif path == "-" or path is None:
         raw = io.BufferedReader(sys.stdin.buffer.raw if hasattr(sys.stdin.buffer, "raw") else sys.stdin.buffer,
                                 buffer_size=1 << 20)
     else:
@@ -81,3 +83,26 @@ def _umask():
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+class HashingReader(io.RawIOBase):
+    """Passes a binary stream through while computing its SHA-256 (for provenance
+    of inputs that can only be read once, such as stdin)."""
+
+    def __init__(self, raw):
+        import hashlib
+        self._raw = raw
+        self.sha256 = hashlib.sha256()
+
+    def readable(self):
+        return True
+
+    def readinto(self, buf):
+        data = self._raw.read(len(buf))
+        n = len(data)
+        buf[:n] = data
+        self.sha256.update(data)
+        return n
+
+    def hexdigest(self):
+        return self.sha256.hexdigest()

@@ -1,5 +1,41 @@
+"""The ``hsvm`` command: a thin layer over the library, one module per subcommand."""
+import sys
+
 import click
 
-@click.group()
+from .. import __version__
+from ..errors import HsvmError
+
+
+class HsvmGroup(click.Group):
+    """Turns library errors into a one-line message and their exit status."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except HsvmError as exc:
+            click.echo("hsvm: %s" % exc, err=True)
+            ctx.exit(exc.exit_code)
+        except BrokenPipeError:
+            # `hsvm predict ... | head`: the reader went away; not an error of ours.
+            sys.stderr.close()
+            ctx.exit(141)
+        except KeyboardInterrupt:
+            click.echo("hsvm: interrupted", err=True)
+            ctx.exit(130)
+
+
+@click.group(cls=HsvmGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="hsvm")
 def cli():
-    """hsvm"""
+    """Apply very many one-vs-one linear SVMs cheaply: hash classifiers and samples
+    to bit codes, filter classes by Hamming range queries, refine exactly."""
+
+
+def _register():
+    from . import cmd_eval, cmd_hash_data, cmd_hash_model, cmd_predict, cmd_train_ovo
+    for mod in (cmd_train_ovo, cmd_hash_model, cmd_hash_data, cmd_predict, cmd_eval):
+        cli.add_command(mod.command)
+
+
+_register()

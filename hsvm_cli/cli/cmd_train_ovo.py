@@ -1,0 +1,37 @@
+"""hsvm train-ovo: one LIBLINEAR classifier per class pair (and bag)."""
+import click
+
+from . import options
+from ..trainer import train_model_from_file
+
+
+@click.command("train-ovo")
+@options.input_path(name="train")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Model file to write (.hsvm).")
+@click.option("-c", "C", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
+              help="Cost parameter C of every pair's SVM.")
+@click.option("--solver", type=click.Choice(["l2loss-dual", "l2loss-primal", "l1loss-dual"]), default="l2loss-dual",
+              show_default=True,
+              help="LIBLINEAR solver: L2-regularised L2-loss SVC dual (-s 1) or primal (-s 2), L1-loss SVC dual (-s 3).")
+@click.option("--eps", "tol", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Stopping tolerance (default: LIBLINEAR's for the solver).")
+@click.option("--per-class", type=click.IntRange(min=1), default=None,
+              help="At most N random training samples of each class per pair.")
+@click.option("--bags", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Bootstrap resamples per pair, each its own classifier (1: no bootstrap).")
+@click.option("--normalize", type=click.Choice(["l2", "none"]), default="l2", show_default=True,
+              help="Sample normalisation, recorded in the model and applied again at prediction.")
+@options.seed
+@options.jobs
+@options.zero_based
+@options.quiet
+def command(train, output, C, solver, tol, per_class, bags, normalize, seed, jobs, zero_based, quiet):
+    """Train a one-vs-one linear SVM model from the svmlight file TRAIN ('-': stdin)."""
+    model = train_model_from_file(
+        train, C=C, solver=solver, tol=tol, per_class=per_class, bags=bags, normalize=normalize,
+        seed=seed, jobs=jobs, zero_based=zero_based, progress=options.show_progress(quiet))
+    from ..model import save_model
+    save_model(model, output)
+    if not quiet:
+        click.echo("hsvm: %d classes, %d pairs x %d bags, %d features -> %s"
+                   % (model.n_classes, model.n_pairs, model.bags, model.n_features, output), err=True)

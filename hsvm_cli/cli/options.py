@@ -1,0 +1,46 @@
+"""Options shared by several subcommands, defined once (rasterio-style registry)."""
+import sys
+
+import click
+
+from ..threads import resolve_threads
+
+quiet = click.option("-q", "--quiet", is_flag=True, help="No progress bar, no log or accuracy line on stderr.")
+seed = click.option("--seed", type=int, default=0, show_default=True,
+                    help="Seed of every random step; the same seed gives byte-identical output.")
+jobs = click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+                    help="Parallel training workers.")
+zero_based = click.option("--zero-based", is_flag=True,
+                          help="Feature indices in the svmlight input start at 0 (default: 1, as LIBSVM).")
+output = click.option("-o", "--output", default="-", show_default=True, type=click.Path(dir_okay=False, allow_dash=True),
+                      help="Output file ('-': stdout). Written to a temporary name, then renamed.")
+timings = click.option("--timings", is_flag=True,
+                       help="Print a JSON line with the seconds spent in each phase to stderr.")
+as_json = click.option("--json", "as_json", is_flag=True, help="Emit machine-readable JSON instead of text.")
+chunk_rows = click.option("--chunk-rows", type=click.IntRange(min=1), default=16384, show_default=True,
+                          help="Samples parsed and processed per chunk (bounds memory).")
+extra_features = click.option("--extra-features", type=click.Choice(["error", "ignore"]), default="error",
+                              show_default=True,
+                              help="What to do with feature indices beyond the model's dimension.")
+
+
+def _threads_callback(ctx, param, value):
+    try:
+        return resolve_threads(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+threads = click.option("--threads", default=None, callback=_threads_callback, metavar="N",
+                       help="Threads for the native kernels (default: the CPUs this process may use, "
+                            "honouring OMP_NUM_THREADS and SLURM_CPUS_PER_TASK).")
+
+
+def show_progress(quiet_flag):
+    """Progress bars only for a person watching: never with --quiet or when
+    stderr is a pipe or file (batch jobs, CI logs)."""
+    return not quiet_flag and sys.stderr.isatty()
+
+
+def input_path(**kw):
+    return click.argument(kw.pop("name", "input"), type=click.Path(dir_okay=False, allow_dash=True), **kw)

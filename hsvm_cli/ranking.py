@@ -1,0 +1,30 @@
+"""Turning per-class vote counts into decisions and top-k sets.
+
+The rule, everywhere in hsvm: classes are ranked by votes; equal votes by the
+confidence term (the summed decision values, or hash margins, signed towards the
+class, as scikit-learn's OneVsOneClassifier uses); still equal by class order
+(the lower label first).  The confidence never overturns a vote count because it
+is only consulted on equal votes."""
+import numpy as np
+
+
+def rank_classes(votes, confidence):
+    """Per row, class indices from best to worst (stable lexicographic sort)."""
+    votes = np.asarray(votes)
+    confidence = np.asarray(confidence)
+    return np.lexsort((-confidence, -votes), axis=-1)
+
+
+def top_classes(votes, confidence, k):
+    """Per row, the indices of the k best classes, best first ([n, k] int32)."""
+    k = min(int(k), votes.shape[1])
+    return rank_classes(votes, confidence)[:, :k].astype(np.int32)
+
+
+def best_class(votes, confidence):
+    """Per row, the winning class index."""
+    votes = np.asarray(votes)
+    confidence = np.asarray(confidence)
+    best_votes = votes.max(axis=1, keepdims=True)
+    conf = np.where(votes == best_votes, confidence, -np.inf)
+    return np.argmax(conf, axis=1).astype(np.int32)

@@ -1,0 +1,130 @@
+"""The refine step: exact votes among the k classes the hash filter kept.
+
+For a batch of samples, the (sample, classifier) cells of all k(k-1)/2 pairs of
+each sample's kept classes are grouped by classifier row, the rows are read
+once from the (memory-mapped) model, and the decision values come from a
+sampled dense-dense product in C (native/refine.c)."""
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._native import ffi, lib
+
+
+def _ptr(ctype, arr):
+    return ffi.cast(ctype, ffi.from_buffer(arr))
+
+
+class PairLookup:
+    """Maps class pairs (a < b) to pair ids and orientation (+1 when the model's
+    pair is (a, b), -1 when it is (b, a))."""
+
+    def __init__(self, pair_a, pair_b, n_classes):
+        self.K = int(n_classes)
+        a = np.asarray(pair_a, dtype=np.int64)
+        b = np.asarray(pair_b, dtype=np.int64)
+        ca, cb = np.triu_indices(self.K, k=1)
+        self.canonical = a.shape == ca.shape and np.array_equal(a, ca) and np.array_equal(b, cb)
+        if not self.canonical:
+            lo, hi = np.minimum(a, b), np.maximum(a, b)
+            keys = lo * self.K + hi
+            self.order = np.argsort(keys, kind="stable")
+            self.keys = keys[self.order]
+            self.sign = np.where(a < b, 1, -1).astype(np.int8)
+
+    def lookup(self, A, B):
+        """Pair ids and orientation for class index arrays A < B (same shape).
+        Raises ValueError if the model has no classifier for some pair."""
+        if self.canonical:
+            pid = A * self.K - (A * (A + 1)) // 2 + (B - A - 1)
+            return pid, None
+        q = A.astype(np.int64) * self.K + B
+        pos = np.searchsorted(self.keys, q)
+        pos_c = np.minimum(pos, self.keys.shape[0] - 1)
+        if np.any(self.keys[pos_c] != q):
+            raise ValueError("the model has no classifier for some pair of kept classes")
+        pid = self.order[pos_c]
+        return pid, self.sign[pid]
+
+
+def sddmm(X, W, bias, cx, cw, *, threads=1):
+    """dec[c] = X[cx[c]] . W[cw[c]] + bias[cw[c]] (float32)."""
+    ncells = cx.shape[0]
+    out = np.empty(ncells, dtype=np.float32)
+    if ncells == 0:
+        return out
+    W = np.ascontiguousarray(W, dtype=np.float32)
+    bias = np.ascontiguousarray(bias, dtype=np.float32)
+    d = W.shape[1]
+    cx = np.ascontiguousarray(cx, dtype=np.int64)
+    cw = np.ascontiguousarray(cw, dtype=np.int64)
+    if sp.issparse(X):
+        X = X.tocsr()
+        indptr = np.ascontiguousarray(X.indptr, dtype=np.int64)
+        indices = np.ascontiguousarray(X.indices, dtype=np.int32)
+        data = np.ascontiguousarray(X.data, dtype=np.float32)
+
+        def run(s, e):
+            lib.hsvm_sddmm_csr(_ptr("int64_t *", indptr), _ptr("int32_t *", indices), _ptr("float *", data),
+                               _ptr("float *", W), _ptr("float *", bias), d,
+                               _ptr("int64_t *", cx[s:e]), _ptr("int64_t *", cw[s:e]), e - s,
+                               _ptr("float *", out[s:e]))
+    else:
+        X = np.ascontiguousarray(X, dtype=np.float32)
+        if X.shape[1] != d:
+            raise ValueError("samples have %d features, classifiers %d" % (X.shape[1], d))
+
+        def run(s, e):
+            lib.hsvm_sddmm_dense(_ptr("float *", X), _ptr("float *", W), _ptr("float *", bias), d,
+                                 _ptr("int64_t *", cx[s:e]), _ptr("int64_t *", cw[s:e]), e - s,
+                                 _ptr("float *", out[s:e]))
+    threads = max(1, min(int(threads), ncells // 4096 + 1))
+    if threads == 1:
+        run(0, ncells)
+    else:
+        bounds = np.linspace(0, ncells, threads + 1).astype(np.int64)
+        with ThreadPoolExecutor(threads) as ex:
+            list(ex.map(lambda i: run(int(bounds[i]), int(bounds[i + 1])), range(threads)))
+    return out
+
+
+def refine_votes(model, Xn, kept, *, lookup, threads=1):
+    """Exact votes and confidences [n, K] among each row's kept classes.
+
+    ``kept`` [n, k] holds class indices; classes not kept get no votes.  Bagged
+    pairs are decided by the majority of their bags, an even split by the sign
+    of the summed decision values (the same rule as exact prediction)."""
+    n, k = kept.shape
+    K = model.n_classes
+    B = model.bags
+    votes = np.zeros((n, K), dtype=np.int32)
+    conf = np.zeros((n, K), dtype=np.float64)
+    if k < 2 or n == 0:
+        return votes, conf
+    S = np.sort(kept, axis=1).astype(np.int64)
+    iu, ju = np.triu_indices(k, k=1)
+    A = S[:, iu]
+    Bc = S[:, ju]
+    pid, sign = lookup.lookup(A, Bc)
+    rows = (pid[..., None] * B + np.arange(B)).reshape(-1)
+    cx = np.repeat(np.arange(n, dtype=np.int64), iu.shape[0] * B)
+    U, inv = np.unique(rows, return_inverse=True)
+    order = np.argsort(inv, kind="stable")
+    Wsub = np.asarray(model.W[U], dtype=np.float32)
+    bsub = np.asarray(model.b[U], dtype=np.float32)
+    dec = np.empty(rows.shape[0], dtype=np.float32)
+    dec[order] = sddmm(Xn, Wsub, bsub, cx[order], inv[order], threads=threads)
+    dec = dec.reshape(n, iu.shape[0], B)
+    if sign is not None:
+        dec = dec * sign[..., None]
+    pos = (dec > 0).sum(axis=2)
+    total = dec.sum(axis=2, dtype=np.float64)
+    a_wins = (2 * pos > B) | ((2 * pos == B) & (total > 0))
+    winner = np.where(a_wins, A, Bc)
+    base = (np.arange(n, dtype=np.int64) * K)[:, None]
+    votes += np.bincount((base + winner).ravel(), minlength=n * K).reshape(n, K).astype(np.int32)
+    mean = total / B
+    conf += np.bincount((base + A).ravel(), weights=mean.ravel(), minlength=n * K).reshape(n, K)
+    conf -= np.bincount((base + Bc).ravel(), weights=mean.ravel(), minlength=n * K).reshape(n, K)
+    return votes, conf

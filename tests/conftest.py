@@ -1,0 +1,66 @@
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+BUNDLED = REPO / "data"
+
+
+def shared_data_dir():
+    env = os.environ.get("HSVM_SHARED_DATA")
+    return Path(env) if env else REPO.parent / "shared" / "data"
+
+
+def shared_set(name):
+    """Path of a data set in ../shared/data, or skip the test when it is absent."""
+    d = shared_data_dir() / name
+    if not (d / "train.svm.gz").exists():
+        pytest.skip("shared data set %s not present" % name)
+    return d
+
+
+@pytest.fixture(scope="session")
+def digits():
+    from hsvm_cli.svmlight import load_svmlight
+    X, y = load_svmlight(str(BUNDLED / "digits" / "train.svm.gz"), n_features=64)
+    Xt, yt = load_svmlight(str(BUNDLED / "digits" / "test.svm.gz"), n_features=64)
+    return X, y, Xt, yt
+
+
+@pytest.fixture(scope="session")
+def digits_model(digits):
+    from hsvm_cli.trainer import train_model
+    X, y, _, _ = digits
+    return train_model(X, y, C=1.0, seed=0)
+
+
+@pytest.fixture(scope="session")
+def digits_model_file(digits_model, tmp_path_factory):
+    from hsvm_cli.model import save_model, load_model
+    path = tmp_path_factory.mktemp("model") / "digits.hsvm"
+    save_model(digits_model, path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def omniglot():
+    """The bundled 242-class set, trained once per session (C=0.1)."""
+    from hsvm_cli.svmlight import load_svmlight
+    from hsvm_cli.trainer import train_model
+    d = BUNDLED / "omniglot-242"
+    X, y = load_svmlight(str(d / "train.svm.gz"), n_features=784)
+    Xt, yt = load_svmlight(str(d / "test.svm.gz"), n_features=784)
+    model = train_model(X, y, C=0.1, seed=1)
+    return model, Xt, yt
+
+
+def write_text(path, text):
+    Path(path).write_bytes(text.encode() if isinstance(text, str) else text)
+    return str(path)
+
+
+def random_codes(rng, n, words):
+    return rng.integers(0, 2**63, size=(n, words), dtype=np.int64).view(np.uint64) ^ \
+        (rng.integers(0, 2, size=(n, words), dtype=np.uint64) << np.uint64(63))

@@ -1,0 +1,224 @@
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from hsvm_cli.cli.main import cli
+from hsvm_cli.errors import ModelFormatError, ModelMismatchError
+from hsvm_cli.gaussian import standard_normal
+from hsvm_cli.hamming import hamming_distances
+from hsvm_cli.hashmodel import (classifier_angles, hash_model, load_hash_model, pack_signs,
+                                projection_matrix, save_hash_model, thresholds)
+from hsvm_cli.hashpredict import HashFilter, HashPredictor
+from hsvm_cli.model import save_model
+from hsvm_cli.predict import predict_exact, prepare
+from hsvm_cli.ranking import rank_classes
+
+from conftest import BUNDLED
+
+
+def test_gaussian_stream_is_pinned_by_its_own_code():
+    # These values pin the generator: a change here changes every hash model's
+    # projection and must come with a new generator name.
+    g = standard_normal(4, seed=1)
+    assert g.tolist() == standard_normal(4, seed=1).tolist()
+    np.testing.assert_allclose(g, [-0.46300023, -0.66207632, -2.00472946, -0.56719959], atol=1e-8)
+
+
+def test_gaussian_stream_prefixes_agree_and_moments_are_normal():
+    long = standard_normal(200_000, seed=7)
+    assert np.array_equal(standard_normal(1001, seed=7), long[:1001])
+    assert abs(long.mean()) < 0.01 and abs(long.std() - 1) < 0.01
+    assert abs(np.mean(long ** 4) - 3) < 0.05
+    assert not np.array_equal(standard_normal(10, seed=8), long[:10])
+
+
+def test_projection_prefix_rows_are_the_shorter_projection():
+    assert np.array_equal(projection_matrix(128, 5, seed=3)[:64], projection_matrix(64, 5, seed=3))
+
+
+def test_pack_signs_bit_layout_is_little_endian_words():
+    v = -np.ones((1, 128))
+    v[0, [0, 63, 64, 127]] = 1.0
+    c = pack_signs(v)
+    assert c.dtype == np.uint64 and c.shape == (1, 2)
+    assert c[0, 0] == (1 | (1 << 63)) and c[0, 1] == (1 | (1 << 63))
+
+
+def test_angles_are_clamped_for_constant_classifiers():
+    W = np.array([[3.0, 4.0], [3.0, 4.0], [3.0, 4.0], [3.0, 4.0], [0.0, 0.0], [0.0, 0.0]], np.float32)
+    b = np.array([0.0, 5.0, 7.0, -6.0, 1.0, -1.0], np.float32)
+    th = classifier_angles(W, b)
+    assert th[0] == pytest.approx(0.5)
+    assert th[1:].tolist() == [1.0, 1.0, 0.0, 1.0, 0.0]
+    thr = thresholds(th, 256)
+    assert thr.tolist() == [128, 257, 257, 0, 257, 0]
+
+
+def test_threshold_implements_strict_range_query():
+    th = np.array([0.3, 0.25], np.float32)
+    # d_H < rho: with rho = 76.8 distances up to 76 are positive; with rho = 64 up to 63.
+    assert thresholds(th, 256).tolist() == [77, 64]
+
+
+def test_hash_classifier_agrees_with_exact_more_as_bits_grow(omniglot):
+    model, Xt, _ = omniglot
+    rng = np.random.default_rng(0)
+    rows = rng.choice(model.n_classifiers, 400, replace=False)
+    Xn = prepare("l2", Xt[:300])
+    exact = (np.asarray(Xn @ model.W[rows].T) + model.b[rows]) > 0
+    h = hash_model(model, bits=4096, seed=5)
+    hf = HashFilter(h, bits=4096)
+    xcodes = hf.hash_samples(Xn)
+    agreement = []
+    for bits in (256, 1024, 4096):
+        d = hamming_distances(xcodes, np.ascontiguousarray(h.codes[rows]), bits=bits)
+        agreement.append(float(((d < thresholds(h.theta[rows], bits)) == exact).mean()))
+    assert agreement[0] < agreement[1] < agreement[2]
+    assert agreement[0] >= 0.78 and agreement[1] >= 0.88 and agreement[2] >= 0.94, agreement
+
+
+def test_filter_keeping_every_class_equals_exact_prediction(digits_model, digits):
+    _, _, Xt, _ = digits
+    h = hash_model(digits_model, bits=256, seed=0)
+    hp = HashPredictor(digits_model, h, bits=128, filter_k=digits_model.n_classes)
+    assert np.array_equal(hp.predict_block(Xt).labels, predict_exact(digits_model, Xt)[0])
+
+
+def test_refine_among_all_classes_by_the_sampled_product_equals_exact(digits_model, digits):
+    from hsvm_cli.refine import PairLookup, refine_votes
+    from hsvm_cli.ranking import best_class
+    _, _, Xt, _ = digits
+    Xn = prepare("l2", Xt)
+    K = digits_model.n_classes
+    kept = np.tile(np.arange(K, dtype=np.int32)[::-1], (Xt.shape[0], 1))
+    lookup = PairLookup(digits_model.pair_a, digits_model.pair_b, K)
+    for X in (Xn, Xn.toarray()):
+        v, c = refine_votes(digits_model, X, kept, lookup=lookup, threads=2)
+        _, ev, ec = predict_exact(digits_model, Xt)
+        assert np.array_equal(v, ev)
+        assert np.allclose(c, ec, atol=1e-4)
+
+
+def test_filter_k1_is_the_pure_hash_classifier(digits_model, digits):
+    _, _, Xt, _ = digits
+    h = hash_model(digits_model, bits=512, seed=0)
+    hp = HashPredictor(digits_model, h, bits=512, filter_k=1)
+    hf = HashFilter(h, bits=512)
+    v, m = hf.votes(hf.hash_samples(prepare("l2", Xt)))
+    assert np.array_equal(hp.predict_block(Xt).labels, digits_model.classes[rank_classes(v, m)[:, 0]])
+
+
+def test_filter_and_refine_keeps_exact_accuracy_on_omniglot(omniglot):
+    model, Xt, yt = omniglot
+    exact = predict_exact(model, Xt)[0]
+    h = hash_model(model, bits=1024, seed=1)
+    block = HashPredictor(model, h, bits=1024, filter_k=24).predict_block(Xt, y=yt)
+    acc_exact = float((exact == yt).mean())
+    acc_hash = float((block.labels == yt).mean())
+    assert acc_hash >= acc_exact - 0.005, (acc_hash, acc_exact)
+
+
+def test_hash_model_file_round_trip_and_size(digits_model, tmp_path):
+    h = hash_model(digits_model, bits=256, seed=4)
+    p = tmp_path / "m.hbm"
+    save_hash_model(h, p)
+    g = load_hash_model(p)
+    assert np.array_equal(g.codes, h.codes) and np.array_equal(g.theta, h.theta)
+    assert g.bits == 256 and g.seed == 4 and g.model_sha256 == digits_model.content_sha256()
+    per_classifier = (p.stat().st_size - 2048) / h.codes.shape[0]
+    assert per_classifier <= 256 / 8 + 8
+
+
+def test_hash_model_refuses_a_different_exact_model(digits_model, digits, tmp_path):
+    from hsvm_cli.trainer import train_model
+    X, y, _, _ = digits
+    other = train_model(X, y, C=0.5, seed=0)
+    h = hash_model(digits_model, bits=128, seed=0)
+    with pytest.raises(ModelMismatchError):
+        HashPredictor(other, h, filter_k=3)
+
+
+def test_bits_must_be_a_multiple_of_64_within_the_hashed_length(digits_model):
+    h = hash_model(digits_model, bits=256, seed=0)
+    for bad in (100, 320, 0):
+        with pytest.raises(ValueError, match="multiple of 64"):
+            HashFilter(h, bits=bad)
+
+
+def test_stored_projection_equals_derived_projection(digits_model):
+    a = hash_model(digits_model, bits=128, seed=2, store_projection=True)
+    b = hash_model(digits_model, bits=128, seed=2)
+    assert np.array_equal(a.projection(64), b.projection(64))
+
+
+def _run(args, input=None):
+    return CliRunner().invoke(cli, args, input=input, catch_exceptions=False)
+
+
+@pytest.fixture(scope="module")
+def digits_files(digits_model, tmp_path_factory):
+    d = tmp_path_factory.mktemp("hcli")
+    model = d / "d.hsvm"
+    save_model(digits_model, model)
+    hbm = d / "d.hbm"
+    r = _run(["hash-model", "-m", str(model), "--bits", "512", "--seed", "3", "-o", str(hbm), "-q"])
+    assert r.exit_code == 0, r.output
+    return str(model), str(hbm), d
+
+
+TEST = str(BUNDLED / "digits" / "test.svm.gz")
+
+
+def test_cli_hashed_prediction_with_k_equal_K_matches_exact(digits_files):
+    model, hbm, _ = digits_files
+    exact = _run(["predict", "--exact", "-m", model, TEST, "-q"]).stdout
+    hashed = _run(["predict", "-m", model, "-H", hbm, "--bits", "256", "-k", "10", TEST, "-q"]).stdout
+    assert hashed == exact
+
+
+def test_cli_codes_file_gives_the_same_predictions_as_hashing_on_the_fly(digits_files):
+    model, hbm, d = digits_files
+    codes = str(d / "t.codes")
+    assert _run(["hash-data", "-H", hbm, TEST, "-o", codes]).exit_code == 0
+    a = _run(["predict", "-m", model, "-H", hbm, "--bits", "256", "-k", "3", TEST, "-q"]).stdout
+    b = _run(["predict", "-m", model, "-H", hbm, "--bits", "256", "-k", "3", "--codes", codes, TEST, "-q"]).stdout
+    c = _run(["predict", "-m", model, "-H", hbm, "--bits", "256", "--no-refine", "--codes", codes, "-q"]).stdout
+    d1 = _run(["predict", "-m", model, "-H", hbm, "--bits", "256", "-k", "1", TEST, "-q"]).stdout
+    assert a == b and c == d1 and len(a.splitlines()) == 450
+
+
+def test_cli_hash_data_svm_format_writes_plus_minus_one_bits(digits_files):
+    _, hbm, _ = digits_files
+    r = _run(["hash-data", "-H", hbm, "--bits", "64", "--format", "svm", TEST])
+    first = r.stdout.splitlines()[0].split()
+    assert len(first) == 65 and first[1].startswith("1:") and all(t.split(":")[1] in ("1", "-1") for t in first[1:])
+
+
+def test_cli_hashed_timings_report_phases_and_refined_classes(digits_files):
+    model, hbm, _ = digits_files
+    r = _run(["predict", "-m", model, "-H", hbm, "-k", "4", TEST, "--timings", "-q"])
+    import json
+    t = json.loads(r.stderr.strip().splitlines()[-1])
+    assert {"hash", "filter", "refine", "parse"} <= set(t) and t["mean_refined_classes"] == 4
+
+
+def test_cli_rejects_bits_beyond_the_hash_model(digits_files):
+    model, hbm, _ = digits_files
+    r = _run(["predict", "-m", model, "-H", hbm, "--bits", "1024", TEST])
+    assert r.exit_code == 2 and "multiple of 64" in r.stderr
+
+
+def test_cli_refuses_mismatched_model_and_hash_model(digits_files, tmp_path):
+    model, hbm, _ = digits_files
+    other = tmp_path / "o.hsvm"
+    assert _run(["train-ovo", str(BUNDLED / "digits" / "train.svm.gz"), "-c", "0.3", "-o", str(other), "-q"]).exit_code == 0
+    r = _run(["predict", "-m", str(other), "-H", hbm, TEST])
+    assert r.exit_code == 65 and "was made from another model" in r.stderr
+
+
+def test_damaged_hash_model_is_refused(digits_files, tmp_path):
+    _, hbm, _ = digits_files
+    bad = tmp_path / "bad.hbm"
+    bad.write_bytes(open(hbm, "rb").read()[:-8])
+    with pytest.raises(ModelFormatError):
+        load_hash_model(bad)
