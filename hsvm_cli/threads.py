@@ -1,0 +1,61 @@
+"""How many worker threads to use, and validation of a ``--threads`` value."""
+import operator
+import os
+
+# Checked in this order; the first set to a positive integer wins.  OMP_NUM_THREADS
+# may list one count per nesting level ("4,2"): the outer level is ours.
+_ENV_VARS = ("OMP_NUM_THREADS", "SLURM_CPUS_PER_TASK")
+
+
+def _positive_int(text):
+    try:
+        value = int(str(text).split(",")[0].strip())
+    except ValueError:
+        return None
+    return value if value > 0 else None
+
+
+def default_threads():
+    """Threads to use when the user did not say: OMP_NUM_THREADS, else
+    SLURM_CPUS_PER_TASK (when set to a positive integer), else the CPUs this
+    process may run on (its affinity mask, which is what a container or a batch
+    scheduler restricts, unlike ``os.cpu_count()``)."""
+    for var in _ENV_VARS:
+        value = _positive_int(os.environ.get(var, ""))
+        if value is not None:
+            return value
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def resolve_threads(threads=None):
+    """A thread count from a Python argument or a ``--threads`` option value.
+
+    ``None``, ``0``, ``"0"`` and ``"auto"`` mean :func:`default_threads`; otherwise a
+    positive integer (int or decimal string).  Raises ValueError for anything else.
+    """
+    if threads is None:
+        return default_threads()
+    bad = "threads must be a positive integer or 'auto', got %r" % (threads,)
+    if isinstance(threads, str):
+        text = threads.strip().lower()
+        if text == "auto":
+            return default_threads()
+        try:
+            threads = int(text)
+        except ValueError:
+            raise ValueError(bad) from None
+    elif isinstance(threads, bool):
+        raise ValueError(bad)
+    else:
+        try:
+            threads = operator.index(threads)
+        except TypeError:
+            raise ValueError(bad) from None
+    if threads == 0:
+        return default_threads()
+    if threads < 0:
+        raise ValueError(bad)
+    return threads
