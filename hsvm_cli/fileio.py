@@ -45,8 +45,24 @@ def open_input(path):
     head = raw.peek(6)[:6]
     for magic, opener in _MAGIC:
         if head.startswith(magic):
-            return opener(raw)
+            # Decompressors leave a file object they were handed open; close
+            # ours with them (but never stdin or the caller's object).
+            owned = raw if isinstance(path, (str, bytes, os.PathLike)) and path != "-" else None
+            return _Decompressed(opener(raw), owned)
     return raw
+
+
+class _Decompressed(io.BufferedReader):
+    def __init__(self, stream, owned):
+        super().__init__(stream, buffer_size=1 << 20)
+        self._owned = owned
+
+    def close(self):
+        try:
+            super().close()
+        finally:
+            if self._owned is not None:
+                self._owned.close()
 
 
 @contextlib.contextmanager

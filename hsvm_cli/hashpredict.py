@@ -7,7 +7,7 @@ from .exact import ExactScorer
 from .hamming import HammingVoter
 from .hashmodel import pack_signs, thresholds
 from .predict import PredictionBlock, prepare
-from .ranking import best_class, rank_classes
+from .ranking import best_class, top_classes
 from .refine import PairLookup, refine_votes
 from .timing import NullTimings
 
@@ -32,13 +32,12 @@ class HashFilter:
         self.theta_sums = class_theta_sums(h)
         self.threads = threads
         self.kernel = kernel
-        self._RT = None
+        # Contiguous d x D' so that sparse rows add whole rows of it; derived
+        # (or read) once here, not per batch.
+        self._RT = np.ascontiguousarray(h.projection(self.bits).T)
 
     def hash_samples(self, Xn):
         """D'-bit codes of normalised samples (uint64 [n, D'/64])."""
-        if self._RT is None:
-            # Contiguous d x D' so that sparse rows add whole rows of it.
-            self._RT = np.ascontiguousarray(self.h.projection(self.bits).T)
         if sp.issparse(Xn):
             proj = np.asarray(Xn @ self._RT)
         else:
@@ -86,8 +85,7 @@ class HashPredictor:
                 xcodes = self.filter.hash_samples(Xn)
         with t.phase("filter"):
             hv, hm = self.filter.votes(xcodes)
-            order = rank_classes(hv, hm)
-            kept = np.ascontiguousarray(order[:, :self.k], dtype=np.int32)
+            kept = top_classes(hv, hm, self.k)
         if not self.refine:
             return PredictionBlock(y, m.classes[kept[:, 0]], hv, hm)
         with t.phase("refine"):

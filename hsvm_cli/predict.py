@@ -4,7 +4,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .exact import ExactScorer
-from .preprocess import apply_normalization
+from .preprocess import apply_normalization, densify_if_dense
 from .ranking import best_class
 from .timing import NullTimings
 
@@ -18,11 +18,12 @@ class PredictionBlock:
 
 
 def prepare(normalize, X, *, timings=None):
-    """Normalise a block as the model was trained (``normalize``: l2 or none), in float32."""
+    """Normalise a block as the model was trained (``normalize``: l2 or none), in
+    float32; a sparse block dense enough for BLAS comes back as a dense array."""
     t = timings or NullTimings()
     with t.phase("normalise"):
         X = X.astype(np.float32, copy=False) if hasattr(X, "astype") else np.asarray(X, dtype=np.float32)
-        return apply_normalization(X, normalize, copy=True)
+        return densify_if_dense(apply_normalization(X, normalize, copy=True))
 
 
 def predict_exact(model, X, *, timings=None, scorer=None):

@@ -16,9 +16,22 @@ def rank_classes(votes, confidence):
 
 
 def top_classes(votes, confidence, k):
-    """Per row, the indices of the k best classes, best first ([n, k] int32)."""
-    k = min(int(k), votes.shape[1])
-    return rank_classes(votes, confidence)[:, :k].astype(np.int32)
+    """Per row, the indices of the k best classes, best first ([n, k] int32);
+    the order of :func:`rank_classes`, selected in C in ~O(K) per row."""
+    from ._native import ffi, lib
+    votes = np.ascontiguousarray(votes, dtype=np.int32)
+    confidence = np.ascontiguousarray(confidence, dtype=np.float64)
+    n, K = votes.shape
+    if confidence.shape != (n, K):
+        raise ValueError("votes and confidence differ in shape")
+    k = min(int(k), K)
+    if k < 1:
+        raise ValueError("k must be at least 1")
+    out = np.empty((n, k), dtype=np.int32)
+    if n:
+        lib.hsvm_topk(ffi.cast("int32_t *", ffi.from_buffer(votes)), ffi.cast("double *", ffi.from_buffer(confidence)),
+                      n, K, k, ffi.cast("int32_t *", ffi.from_buffer(out)))
+    return out
 
 
 def best_class(votes, confidence):

@@ -48,8 +48,16 @@ class PairLookup:
         return pid, self.sign[pid]
 
 
-def sddmm(X, W, bias, cx, cw, *, threads=1):
-    """dec[c] = X[cx[c]] . W[cw[c]] + bias[cw[c]] (float32)."""
+_KERNELS = {None: 0, "auto": 0, "portable": 1, "avx2": 2, "avx512": 3}
+
+
+def sddmm(X, W, bias, cx, cw, *, threads=1, kernel=None):
+    """dec[c] = X[cx[c]] . W[cw[c]] + bias[cw[c]] (float32).  ``kernel``
+    (None/auto, portable, avx2, avx512 = avx2 here) forces a code path; every
+    path gives the same bits."""
+    if kernel not in _KERNELS:
+        raise ValueError("unknown kernel %r" % (kernel,))
+    kid = _KERNELS[kernel]
     ncells = cx.shape[0]
     out = np.empty(ncells, dtype=np.float32)
     if ncells == 0:
@@ -76,9 +84,10 @@ def sddmm(X, W, bias, cx, cw, *, threads=1):
             raise ValueError("samples have %d features, classifiers %d" % (X.shape[1], d))
 
         def run(s, e):
-            lib.hsvm_sddmm_dense(_ptr("float *", X), _ptr("float *", W), _ptr("float *", bias), d,
-                                 _ptr("int64_t *", cx[s:e]), _ptr("int64_t *", cw[s:e]), e - s,
-                                 _ptr("float *", out[s:e]))
+            if lib.hsvm_sddmm_dense(_ptr("float *", X), _ptr("float *", W), _ptr("float *", bias), d,
+                                    _ptr("int64_t *", cx[s:e]), _ptr("int64_t *", cw[s:e]), e - s,
+                                    _ptr("float *", out[s:e]), kid) != 0:
+                raise ValueError("kernel %s is not available on this CPU" % kernel)
     threads = max(1, min(int(threads), ncells // 4096 + 1))
     if threads == 1:
         run(0, ncells)
@@ -109,12 +118,19 @@ def refine_votes(model, Xn, kept, *, lookup, threads=1):
     pid, sign = lookup.lookup(A, Bc)
     rows = (pid[..., None] * B + np.arange(B)).reshape(-1)
     cx = np.repeat(np.arange(n, dtype=np.int64), iu.shape[0] * B)
-    U, inv = np.unique(rows, return_inverse=True)
-    order = np.argsort(inv, kind="stable")
+    # Group cells by classifier row: one sort gives both the grouping and the
+    # distinct rows, which are then read once (in file order) from W.
+    order = np.argsort(rows, kind="stable")
+    sorted_rows = rows[order]
+    starts = np.empty(sorted_rows.shape[0], dtype=bool)
+    starts[0] = True
+    np.not_equal(sorted_rows[1:], sorted_rows[:-1], out=starts[1:])
+    U = sorted_rows[starts]
+    local = np.cumsum(starts) - 1
     Wsub = np.asarray(model.W[U], dtype=np.float32)
     bsub = np.asarray(model.b[U], dtype=np.float32)
     dec = np.empty(rows.shape[0], dtype=np.float32)
-    dec[order] = sddmm(Xn, Wsub, bsub, cx[order], inv[order], threads=threads)
+    dec[order] = sddmm(Xn, Wsub, bsub, cx[order], local, threads=threads)
     dec = dec.reshape(n, iu.shape[0], B)
     if sign is not None:
         dec = dec * sign[..., None]

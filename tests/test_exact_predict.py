@@ -110,3 +110,11 @@ def test_accuracy_matches_scikit_learn_ovo_on_shared_data(name, d):
     ours = _hsvm_accuracy(X, y, Xt, yt, 1.0)
     theirs = _sklearn_ovo_accuracy(X, y, Xt, yt, 1.0)
     assert abs(ours - theirs) <= 0.01, (ours, theirs)
+
+
+@pytest.mark.parametrize("K, k", [(5, 1), (5, 5), (40, 7), (300, 30)])
+def test_native_top_k_equals_full_lexicographic_ranking(K, k):
+    rng = np.random.default_rng(K + k)
+    votes = rng.integers(0, 4, size=(50, K)).astype(np.int32)   # many vote ties
+    conf = rng.integers(-2, 3, size=(50, K)).astype(np.float64)  # and confidence ties
+    assert np.array_equal(top_classes(votes, conf, k), rank_classes(votes, conf)[:, :k])

@@ -107,7 +107,7 @@ def command(test, model_path, hbm_path, exact, bits, filter_k, no_refine, codes_
         if writer.total:
             t.counters["mean_refined_classes"] = round(t.counters.pop("refined_classes", 0) / writer.total, 3) \
                 if predictor.refine else 1
-        t.counters.update({"bits": predictor.filter.bits, "filter_k": predictor.k, "refine": predictor.refine})
+        t.counters.update({"bits": predictor.filter.bits, "filter_k": predictor.k, "refined": predictor.refine})
     if not quiet and writer.labelled:
         click.echo(writer.accuracy_line(), err=True)
     if timings:

@@ -1,0 +1,86 @@
+"""Shared pieces of the benchmark scripts: data location, timing, tables."""
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+
+def shared_data(name):
+    root = os.environ.get("HSVM_SHARED_DATA")
+    root = Path(root) if root else REPO.parent / "shared" / "data"
+    d = root / name
+    if not (d / "train.svm.gz").exists():
+        bundled = REPO / "data" / name
+        if (bundled / "train.svm.gz").exists():
+            return bundled
+        return None
+    return d
+
+
+def median_time(fn, repeat=3, warmup=True):
+    """Median wall-clock seconds of fn() and its last result."""
+    out = fn() if warmup else None
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), out
+
+
+def synthetic_classes(K, d, per_class, *, seed, spread=7.0, n_test=0):
+    """Gaussian classes around random unit means, L2-normalised afterwards:
+    a many-class problem where accuracy is neither trivial nor hopeless."""
+    rng = np.random.default_rng(seed)
+    means = rng.standard_normal((K, d))
+    means /= np.linalg.norm(means, axis=1, keepdims=True)
+
+    def draw(n_per):
+        y = np.repeat(np.arange(1, K + 1), n_per)
+        X = means[y - 1] + spread * rng.standard_normal((y.shape[0], d)) / np.sqrt(d)
+        return X.astype(np.float64), y
+
+    X, y = draw(per_class)
+    if n_test:
+        Xt, yt = draw(max(1, n_test // K))
+        return X, y, Xt, yt
+    return X, y
+
+
+def cached_model(key, train):
+    """Train once per benchmark configuration; later runs load bench/out/KEY.hsvm."""
+    from hsvm_cli.model import load_model, save_model
+    path = REPO / "bench" / "out" / (key + ".hsvm")
+    if path.exists():
+        return load_model(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    save_model(train(), path)
+    return load_model(path)
+
+
+def markdown_table(header, rows):
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for r in rows:
+        out.append("| " + " | ".join(str(c) for c in r) + " |")
+    return "\n".join(out)
+
+
+def machine_line():
+    import platform
+    from hsvm_cli.hamming import selected_kernel
+    try:
+        from threadpoolctl import threadpool_info
+        blas = ",".join("%s %s (%s, %d threads)" % (i.get("internal_api"), i.get("version"), i.get("architecture"),
+                                                     i.get("num_threads")) for i in threadpool_info()
+                        if i.get("user_api") == "blas")
+    except ImportError:
+        blas = "?"
+    return "%s, %s, Python %s, numpy %s, BLAS %s, Hamming kernel %s" % (
+        platform.machine(), platform.processor() or "cpu", platform.python_version(), np.__version__, blas,
+        selected_kernel())

@@ -1,0 +1,31 @@
+"""make bench: run every benchmark in this folder, one after the other, and
+print their tables (each script also runs alone; see its docstring)."""
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SCRIPTS = ["bench_parse.py", "bench_train.py", "bench_kernel.py", "bench_fidelity.py", "bench_filter.py",
+           "bench_table1.py"]
+
+
+def main():
+    failed = []
+    for name in SCRIPTS:
+        path = HERE / name
+        if not path.exists():
+            continue
+        print("\n## %s\n" % name, flush=True)
+        t0 = time.time()
+        rc = subprocess.call([sys.executable, str(path)] + sys.argv[1:], cwd=str(HERE.parent))
+        print("\n(%s: %.0f s, exit %d)" % (name, time.time() - t0, rc), flush=True)
+        if rc:
+            failed.append(name)
+    if failed:
+        print("failed: %s" % ", ".join(failed))
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
