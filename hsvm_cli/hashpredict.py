@@ -3,12 +3,14 @@ votes, refine the top-k exactly."""
 import numpy as np
 import scipy.sparse as sp
 
+from .calibration import exact_proba, first_stage_proba, second_stage_proba
 from .exact import ExactScorer
+from .probability import combine
 from .hamming import HammingVoter
 from .hashmodel import pack_signs, thresholds
 from .predict import PredictionBlock, prepare
 from .ranking import best_class, top_classes
-from .refine import PairLookup, refine_votes
+from .refine import PairLookup, refine_decisions, votes_from_decisions
 from .timing import NullTimings
 
 
@@ -58,9 +60,15 @@ class HashFilter:
 
 
 class HashPredictor:
-    """Filter-and-refine prediction with an exact model and its hash model."""
+    """Filter-and-refine prediction with an exact model and its hash model.
 
-    def __init__(self, model, h, *, bits=None, filter_k=None, refine=True, threads=None, kernel=None):
+    ``filter_k``: classes kept by the filter (the maximum with ``epsilon``);
+    ``epsilon``: keep, per sample, the classes whose calibrated first-stage
+    probability exceeds it (at least one); ``calibration`` is needed for
+    ``epsilon`` and for probabilities."""
+
+    def __init__(self, model, h, *, bits=None, filter_k=None, refine=True, threads=None, kernel=None,
+                 epsilon=None, calibration=None):
         h.check_model(model)
         self.model = model
         self.h = h
@@ -73,12 +81,24 @@ class HashPredictor:
         self.refine = refine and self.k > 1
         self.threads = threads or 1
         self.lookup = PairLookup(model.pair_a, model.pair_b, K)
+        self.calibration = calibration
+        if calibration is not None:
+            calibration.check(model, h)
+            self.alpha = calibration.alpha(self.filter.bits)
+        if epsilon is not None:
+            if calibration is None:
+                raise ValueError("--filter-threshold needs a calibration (-C)")
+            if not 0.0 <= float(epsilon) < 1.0:
+                raise ValueError("--filter-threshold must be in [0, 1)")
+        self.epsilon = None if epsilon is None else float(epsilon)
         # When the filter keeps every class, refining is exact prediction.
-        self.exact = ExactScorer(model) if self.refine and self.k == K else None
+        self.exact = ExactScorer(model) if self.refine and self.k == K and self.epsilon is None else None
 
-    def predict_block(self, X, *, y=None, xcodes=None, timings=None):
+    def predict_block(self, X, *, y=None, xcodes=None, timings=None, proba=False):
         t = timings or NullTimings()
         m = self.model
+        if proba and self.calibration is None:
+            raise ValueError("probabilities need a calibration (-C)")
         Xn = prepare(m.normalize, X, timings=t) if X is not None else None
         if xcodes is None:
             with t.phase("hash"):
@@ -86,22 +106,47 @@ class HashPredictor:
         with t.phase("filter"):
             hv, hm = self.filter.votes(xcodes)
             kept = top_classes(hv, hm, self.k)
+            p1 = first_stage_proba(hv, hm, self.alpha) if (proba or self.epsilon is not None) else None
+            valid = None
+            nvalid = np.full(kept.shape[0], kept.shape[1])
+            if self.epsilon is not None and self.refine:
+                valid = np.take_along_axis(p1, kept, axis=1) > self.epsilon
+                valid[:, 0] = True
+                # Kept classes in use first (rank order otherwise unchanged), then
+                # drop the columns no row uses: the refine cost follows the
+                # per-sample counts, not the cap.
+                order = np.argsort(~valid, axis=1, kind="stable")
+                kept = np.take_along_axis(kept, order, axis=1)
+                valid = np.take_along_axis(valid, order, axis=1)
+                nvalid = valid.sum(axis=1)
+                kept, valid = kept[:, :nvalid.max()], valid[:, :nvalid.max()]
         if not self.refine:
-            return PredictionBlock(y, m.classes[kept[:, 0]], hv, hm)
+            t.count("refined_classes", int(kept.shape[0]))
+            return PredictionBlock(y, m.classes[kept[:, 0]], hv, hm, p1)
+        P = None
         with t.phase("refine"):
             if self.exact is not None:
-                votes, conf = self.exact.votes(Xn)
+                if proba:
+                    votes, conf, P = exact_proba(m, self.calibration, Xn, scorer=self.exact)
+                else:
+                    votes, conf = self.exact.votes(Xn)
             else:
-                votes, conf = refine_votes(m, Xn, kept, lookup=self.lookup, threads=self.threads)
+                A, B, dec, pmask, S = refine_decisions(m, Xn, kept, lookup=self.lookup, valid=valid,
+                                                       threads=self.threads)
+                votes, conf = votes_from_decisions(A, B, dec, pmask, m.n_classes)
                 # Only kept classes compete for the final label.
                 mask = np.zeros(votes.shape, dtype=bool)
-                np.put_along_axis(mask, kept, True, axis=1)
+                np.put_along_axis(mask, kept, True if valid is None else valid, axis=1)
                 votes = np.where(mask, votes, -1)
+                if proba:
+                    p2 = second_stage_proba(self.calibration, A, B, dec, S, nvalid, self.lookup)
+                    S_pad = np.where(np.arange(S.shape[1])[None, :] < nvalid[:, None], S, -1)
+                    P = combine(p1, S_pad, p2)
             best = best_class(votes, conf)
             votes = np.maximum(votes, 0)
-        t.count("refined_classes", int(kept.shape[0] * self.k))
-        return PredictionBlock(y, m.classes[best], votes, conf)
+        t.count("refined_classes", int(nvalid.sum()))
+        return PredictionBlock(y, m.classes[best], votes, conf, P)
 
-    def iter_predict(self, chunks, *, timings=None):
+    def iter_predict(self, chunks, *, timings=None, proba=False):
         for chunk in chunks:
-            yield self.predict_block(chunk.X, y=chunk.y, timings=timings)
+            yield self.predict_block(chunk.X, y=chunk.y, timings=timings, proba=proba)

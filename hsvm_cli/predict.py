@@ -15,6 +15,7 @@ class PredictionBlock:
     labels: np.ndarray      # predicted labels (int64)
     votes: np.ndarray       # [n, K] int32 final vote counts (exact, or exact among the refined classes)
     confidence: np.ndarray  # [n, K] float64 tie-break term matching votes
+    proba: np.ndarray = None  # [n, K] class probabilities when asked for (needs a calibration)
 
 
 def prepare(normalize, X, *, timings=None):
@@ -36,9 +37,16 @@ def predict_exact(model, X, *, timings=None, scorer=None):
     return labels, votes, conf
 
 
-def iter_predict_exact(model, chunks, *, timings=None):
-    """Exact prediction of an iterator of SvmChunk (see svmlight.iter_svmlight)."""
+def iter_predict_exact(model, chunks, *, timings=None, calibration=None):
+    """Exact prediction of an iterator of SvmChunk (see svmlight.iter_svmlight);
+    with a calibration, also the coupled probabilities over all classes."""
     scorer = ExactScorer(model)
     for chunk in chunks:
-        labels, votes, conf = predict_exact(model, chunk.X, timings=timings, scorer=scorer)
-        yield PredictionBlock(chunk.y, labels, votes, conf)
+        if calibration is None:
+            labels, votes, conf = predict_exact(model, chunk.X, timings=timings, scorer=scorer)
+            yield PredictionBlock(chunk.y, labels, votes, conf)
+            continue
+        from .calibration import exact_proba
+        Xn = prepare(model.normalize, chunk.X, timings=timings)
+        votes, conf, proba = exact_proba(model, calibration, Xn, scorer=scorer, timings=timings)
+        yield PredictionBlock(chunk.y, model.classes[best_class(votes, conf)], votes, conf, proba)

@@ -98,26 +98,39 @@ def sddmm(X, W, bias, cx, cw, *, threads=1, kernel=None):
     return out
 
 
-def refine_votes(model, Xn, kept, *, lookup, threads=1):
-    """Exact votes and confidences [n, K] among each row's kept classes.
+def refine_decisions(model, Xn, kept, *, lookup, valid=None, threads=1):
+    """Exact decision values of the pairs among each row's kept classes.
 
-    ``kept`` [n, k] holds class indices; classes not kept get no votes.  Bagged
-    pairs are decided by the majority of their bags, an even split by the sign
-    of the summed decision values (the same rule as exact prediction)."""
+    ``kept`` [n, k] class indices; ``valid`` [n, k] marks the entries in use
+    (rows may refine fewer than k classes; default: all).  Returns (A, B, dec,
+    pmask): A < B [n, q] class indices of the q = k(k-1)/2 pairs of the sorted
+    kept classes, dec [n, q, bags] float32 decision values oriented so that
+    positive means A, and pmask [n, q], the pairs whose two classes are valid
+    (dec is 0 elsewhere).  The sorted kept classes S [n, k] (padding last) are
+    returned too: A = S[:, iu], B = S[:, ju] with iu, ju = triu_indices(k, 1)."""
     n, k = kept.shape
-    K = model.n_classes
-    B = model.bags
-    votes = np.zeros((n, K), dtype=np.int32)
-    conf = np.zeros((n, K), dtype=np.float64)
-    if k < 2 or n == 0:
-        return votes, conf
-    S = np.sort(kept, axis=1).astype(np.int64)
+    bags = model.bags
     iu, ju = np.triu_indices(k, k=1)
+    q = iu.shape[0]
+    if valid is None:
+        S = np.sort(kept, axis=1).astype(np.int64)
+        pmask = np.ones((n, q), dtype=bool)
+    else:
+        # Invalid entries sort last, so pairs of valid classes come first per row.
+        big = np.iinfo(np.int64).max
+        S = np.sort(np.where(valid, kept.astype(np.int64), big), axis=1)
+        nvalid = valid.sum(axis=1)
+        pmask = (ju[None, :] < nvalid[:, None])
+        S = np.where(S == big, 0, S)
     A = S[:, iu]
-    Bc = S[:, ju]
-    pid, sign = lookup.lookup(A, Bc)
-    rows = (pid[..., None] * B + np.arange(B)).reshape(-1)
-    cx = np.repeat(np.arange(n, dtype=np.int64), iu.shape[0] * B)
+    B = S[:, ju]
+    dec = np.zeros((n, q, bags), dtype=np.float32)
+    if n == 0 or q == 0 or not pmask.any():
+        return A, B, dec, pmask, S
+    cell_rows, cell_pairs = np.nonzero(pmask)
+    pid, sign = lookup.lookup(A[cell_rows, cell_pairs], B[cell_rows, cell_pairs])
+    rows = (pid[:, None] * bags + np.arange(bags)).reshape(-1)
+    cx = np.repeat(cell_rows.astype(np.int64), bags)
     # Group cells by classifier row: one sort gives both the grouping and the
     # distinct rows, which are then read once (in file order) from W.
     order = np.argsort(rows, kind="stable")
@@ -129,18 +142,37 @@ def refine_votes(model, Xn, kept, *, lookup, threads=1):
     local = np.cumsum(starts) - 1
     Wsub = np.asarray(model.W[U], dtype=np.float32)
     bsub = np.asarray(model.b[U], dtype=np.float32)
-    dec = np.empty(rows.shape[0], dtype=np.float32)
-    dec[order] = sddmm(Xn, Wsub, bsub, cx[order], local, threads=threads)
-    dec = dec.reshape(n, iu.shape[0], B)
+    flat = np.empty(rows.shape[0], dtype=np.float32)
+    flat[order] = sddmm(Xn, Wsub, bsub, cx[order], local, threads=threads)
+    flat = flat.reshape(-1, bags)
     if sign is not None:
-        dec = dec * sign[..., None]
+        flat = flat * sign[:, None]
+    dec[cell_rows, cell_pairs] = flat
+    return A, B, dec, pmask, S
+
+
+def votes_from_decisions(A, B, dec, pmask, n_classes):
+    """Votes and confidences [n, K] from refine_decisions' output: a pair's
+    winner is the majority of its bags, an even split goes to the sign of the
+    summed decision values (the rule of exact prediction)."""
+    n = A.shape[0]
+    K = n_classes
+    bags = dec.shape[2]
     pos = (dec > 0).sum(axis=2)
     total = dec.sum(axis=2, dtype=np.float64)
-    a_wins = (2 * pos > B) | ((2 * pos == B) & (total > 0))
-    winner = np.where(a_wins, A, Bc)
+    a_wins = (2 * pos > bags) | ((2 * pos == bags) & (total > 0))
+    winner = np.where(a_wins, A, B)
     base = (np.arange(n, dtype=np.int64) * K)[:, None]
-    votes += np.bincount((base + winner).ravel(), minlength=n * K).reshape(n, K).astype(np.int32)
-    mean = total / B
-    conf += np.bincount((base + A).ravel(), weights=mean.ravel(), minlength=n * K).reshape(n, K)
-    conf -= np.bincount((base + Bc).ravel(), weights=mean.ravel(), minlength=n * K).reshape(n, K)
+    w = pmask.ravel()
+    votes = np.bincount((base + winner).ravel()[w], minlength=n * K).reshape(n, K).astype(np.int32)
+    mean = (total / bags).ravel()[w]
+    conf = np.bincount((base + A).ravel()[w], weights=mean, minlength=n * K).reshape(n, K)
+    conf -= np.bincount((base + B).ravel()[w], weights=mean, minlength=n * K).reshape(n, K)
     return votes, conf
+
+
+def refine_votes(model, Xn, kept, *, lookup, valid=None, threads=1):
+    """Exact votes and confidences [n, K] among each row's kept classes;
+    classes not kept get no votes."""
+    A, B, dec, pmask, _ = refine_decisions(model, Xn, kept, lookup=lookup, valid=valid, threads=threads)
+    return votes_from_decisions(A, B, dec, pmask, model.n_classes)

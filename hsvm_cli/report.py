@@ -20,12 +20,15 @@ def timed_chunks(chunks, timings):
 
 class PredictionWriter:
     """One predicted label per line; with ``scores`` a ``labels c1 c2 ...`` header
-    and each class's vote count after the label."""
+    and each class's vote count after the label; with ``proba`` the same layout
+    with one probability per class (LIBSVM's ``svm-predict -b 1`` output)."""
 
-    def __init__(self, classes, *, scores=False):
+    def __init__(self, classes, *, scores=False, proba=False):
+        if scores and proba:
+            raise ValueError("choose scores or probabilities, not both")
         self.classes = np.asarray(classes)
-        self.class_set = set(int(c) for c in self.classes)
         self.scores = scores
+        self.proba = proba
         self.total = 0
         self.correct = 0
         self.labelled_rows = 0
@@ -37,6 +40,9 @@ class PredictionWriter:
         return self.labelled_rows > 0
 
     def _format(self, block):
+        if self.proba:
+            return "".join("%d %s\n" % (lab, " ".join("%.6g" % v for v in row))
+                           for lab, row in zip(block.labels.tolist(), block.proba.tolist()))
         if not self.scores:
             return "".join("%d\n" % v for v in block.labels.tolist())
         rows = []
@@ -54,7 +60,7 @@ class PredictionWriter:
     def write_all(self, blocks, output, *, timings=None):
         t = timings or NullTimings()
         with atomic_output(output, "w") as fh:
-            if self.scores:
+            if self.scores or self.proba:
                 fh.write("labels %s\n" % " ".join(str(int(c)) for c in self.classes))
             for block in blocks:
                 self.update_accuracy(block)

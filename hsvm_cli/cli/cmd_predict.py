@@ -52,43 +52,74 @@ def _codes_only_chunks(codes, chunk_rows):
 @click.option("--codes", "codes_path", type=click.Path(dir_okay=False),
               help="Sample codes from `hsvm hash-data` instead of hashing on the fly (TEST still gives the raw "
                    "features for the refine step; it may be omitted with --no-refine).")
+@click.option("-C", "--calibration", "calib_path", type=click.Path(dir_okay=False),
+              help="Calibration from `hsvm calibrate`: its chosen setting (exact, or bits and k or threshold) "
+                   "becomes the default, and it enables --proba and --filter-threshold.")
+@click.option("--filter-threshold", "epsilon", type=float, default=None,
+              help="Keep, per sample, the classes whose calibrated first-stage probability exceeds this "
+                   "(at least 1, at most --filter-k). Needs -C.")
 @options.output
 @click.option("--scores", is_flag=True, help="Add each class's vote count after the label (header line 'labels ...').")
+@click.option("--proba", is_flag=True,
+              help="Write probabilities as LIBSVM's svm-predict -b 1 does: a 'labels ...' header, then the label "
+                   "and one probability per class. Needs -C.")
 @options.threads
 @options.timings
 @options.zero_based
 @options.extra_features
 @options.chunk_rows
 @options.quiet
-def command(test, model_path, hbm_path, exact, bits, filter_k, no_refine, codes_path, output, scores, threads,
-            timings, zero_based, extra_features, chunk_rows, quiet):
+def command(test, model_path, hbm_path, exact, bits, filter_k, no_refine, codes_path, calib_path, epsilon, output,
+            scores, proba, threads, timings, zero_based, extra_features, chunk_rows, quiet):
     """Predict the samples of the svmlight file TEST ('-': stdin), one label per line.
 
     When the input carries labels of the model's classes, the accuracy goes to
     stderr as with LIBSVM's svm-predict."""
     model = load_model(model_path)
+    cal = None
+    if calib_path:
+        from ..calibration import load_calibration
+        cal = load_calibration(calib_path)
+        cal.check(model)
+        chosen = cal.setting or {}
+        if chosen.get("mode") == "hash" and not exact:
+            if hbm_path is None:
+                raise click.UsageError("the calibration chose hash filtering: give the hash model with -H")
+            bits = chosen.get("bits") if bits is None else bits
+            if filter_k is None and epsilon is None:
+                filter_k, epsilon = chosen.get("k"), chosen.get("epsilon")
+        elif chosen.get("mode") == "exact" and bits is None and filter_k is None and epsilon is None:
+            exact = True
+    if (proba or epsilon is not None) and cal is None:
+        raise click.UsageError("%s needs a calibration (-C)" % ("--proba" if proba else "--filter-threshold"))
+    if proba and scores:
+        raise click.UsageError("--proba and --scores are exclusive")
     hashed = hbm_path is not None and not exact
     if not hashed:
-        for flag, value in (("--bits", bits), ("--filter-k", filter_k), ("--codes", codes_path)):
+        for flag, value in (("--bits", bits), ("--filter-k", filter_k), ("--codes", codes_path),
+                            ("--filter-threshold", epsilon)):
             if value is not None:
                 raise click.UsageError("%s needs a hash model (-H) and no --exact" % flag)
         if no_refine:
             raise click.UsageError("--no-refine needs a hash model (-H) and no --exact")
     if test is None and not (hashed and codes_path and (no_refine or filter_k == 1)):
         raise click.UsageError("missing TEST (only --codes with --no-refine can do without it)")
-    writer = PredictionWriter(model.classes, scores=scores)
+    writer = PredictionWriter(model.classes, scores=scores, proba=proba)
     if not hashed:
         t = Timings(["parse", "normalise", "score", "vote", "write"])
         chunks = iter_svmlight(test, zero_based=zero_based, n_features=model.n_features,
                                extra_features=extra_features, chunk_rows=chunk_rows)
-        writer.write_all(iter_predict_exact(model, timed_chunks(chunks, t), timings=t), output, timings=t)
+        blocks = iter_predict_exact(model, timed_chunks(chunks, t), timings=t, calibration=cal if proba else None)
+        writer.write_all(blocks, output, timings=t)
     else:
         from ..hashmodel import load_hash_model
         from ..hashpredict import HashPredictor
         h = load_hash_model(hbm_path)
-        k = default_filter_k(model.n_classes) if filter_k is None else filter_k
+        if filter_k is None:
+            filter_k = model.n_classes if epsilon is not None else default_filter_k(model.n_classes)
         try:
-            predictor = HashPredictor(model, h, bits=bits, filter_k=k, refine=not no_refine, threads=threads)
+            predictor = HashPredictor(model, h, bits=bits, filter_k=filter_k, refine=not no_refine, threads=threads,
+                                      epsilon=epsilon, calibration=cal)
         except ValueError as exc:
             raise click.UsageError(str(exc)) from None
         t = Timings(["parse", "normalise", "hash", "filter", "refine", "write"])
@@ -102,12 +133,12 @@ def command(test, model_path, hbm_path, exact, bits, filter_k, no_refine, codes_
             pairs = _codes_chunks(codes, chunks) if codes else ((c, None) for c in chunks)
         else:
             pairs = _codes_only_chunks(codes, chunk_rows)
-        blocks = (predictor.predict_block(c.X, y=c.y, xcodes=xc, timings=t) for c, xc in pairs)
+        blocks = (predictor.predict_block(c.X, y=c.y, xcodes=xc, timings=t, proba=proba) for c, xc in pairs)
         writer.write_all(blocks, output, timings=t)
         if writer.total:
-            t.counters["mean_refined_classes"] = round(t.counters.pop("refined_classes", 0) / writer.total, 3) \
-                if predictor.refine else 1
-        t.counters.update({"bits": predictor.filter.bits, "filter_k": predictor.k, "refined": predictor.refine})
+            t.counters["mean_refined_classes"] = round(t.counters.pop("refined_classes", 0) / writer.total, 3)
+        t.counters.update({"bits": predictor.filter.bits, "filter_k": predictor.k, "refined": predictor.refine,
+                           "filter_threshold": predictor.epsilon})
     if not quiet and writer.labelled:
         click.echo(writer.accuracy_line(), err=True)
     if timings:

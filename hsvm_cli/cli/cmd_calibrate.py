@@ -1,0 +1,75 @@
+"""hsvm calibrate: fit probabilities and choose the cheapest accurate setting."""
+import json
+
+import click
+
+from . import options
+from ..calibrate import calibrate, format_grid
+from ..calibration import save_calibration
+from ..hashmodel import load_hash_model
+from ..model import load_model
+from ..svmlight import load_svmlight
+
+
+def _int_list(ctx, param, value):
+    if value is None:
+        return None
+    try:
+        return [int(v) for v in value.split(",") if v.strip()]
+    except ValueError:
+        raise click.BadParameter("expected comma-separated integers") from None
+
+
+def _float_list(ctx, param, value):
+    if value is None:
+        return None
+    try:
+        return [float(v) for v in value.split(",") if v.strip()]
+    except ValueError:
+        raise click.BadParameter("expected comma-separated numbers") from None
+
+
+@click.command("calibrate")
+@options.input_path(name="validation")
+@click.option("-m", "--model", "model_path", required=True, type=click.Path(dir_okay=False), help="Exact model (.hsvm).")
+@click.option("-H", "--hash-model", "hbm_path", required=True, type=click.Path(dir_okay=False), help="Hash model (.hbm).")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Calibration file to write.")
+@click.option("--max-loss", type=float, default=0.5, show_default=True,
+              help="Accuracy points the chosen setting may lose against exact prediction on VALIDATION.")
+@click.option("--bits", "bits_grid", callback=_int_list, default=None,
+              help="Bit counts to try (default: 64, 128, ... up to the hashed D).")
+@click.option("--k", "k_grid", callback=_int_list, default=None,
+              help="Numbers of refined classes to try (default: 1 and 1%%, 3%%, 10%%, 20%% of the classes).")
+@click.option("--epsilon", "epsilons", callback=_float_list, default=None,
+              help="First-stage probability thresholds to try (default: 0.1, 0.03, 0.01, 0.003, 0.001).")
+@click.option("--repeat", type=click.IntRange(min=1), default=3, show_default=True,
+              help="Timed runs per setting (the median counts).")
+@click.option("--grid-json", type=click.Path(dir_okay=False), default=None,
+              help="Also write the measured grid as JSON (for `hsvm eval --grid ... --plot`).")
+@options.threads
+@options.zero_based
+@options.extra_features
+@options.quiet
+def command(validation, model_path, hbm_path, output, max_loss, bits_grid, k_grid, epsilons, repeat, grid_json,
+            threads, zero_based, extra_features, quiet):
+    """Fit calibrated probabilities on the labelled svmlight file VALIDATION and
+    store, with them, the cheapest setting within --max-loss of exact accuracy.
+
+    Prints the measured grid (accuracy and time per sample of every setting) on
+    stdout; `hsvm predict -C CALIB` then uses the chosen setting."""
+    model = load_model(model_path)
+    h = load_hash_model(hbm_path)
+    X, y = load_svmlight(validation, zero_based=zero_based, n_features=model.n_features,
+                         extra_features=extra_features)
+    log = (lambda msg: click.echo("hsvm: calibrate: " + msg, err=True)) if options.show_progress(quiet) else None
+    try:
+        cal = calibrate(model, h, X, y, max_loss=max_loss, bits_grid=bits_grid, k_grid=k_grid, epsilons=epsilons,
+                        threads=threads, repeat=repeat, progress=log)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    save_calibration(cal, output)
+    if grid_json:
+        from ..fileio import atomic_output
+        with atomic_output(grid_json, "w") as fh:
+            json.dump({"grid": cal.grid, "info": cal.info}, fh, indent=1)
+    click.echo(format_grid(cal), nl=False)
