@@ -14,7 +14,7 @@ import tempfile
 
 import numpy as np
 
-from common import machine_line, markdown_table, shared_data
+from common import load_trained, machine_line, markdown_table
 
 from hsvm_cli.hamming import hamming_distances
 from hsvm_cli.hashmodel import hash_model, save_hash_model, thresholds
@@ -22,21 +22,15 @@ from hsvm_cli.hashpredict import HashFilter
 from hsvm_cli.model import save_model
 from hsvm_cli.predict import predict_exact, prepare
 from hsvm_cli.ranking import rank_classes
-from hsvm_cli.svmlight import load_svmlight
-from hsvm_cli.trainer import train_model
 
-SETS = {"omniglot-242": (784, 0.1), "reuters-r52": (11698, 1.0), "fashion-mnist-20k": (784, 1.0)}
 BITS = (256, 1024, 4096)
 
 
 def run_set(name, n_classifiers=2000):
-    d, C = SETS[name]
-    root = shared_data(name)
-    if root is None:
+    loaded = load_trained(name)
+    if loaded is None:
         return None
-    X, y = load_svmlight(str(root / "train.svm.gz"), n_features=d)
-    Xt, yt = load_svmlight(str(root / "test.svm.gz"), n_features=d, dtype=np.float32)
-    model = train_model(X, y, C=C, seed=0, jobs=2)
+    model, Xt, yt = loaded
     h = hash_model(model, bits=max(BITS), seed=0)
     Xn = prepare("l2", Xt)
     rng = np.random.default_rng(0)

@@ -12,27 +12,22 @@ import math
 
 import numpy as np
 
-from common import machine_line, markdown_table, median_time, shared_data
+from common import REAL_SETS, load_trained, machine_line, markdown_table, median_time
 
 from hsvm_cli.exact import ExactScorer
 from hsvm_cli.hashmodel import hash_model
 from hsvm_cli.hashpredict import HashPredictor
 from hsvm_cli.predict import prepare
 from hsvm_cli.ranking import best_class, rank_classes
-from hsvm_cli.svmlight import load_svmlight
-from hsvm_cli.trainer import train_model
 
-SETS = {"omniglot-242": (784, 0.1), "reuters-r52": (11698, 1.0), "fashion-mnist-20k": (784, 1.0)}
 
 
 def run_set(name, bits_list, fractions, repeat, threads):
-    d, C = SETS[name]
-    root = shared_data(name)
-    if root is None:
+    loaded = load_trained(name)
+    if loaded is None:
         return None
-    X, y = load_svmlight(str(root / "train.svm.gz"), n_features=d)
-    Xt, yt = load_svmlight(str(root / "test.svm.gz"), n_features=d, dtype=np.float32)
-    model = train_model(X, y, C=C, seed=0, jobs=2)
+    model, Xt, yt = loaded
+    d, C = REAL_SETS[name]
     K = model.n_classes
     h = hash_model(model, bits=max(bits_list), seed=0)
     n = Xt.shape[0]

@@ -11,22 +11,15 @@ from ..model import load_model
 from ..svmlight import load_svmlight
 
 
-def _int_list(ctx, param, value):
-    if value is None:
-        return None
-    try:
-        return [int(v) for v in value.split(",") if v.strip()]
-    except ValueError:
-        raise click.BadParameter("expected comma-separated integers") from None
-
-
-def _float_list(ctx, param, value):
-    if value is None:
-        return None
-    try:
-        return [float(v) for v in value.split(",") if v.strip()]
-    except ValueError:
-        raise click.BadParameter("expected comma-separated numbers") from None
+def _list_of(kind, what):
+    def parse(ctx, param, value):
+        if value is None:
+            return None
+        try:
+            return [kind(v) for v in value.split(",") if v.strip()]
+        except ValueError:
+            raise click.BadParameter("expected comma-separated %s" % what) from None
+    return parse
 
 
 @click.command("calibrate")
@@ -36,11 +29,11 @@ def _float_list(ctx, param, value):
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Calibration file to write.")
 @click.option("--max-loss", type=float, default=0.5, show_default=True,
               help="Accuracy points the chosen setting may lose against exact prediction on VALIDATION.")
-@click.option("--bits", "bits_grid", callback=_int_list, default=None,
+@click.option("--bits", "bits_grid", callback=_list_of(int, "integers"), default=None,
               help="Bit counts to try (default: 64, 128, ... up to the hashed D).")
-@click.option("--k", "k_grid", callback=_int_list, default=None,
+@click.option("--k", "k_grid", callback=_list_of(int, "integers"), default=None,
               help="Numbers of refined classes to try (default: 1 and 1%%, 3%%, 10%%, 20%% of the classes).")
-@click.option("--epsilon", "epsilons", callback=_float_list, default=None,
+@click.option("--epsilon", "epsilons", callback=_list_of(float, "numbers"), default=None,
               help="First-stage probability thresholds to try (default: 0.1, 0.03, 0.01, 0.003, 0.001).")
 @click.option("--repeat", type=click.IntRange(min=1), default=3, show_default=True,
               help="Timed runs per setting (the median counts).")
