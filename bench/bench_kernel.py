@@ -6,7 +6,8 @@ faiss.hammings and the numpy reference, one thread, per instruction-set path.
 Rates are classifier-sample pairs per second per core: n * m divided by the
 median per-call CPU time of the calling thread (every contestant runs
 single-threaded in that thread, so time stolen by other processes on a shared
-machine is not counted).  The distance kernel and faiss write the full n x m
+machine is not counted).  The optional --threads row is wall-clock time
+multiplied by the thread count.  The distance kernel and faiss write the full n x m
 int32 matrix into a preallocated array; the vote kernel only writes n x K.
 """
 import argparse
@@ -70,7 +71,28 @@ def bench_bits(bits, args, rng):
         row("vote %s" % kernel, cpu_seconds(lambda: voter.vote(x, threads=1, kernel=kernel),
                                             args.repeat))
     rows[0]["pack_seconds"] = pack_s
+    rows[0]["packed_accumulation"] = voter.packed
+    if voter.packed:
+        # The same kernel without the packed accumulation (two read-modify-
+        # writes per pair, the fallback for very large sums).
+        plain = HammingVoter(c, thr, pair_a, pair_b, bags=1, n_classes=K, bits=bits,
+                             _packed=False)
+        row("vote %s 2-array" % selected_kernel(),
+            cpu_seconds(lambda: plain.vote(x, threads=1), args.repeat))
+    if args.threads > 1:
+        wall = {}
+        for t in (1, args.threads):
+            times = []
+            for _ in range(args.repeat + 1):
+                t0 = time.perf_counter()
+                voter.vote(x, threads=t)
+                times.append(time.perf_counter() - t0)
+            wall[t] = statistics.median(times[1:])
+        row("vote %d threads" % args.threads, wall[args.threads] * args.threads)
+        rows[-1]["speedup_wall"] = wall[1] / wall[args.threads]
 
+    if args.vote_only:
+        return rows
     out = np.zeros((n, m), dtype=np.int32)
     prepared = HammingCodes(c, bits=bits)
     for kernel in reversed(available_kernels()):
@@ -108,6 +130,12 @@ def main(argv=None):
     parser.add_argument("--ref-samples", type=int, default=8,
                         help="samples for the numpy reference (its rate is scaled)")
     parser.add_argument("--bits", type=int, nargs="*", default=list(BITS))
+    parser.add_argument("--vote-only", action="store_true",
+                        help="skip distances, faiss and the reference (no n x m matrices: "
+                             "for many classes)")
+    parser.add_argument("--threads", type=int, default=0,
+                        help="also time the default vote kernel with this many threads "
+                             "(wall clock; reported per core, with the speed-up)")
     parser.add_argument("--all-dist", action="store_true",
                         help="time the distance kernel on every path, not only the default")
     args = parser.parse_args(argv)
@@ -120,7 +148,9 @@ def main(argv=None):
             print("... %d bits done" % bits, file=sys.stderr, flush=True)
     faiss_rate = {r["bits"]: r["pairs_per_s"] for r in rows if r["what"] == "faiss.hammings"}
     for r in rows:
-        r["vs_faiss"] = r["pairs_per_s"] / faiss_rate[r["bits"]] if r["bits"] in faiss_rate else None
+        # Multi-threaded rows are wall-clock based: not comparable to faiss's CPU time.
+        comparable = r["bits"] in faiss_rate and "speedup_wall" not in r
+        r["vs_faiss"] = r["pairs_per_s"] / faiss_rate[r["bits"]] if comparable else None
 
     meta = {"n": args.n, "classes": args.classes, "m": args.classes * (args.classes - 1) // 2,
             "available": list(available_kernels()), "selected": selected_kernel(),
@@ -137,9 +167,14 @@ def main(argv=None):
         ratio = "%9.2fx" % r["vs_faiss"] if r["vs_faiss"] is not None else "      n/a"
         print("%6d  %-20s %14.3e %10s" % (r["bits"], r["what"], r["pairs_per_s"], ratio))
     for r in rows:
+        if "speedup_wall" in r:
+            print("%d bits: %s, wall-clock speed-up over one thread %.2fx"
+                  % (r["bits"], r["what"], r["speedup_wall"]))
+    for r in rows:
         if "pack_seconds" in r:
-            print("packing the %d-bit classifiers (once per model): %.1f ms"
-                  % (r["bits"], 1e3 * r["pack_seconds"]))
+            print("packing the %d-bit classifiers (once per model): %.1f ms; packed "
+                  "accumulation: %s" % (r["bits"], 1e3 * r["pack_seconds"],
+                                        "yes" if r["packed_accumulation"] else "no (sums too large)"))
 
 
 if __name__ == "__main__":

@@ -35,13 +35,15 @@ def _words(xcodes, ccodes, bits):
     return words
 
 
-def hamming_distances_ref(xcodes, ccodes, *, bits, chunk=64):
+def hamming_distances_ref(xcodes, ccodes, *, bits):
     """d[i, j] = popcount(x_i XOR c_j) over the first ``bits // 64`` words, int32 [n, m]."""
     xcodes = np.asarray(xcodes, dtype=np.uint64)
     ccodes = np.asarray(ccodes, dtype=np.uint64)
     words = _words(xcodes, ccodes, bits)
     x = xcodes[:, :words]
     c = ccodes[:, :words]
+    # Samples per step so the [chunk, m, words] XOR stays around 64 MB.
+    chunk = max(1, (8 << 20) // max(1, c.shape[0] * words))
     out = np.empty((x.shape[0], c.shape[0]), dtype=np.int32)
     for i0 in range(0, x.shape[0], chunk):
         xor = x[i0:i0 + chunk, None, :] ^ c[None, :, :]

@@ -1,6 +1,7 @@
 /* Plans (classifier repacking) and run-time choice of the Hamming kernels. */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include "hsvm_hamming.h"
 
 HSVM_HAMMING_DECLARE_KERNEL(portable);
@@ -66,11 +67,11 @@ int32_t hsvm_hamming_resolve_kernel(int32_t requested)
         /* Read on every call (not cached) so a test or a driver script can
          * switch paths without reloading the library. */
         const char *env = getenv("HSVM_KERNEL");
-        if (env == NULL || env[0] == '\0' || strcmp(env, "auto") == 0)
+        if (env == NULL || env[0] == '\0' || strcasecmp(env, "auto") == 0)
             return best_kernel(mask);
         requested = -1;
         for (int32_t k = HSVM_KERNEL_PORTABLE; k <= HSVM_KERNEL_AVX512; k++)
-            if (strcmp(env, hsvm_hamming_kernel_name(k)) == 0)
+            if (strcasecmp(env, hsvm_hamming_kernel_name(k)) == 0)
                 requested = k;
         if (requested < 0)
             return HSVM_HAMMING_EBADNAME;
@@ -136,7 +137,10 @@ static hsvm_hamming_plan *plan_new(int32_t kind, int64_t n_items, int32_t bags, 
         hsvm_hamming_plan_free(p);
         return NULL;
     }
-    memset(p->codes, 0, nb * (size_t)bags * (size_t)words * LANES * sizeof(uint64_t));
+    /* Only the last block has padding lanes; the packers overwrite the rest. */
+    if (nb > 0)
+        memset(p->codes + (nb - 1) * (size_t)bags * (size_t)words * LANES, 0,
+               (size_t)bags * (size_t)words * LANES * sizeof(uint64_t));
     for (int64_t blk = 0; blk < p->n_blocks; blk++) {
         int64_t left = n_items - blk * LANES;
         p->valid[blk] = left >= LANES ? 0xFFFF : (uint16_t)((1u << left) - 1u);
@@ -376,13 +380,15 @@ static void unpack_rows(const hsvm_hamming_plan *p, int64_t n, int32_t *votes, i
 /* Cache blocking, shared by every kernel.  Voting: a group of samples keeps
  * its code rows and output rows in L2 while a chunk of packed classifier
  * blocks is reused by every register tile of the group; the output rows are
- * revisited once per chunk, so both must stay cached.  Distances: the output
- * is written once and is the largest stream, so chunks are long to keep each
- * row's writes sequential.  (Measured on Zen 4; the optimum is flat around
- * these values.) */
+ * revisited once per chunk, so both must stay cached, and the larger the group
+ * the fewer times the whole classifier set streams in from L3 or memory (that
+ * matters with thousands of classes, whose output rows are long).  Distances:
+ * the output is written once and is the largest stream, so chunks are long to
+ * keep each row's writes sequential.  Tuned on Zen 4 (1 MB L2); the optimum is
+ * flat around these values. */
 #define VOTE_CHUNK_BYTES (64 * 1024)
 #define DIST_CHUNK_BYTES (1024 * 1024)
-#define GROUP_BYTES (256 * 1024)
+#define GROUP_BYTES (768 * 1024)
 #define GROUP_MIN 8
 #define GROUP_MAX 1024
 

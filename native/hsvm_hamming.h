@@ -92,7 +92,10 @@ const char *hsvm_hamming_kernel_name(int32_t kernel);
 int hsvm_hamming_plan_codes(const uint64_t *ccodes, int64_t m, int64_t cwords,
                             int32_t words, hsvm_hamming_plan **out);
 /* Packs classifiers j = p*bags + k (codes ccodes [n_pairs*bags][cwords],
- * thresholds thr [n_pairs*bags]) with their pairs for hsvm_hamming_vote. */
+ * thresholds thr [n_pairs*bags] in [0, 64*words + 1]) with their pairs
+ * (classes in [0, n_classes)) for hsvm_hamming_vote.  EINVAL also when the
+ * distance sums one class collects could exceed int32.  flags: 0 or
+ * HSVM_PLAN_NO_PACK. */
 int hsvm_hamming_plan_votes(const uint64_t *ccodes, int64_t m, int64_t cwords,
                             int32_t words, const int32_t *thr,
                             const int32_t *pair_a, const int32_t *pair_b,
