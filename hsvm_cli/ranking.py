@@ -17,7 +17,7 @@ def rank_classes(votes, confidence):
 
 def top_classes(votes, confidence, k):
     """Per row, the indices of the k best classes, best first ([n, k] int32);
-    the order of :func:`rank_classes`, selected in C in ~O(K) per row."""
+    the order of :func:`rank_classes`, selected in C in O(K + k^2) per row."""
     from ._native import ffi, lib
     votes = np.ascontiguousarray(votes, dtype=np.int32)
     confidence = np.ascontiguousarray(confidence, dtype=np.float64)
@@ -29,8 +29,11 @@ def top_classes(votes, confidence, k):
         raise ValueError("k must be at least 1")
     out = np.empty((n, k), dtype=np.int32)
     if n:
-        lib.hsvm_topk(ffi.cast("int32_t *", ffi.from_buffer(votes)), ffi.cast("double *", ffi.from_buffer(confidence)),
-                      n, K, k, ffi.cast("int32_t *", ffi.from_buffer(out)))
+        rc = lib.hsvm_topk(ffi.cast("int32_t *", ffi.from_buffer(votes)),
+                           ffi.cast("double *", ffi.from_buffer(confidence)), n, K, k,
+                           ffi.cast("int32_t *", ffi.from_buffer(out)))
+        if rc == -2:
+            raise MemoryError("top-k selection")
     return out
 
 

@@ -51,10 +51,24 @@ class PairLookup:
 _KERNELS = {None: 0, "auto": 0, "portable": 1, "avx2": 2, "avx512": 3}
 
 
-def sddmm(X, W, bias, cx, cw, *, threads=1, kernel=None):
-    """dec[c] = X[cx[c]] . W[cw[c]] + bias[cw[c]] (float32).  ``kernel``
-    (None/auto, portable, avx2, avx512 = avx2 here) forces a code path; every
-    path gives the same bits."""
+def group_by_key(key, n_keys):
+    """Indices of ``key`` grouped by value, increasing, stable (counting sort)."""
+    key = np.ascontiguousarray(key, dtype=np.int64)
+    order = np.empty(key.shape[0], dtype=np.int64)
+    if key.shape[0]:
+        rc = lib.hsvm_group_by_key(_ptr("int64_t *", key), key.shape[0], int(n_keys), _ptr("int64_t *", order))
+        if rc == -1:
+            raise ValueError("key out of range")
+        if rc == -2:
+            raise MemoryError("grouping cells")
+    return order
+
+
+def sddmm(X, W, bias, cx, cw, *, order=None, threads=1, kernel=None):
+    """dec[c] = X[cx[c]] . W[cw[c]] + bias[cw[c]] (float32), the cells visited
+    in ``order`` (default: as given; group them by cw so each row of W is read
+    once).  ``kernel`` (None/auto, portable, avx2, avx512 = avx2 here) forces a
+    code path; every path gives the same bits."""
     if kernel not in _KERNELS:
         raise ValueError("unknown kernel %r" % (kernel,))
     kid = _KERNELS[kernel]
@@ -62,11 +76,13 @@ def sddmm(X, W, bias, cx, cw, *, threads=1, kernel=None):
     out = np.empty(ncells, dtype=np.float32)
     if ncells == 0:
         return out
+    # W may be the model's read-only memory map: used in place, never copied.
     W = np.ascontiguousarray(W, dtype=np.float32)
     bias = np.ascontiguousarray(bias, dtype=np.float32)
     d = W.shape[1]
     cx = np.ascontiguousarray(cx, dtype=np.int64)
     cw = np.ascontiguousarray(cw, dtype=np.int64)
+    order = np.arange(ncells, dtype=np.int64) if order is None else np.ascontiguousarray(order, dtype=np.int64)
     if sp.issparse(X):
         X = X.tocsr()
         indptr = np.ascontiguousarray(X.indptr, dtype=np.int64)
@@ -76,8 +92,8 @@ def sddmm(X, W, bias, cx, cw, *, threads=1, kernel=None):
         def run(s, e):
             lib.hsvm_sddmm_csr(_ptr("int64_t *", indptr), _ptr("int32_t *", indices), _ptr("float *", data),
                                _ptr("float *", W), _ptr("float *", bias), d,
-                               _ptr("int64_t *", cx[s:e]), _ptr("int64_t *", cw[s:e]), e - s,
-                               _ptr("float *", out[s:e]))
+                               _ptr("int64_t *", cx), _ptr("int64_t *", cw), _ptr("int64_t *", order[s:e]), e - s,
+                               _ptr("float *", out))
     else:
         X = np.ascontiguousarray(X, dtype=np.float32)
         if X.shape[1] != d:
@@ -85,13 +101,15 @@ def sddmm(X, W, bias, cx, cw, *, threads=1, kernel=None):
 
         def run(s, e):
             if lib.hsvm_sddmm_dense(_ptr("float *", X), _ptr("float *", W), _ptr("float *", bias), d,
-                                    _ptr("int64_t *", cx[s:e]), _ptr("int64_t *", cw[s:e]), e - s,
-                                    _ptr("float *", out[s:e]), kid) != 0:
+                                    _ptr("int64_t *", cx), _ptr("int64_t *", cw), _ptr("int64_t *", order[s:e]),
+                                    e - s, _ptr("float *", out), kid) != 0:
                 raise ValueError("kernel %s is not available on this CPU" % kernel)
     threads = max(1, min(int(threads), ncells // 4096 + 1))
     if threads == 1:
         run(0, ncells)
     else:
+        # Each thread takes a contiguous run of the (grouped) order: threads
+        # share no classifier rows except at the boundaries, and write disjoint cells.
         bounds = np.linspace(0, ncells, threads + 1).astype(np.int64)
         with ThreadPoolExecutor(threads) as ex:
             list(ex.map(lambda i: run(int(bounds[i]), int(bounds[i + 1])), range(threads)))
@@ -131,19 +149,10 @@ def refine_decisions(model, Xn, kept, *, lookup, valid=None, threads=1):
     pid, sign = lookup.lookup(A[cell_rows, cell_pairs], B[cell_rows, cell_pairs])
     rows = (pid[:, None] * bags + np.arange(bags)).reshape(-1)
     cx = np.repeat(cell_rows.astype(np.int64), bags)
-    # Group cells by classifier row: one sort gives both the grouping and the
-    # distinct rows, which are then read once (in file order) from W.
-    order = np.argsort(rows, kind="stable")
-    sorted_rows = rows[order]
-    starts = np.empty(sorted_rows.shape[0], dtype=bool)
-    starts[0] = True
-    np.not_equal(sorted_rows[1:], sorted_rows[:-1], out=starts[1:])
-    U = sorted_rows[starts]
-    local = np.cumsum(starts) - 1
-    Wsub = np.asarray(model.W[U], dtype=np.float32)
-    bsub = np.asarray(model.b[U], dtype=np.float32)
-    flat = np.empty(rows.shape[0], dtype=np.float32)
-    flat[order] = sddmm(Xn, Wsub, bsub, cx[order], local, threads=threads)
+    # Cells grouped by classifier row (a counting sort), so that each row of
+    # the memory-mapped W is read once, in file order, for the whole batch.
+    order = group_by_key(rows, model.n_classifiers)
+    flat = sddmm(Xn, model.W, model.b, cx, rows, order=order, threads=threads)
     flat = flat.reshape(-1, bags)
     if sign is not None:
         flat = flat * sign[:, None]
@@ -154,20 +163,18 @@ def refine_decisions(model, Xn, kept, *, lookup, valid=None, threads=1):
 def votes_from_decisions(A, B, dec, pmask, n_classes):
     """Votes and confidences [n, K] from refine_decisions' output: a pair's
     winner is the majority of its bags, an even split goes to the sign of the
-    summed decision values (the rule of exact prediction)."""
-    n = A.shape[0]
-    K = n_classes
-    bags = dec.shape[2]
-    pos = (dec > 0).sum(axis=2)
-    total = dec.sum(axis=2, dtype=np.float64)
-    a_wins = (2 * pos > bags) | ((2 * pos == bags) & (total > 0))
-    winner = np.where(a_wins, A, B)
-    base = (np.arange(n, dtype=np.int64) * K)[:, None]
-    w = pmask.ravel()
-    votes = np.bincount((base + winner).ravel()[w], minlength=n * K).reshape(n, K).astype(np.int32)
-    mean = (total / bags).ravel()[w]
-    conf = np.bincount((base + A).ravel()[w], weights=mean, minlength=n * K).reshape(n, K)
-    conf -= np.bincount((base + B).ravel()[w], weights=mean, minlength=n * K).reshape(n, K)
+    summed decision values (the rule of exact prediction, native/votes.c)."""
+    n, q = A.shape
+    A = np.ascontiguousarray(A, dtype=np.int64)
+    B = np.ascontiguousarray(B, dtype=np.int64)
+    dec = np.ascontiguousarray(dec, dtype=np.float32)
+    mask = np.ascontiguousarray(pmask, dtype=np.uint8)
+    votes = np.empty((n, n_classes), dtype=np.int32)
+    conf = np.empty((n, n_classes), dtype=np.float64)
+    if lib.hsvm_cell_votes(_ptr("float *", dec), _ptr("int64_t *", A), _ptr("int64_t *", B),
+                           _ptr("uint8_t *", mask), n, q, dec.shape[2] if dec.ndim == 3 else 1, n_classes,
+                           _ptr("int32_t *", votes), _ptr("double *", conf)) != 0:
+        raise ValueError("pair names a class outside 0..%d" % (n_classes - 1))
     return votes, conf
 
 

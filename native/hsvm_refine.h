@@ -5,18 +5,26 @@
 #include <stdint.h>
 
 /* out[c] = X[cx[c]] . W[cw[c]] + bias[cw[c]] for c < ncells, X dense [*, d]
- * row-major, W [*, d] row-major.  Callers order cells by cw so each classifier
- * row is streamed once per batch.  Every path (kernel: 0 = best available or
- * as HSVM_KERNEL says, 1 = portable, 2 or 3 = AVX2) sums in the same order --
- * 8 interleaved float partial sums of separately rounded products, then a
- * fixed tree -- so results are bit-identical on every CPU.
+ * row-major, W [*, d] row-major.  Cells are visited in the order given by
+ * `order` (NULL: 0, 1, ...); callers group them by cw so each classifier row
+ * is streamed once per batch.  Every path (kernel: 0 = best available or as
+ * HSVM_KERNEL says, 1 = portable, 2 or 3 = AVX2) sums in the same order -- 32
+ * interleaved float partial sums of separately rounded products, then a fixed
+ * tree -- so results are bit-identical on every CPU.
  * Returns 0, or -4 if the requested kernel is not available on this CPU. */
 int hsvm_sddmm_dense(const float *X, const float *W, const float *bias, int64_t d,
-                     const int64_t *cx, const int64_t *cw, int64_t ncells, float *out, int kernel);
+                     const int64_t *cx, const int64_t *cw, const int64_t *order, int64_t ncells,
+                     float *out, int kernel);
 
 /* The same with X in CSR form (indptr int64, indices int32, data float32). */
 void hsvm_sddmm_csr(const int64_t *indptr, const int32_t *indices, const float *data,
                     const float *W, const float *bias, int64_t d,
-                    const int64_t *cx, const int64_t *cw, int64_t ncells, float *out);
+                    const int64_t *cx, const int64_t *cw, const int64_t *order, int64_t ncells,
+                    float *out);
+
+/* A stable counting sort of cell indices by key (0 <= key < n_keys): order
+ * receives the cell indices grouped by key in increasing key order.  Returns
+ * 0, -1 for a key out of range, -2 when out of memory. */
+int hsvm_group_by_key(const int64_t *key, int64_t n, int64_t n_keys, int64_t *order);
 
 #endif

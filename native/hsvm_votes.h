@@ -15,4 +15,11 @@ int hsvm_ovo_votes(const float *dec, int64_t n, int64_t n_pairs, int32_t bags,
                    const int32_t *pair_a, const int32_t *pair_b,
                    int32_t n_classes, int32_t *votes, double *conf);
 
+/* The same rule for per-sample pair lists (the refine step): row i has q
+ * candidate pairs (A[i*q+j], B[i*q+j]) with decisions dec[(i*q+j)*bags ..],
+ * positive towards A, used where pmask[i*q+j] is nonzero.  votes and conf
+ * [n, n_classes] are overwritten.  Returns 0, or -1 for a class out of range. */
+int hsvm_cell_votes(const float *dec, const int64_t *A, const int64_t *B, const uint8_t *pmask,
+                    int64_t n, int64_t q, int32_t bags, int32_t n_classes, int32_t *votes, double *conf);
+
 #endif

@@ -1,14 +1,25 @@
 #include <immintrin.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include "hsvm_refine.h"
 
-static inline float reduce8(const float *s)
+/* The fixed summation order every path follows: 32 partial sums, lane j
+ * accumulating products i = j (mod 32) left to right (each product rounded,
+ * then added: no FMA), the tail elements going to lanes 0, 1, ... in order,
+ * then a fixed pairwise tree.  32 lanes = 4 independent AVX2 accumulators,
+ * enough to hide the latency of the additions. */
+#define LANES 32
+
+static inline float reduce32(const float *s)
 {
-    return ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7]));
+    float t[8];
+    for (int j = 0; j < 8; j++)
+        t[j] = (s[j] + s[j + 8]) + (s[j + 16] + s[j + 24]);
+    return ((t[0] + t[4]) + (t[1] + t[5])) + ((t[2] + t[6]) + (t[3] + t[7]));
 }
 
-static inline void tail8(float *s, const float *x, const float *w, int64_t i, int64_t d)
+static inline void tail32(float *s, const float *x, const float *w, int64_t i, int64_t d)
 {
     for (int j = 0; i < d; i++, j++)
         s[j] += x[i] * w[i];
@@ -16,29 +27,35 @@ static inline void tail8(float *s, const float *x, const float *w, int64_t i, in
 
 static float dot_portable(const float *x, const float *w, int64_t d)
 {
-    float s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    float s[LANES] = {0};
     int64_t i = 0;
-    for (; i + 8 <= d; i += 8) {
-        for (int j = 0; j < 8; j++)
+    for (; i + LANES <= d; i += LANES) {
+        for (int j = 0; j < LANES; j++)
             s[j] += x[i + j] * w[i + j];
     }
-    tail8(s, x, w, i, d);
-    return reduce8(s);
+    tail32(s, x, w, i, d);
+    return reduce32(s);
 }
 
-/* Same lanes and rounding as dot_portable (multiply, round, add, round; no FMA,
- * which would round once and change the results). */
 __attribute__((target("avx2")))
 static float dot_avx2(const float *x, const float *w, int64_t d)
 {
-    __m256 acc = _mm256_setzero_ps();
+    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+    __m256 a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
     int64_t i = 0;
-    for (; i + 8 <= d; i += 8)
-        acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(w + i)));
-    float s[8];
-    _mm256_storeu_ps(s, acc);
-    tail8(s, x, w, i, d);
-    return reduce8(s);
+    for (; i + LANES <= d; i += LANES) {
+        a0 = _mm256_add_ps(a0, _mm256_mul_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(w + i)));
+        a1 = _mm256_add_ps(a1, _mm256_mul_ps(_mm256_loadu_ps(x + i + 8), _mm256_loadu_ps(w + i + 8)));
+        a2 = _mm256_add_ps(a2, _mm256_mul_ps(_mm256_loadu_ps(x + i + 16), _mm256_loadu_ps(w + i + 16)));
+        a3 = _mm256_add_ps(a3, _mm256_mul_ps(_mm256_loadu_ps(x + i + 24), _mm256_loadu_ps(w + i + 24)));
+    }
+    float s[LANES];
+    _mm256_storeu_ps(s, a0);
+    _mm256_storeu_ps(s + 8, a1);
+    _mm256_storeu_ps(s + 16, a2);
+    _mm256_storeu_ps(s + 24, a3);
+    tail32(s, x, w, i, d);
+    return reduce32(s);
 }
 
 typedef float (*dot_fn)(const float *, const float *, int64_t);
@@ -53,7 +70,7 @@ static dot_fn choose(int kernel)
 {
     if (kernel == 0) {
         const char *env = getenv("HSVM_KERNEL");
-        if (env && strcmp(env, "portable") == 0)
+        if (env && strcasecmp(env, "portable") == 0)
             return dot_portable;
         return have_avx2() ? dot_avx2 : dot_portable;
     }
@@ -63,12 +80,14 @@ static dot_fn choose(int kernel)
 }
 
 int hsvm_sddmm_dense(const float *X, const float *W, const float *bias, int64_t d,
-                     const int64_t *cx, const int64_t *cw, int64_t ncells, float *out, int kernel)
+                     const int64_t *cx, const int64_t *cw, const int64_t *order, int64_t ncells,
+                     float *out, int kernel)
 {
     dot_fn dot = choose(kernel);
     if (!dot)
         return -4;
-    for (int64_t c = 0; c < ncells; c++) {
+    for (int64_t j = 0; j < ncells; j++) {
+        const int64_t c = order ? order[j] : j;
         const int64_t u = cw[c];
         out[c] = dot(X + cx[c] * d, W + u * d, d) + bias[u];
     }
@@ -77,9 +96,10 @@ int hsvm_sddmm_dense(const float *X, const float *W, const float *bias, int64_t 
 
 void hsvm_sddmm_csr(const int64_t *indptr, const int32_t *indices, const float *data,
                     const float *W, const float *bias, int64_t d,
-                    const int64_t *cx, const int64_t *cw, int64_t ncells, float *out)
+                    const int64_t *cx, const int64_t *cw, const int64_t *order, int64_t ncells, float *out)
 {
-    for (int64_t c = 0; c < ncells; c++) {
+    for (int64_t j = 0; j < ncells; j++) {
+        const int64_t c = order ? order[j] : j;
         const int64_t u = cw[c];
         const float *w = W + u * d;
         float s = 0.0f;
@@ -87,4 +107,24 @@ void hsvm_sddmm_csr(const int64_t *indptr, const int32_t *indices, const float *
             s += data[k] * w[indices[k]];
         out[c] = s + bias[u];
     }
+}
+
+int hsvm_group_by_key(const int64_t *key, int64_t n, int64_t n_keys, int64_t *order)
+{
+    int64_t *start = calloc((size_t)n_keys + 1, sizeof(int64_t));
+    if (!start)
+        return -2;
+    for (int64_t i = 0; i < n; i++) {
+        if (key[i] < 0 || key[i] >= n_keys) {
+            free(start);
+            return -1;
+        }
+        start[key[i] + 1]++;
+    }
+    for (int64_t k = 0; k < n_keys; k++)
+        start[k + 1] += start[k];
+    for (int64_t i = 0; i < n; i++)
+        order[start[key[i]]++] = i;
+    free(start);
+    return 0;
 }

@@ -34,3 +34,34 @@ int hsvm_ovo_votes(const float *dec, int64_t n, int64_t n_pairs, int32_t bags,
     }
     return 0;
 }
+
+int hsvm_cell_votes(const float *dec, const int64_t *A, const int64_t *B, const uint8_t *pmask,
+                    int64_t n, int64_t q, int32_t bags, int32_t n_classes, int32_t *votes, double *conf)
+{
+    memset(votes, 0, sizeof(int32_t) * (size_t)(n * n_classes));
+    memset(conf, 0, sizeof(double) * (size_t)(n * n_classes));
+    for (int64_t i = 0; i < n; i++) {
+        int32_t *v = votes + i * (int64_t)n_classes;
+        double *cf = conf + i * (int64_t)n_classes;
+        for (int64_t j = i * q; j < (i + 1) * q; j++) {
+            if (!pmask[j])
+                continue;
+            const int64_t a = A[j], b = B[j];
+            if (a < 0 || a >= n_classes || b < 0 || b >= n_classes)
+                return -1;
+            const float *d = dec + j * bags;
+            int32_t pos = 0;
+            double sum = 0.0;
+            for (int32_t k = 0; k < bags; k++) {
+                pos += d[k] > 0.0f;
+                sum += (double)d[k];
+            }
+            int a_wins = (2 * pos > bags) || (2 * pos == bags && sum > 0.0);
+            v[a_wins ? a : b] += 1;
+            double mean = sum / (double)bags;
+            cf[a] += mean;
+            cf[b] -= mean;
+        }
+    }
+    return 0;
+}
