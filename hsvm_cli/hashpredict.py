@@ -94,7 +94,20 @@ class HashPredictor:
         # When the filter keeps every class, refining is exact prediction.
         self.exact = ExactScorer(model) if self.refine and self.k == K and self.epsilon is None else None
 
+    # The refine step's per-cell arrays take ~40 bytes a cell: this many cells
+    # per sub-block keeps them near 80 MB whatever the chunk size.
+    MAX_CELLS = 1 << 21
+
     def predict_block(self, X, *, y=None, xcodes=None, timings=None, proba=False):
+        n = X.shape[0] if X is not None else xcodes.shape[0]
+        rows = max(64, self.MAX_CELLS // max(1, self.k * (self.k - 1) // 2 * self.model.bags))
+        if self.refine and self.exact is None and n > rows:
+            parts = [self.predict_block(None if X is None else X[s:s + rows], y=None if y is None else y[s:s + rows],
+                                        xcodes=None if xcodes is None else xcodes[s:s + rows],
+                                        timings=timings, proba=proba) for s in range(0, n, rows)]
+            cat = lambda name: None if getattr(parts[0], name) is None else np.concatenate(
+                [getattr(p, name) for p in parts])
+            return PredictionBlock(y, cat("labels"), cat("votes"), cat("confidence"), cat("proba"))
         t = timings or NullTimings()
         m = self.model
         if proba and self.calibration is None:

@@ -263,3 +263,13 @@ def test_refine_product_is_bit_identical_on_every_path_and_matches_float64(d):
     for o in outs[1:]:
         assert o.tobytes() == outs[0].tobytes()
     np.testing.assert_allclose(outs[0], ref, rtol=1e-4, atol=1e-4)
+
+
+def test_refine_sub_blocks_give_the_same_result_as_one_block(digits_model, digits):
+    _, _, Xt, _ = digits
+    h = hash_model(digits_model, bits=256, seed=0)
+    hp = HashPredictor(digits_model, h, bits=256, filter_k=4)
+    whole = hp.predict_block(Xt)
+    hp.MAX_CELLS = 6 * 64  # forces sub-blocks of 64 rows
+    split = hp.predict_block(Xt)
+    assert np.array_equal(whole.labels, split.labels) and np.array_equal(whole.votes, split.votes)
