@@ -70,7 +70,9 @@ def calibrate(model, h, X, y, *, max_loss=0.5, bits_grid=None, k_grid=None, epsi
         raise ValueError("every k must be between 1 and %d" % K)
     epsilons = sorted(set(epsilons if epsilons is not None else DEFAULT_EPSILONS), reverse=True)
     if epsilon_max_k is None:
-        epsilon_max_k = min(K, max([max(2, int(round(0.2 * K)))] + k_grid))
+        # The threshold decides how many classes to refine; the cap only bounds
+        # the worst sample, so it sits well above the largest fixed k tried.
+        epsilon_max_k = min(K, max(4, 2 * max(k_grid), int(round(0.2 * K))))
     yi = class_indices(model.classes, np.asarray(y))
     if not (yi >= 0).any():
         raise ValueError("no validation label is a class of the model")
