@@ -62,7 +62,7 @@ def main(argv=None):
 
         def filt():
             Xn = prepare("l2", Xt32)
-            v, m = hp.filter.votes(hp.filter.hash_samples(Xn))
+            v, m = hp.filter.hash_and_vote(Xn)
             return top_classes(v, m, k)
 
         t, kept = median_time(filt, a.repeat)

@@ -1,5 +1,8 @@
 """Hash-based prediction: hash the samples, filter classes by Hamming range-query
 votes, refine the top-k exactly."""
+import time
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -11,6 +14,7 @@ from .hashmodel import pack_signs, thresholds
 from .predict import PredictionBlock, prepare
 from .ranking import best_class, top_classes
 from .refine import PairLookup, refine_decisions, votes_from_decisions
+from .threads import resolve_threads, single_threaded_blas
 from .timing import NullTimings
 
 
@@ -46,17 +50,63 @@ class HashFilter:
             proj = np.asarray(Xn, dtype=np.float32) @ self._RT
         return pack_signs(proj)
 
-    def votes(self, xcodes):
-        """Hash votes [n, K] int32 and normalised margins [n, K] float64: the
-        class's summed (rho - d_H)/D' over its classifiers (bag average), signed
-        towards the class."""
+    def _voter_ready(self):
         if self._voter is None:
             # Packing the classifier codes for the kernels happens once, on first use.
             self._voter = HammingVoter(np.ascontiguousarray(self.h.codes), self.thr, self.h.pair_a, self.h.pair_b,
                                        bags=self.h.bags, n_classes=self.h.n_classes, bits=self.bits)
-        votes, dsum = self._voter.vote(np.ascontiguousarray(xcodes), threads=self.threads, kernel=self.kernel)
-        margins = (self.theta_sums * self.bits - dsum) / float(self.bits * self.h.bags)
-        return votes, margins
+        return self._voter
+
+    def hash_and_vote(self, Xn, *, timings=None):
+        """Hash normalised samples and vote: (votes, margins) as :meth:`votes`.
+
+        With several threads each takes a contiguous block of samples through
+        both steps, the projection's BLAS call limited to one thread: BLAS
+        threads that spin after their own call would otherwise compete with
+        the Hamming kernel's threads for the same cores."""
+        n = Xn.shape[0]
+        K = self.h.n_classes
+        voter = self._voter_ready()
+        threads = max(1, min(resolve_threads(self.threads), n // 64 or 1))
+        votes = np.empty((n, K), dtype=np.int32)
+        dsum = np.empty((n, K), dtype=np.int32)
+
+        def work(block):
+            s, e = block
+            t0 = time.perf_counter()
+            codes = self.hash_samples(Xn[s:e])
+            t1 = time.perf_counter()
+            votes[s:e], dsum[s:e] = voter.vote(codes, threads=1, kernel=self.kernel)
+            return t1 - t0
+
+        bounds = np.linspace(0, n, threads + 1).astype(np.int64)
+        blocks = [(int(bounds[i]), int(bounds[i + 1])) for i in range(threads)]
+        t0 = time.perf_counter()
+        with single_threaded_blas():
+            if threads == 1:
+                hash_seconds = [work(blocks[0])]
+            else:
+                with ThreadPoolExecutor(threads) as ex:
+                    hash_seconds = list(ex.map(work, blocks))
+        wall = time.perf_counter() - t0
+        if timings is not None:
+            # Hashing and voting overlap across threads: charge the mean
+            # hashing time per thread to "hash", the rest of the wall time to "filter".
+            h = min(wall, sum(hash_seconds) / threads)
+            timings.add("hash", h)
+            timings.add("filter", wall - h)
+        return votes, self._margins(dsum)
+
+    def _margins(self, dsum):
+        return (self.theta_sums * self.bits - dsum) / float(self.bits * self.h.bags)
+
+    def votes(self, xcodes):
+        """Hash votes [n, K] int32 and normalised margins [n, K] float64: the
+        class's summed (rho - d_H)/D' over its classifiers (bag average), signed
+        towards the class."""
+        votes, dsum = self._voter_ready().vote(np.ascontiguousarray(xcodes), threads=self.threads,
+                                               kernel=self.kernel)
+        return votes, self._margins(dsum)
 
 
 class HashPredictor:
@@ -114,10 +164,11 @@ class HashPredictor:
             raise ValueError("probabilities need a calibration (-C)")
         Xn = prepare(m.normalize, X, timings=t) if X is not None else None
         if xcodes is None:
-            with t.phase("hash"):
-                xcodes = self.filter.hash_samples(Xn)
+            hv, hm = self.filter.hash_and_vote(Xn, timings=t)
+        else:
+            with t.phase("filter"):
+                hv, hm = self.filter.votes(xcodes)
         with t.phase("filter"):
-            hv, hm = self.filter.votes(xcodes)
             kept = top_classes(hv, hm, self.k)
             p1 = first_stage_proba(hv, hm, self.alpha) if (proba or self.epsilon is not None) else None
             valid = None

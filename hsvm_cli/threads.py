@@ -59,3 +59,18 @@ def resolve_threads(threads=None):
     if threads < 0:
         raise ValueError(bad)
     return threads
+
+
+_controller = None
+
+
+def single_threaded_blas():
+    """A context in which BLAS calls use one thread (for code that runs its
+    own threads around BLAS calls).  threadpoolctl finds the BLAS numpy loaded,
+    whichever it is; the controller is built once since that scan costs
+    milliseconds."""
+    global _controller
+    if _controller is None:
+        from threadpoolctl import ThreadpoolController
+        _controller = ThreadpoolController()
+    return _controller.limit(limits=1, user_api="blas")
