@@ -2,7 +2,6 @@
 
 Stored as an ``hsvm-model`` container (docs/formats.md).  Loading memory-maps W,
 so prediction that touches a few rows reads only those pages."""
-import datetime
 import os
 import sys
 from dataclasses import dataclass, field
@@ -10,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import __version__
-from .container import file_sha256, read_container, write_container
+from .container import read_container, write_container
 from .errors import ModelFormatError
 
 MODEL_KIND = "hsvm-model"
@@ -30,7 +29,6 @@ class OvoModel:
     params: dict = field(default_factory=dict)
     provenance: dict = field(default_factory=dict)
     path: str = None
-    sha256: str = None
     content_digest: str = None
 
     @property
@@ -48,14 +46,6 @@ class OvoModel:
     @property
     def n_classifiers(self):
         return int(self.W.shape[0])
-
-    def file_sha256(self):
-        """SHA-256 of the file this model was loaded from (computed once)."""
-        if self.sha256 is None:
-            if self.path is None:
-                raise ValueError("model has no file")
-            self.sha256 = file_sha256(self.path)
-        return self.sha256
 
 
     def content_sha256(self):
@@ -84,13 +74,35 @@ def canonical_pairs(n_classes):
     return a.astype(np.int32), b.astype(np.int32)
 
 
+# Options that change how a model is computed, not what it is: left out of the
+# recorded command so that the same training gives byte-identical files.
+_NEUTRAL_OPTIONS = {"-j": 1, "--jobs": 1, "-q": 0, "--quiet": 0}
+
+
+def recorded_command(argv=None):
+    """The command line as recorded in a model, less --jobs and --quiet."""
+    argv = list(sys.argv if argv is None else argv)
+    out, i = [os.path.basename(argv[0])], 1
+    while i < len(argv):
+        arg = argv[i]
+        name = arg.split("=", 1)[0]
+        if name in _NEUTRAL_OPTIONS:
+            i += 1 + (_NEUTRAL_OPTIONS[name] if "=" not in arg else 0)
+            continue
+        out.append(arg)
+        i += 1
+    return " ".join(out)
+
+
 def provenance(train_path=None, train_sha256=None):
+    """What a model records of its making: hsvm version, command line and the
+    SHA-256 of the training input (no timestamp: the same training gives the
+    same bytes)."""
     return {
         "hsvm_version": __version__,
-        "command": " ".join([os.path.basename(sys.argv[0])] + sys.argv[1:]),
+        "command": recorded_command(),
         "train_input": train_path,
         "train_sha256": train_sha256,
-        "created": datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat(),
     }
 
 

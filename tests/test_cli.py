@@ -175,3 +175,19 @@ def test_version_and_help_exit_zero():
     assert run(["--version"]).exit_code == 0
     for sub in ["train-ovo", "hash-model", "hash-data", "predict", "eval"]:
         assert run([sub, "--help"]).exit_code == 0
+
+
+def test_training_output_file_is_byte_identical_across_runs_and_jobs(tmp_path):
+    out = tmp_path / "m.hsvm"
+    blobs = []
+    for jobs in ["1", "2", "1"]:
+        r = run(["train-ovo", DIGITS_TRAIN, "-o", str(out), "--seed", "5", "--bags", "3", "--jobs", jobs, "-q"])
+        assert r.exit_code == 0
+        blobs.append(out.read_bytes())
+    assert blobs[0] == blobs[1] == blobs[2]
+
+
+def test_recorded_command_leaves_out_jobs_and_quiet():
+    from hsvm_cli.model import recorded_command
+    assert recorded_command(["/x/hsvm", "train-ovo", "a.svm", "-j", "4", "--quiet", "--jobs=2", "-o", "m"]) == \
+        "hsvm train-ovo a.svm -o m"
