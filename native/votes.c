@@ -1,6 +1,20 @@
 #include <string.h>
 #include "hsvm_votes.h"
 
+/* The pair's bag majority: 1 when class a wins.  *mean receives the bag-mean
+ * decision value (the confidence term). */
+static inline int a_wins_pair(const float *d, int32_t bags, double *mean)
+{
+    int32_t pos = 0;
+    double sum = 0.0;
+    for (int32_t k = 0; k < bags; k++) {
+        pos += d[k] > 0.0f;
+        sum += (double)d[k];
+    }
+    *mean = sum / (double)bags;
+    return (2 * pos > bags) || (2 * pos == bags && sum > 0.0);
+}
+
 int hsvm_ovo_votes(const float *dec, int64_t n, int64_t n_pairs, int32_t bags,
                    const int32_t *pair_a, const int32_t *pair_b,
                    int32_t n_classes, int32_t *votes, double *conf)
@@ -17,17 +31,10 @@ int hsvm_ovo_votes(const float *dec, int64_t n, int64_t n_pairs, int32_t bags,
         memset(cf, 0, sizeof(double) * (size_t)n_classes);
         const float *row = dec + i * ncols;
         for (int64_t p = 0; p < n_pairs; p++) {
-            const float *d = row + p * bags;
-            int32_t pos = 0;
-            double sum = 0.0;
-            for (int32_t k = 0; k < bags; k++) {
-                pos += d[k] > 0.0f;
-                sum += (double)d[k];
-            }
-            int a_wins = (2 * pos > bags) || (2 * pos == bags && sum > 0.0);
+            double mean;
+            const int a_wins = a_wins_pair(row + p * bags, bags, &mean);
             const int32_t a = pair_a[p], b = pair_b[p];
             v[a_wins ? a : b] += 1;
-            double mean = sum / (double)bags;
             cf[a] += mean;
             cf[b] -= mean;
         }
@@ -49,16 +56,8 @@ int hsvm_cell_votes(const float *dec, const int64_t *A, const int64_t *B, const 
             const int64_t a = A[j], b = B[j];
             if (a < 0 || a >= n_classes || b < 0 || b >= n_classes)
                 return -1;
-            const float *d = dec + j * bags;
-            int32_t pos = 0;
-            double sum = 0.0;
-            for (int32_t k = 0; k < bags; k++) {
-                pos += d[k] > 0.0f;
-                sum += (double)d[k];
-            }
-            int a_wins = (2 * pos > bags) || (2 * pos == bags && sum > 0.0);
-            v[a_wins ? a : b] += 1;
-            double mean = sum / (double)bags;
+            double mean;
+            v[a_wins_pair(dec + j * bags, bags, &mean) ? a : b] += 1;
             cf[a] += mean;
             cf[b] -= mean;
         }
