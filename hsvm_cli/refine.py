@@ -142,20 +142,28 @@ def refine_decisions(model, Xn, kept, *, lookup, valid=None, threads=1):
         S = np.where(S == big, 0, S)
     A = S[:, iu]
     B = S[:, ju]
-    dec = np.zeros((n, q, bags), dtype=np.float32)
     if n == 0 or q == 0 or not pmask.any():
-        return A, B, dec, pmask, S
-    cell_rows, cell_pairs = np.nonzero(pmask)
-    pid, sign = lookup.lookup(A[cell_rows, cell_pairs], B[cell_rows, cell_pairs])
-    rows = (pid[:, None] * bags + np.arange(bags)).reshape(-1)
-    cx = np.repeat(cell_rows.astype(np.int64), bags)
+        return A, B, np.zeros((n, q, bags), dtype=np.float32), pmask, S
+    every = valid is None
+    if every:
+        # Every (row, pair) is a cell: no index lists, the result is dec itself.
+        cell_rows = None
+        pid, sign = lookup.lookup(A.ravel(), B.ravel())
+        cx = np.repeat(np.arange(n, dtype=np.int64), q * bags)
+    else:
+        cell_rows, cell_pairs = np.nonzero(pmask)
+        pid, sign = lookup.lookup(A[cell_rows, cell_pairs], B[cell_rows, cell_pairs])
+        cx = np.repeat(cell_rows.astype(np.int64), bags)
+    rows = (pid[:, None] * bags + np.arange(bags)).reshape(-1) if bags > 1 else pid.astype(np.int64, copy=False)
     # Cells grouped by classifier row (a counting sort), so that each row of
     # the memory-mapped W is read once, in file order, for the whole batch.
     order = group_by_key(rows, model.n_classifiers)
-    flat = sddmm(Xn, model.W, model.b, cx, rows, order=order, threads=threads)
-    flat = flat.reshape(-1, bags)
+    flat = sddmm(Xn, model.W, model.b, cx, rows, order=order, threads=threads).reshape(-1, bags)
     if sign is not None:
-        flat = flat * sign[:, None]
+        flat *= sign[:, None]
+    if every:
+        return A, B, flat.reshape(n, q, bags), pmask, S
+    dec = np.zeros((n, q, bags), dtype=np.float32)
     dec[cell_rows, cell_pairs] = flat
     return A, B, dec, pmask, S
 
