@@ -19,7 +19,7 @@ import struct
 
 import numpy as np
 
-from .errors import ModelFormatError
+from .errors import InputNotFoundError, ModelFormatError
 from .fileio import atomic_output
 
 _DTYPES = {
@@ -91,7 +91,7 @@ def read_container(path, *, kind, versions):
         size = os.path.getsize(name)
         fh = open(name, "rb")
     except FileNotFoundError:
-        raise ModelFormatError(name, "no such file") from None
+        raise InputNotFoundError("%s: no such file" % name) from None
     except OSError as exc:
         raise ModelFormatError(name, "cannot read: %s" % (exc.strerror or exc)) from None
     with fh:

@@ -36,6 +36,12 @@ class ModelFormatError(HsvmError):
         super().__init__("%s: %s" % (source, reason))
 
 
+class DataError(HsvmError):
+    """Well-formed input that cannot serve its purpose (e.g. one class to train on)."""
+
+    exit_code = EX_DATAERR
+
+
 class ModelMismatchError(HsvmError):
     """Two files that must belong together (model and hash model, model and data) do not."""
 

@@ -2,6 +2,7 @@
 import numpy as np
 
 from .container import file_sha256
+from .errors import DataError
 from .fileio import HashingReader, display_name, open_input
 from .model import OvoModel, provenance
 from .preprocess import apply_normalization
@@ -35,4 +36,8 @@ def train_model(X, y, *, normalize="l2", C=1.0, solver="l2loss-dual", tol=None, 
 
 def train_model_from_file(path, *, zero_based=False, **kw):
     X, y, sha = read_training_file(path, zero_based=zero_based)
+    n_classes = np.unique(y).shape[0]
+    if n_classes < 2:
+        raise DataError("%s: training needs samples of at least two classes, found %d"
+                        % (display_name(path), n_classes))
     return train_model(X, y, train_path=display_name(path), train_sha256=sha, **kw)

@@ -191,3 +191,17 @@ def test_recorded_command_leaves_out_jobs_and_quiet():
     from hsvm_cli.model import recorded_command
     assert recorded_command(["/x/hsvm", "train-ovo", "a.svm", "-j", "4", "--quiet", "--jobs=2", "-o", "m"]) == \
         "hsvm train-ovo a.svm -o m"
+
+
+def test_training_on_one_class_exits_65_with_a_clear_message(tmp_path):
+    src = write_text(tmp_path / "one.svm", "3 1:1\n3 2:1\n")
+    out = tmp_path / "m.hsvm"
+    r = run(["train-ovo", src, "-o", str(out)])
+    assert r.exit_code == 65 and not out.exists()
+    assert r.stderr == "hsvm: %s: training needs samples of at least two classes, found 1\n" % src
+
+
+def test_missing_model_exits_66(tmp_path, toy_model):
+    train, _ = toy_model
+    r = run(["predict", "-m", str(tmp_path / "nope.hsvm"), train])
+    assert r.exit_code == 66 and r.stderr == "hsvm: %s: no such file\n" % (tmp_path / "nope.hsvm")
