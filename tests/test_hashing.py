@@ -273,3 +273,14 @@ def test_refine_sub_blocks_give_the_same_result_as_one_block(digits_model, digit
     hp.MAX_CELLS = 6 * 64  # forces sub-blocks of 64 rows
     split = hp.predict_block(Xt)
     assert np.array_equal(whole.labels, split.labels) and np.array_equal(whole.votes, split.votes)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_hash_and_vote_per_thread_equals_hashing_then_voting(digits_model, digits, threads):
+    _, _, Xt, _ = digits
+    h = hash_model(digits_model, bits=256, seed=0)
+    hf = HashFilter(h, bits=192, threads=threads)
+    Xn = prepare("l2", Xt)
+    v1, m1 = hf.votes(hf.hash_samples(Xn))
+    v2, m2 = hf.hash_and_vote(Xn)
+    assert np.array_equal(v1, v2) and np.array_equal(m1, m2)
