@@ -186,7 +186,8 @@ class HashPredictor:
                 kept, valid = kept[:, :nvalid.max()], valid[:, :nvalid.max()]
         if not self.refine:
             t.count("refined_classes", int(kept.shape[0]))
-            return PredictionBlock(y, m.classes[kept[:, 0]], hv, hm, p1)
+            best = kept[:, 0] if p1 is None else np.argmax(p1, axis=1)
+            return PredictionBlock(y, m.classes[best], hv, hm, p1)
         P = None
         with t.phase("refine"):
             if self.exact is not None:
@@ -209,6 +210,9 @@ class HashPredictor:
             best = best_class(votes, conf)
             votes = np.maximum(votes, 0)
         t.count("refined_classes", int(nvalid.sum()))
+        if P is not None:
+            # As LIBSVM's svm-predict -b 1: with probabilities, the most probable class.
+            best = np.argmax(P, axis=1)
         return PredictionBlock(y, m.classes[best], votes, conf, P)
 
     def iter_predict(self, chunks, *, timings=None, proba=False):

@@ -49,4 +49,5 @@ def iter_predict_exact(model, chunks, *, timings=None, calibration=None):
         from .calibration import exact_proba
         Xn = prepare(model.normalize, chunk.X, timings=timings)
         votes, conf, proba = exact_proba(model, calibration, Xn, scorer=scorer, timings=timings)
-        yield PredictionBlock(chunk.y, model.classes[best_class(votes, conf)], votes, conf, proba)
+        # As LIBSVM's svm-predict -b 1: with probabilities, the most probable class.
+        yield PredictionBlock(chunk.y, model.classes[np.argmax(proba, axis=1)], votes, conf, proba)

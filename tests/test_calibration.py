@@ -156,3 +156,10 @@ def test_cli_calibrate_then_predict_proba_in_libsvm_layout(digits_model, digits,
     assert r.exit_code == 0 and r.stdout.splitlines()[0] == lines[0]
     r = CliRunner().invoke(cli, ["predict", "-m", str(model_p), "--proba", test])
     assert r.exit_code == 2 and "-C" in r.stderr
+
+
+@pytest.mark.parametrize("k", [1, 8])
+def test_with_probabilities_the_label_is_the_most_probable_class(omniglot_calibrated, k):
+    model, h, cal, Xs, _ = omniglot_calibrated
+    block = HashPredictor(model, h, bits=512, filter_k=k, calibration=cal).predict_block(Xs[:100], proba=True)
+    assert np.array_equal(block.labels, model.classes[np.argmax(block.proba, axis=1)])
