@@ -17,7 +17,7 @@ from common import cached_model, machine_line, markdown_table, median_time, synt
 from hsvm_cli.exact import ExactScorer
 from hsvm_cli.hashmodel import hash_model
 from hsvm_cli.hashpredict import HashPredictor
-from hsvm_cli.predict import predict_exact, prepare
+from hsvm_cli.predict import prepare
 from hsvm_cli.ranking import best_class, top_classes
 from hsvm_cli.trainer import train_model
 

@@ -8,7 +8,6 @@ accuracy, the time per sample (parsing excluded, normalisation included) and
 the share of samples whose exact prediction survives the filter."""
 import argparse
 import json
-import math
 
 import numpy as np
 

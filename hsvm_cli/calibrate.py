@@ -19,6 +19,7 @@ from .exact import ExactScorer
 from .hashpredict import HashFilter, HashPredictor
 from .predict import prepare
 from .ranking import best_class
+from .timing import Timings
 
 DEFAULT_K_FRACTIONS = (0.01, 0.03, 0.1, 0.2)
 DEFAULT_EPSILONS = (0.1, 0.03, 0.01, 0.003, 0.001)
@@ -114,7 +115,6 @@ def calibrate(model, h, X, y, *, max_loss=0.5, bits_grid=None, k_grid=None, epsi
             hp = HashPredictor(model, h, bits=bits, filter_k=k, refine=k > 1, threads=threads, epsilon=eps,
                                calibration=cal)
             hp.predict_block(X)  # warm-up: kernel plan, projection
-            from .timing import Timings
             t = Timings()
             secs, block = _median_seconds(lambda: hp.predict_block(X, timings=t), repeat)
             refined = t.counters.get("refined_classes", 0) / (n * max(1, repeat))

@@ -38,7 +38,7 @@ def digits_model(digits):
 
 @pytest.fixture(scope="session")
 def digits_model_file(digits_model, tmp_path_factory):
-    from hsvm_cli.model import save_model, load_model
+    from hsvm_cli.model import save_model
     path = tmp_path_factory.mktemp("model") / "digits.hsvm"
     save_model(digits_model, path)
     return path

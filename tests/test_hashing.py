@@ -118,7 +118,6 @@ def test_filter_keeping_every_class_equals_exact_prediction(digits_model, digits
 
 def test_refine_among_all_classes_by_the_sampled_product_equals_exact(digits_model, digits):
     from hsvm_cli.refine import PairLookup, refine_votes
-    from hsvm_cli.ranking import best_class
     _, _, Xt, _ = digits
     Xn = prepare("l2", Xt)
     K = digits_model.n_classes
