@@ -15,6 +15,7 @@ from . import __version__
 from .container import read_container, write_container
 from .errors import ModelFormatError, ModelMismatchError
 from .gaussian import GENERATOR, standard_normal
+from .signs import SignProjector
 
 HBM_KIND = "hsvm-hash-model"
 HBM_VERSION = 1
@@ -118,11 +119,12 @@ def hash_model(model, *, bits, seed=0, store_projection=False):
         raise ValueError("hashing needs unit-length samples: the model was trained with --normalize %s"
                          % model.normalize)
     R = projection_matrix(bits, model.n_features, seed=seed)
+    projector = SignProjector(R)
     W = np.asarray(model.W, dtype=np.float32)
     codes = np.empty((W.shape[0], bits // 64), dtype=np.uint64)
     step = max(1, (32 << 20) // (4 * bits))
     for s in range(0, W.shape[0], step):
-        codes[s:s + step] = pack_signs(W[s:s + step] @ R.T)
+        codes[s:s + step] = pack_signs(projector.project(W[s:s + step]))
     theta = classifier_angles(W, model.b)
     return HashModel(classes=np.asarray(model.classes), pair_a=np.asarray(model.pair_a), pair_b=np.asarray(model.pair_b),
                      codes=codes, theta=theta, bags=model.bags, bits=bits, seed=int(seed),

@@ -13,6 +13,7 @@ from .hamming import HammingVoter
 from .hashmodel import pack_signs, thresholds
 from .predict import PredictionBlock, prepare
 from .ranking import best_class, top_classes
+from .signs import SignProjector
 from .refine import PairLookup, refine_decisions, votes_from_decisions
 from .threads import resolve_threads, single_threaded_blas
 from .timing import NullTimings
@@ -38,17 +39,13 @@ class HashFilter:
         self.theta_sums = class_theta_sums(h)
         self.threads = threads
         self.kernel = kernel
-        # Contiguous d x D' so that sparse rows add whole rows of it; derived
-        # (or read) once here, not per batch.
-        self._RT = np.ascontiguousarray(h.projection(self.bits).T)
+        # Derived (or read) once here, not per batch.
+        self._projector = SignProjector(h.projection(self.bits))
 
     def hash_samples(self, Xn):
-        """D'-bit codes of normalised samples (uint64 [n, D'/64])."""
-        if sp.issparse(Xn):
-            proj = np.asarray(Xn @ self._RT)
-        else:
-            proj = np.asarray(Xn, dtype=np.float32) @ self._RT
-        return pack_signs(proj)
+        """D'-bit codes of normalised samples (uint64 [n, D'/64]), the same bits
+        on every machine (see hsvm_cli.signs)."""
+        return pack_signs(self._projector.project(Xn))
 
     def _voter_ready(self):
         if self._voter is None:

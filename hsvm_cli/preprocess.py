@@ -15,7 +15,13 @@ def l2_normalize(X, *, copy=True):
         X.data *= scale[rows].astype(X.dtype, copy=False)
         return X
     X = np.array(X, copy=copy)
-    norms = np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64))
+    if X.dtype == np.float32:
+        # A fixed summation order: normalised samples, hence their codes, are
+        # the same bits on every CPU (hsvm_cli.signs).
+        from .signs import row_norms
+        norms = row_norms(X)
+    else:
+        norms = np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64))
     scale = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
     X *= scale[:, None].astype(X.dtype, copy=False)
     return X

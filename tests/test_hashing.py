@@ -283,3 +283,36 @@ def test_hash_and_vote_per_thread_equals_hashing_then_voting(digits_model, digit
     v1, m1 = hf.votes(hf.hash_samples(Xn))
     v2, m2 = hf.hash_and_vote(Xn)
     assert np.array_equal(v1, v2) and np.array_equal(m1, m2)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_codes_do_not_depend_on_the_projection_summation_order(sparse):
+    import scipy.sparse as sp
+    from hsvm_cli.signs import SignProjector
+    rng = np.random.default_rng(3)
+    d, D, n = 300, 128, 64
+    R = projection_matrix(D, d, seed=9)
+    X = rng.standard_normal((n, d))
+    support = np.ones(d)
+    if sparse:
+        support[::3] = 0.0
+    X *= support
+    # Make many entries land within float32 rounding of zero: remove the
+    # component along r_j (on the sample's support) from sample j.
+    Rd = R.astype(np.float64)
+    for i in range(n // 2):
+        r = Rd[i % D] * support
+        X[i] -= (X[i] @ r) / (r @ r) * r
+    X = (X / np.linalg.norm(X, axis=1, keepdims=True)).astype(np.float32)
+    Xin = sp.csr_matrix(X) if sparse else X
+    exact = np.sign(X.astype(np.float64) @ Rd.T)
+    p = SignProjector(R)
+    orders = [X @ R.T,                                    # BLAS
+              X[:, ::-1] @ R[:, ::-1].T,                  # reversed order
+              sum(X[:, s:s + 7] @ R[:, s:s + 7].T for s in range(0, d, 7)).astype(np.float32)]  # blocked
+    codes = [pack_signs(p.fix_signs(Xin, q)) for q in orders]
+    assert all(np.array_equal(c, codes[0]) for c in codes[1:])
+    assert np.array_equal(codes[0], pack_signs(exact))
+    # The constructed near-zero entries are ones float32 gets wrong: without the
+    # fix some order disagrees with the exact signs.
+    assert any(not np.array_equal(pack_signs(q), pack_signs(exact)) for q in orders)
