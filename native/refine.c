@@ -1,4 +1,7 @@
+#if defined(__x86_64__) || defined(__i386__)
+#define HSVM_REFINE_X86 1
 #include <immintrin.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -37,6 +40,7 @@ static float dot_portable(const float *x, const float *w, int64_t d)
     return reduce32(s);
 }
 
+#ifdef HSVM_REFINE_X86
 __attribute__((target("avx2")))
 static float dot_avx2(const float *x, const float *w, int64_t d)
 {
@@ -57,14 +61,21 @@ static float dot_avx2(const float *x, const float *w, int64_t d)
     tail32(s, x, w, i, d);
     return reduce32(s);
 }
+#endif
 
 typedef float (*dot_fn)(const float *, const float *, int64_t);
 
+#ifdef HSVM_REFINE_X86
 static int have_avx2(void)
 {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx2");
 }
+#else
+/* Elsewhere only the portable path exists; it gives the same bits. */
+static int have_avx2(void) { return 0; }
+#define dot_avx2 dot_portable
+#endif
 
 static dot_fn choose(int kernel)
 {
