@@ -24,6 +24,7 @@ import scipy.sparse as sp
 from ._native import ffi, lib
 from .errors import InputFormatError
 from .fileio import display_name, open_input
+from .labels import integer_labels
 
 __all__ = ["SvmChunk", "iter_svmlight", "load_svmlight", "write_svmlight"]
 
@@ -387,7 +388,7 @@ def write_svmlight(fh, X, y, *, zero_based=False):
     elif kind not in "iu":
         raise TypeError("X dtype %s cannot be written as svmlight" % Xc.dtype)
 
-    labels = _integer_labels(y, Xc.shape[0])
+    labels = integer_labels(y, Xc.shape[0])
     base = 0 if zero_based else 1
     indptr = Xc.indptr
     n = Xc.shape[0]
@@ -412,21 +413,6 @@ def write_svmlight(fh, X, y, *, zero_based=False):
                 out.append("%d %s\n" % (lab[k], " ".join(pairs[s:e])))
         fh.write("".join(out).encode("ascii"))
         r0 = r1
-
-
-def _integer_labels(y, n):
-    arr = np.asarray(y)
-    if arr.ndim != 1 or arr.shape[0] != n:
-        raise ValueError("y must be 1-D with one label per row of X (%d), got shape %s" % (n, arr.shape))
-    if arr.dtype.kind in "iu":
-        return arr.astype(np.int64)
-    if arr.dtype.kind == "b":
-        return arr.astype(np.int64)
-    if arr.dtype.kind == "f":
-        if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
-            raise ValueError("labels must be integers")
-        return arr.astype(np.int64)
-    raise TypeError("labels must be integers, not %s" % arr.dtype)
 
 
 def _format_values(data):

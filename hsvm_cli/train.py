@@ -45,8 +45,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
-
 from liblinear import liblinear as _ll
+
+from .labels import integer_labels
 
 __all__ = ["SOLVERS", "DEFAULT_TOL", "OvoTraining", "train_ovo", "solver_seeds"]
 
@@ -247,21 +248,6 @@ def _as_csr(X):
     if X.shape[1] + 1 > np.iinfo(np.int32).max:
         raise ValueError("X has too many columns for LIBLINEAR")
     return X
-
-
-def _as_labels(y, n):
-    y = np.asarray(y)
-    if y.ndim != 1:
-        raise ValueError("y must be 1-dimensional, got shape %s" % (y.shape,))
-    if y.shape[0] != n:
-        raise ValueError("X has %d rows but y has %d labels" % (n, y.shape[0]))
-    if y.dtype.kind in "iu":
-        return y.astype(np.int64)
-    if y.dtype.kind == "f":
-        if not np.all(np.isfinite(y)) or np.any(y != np.round(y)):
-            raise ValueError("y must hold integer labels")
-        return y.astype(np.int64)
-    raise ValueError("y must hold integer labels, not dtype %s" % y.dtype)
 
 
 # ------------------------------------------------------------------- row pool
@@ -490,7 +476,7 @@ def train_ovo(X, y, *, C=1.0, solver="l2loss-dual", tol=None, per_class=None, ba
     t_start = time.perf_counter()
     _check_options(C, solver, tol, per_class, bags, seed, jobs)
     X = _as_csr(X)
-    y = _as_labels(y, X.shape[0])
+    y = integer_labels(y, X.shape[0])
     classes, y_idx = np.unique(y, return_inverse=True)
     K = classes.shape[0]
     if K < 2:
