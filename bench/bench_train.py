@@ -16,39 +16,28 @@ import os
 import platform
 import statistics
 import sys
-from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
+from common import shared_data
+
+from hsvm_cli.preprocess import l2_normalize
 from hsvm_cli.train import train_ovo
-
-
-def shared_data():
-    env = os.environ.get("HSVM_SHARED_DATA")
-    if env:
-        return Path(env)
-    return Path(__file__).resolve().parents[2] / "shared" / "data"
-
-
-def l2_normalise(X):
-    X = sp.csr_matrix(X, dtype=np.float64)
-    norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
-    norms[norms == 0] = 1.0
-    return sp.csr_matrix(sp.diags(1.0 / norms) @ X)
 
 
 def load(name, n_features, labels=None):
     from sklearn.datasets import load_svmlight_file
-    path = shared_data() / name / "train.svm.gz"
-    if not path.exists():
+    root = shared_data(name)
+    if root is None:
         return None
+    path = root / "train.svm.gz"
     X, y = load_svmlight_file(str(path), n_features=n_features)
     y = y.astype(np.int64)
     if labels is not None:
         keep = np.isin(y, labels)
         X, y = X[keep], y[keep]
-    return l2_normalise(X), y
+    return l2_normalize(X), y
 
 
 def synthetic(K=300, d=1000, per_class=50, seed=0):
@@ -102,7 +91,7 @@ def main(argv=None):
     for name, loader in DATASETS:
         data = loader()
         if data is None:
-            print("skipping %s: data not found under %s" % (name, shared_data()), file=sys.stderr)
+            print("skipping %s: data set not found" % name, file=sys.stderr)
             continue
         X, y = data
         # Lazy imports (tqdm) and first-touch costs stay out of the measured runs.

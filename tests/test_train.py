@@ -1,7 +1,5 @@
 """One-vs-one LIBLINEAR training (hsvm_cli.train)."""
 import ctypes
-import os
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,24 +8,12 @@ import scipy.sparse as sp
 from liblinear import liblinear as ll
 from liblinear import liblinearutil
 
+from conftest import shared_data_dir
+from hsvm_cli.preprocess import l2_normalize
 from hsvm_cli.train import DEFAULT_TOL, SOLVERS, OvoTraining, solver_seeds, train_ovo
 
 _libc = ctypes.CDLL(None)
 _libc.srand.argtypes = [ctypes.c_uint]
-
-
-def _shared_data():
-    env = os.environ.get("HSVM_SHARED_DATA")
-    if env:
-        return Path(env)
-    return Path(__file__).resolve().parents[2] / "shared" / "data"
-
-
-def _l2_normalise(X):
-    X = sp.csr_matrix(X, dtype=np.float64)
-    norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
-    norms[norms == 0] = 1.0
-    return sp.csr_matrix(sp.diags(1.0 / norms) @ X)
 
 
 def _blobs(K=6, per=(4, 9, 15), d=30, density=0.4, seed=1, labels=None):
@@ -45,7 +31,7 @@ def _blobs(K=6, per=(4, 9, 15), d=30, density=0.4, seed=1, labels=None):
     X[rng.random(X.shape) > density] = 0.0
     y = np.concatenate(ys)
     perm = rng.permutation(X.shape[0])
-    return _l2_normalise(X[perm]), y[perm].astype(np.int64)
+    return l2_normalize(sp.csr_matrix(X[perm], dtype=np.float64)), y[perm].astype(np.int64)
 
 
 def _reference_pair(X, y, la, lb, solver, C, srand_seed, tol=None, rows=None):
@@ -310,7 +296,7 @@ def test_progress_bar_goes_to_stderr_only_when_asked(capsys):
 # -------------------------------------------------------------------- accuracy
 
 def test_digits_vote_accuracy_close_to_sklearn_one_vs_one():
-    data = _shared_data() / "digits"
+    data = shared_data_dir() / "digits"
     if not (data / "train.svm.gz").exists():
         pytest.skip("shared data not found at %s" % data)
     from sklearn.datasets import load_svmlight_file
@@ -319,7 +305,7 @@ def test_digits_vote_accuracy_close_to_sklearn_one_vs_one():
 
     Xtr, ytr = load_svmlight_file(str(data / "train.svm.gz"), n_features=64)
     Xte, yte = load_svmlight_file(str(data / "test.svm.gz"), n_features=64)
-    Xtr, Xte = _l2_normalise(Xtr), _l2_normalise(Xte)
+    Xtr, Xte = l2_normalize(Xtr), l2_normalize(Xte)
     ytr, yte = ytr.astype(np.int64), yte.astype(np.int64)
 
     m = train_ovo(Xtr, ytr, C=1.0)
