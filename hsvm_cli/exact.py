@@ -2,15 +2,12 @@
 import numpy as np
 import scipy.sparse as sp
 
-from ._native import ffi, lib
+from ._native import lib
+from .cbuf import ptr
 
 # Decision values are computed for a block of rows at a time; this bounds the
 # block's [rows x classifiers] float32 matrix.
 _BLOCK_BYTES = 64 << 20
-
-
-def _ptr(ctype, arr):
-    return ffi.cast(ctype, ffi.from_buffer(arr))
 
 
 def ovo_votes(dec, pair_a, pair_b, *, bags, n_classes):
@@ -27,9 +24,9 @@ def ovo_votes(dec, pair_a, pair_b, *, bags, n_classes):
     conf = np.empty((n, n_classes), dtype=np.float64)
     if n == 0:
         return votes, conf
-    rc = lib.hsvm_ovo_votes(_ptr("float *", dec), n, n_pairs, bags,
-                            _ptr("int32_t *", pair_a), _ptr("int32_t *", pair_b), n_classes,
-                            _ptr("int32_t *", votes), _ptr("double *", conf))
+    rc = lib.hsvm_ovo_votes(ptr("float *", dec), n, n_pairs, bags,
+                            ptr("int32_t *", pair_a), ptr("int32_t *", pair_b), n_classes,
+                            ptr("int32_t *", votes), ptr("double *", conf))
     if rc != 0:
         raise ValueError("pair index names a class outside 0..%d" % (n_classes - 1))
     return votes, conf

@@ -4,7 +4,6 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-import scipy.sparse as sp
 
 from .calibration import exact_proba, first_stage_proba, second_stage_proba
 from .exact import ExactScorer
@@ -211,7 +210,3 @@ class HashPredictor:
             # As LIBSVM's svm-predict -b 1: with probabilities, the most probable class.
             best = np.argmax(P, axis=1)
         return PredictionBlock(y, m.classes[best], votes, conf, P)
-
-    def iter_predict(self, chunks, *, timings=None, proba=False):
-        for chunk in chunks:
-            yield self.predict_block(chunk.X, y=chunk.y, timings=timings, proba=proba)

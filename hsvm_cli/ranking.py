@@ -18,7 +18,8 @@ def rank_classes(votes, confidence):
 def top_classes(votes, confidence, k):
     """Per row, the indices of the k best classes, best first ([n, k] int32);
     the order of :func:`rank_classes`, selected in C in O(K + k^2) per row."""
-    from ._native import ffi, lib
+    from ._native import lib
+    from .cbuf import ptr
     votes = np.ascontiguousarray(votes, dtype=np.int32)
     confidence = np.ascontiguousarray(confidence, dtype=np.float64)
     n, K = votes.shape
@@ -29,9 +30,7 @@ def top_classes(votes, confidence, k):
         raise ValueError("k must be at least 1")
     out = np.empty((n, k), dtype=np.int32)
     if n:
-        rc = lib.hsvm_topk(ffi.cast("int32_t *", ffi.from_buffer(votes)),
-                           ffi.cast("double *", ffi.from_buffer(confidence)), n, K, k,
-                           ffi.cast("int32_t *", ffi.from_buffer(out)))
+        rc = lib.hsvm_topk(ptr("int32_t *", votes), ptr("double *", confidence), n, K, k, ptr("int32_t *", out))
         if rc == -2:
             raise MemoryError("top-k selection")
     return out

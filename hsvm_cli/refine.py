@@ -9,11 +9,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import scipy.sparse as sp
 
-from ._native import ffi, lib
-
-
-def _ptr(ctype, arr):
-    return ffi.cast(ctype, ffi.from_buffer(arr))
+from ._native import lib
+from .cbuf import ptr
 
 
 class PairLookup:
@@ -56,7 +53,7 @@ def group_by_key(key, n_keys):
     key = np.ascontiguousarray(key, dtype=np.int64)
     order = np.empty(key.shape[0], dtype=np.int64)
     if key.shape[0]:
-        rc = lib.hsvm_group_by_key(_ptr("int64_t *", key), key.shape[0], int(n_keys), _ptr("int64_t *", order))
+        rc = lib.hsvm_group_by_key(ptr("int64_t *", key), key.shape[0], int(n_keys), ptr("int64_t *", order))
         if rc == -1:
             raise ValueError("key out of range")
         if rc == -2:
@@ -90,19 +87,19 @@ def sddmm(X, W, bias, cx, cw, *, order=None, threads=1, kernel=None):
         data = np.ascontiguousarray(X.data, dtype=np.float32)
 
         def run(s, e):
-            lib.hsvm_sddmm_csr(_ptr("int64_t *", indptr), _ptr("int32_t *", indices), _ptr("float *", data),
-                               _ptr("float *", W), _ptr("float *", bias), d,
-                               _ptr("int64_t *", cx), _ptr("int64_t *", cw), _ptr("int64_t *", order[s:e]), e - s,
-                               _ptr("float *", out))
+            lib.hsvm_sddmm_csr(ptr("int64_t *", indptr), ptr("int32_t *", indices), ptr("float *", data),
+                               ptr("float *", W), ptr("float *", bias), d,
+                               ptr("int64_t *", cx), ptr("int64_t *", cw), ptr("int64_t *", order[s:e]), e - s,
+                               ptr("float *", out))
     else:
         X = np.ascontiguousarray(X, dtype=np.float32)
         if X.shape[1] != d:
             raise ValueError("samples have %d features, classifiers %d" % (X.shape[1], d))
 
         def run(s, e):
-            if lib.hsvm_sddmm_dense(_ptr("float *", X), _ptr("float *", W), _ptr("float *", bias), d,
-                                    _ptr("int64_t *", cx), _ptr("int64_t *", cw), _ptr("int64_t *", order[s:e]),
-                                    e - s, _ptr("float *", out), kid) != 0:
+            if lib.hsvm_sddmm_dense(ptr("float *", X), ptr("float *", W), ptr("float *", bias), d,
+                                    ptr("int64_t *", cx), ptr("int64_t *", cw), ptr("int64_t *", order[s:e]),
+                                    e - s, ptr("float *", out), kid) != 0:
                 raise ValueError("kernel %s is not available on this CPU" % kernel)
     threads = max(1, min(int(threads), ncells // 4096 + 1))
     if threads == 1:
@@ -179,9 +176,9 @@ def votes_from_decisions(A, B, dec, pmask, n_classes):
     mask = np.ascontiguousarray(pmask, dtype=np.uint8)
     votes = np.empty((n, n_classes), dtype=np.int32)
     conf = np.empty((n, n_classes), dtype=np.float64)
-    if lib.hsvm_cell_votes(_ptr("float *", dec), _ptr("int64_t *", A), _ptr("int64_t *", B),
-                           _ptr("uint8_t *", mask), n, q, dec.shape[2] if dec.ndim == 3 else 1, n_classes,
-                           _ptr("int32_t *", votes), _ptr("double *", conf)) != 0:
+    if lib.hsvm_cell_votes(ptr("float *", dec), ptr("int64_t *", A), ptr("int64_t *", B),
+                           ptr("uint8_t *", mask), n, q, dec.shape[2] if dec.ndim == 3 else 1, n_classes,
+                           ptr("int32_t *", votes), ptr("double *", conf)) != 0:
         raise ValueError("pair names a class outside 0..%d" % (n_classes - 1))
     return votes, conf
 

@@ -10,11 +10,8 @@ another."""
 import numpy as np
 import scipy.sparse as sp
 
-from ._native import ffi, lib
-
-
-def _ptr(ctype, arr):
-    return ffi.cast(ctype, ffi.from_buffer(arr))
+from ._native import lib
+from .cbuf import ptr
 
 
 def row_norms(X):
@@ -22,7 +19,7 @@ def row_norms(X):
     X = np.ascontiguousarray(X, dtype=np.float32)
     out = np.empty(X.shape[0], dtype=np.float64)
     if X.shape[0]:
-        lib.hsvm_row_norms(_ptr("float *", X), X.shape[0], X.shape[1], _ptr("double *", out))
+        lib.hsvm_row_norms(ptr("float *", X), X.shape[0], X.shape[1], ptr("double *", out))
     return out
 
 
@@ -51,11 +48,11 @@ class SignProjector:
             indptr = np.ascontiguousarray(X.indptr, dtype=np.int64)
             indices = np.ascontiguousarray(X.indices, dtype=np.int32)
             data = np.ascontiguousarray(X.data, dtype=np.float32)
-            lib.hsvm_fix_signs_csr(_ptr("int64_t *", indptr), _ptr("int32_t *", indices), _ptr("float *", data),
-                                   X.shape[0], d, _ptr("float *", self.R), _ptr("double *", self.rnorm), D,
-                                   _ptr("float *", proj))
+            lib.hsvm_fix_signs_csr(ptr("int64_t *", indptr), ptr("int32_t *", indices), ptr("float *", data),
+                                   X.shape[0], d, ptr("float *", self.R), ptr("double *", self.rnorm), D,
+                                   ptr("float *", proj))
         else:
             X = np.ascontiguousarray(X, dtype=np.float32)
-            lib.hsvm_fix_signs_dense(_ptr("float *", X), X.shape[0], d, _ptr("float *", self.R),
-                                     _ptr("double *", self.rnorm), D, _ptr("float *", proj))
+            lib.hsvm_fix_signs_dense(ptr("float *", X), X.shape[0], d, ptr("float *", self.R),
+                                     ptr("double *", self.rnorm), D, ptr("float *", proj))
         return proj
