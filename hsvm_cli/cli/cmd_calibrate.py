@@ -26,7 +26,7 @@ def _list_of(kind, what):
 @options.input_path(name="validation")
 @click.option("-m", "--model", "model_path", required=True, type=click.Path(dir_okay=False), help="Exact model (.hsvm).")
 @click.option("-H", "--hash-model", "hbm_path", required=True, type=click.Path(dir_okay=False), help="Hash model (.hbm).")
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Calibration file to write.")
+@click.option("-o", "--output", required=True, type=click.Path(), help="Calibration file to write.")
 @click.option("--max-loss", type=float, default=0.5, show_default=True,
               help="Accuracy points the chosen setting may lose against exact prediction on VALIDATION.")
 @click.option("--bits", "bits_grid", callback=_list_of(int, "integers"), default=None,

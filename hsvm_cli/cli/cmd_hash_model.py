@@ -12,7 +12,7 @@ from ..model import load_model
 @click.option("-m", "--model", "model_path", required=True, type=click.Path(dir_okay=False), help="Exact model (.hsvm).")
 @click.option("--bits", type=click.IntRange(min=64), default=1024, show_default=True,
               help="Code length D (a multiple of 64); predict may use any multiple-of-64 prefix.")
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Hash model to write (.hbm).")
+@click.option("-o", "--output", required=True, type=click.Path(), help="Hash model to write (.hbm).")
 @click.option("--store-projection", is_flag=True,
               help="Store the D x d projection in the file (default: derive it from the seed when needed).")
 @options.seed

@@ -7,7 +7,7 @@ from ..trainer import train_model_from_file
 
 @click.command("train-ovo")
 @options.input_path(name="train")
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Model file to write (.hsvm).")
+@click.option("-o", "--output", required=True, type=click.Path(), help="Model file to write (.hsvm).")
 @click.option("-c", "C", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
               help="Cost parameter C of every pair's SVM.")
 @click.option("--solver", type=click.Choice(["l2loss-dual", "l2loss-primal", "l1loss-dual"]), default="l2loss-dual",

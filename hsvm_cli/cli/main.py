@@ -1,10 +1,11 @@
 """The ``hsvm`` command: a thin layer over the library, one module per subcommand."""
+import os
 import sys
 
 import click
 
 from .. import __version__
-from ..errors import HsvmError
+from ..errors import HsvmError, OutputError
 
 
 class HsvmGroup(click.Group):
@@ -15,6 +16,8 @@ class HsvmGroup(click.Group):
             return super().invoke(ctx)
         except HsvmError as exc:
             click.echo("hsvm: %s" % exc, err=True)
+            if isinstance(exc, OutputError):
+                _discard_stdout()
             ctx.exit(exc.exit_code)
         except BrokenPipeError:
             # `hsvm predict ... | head`: the reader went away; not an error of ours.
@@ -23,6 +26,17 @@ class HsvmGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("hsvm: interrupted", err=True)
             ctx.exit(130)
+
+
+def _discard_stdout():
+    """After a failed write to stdout (``> /dev/full``), the interpreter's own
+    flush at exit would fail again and print a second message."""
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, sys.stdout.fileno())
+        os.close(fd)
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 @click.group(cls=HsvmGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -12,7 +12,7 @@ jobs = click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_
                     help="Parallel training workers.")
 zero_based = click.option("--zero-based", is_flag=True,
                           help="Feature indices in the svmlight input start at 0 (default: 1, as LIBSVM).")
-output = click.option("-o", "--output", default="-", show_default=True, type=click.Path(dir_okay=False, allow_dash=True),
+output = click.option("-o", "--output", default="-", show_default=True, type=click.Path(allow_dash=True),
                       help="Output file ('-': stdout). Written to a temporary name, then renamed.")
 timings = click.option("--timings", is_flag=True,
                        help="Print a JSON line with the seconds spent in each phase to stderr.")
