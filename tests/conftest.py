@@ -64,3 +64,17 @@ def write_text(path, text):
 def random_codes(rng, n, words):
     return rng.integers(0, 2**63, size=(n, words), dtype=np.int64).view(np.uint64) ^ \
         (rng.integers(0, 2, size=(n, words), dtype=np.uint64) << np.uint64(63))
+
+
+def invoke(args, *, exit_code=0, stdout=None, stderr=None, input=None):
+    """Run the hsvm CLI in-process (click's CliRunner) and assert its exit
+    status and, when given, its exact stdout and stderr.  Returns the result."""
+    from click.testing import CliRunner
+    from hsvm_cli.cli.main import cli
+    result = CliRunner().invoke(cli, [str(a) for a in args], input=input, catch_exceptions=False)
+    assert result.exit_code == exit_code, (result.exit_code, result.stdout, result.stderr)
+    if stdout is not None:
+        assert result.stdout == stdout
+    if stderr is not None:
+        assert result.stderr == stderr
+    return result
