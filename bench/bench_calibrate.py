@@ -13,15 +13,17 @@ import json
 
 import numpy as np
 
-from common import load_trained, machine_line, median_time
+from hsvm_cli.models.hashed import hash_model
+from hsvm_cli.predict.exact import ExactScorer
+from hsvm_cli.predict.filter import HashFilter
+from hsvm_cli.predict.predictor import Predictor
+from hsvm_cli.predict.ranking import best_class
+from hsvm_cli.preprocess import prepare
+from hsvm_cli.proba import estimators as prob
+from hsvm_cli.support.labels import class_index
+from hsvm_cli.tune import calibrate, format_grid
 
-from hsvm_cli import probability as prob
-from hsvm_cli.calibrate import calibrate, class_indices, format_grid
-from hsvm_cli.exact import ExactScorer
-from hsvm_cli.hashmodel import hash_model
-from hsvm_cli.hashpredict import HashFilter, HashPredictor
-from hsvm_cli.predict import prepare
-from hsvm_cli.ranking import best_class
+from common import load_trained, machine_line, median_time
 
 
 def split_half(y):
@@ -50,27 +52,26 @@ def run_set(name, max_loss, repeat):
 
     t_exact, exact_labels = median_time(exact, repeat)
     st = cal.setting
-    if st["mode"] == "exact":
+    if st.mode == "exact":
         t_chosen, labels = t_exact, exact_labels
     else:
-        hp = HashPredictor(model, h, bits=st["bits"], filter_k=st["k"], epsilon=st["epsilon"], calibration=cal,
-                           refine=st["k"] > 1)
+        hp = Predictor(model, h, bits=st.bits, filter_k=st.k, epsilon=st.epsilon, calibration=cal,
+                           refine=st.k > 1)
         t_chosen, block = median_time(lambda: hp.predict_block(Xs), repeat)
         labels = block.labels
-    nll = {}
-    bits = st["bits"] or min(cal.alphas)
+    bits = st.bits or min(cal.alphas)
     hf = HashFilter(h, bits=bits)
     v, m = hf.votes(hf.hash_samples(prepare("l2", Xs)))
     s = prob.first_stage_scores(v, m)
-    yi = class_indices(model.classes, ys)
-    nll = {"bits": bits, "fitted_alpha": cal.alpha(bits), "nll_fitted": prob.nll(prob.softmax(s, cal.alpha(bits)), yi),
-           "nll_alpha_1": prob.nll(prob.softmax(s, 1.0), yi)}
+    yi = class_index(model.classes, ys)
+    first_nll = {"bits": bits, "fitted_alpha": cal.alpha(bits), "nll_fitted": nll(prob.softmax(s, cal.alpha(bits)), yi),
+           "nll_alpha_1": nll(prob.softmax(s, 1.0), yi)}
     return {"set": name, "K": model.n_classes, "validation": int(val.sum()), "test": int(n),
-            "grid_table": format_grid(cal), "setting": st, "why": cal.info["why"],
+            "grid_table": format_grid(cal), "setting": st.as_dict(), "why": cal.info["why"],
             "exact_test_accuracy": float((exact_labels == ys).mean()),
             "chosen_test_accuracy": float((labels == ys).mean()),
             "exact_us_per_sample": 1e6 * t_exact / n, "chosen_us_per_sample": 1e6 * t_chosen / n,
-            "first_stage_nll": nll}
+            "first_stage_nll": first_nll}
 
 
 def main(argv=None):

@@ -14,14 +14,16 @@ import tempfile
 
 import numpy as np
 
-from common import load_trained, machine_line, markdown_table
+from hsvm_cli.hashing.angles import thresholds
+from hsvm_cli.hashing.hamming import hamming_distances
+from hsvm_cli.models.hashed import hash_model, save_hash_model
+from hsvm_cli.models.ovo import save_model
+from hsvm_cli.predict.filter import HashFilter
+from hsvm_cli.predict.predictor import Predictor
+from hsvm_cli.predict.ranking import rank_classes
+from hsvm_cli.preprocess import prepare
 
-from hsvm_cli.hamming import hamming_distances
-from hsvm_cli.hashmodel import hash_model, save_hash_model, thresholds
-from hsvm_cli.hashpredict import HashFilter
-from hsvm_cli.model import save_model
-from hsvm_cli.predict import predict_exact, prepare
-from hsvm_cli.ranking import rank_classes
+from common import load_trained, machine_line, markdown_table
 
 BITS = (256, 1024, 4096)
 
@@ -37,7 +39,7 @@ def run_set(name, n_classifiers=2000):
     rows = np.sort(rng.choice(model.n_classifiers, min(n_classifiers, model.n_classifiers), replace=False))
     exact_dec = (np.asarray(Xn @ model.W[rows].T) + model.b[rows]) > 0
     xcodes = HashFilter(h, bits=max(BITS)).hash_samples(Xn)
-    exact_labels = predict_exact(model, Xt)[0]
+    exact_labels = Predictor(model).predict(Xt)
     out = {"set": name, "K": model.n_classes, "classifiers_sampled": int(rows.shape[0]), "bits": {}}
     for bits in BITS:
         dist = hamming_distances(xcodes, np.ascontiguousarray(h.codes[rows]), bits=bits)

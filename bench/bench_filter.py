@@ -12,14 +12,14 @@ import json
 
 import numpy as np
 
-from common import cached_model, machine_line, markdown_table, median_time, synthetic_classes
+from hsvm_cli.models.hashed import hash_model
+from hsvm_cli.predict.exact import ExactScorer
+from hsvm_cli.predict.predictor import Predictor
+from hsvm_cli.predict.ranking import best_class, top_classes
+from hsvm_cli.preprocess import prepare
+from hsvm_cli.train.ovo import train_ovo
 
-from hsvm_cli.exact import ExactScorer
-from hsvm_cli.hashmodel import hash_model
-from hsvm_cli.hashpredict import HashPredictor
-from hsvm_cli.predict import prepare
-from hsvm_cli.ranking import best_class, top_classes
-from hsvm_cli.trainer import train_model
+from common import cached_model, machine_line, markdown_table, median_time, synthetic_classes
 
 
 def main(argv=None):
@@ -39,7 +39,7 @@ def main(argv=None):
 
     X, y, Xt, yt = synthetic_classes(a.classes, a.dim, a.per_class, seed=1, n_test=a.n_test, spread=a.spread)
     model = cached_model("synthetic-K%d-d%d-n%d-s%g" % (a.classes, a.dim, a.per_class, a.spread),
-                         lambda: train_model(X, y, C=1.0, seed=0, jobs=2))
+                         lambda: train_ovo(X, y, C=1.0, seed=0, jobs=2))
     h = hash_model(model, bits=1024, seed=0)
     Xt32 = Xt.astype(np.float32)
     n = Xt.shape[0]
@@ -58,7 +58,7 @@ def main(argv=None):
               "exact_us_per_sample": 1e6 * t_exact / n, "exact_accuracy": acc_exact, "filter": [], "refine": []}
 
     for bits, k in ((256, 30), (1024, 30)):
-        hp = HashPredictor(model, h, bits=bits, filter_k=k, threads=a.threads)
+        hp = Predictor(model, h, bits=bits, filter_k=k, threads=a.threads)
 
         def filt():
             Xn = prepare("l2", Xt32)
@@ -73,7 +73,7 @@ def main(argv=None):
                                  "exact_survives": recall})
 
     for bits, k in ((512, 3), (256, 30), (1024, 30)):
-        hp = HashPredictor(model, h, bits=bits, filter_k=k, threads=a.threads)
+        hp = Predictor(model, h, bits=bits, filter_k=k, threads=a.threads)
         t, block = median_time(lambda: hp.predict_block(Xt32), a.repeat)
         acc = float((block.labels == yt).mean())
         agree = float((block.labels == exact_labels).mean())

@@ -24,9 +24,10 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import numpy as np  # noqa: E402
 
-from hsvm_cli.hamming import (HammingCodes, HammingVoter, available_kernels,  # noqa: E402
-                              selected_kernel)
-from hsvm_cli.hamming_ref import hamming_vote_ref  # noqa: E402
+from hsvm_cli.hashing.hamming import HammingCodes, HammingVoter
+from hsvm_cli.support.kernels import available_kernels, selected_kernel
+
+from oracles.hamming_ref import hamming_vote_ref
 
 try:
     import faiss

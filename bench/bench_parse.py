@@ -26,7 +26,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from hsvm_cli.svmlight import iter_svmlight, load_svmlight  # noqa: E402
+from hsvm_cli.io.svmlight import iter_svmlight, load_svmlight
 
 
 def default_data():

@@ -11,14 +11,13 @@ import json
 
 import numpy as np
 
+from hsvm_cli.models.hashed import hash_model
+from hsvm_cli.predict.exact import ExactScorer
+from hsvm_cli.predict.predictor import Predictor
+from hsvm_cli.predict.ranking import best_class, rank_classes
+from hsvm_cli.preprocess import prepare
+
 from common import REAL_SETS, load_trained, machine_line, markdown_table, median_time
-
-from hsvm_cli.exact import ExactScorer
-from hsvm_cli.hashmodel import hash_model
-from hsvm_cli.hashpredict import HashPredictor
-from hsvm_cli.predict import prepare
-from hsvm_cli.ranking import best_class, rank_classes
-
 
 
 def run_set(name, bits_list, fractions, repeat, threads):
@@ -43,7 +42,7 @@ def run_set(name, bits_list, fractions, repeat, threads):
     ks = sorted({max(2, int(round(f * K))) for f in fractions})
     for bits in bits_list:
         for k in ks:
-            hp = HashPredictor(model, h, bits=bits, filter_k=k, threads=threads)
+            hp = Predictor(model, h, bits=bits, filter_k=k, threads=threads)
             t, block = median_time(lambda: hp.predict_block(Xt), repeat)
             v, m = hp.filter.votes(hp.filter.hash_samples(prepare("l2", Xt)))
             kept = model.classes[rank_classes(v, m)[:, :k]]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Throughput of one-vs-one training (hsvm_cli.train.train_ovo).
+"""Throughput of one-vs-one training (hsvm_cli.train.train_pairs).
 
 For each data set: total wall seconds, seconds inside LIBLINEAR's ``train``
 (summed over workers), classifiers per second and the overhead ratio
@@ -20,10 +20,10 @@ import sys
 import numpy as np
 import scipy.sparse as sp
 
-from common import shared_data
-
 from hsvm_cli.preprocess import l2_normalize
-from hsvm_cli.train import train_ovo
+from hsvm_cli.train.liblinear import train_pairs
+
+from common import shared_data
 
 
 def load(name, n_features, labels=None):
@@ -62,7 +62,7 @@ DATASETS = [
 def measure(X, y, jobs, repeat):
     runs = []
     for _ in range(repeat):
-        m = train_ovo(X, y, jobs=jobs)
+        m = train_pairs(X, y, jobs=jobs)
         runs.append((m.wall_seconds, m.solver_seconds, m.n_classifiers))
     total = statistics.median(r[0] for r in runs)
     solver = statistics.median(r[1] for r in runs)
@@ -96,7 +96,7 @@ def main(argv=None):
         X, y = data
         # Lazy imports (tqdm) and first-touch costs stay out of the measured runs.
         keep = np.isin(y, np.unique(y)[:2])
-        train_ovo(X[keep], y[keep])
+        train_pairs(X[keep], y[keep])
         for jobs in jobs_list:
             r = measure(X, y, jobs, args.repeat)
             r.update(dataset=name, jobs=jobs, n=int(X.shape[0]), d=int(X.shape[1]),

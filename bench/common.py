@@ -31,8 +31,8 @@ REAL_SETS = {"omniglot-242": (784, 0.1), "reuters-r52": (11698, 1.0), "fashion-m
 def load_trained(name):
     """(model, Xt float32, yt) for a real set, training cached in bench/out;
     None when the data set is absent."""
-    from hsvm_cli.svmlight import load_svmlight
-    from hsvm_cli.trainer import train_model
+    from hsvm_cli.io.svmlight import load_svmlight
+    from hsvm_cli.train.ovo import train_ovo
     d, C = REAL_SETS[name]
     root = shared_data(name)
     if root is None:
@@ -41,7 +41,7 @@ def load_trained(name):
 
     def train():
         X, y = load_svmlight(str(root / "train.svm.gz"), n_features=d)
-        return train_model(X, y, C=C, seed=0, jobs=2)
+        return train_ovo(X, y, C=C, seed=0, jobs=2)
 
     return cached_model("%s-C%g" % (name, C), train), Xt, yt
 
@@ -78,7 +78,7 @@ def synthetic_classes(K, d, per_class, *, seed, spread=7.0, n_test=0):
 
 def cached_model(key, train):
     """Train once per benchmark configuration; later runs load bench/out/KEY.hsvm."""
-    from hsvm_cli.model import load_model, save_model
+    from hsvm_cli.models.ovo import load_model, save_model
     path = REPO / "bench" / "out" / (key + ".hsvm")
     if path.exists():
         return load_model(path)
@@ -96,7 +96,8 @@ def markdown_table(header, rows):
 
 def machine_line():
     import platform
-    from hsvm_cli.hamming import selected_kernel
+
+    from hsvm_cli.support.kernels import selected_kernel
     try:
         from threadpoolctl import threadpool_info
         blas = ",".join("%s %s (%s, %d threads)" % (i.get("internal_api"), i.get("version"), i.get("architecture"),

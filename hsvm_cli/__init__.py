@@ -1,2 +1,59 @@
-"""hsvm: apply very many one-vs-one linear SVMs cheaply with hashing."""
+"""hsvm: apply very many one-vs-one linear SVMs cheaply with hashing.
+
+Everything the ``hsvm`` command does is a call here::
+
+    from hsvm_cli import load_svmlight, train_ovo, hash_model, Predictor
+
+    X, y = load_svmlight("train.svm")
+    model = train_ovo(X, y, C=1.0, seed=0)          # an OvoModel
+    hm = hash_model(model, bits=256)                 # a HashModel
+    labels = Predictor(model, hm, filter_k=10).predict(Xt)
+
+Reading: :func:`load_svmlight`, :func:`iter_svmlight`, :func:`write_svmlight`.
+Training: :func:`train_ovo`, :func:`train_ovo_file`.  Models: :func:`load_model`,
+:func:`save_model`, :func:`hash_model`, :func:`load_hash_model`,
+:func:`save_hash_model`, :func:`hash_data`, :func:`read_codes`.  Prediction:
+:class:`Predictor` (exact, filter, filter-and-refine, probabilities;
+:meth:`Predictor.from_calibration`).  Probabilities and the accuracy-speed
+setting: :func:`calibrate`, :func:`load_calibration`, :func:`save_calibration`.
+Evaluation: :func:`evaluate`.  Errors: :class:`HsvmError` and its kinds, each
+with the exit status the command uses.
+
+Names are imported on first use, so ``import hsvm_cli`` stays cheap."""
+import importlib
+
 __version__ = "0.1.0"
+
+_API = {
+    "load_svmlight": "io.svmlight", "iter_svmlight": "io.svmlight", "write_svmlight": "io.svmlight",
+    "SvmChunk": "io.svmlight",
+    "train_ovo": "train.ovo", "train_ovo_file": "train.ovo",
+    "OvoModel": "models.ovo", "load_model": "models.ovo", "save_model": "models.ovo",
+    "HashModel": "models.hashed", "hash_model": "models.hashed", "load_hash_model": "models.hashed",
+    "save_hash_model": "models.hashed",
+    "hash_data": "models.codes", "read_codes": "models.codes",
+    "Calibration": "models.calibration", "Setting": "models.calibration",
+    "load_calibration": "models.calibration", "save_calibration": "models.calibration",
+    "Predictor": "predict.predictor", "Prediction": "predict.predictor",
+    "calibrate": "tune", "format_grid": "tune",
+    "evaluate": "evaluation.file_report", "Evaluation": "evaluation.file_report",
+    "HsvmError": "errors", "InputFormatError": "errors", "ModelFormatError": "errors", "DataError": "errors",
+    "ModelMismatchError": "errors", "InputNotFoundError": "errors", "OutputError": "errors",
+    "OptionError": "errors",
+}
+
+__all__ = sorted(_API) + ["__version__"]
+
+
+def __getattr__(name):
+    try:
+        module = _API[name]
+    except KeyError:
+        raise AttributeError("module %r has no attribute %r" % (__name__, name)) from None
+    value = getattr(importlib.import_module("." + module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_API))

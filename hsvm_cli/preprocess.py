@@ -1,6 +1,30 @@
-"""Sample normalisation applied identically at training and prediction time."""
+"""Sample preparation applied identically at training and prediction time:
+normalisation (with norms summed in a fixed order, so normalised samples and
+hence their codes are the same bits on every CPU) and, for prediction, float32
+and a dense layout where BLAS wins."""
 import numpy as np
 import scipy.sparse as sp
+
+from .support.native import lib, ptr
+from .support.timing import NullTimings
+
+NORMALIZATIONS = ("l2", "none")
+
+# Above this fraction of nonzeros a block is multiplied as a dense matrix: a
+# sparse x dense product does ~2 flops per nonzero per output column at scalar
+# speed, BLAS does 2 flops per entry at SIMD speed, roughly 20-40x faster per
+# flop, so dense wins once more than a few percent of the entries are nonzero.
+DENSE_ABOVE = 0.05
+
+
+def row_norms(X):
+    """Euclidean norms of the rows of a dense float32 matrix, summed in double
+    in index order (native/project.c)."""
+    X = np.ascontiguousarray(X, dtype=np.float32)
+    out = np.empty(X.shape[0], dtype=np.float64)
+    if X.shape[0]:
+        lib.hsvm_row_norms(ptr("float *", X), X.shape[0], X.shape[1], ptr("double *", out))
+    return out
 
 
 def l2_normalize(X, *, copy=True):
@@ -16,9 +40,6 @@ def l2_normalize(X, *, copy=True):
         return X
     X = np.array(X, copy=copy)
     if X.dtype == np.float32:
-        # A fixed summation order: normalised samples, hence their codes, are
-        # the same bits on every CPU (hsvm_cli.signs).
-        from .signs import row_norms
         norms = row_norms(X)
     else:
         norms = np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64))
@@ -28,18 +49,12 @@ def l2_normalize(X, *, copy=True):
 
 
 def apply_normalization(X, how, *, copy=True):
+    """``how``: ``"l2"`` (unit rows) or ``"none"``."""
     if how == "l2":
         return l2_normalize(X, copy=copy)
     if how == "none":
         return X
-    raise ValueError("unknown normalisation %r (choose l2 or none)" % how)
-
-
-# Above this fraction of nonzeros a block is multiplied as a dense matrix: a
-# sparse x dense product does ~2 flops per nonzero per output column at scalar
-# speed, BLAS does 2 flops per entry at SIMD speed, roughly 20-40x faster per
-# flop, so dense wins once more than a few percent of the entries are nonzero.
-DENSE_ABOVE = 0.05
+    raise ValueError("unknown normalisation %r (choose %s)" % (how, " or ".join(NORMALIZATIONS)))
 
 
 def densify_if_dense(X, *, threshold=DENSE_ABOVE):
@@ -50,3 +65,13 @@ def densify_if_dense(X, *, threshold=DENSE_ABOVE):
         if n * d and X.nnz >= threshold * n * d:
             return X.toarray()
     return X
+
+
+def prepare(normalize, X, *, timings=None):
+    """A block of raw samples as prediction wants it: float32, normalised as the
+    model was trained (``normalize``: l2 or none), dense when dense enough for
+    BLAS.  The time goes to the ``normalise`` phase of ``timings``."""
+    t = timings or NullTimings()
+    with t.phase("normalise"):
+        X = X.astype(np.float32, copy=False) if hasattr(X, "astype") else np.asarray(X, dtype=np.float32)
+        return densify_if_dense(apply_normalization(X, normalize, copy=True))

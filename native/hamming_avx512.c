@@ -224,67 +224,7 @@ INL void dist_rows(const int S, const hsvm_hamming_plan *p, const uint64_t *x0,
     }
 }
 
-/* One out-of-line copy per (samples per tile, single bag, packed) so each
- * inner loop is fully unrolled with its accumulators in registers. */
-#define VOTE_FN(S, ONE, PACKED)                                                      \
-    static TGT __attribute__((noinline)) void vote_##S##_##ONE##_##PACKED(           \
-        const hsvm_hamming_plan *p, const uint64_t *x0, int64_t xwords, int64_t b0,  \
-        int64_t b1, int32_t *v, int32_t *d)                                          \
-    {                                                                                \
-        vote_rows(S, ONE, PACKED, p, x0, xwords, b0, b1, v, d);                      \
-    }
-#define VOTE_FNS(ONE, PACKED) \
-    VOTE_FN(1, ONE, PACKED) VOTE_FN(2, ONE, PACKED) VOTE_FN(3, ONE, PACKED) VOTE_FN(4, ONE, PACKED)
-VOTE_FNS(0, 0)
-VOTE_FNS(0, 1)
-VOTE_FNS(1, 0)
-VOTE_FNS(1, 1)
-
-#define DIST_FN(S)                                                                   \
-    static TGT __attribute__((noinline)) void dist_##S(                             \
-        const hsvm_hamming_plan *p, const uint64_t *x0, int64_t xwords, int64_t b0,  \
-        int64_t b1, int32_t *out)                                                    \
-    {                                                                                \
-        dist_rows(S, p, x0, xwords, b0, b1, out);                                    \
-    }
-DIST_FN(4)
-DIST_FN(3)
-DIST_FN(2)
-DIST_FN(1)
-
-typedef void (*vote_fn)(const hsvm_hamming_plan *, const uint64_t *, int64_t, int64_t,
-                        int64_t, int32_t *, int32_t *);
-typedef void (*dist_fn)(const hsvm_hamming_plan *, const uint64_t *, int64_t, int64_t,
-                        int64_t, int32_t *);
-
-void hsvm_hamming_vote_avx512(const hsvm_hamming_plan *p, const uint64_t *xcodes,
-                              int64_t n, int64_t xwords, int64_t blk0, int64_t blk1,
-                              int32_t *votes, int32_t *dsum)
-{
-    /* [single bag][packed][samples] */
-    static const vote_fn table[2][2][SMAX + 1] = {
-        {{0, vote_1_0_0, vote_2_0_0, vote_3_0_0, vote_4_0_0},
-         {0, vote_1_0_1, vote_2_0_1, vote_3_0_1, vote_4_0_1}},
-        {{0, vote_1_1_0, vote_2_1_0, vote_3_1_0, vote_4_1_0},
-         {0, vote_1_1_1, vote_2_1_1, vote_3_1_1, vote_4_1_1}},
-    };
-    const vote_fn *fns = table[p->bags == 1][p->pack_shift > 0];
-    const int64_t K = p->n_classes;
-    for (int64_t i = 0; i < n; i += SMAX) {
-        const int S = n - i >= SMAX ? SMAX : (int)(n - i);
-        fns[S](p, xcodes + i * xwords, xwords, blk0, blk1, votes + i * K, dsum + i * K);
-    }
-}
-
-void hsvm_hamming_dist_avx512(const hsvm_hamming_plan *p, const uint64_t *xcodes,
-                              int64_t n, int64_t xwords, int64_t blk0, int64_t blk1, int32_t *out)
-{
-    static const dist_fn fns[SMAX + 1] = {0, dist_1, dist_2, dist_3, dist_4};
-    const int64_t m = p->n_items;
-    for (int64_t i = 0; i < n; i += SMAX) {
-        const int S = n - i >= SMAX ? SMAX : (int)(n - i);
-        fns[S](p, xcodes + i * xwords, xwords, blk0, blk1, out + i * m);
-    }
-}
+#define ISA avx512
+#include "hamming_isa.h"
 
 #endif

@@ -1,7 +1,6 @@
 /* Plans (classifier repacking) and run-time choice of the Hamming kernels. */
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include "hsvm_hamming.h"
 
 HSVM_HAMMING_DECLARE_KERNEL(portable);
@@ -12,76 +11,6 @@ HSVM_HAMMING_DECLARE_KERNEL(avx512);
 #endif
 
 #define LANES HSVM_HAMMING_LANES
-
-/* ------------------------------------------------------------------ dispatch */
-
-static int32_t detect_kernels(void)
-{
-    int32_t mask = 1 << HSVM_KERNEL_PORTABLE;
-#ifdef HSVM_X86
-    /* libgcc's checks include the OS (XCR0) saving the wider registers, so a
-     * kernel is only offered when its state survives context switches. */
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2"))
-        mask |= 1 << HSVM_KERNEL_AVX2;
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-        __builtin_cpu_supports("avx512vpopcntdq"))
-        mask |= 1 << HSVM_KERNEL_AVX512;
-#endif
-    return mask;
-}
-
-int32_t hsvm_hamming_kernels_available(void)
-{
-    /* Racing first calls compute the same value, so no lock is needed. */
-    static volatile int32_t cached = 0;
-    if (cached == 0)
-        cached = detect_kernels();
-    return cached;
-}
-
-const char *hsvm_hamming_kernel_name(int32_t kernel)
-{
-    switch (kernel) {
-    case HSVM_KERNEL_AUTO: return "auto";
-    case HSVM_KERNEL_PORTABLE: return "portable";
-    case HSVM_KERNEL_AVX2: return "avx2";
-    case HSVM_KERNEL_AVX512: return "avx512";
-    default: return "?";
-    }
-}
-
-static int32_t best_kernel(int32_t mask)
-{
-    for (int32_t k = HSVM_KERNEL_AVX512; k > HSVM_KERNEL_PORTABLE; k--)
-        if (mask & (1 << k))
-            return k;
-    return HSVM_KERNEL_PORTABLE;
-}
-
-int32_t hsvm_hamming_resolve_kernel(int32_t requested)
-{
-    const int32_t mask = hsvm_hamming_kernels_available();
-    if (requested == HSVM_KERNEL_AUTO) {
-        /* Read on every call (not cached) so a test or a driver script can
-         * switch paths without reloading the library. */
-        const char *env = getenv("HSVM_KERNEL");
-        if (env == NULL || env[0] == '\0' || strcasecmp(env, "auto") == 0)
-            return best_kernel(mask);
-        requested = -1;
-        for (int32_t k = HSVM_KERNEL_PORTABLE; k <= HSVM_KERNEL_AVX512; k++)
-            if (strcasecmp(env, hsvm_hamming_kernel_name(k)) == 0)
-                requested = k;
-        if (requested < 0)
-            return HSVM_HAMMING_EBADNAME;
-    }
-    if (requested < HSVM_KERNEL_PORTABLE || requested > HSVM_KERNEL_AVX512)
-        return HSVM_HAMMING_EINVAL;
-    if (!(mask & (1 << requested)))
-        return HSVM_HAMMING_EUNAVAILABLE;
-    return requested;
-}
 
 /* --------------------------------------------------------------------- plans */
 
@@ -416,7 +345,7 @@ int hsvm_hamming_dist(const hsvm_hamming_plan *plan, const uint64_t *xcodes,
     int rc = check_call(plan, HSVM_PLAN_CODES, xcodes, n, xwords);
     if (rc != HSVM_HAMMING_OK)
         return rc;
-    const int32_t k = hsvm_hamming_resolve_kernel(kernel);
+    const int32_t k = hsvm_resolve_kernel(kernel);
     if (k < 0)
         return k;
     if (n == 0 || plan->n_items == 0)
@@ -449,7 +378,7 @@ int hsvm_hamming_vote(const hsvm_hamming_plan *plan, const uint64_t *xcodes,
     int rc = check_call(plan, HSVM_PLAN_VOTES, xcodes, n, xwords);
     if (rc != HSVM_HAMMING_OK)
         return rc;
-    const int32_t k = hsvm_hamming_resolve_kernel(kernel);
+    const int32_t k = hsvm_resolve_kernel(kernel);
     if (k < 0)
         return k;
     if (n == 0)

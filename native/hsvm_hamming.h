@@ -17,20 +17,14 @@
 #ifndef HSVM_HAMMING_H
 #define HSVM_HAMMING_H
 #include <stdint.h>
+#include "hsvm_cpu.h"
 
-enum {
-    HSVM_KERNEL_AUTO = 0,      /* best the CPU has, unless HSVM_KERNEL says otherwise */
-    HSVM_KERNEL_PORTABLE = 1,  /* plain C with POPCNT */
-    HSVM_KERNEL_AVX2 = 2,      /* AVX2 nibble-table popcount */
-    HSVM_KERNEL_AVX512 = 3     /* AVX-512 F/BW/VL + VPOPCNTDQ */
-};
-
+/* Return codes; a kernel that cannot run also returns hsvm_resolve_kernel's
+ * HSVM_CPU_EBADNAME or HSVM_CPU_EUNAVAILABLE. */
 enum {
     HSVM_HAMMING_OK = 0,
     HSVM_HAMMING_EINVAL = -1,       /* bad sizes, classes out of range, wrong plan kind */
-    HSVM_HAMMING_ENOMEM = -2,
-    HSVM_HAMMING_EBADNAME = -3,     /* HSVM_KERNEL is not avx512, avx2, portable or auto */
-    HSVM_HAMMING_EUNAVAILABLE = -4  /* the requested kernel needs instructions this CPU lacks */
+    HSVM_HAMMING_ENOMEM = -2
 };
 
 enum {
@@ -80,14 +74,6 @@ typedef struct hsvm_hamming_plan {
     int32_t *b_count;       /* [n_classes] pairs naming the class as b */
 } hsvm_hamming_plan;
 
-/* Bit mask of the kernels this CPU can run (bit k set = kernel id k). */
-int32_t hsvm_hamming_kernels_available(void);
-/* Resolves a request (HSVM_KERNEL_*) to the kernel id that will run, consulting
- * the HSVM_KERNEL environment variable for HSVM_KERNEL_AUTO; negative on error. */
-int32_t hsvm_hamming_resolve_kernel(int32_t requested);
-/* "portable", "avx2", "avx512", "auto", or "?" for an unknown id. */
-const char *hsvm_hamming_kernel_name(int32_t kernel);
-
 /* Packs the first `words` words of ccodes [m][cwords] for hsvm_hamming_dist. */
 int hsvm_hamming_plan_codes(const uint64_t *ccodes, int64_t m, int64_t cwords,
                             int32_t words, hsvm_hamming_plan **out);
@@ -104,7 +90,8 @@ int hsvm_hamming_plan_votes(const uint64_t *ccodes, int64_t m, int64_t cwords,
 void hsvm_hamming_plan_free(hsvm_hamming_plan *plan);
 
 /* out [n][plan->n_items] int32: distances of xcodes [n][xwords] (first
- * plan->words words) to every packed classifier, in the original order. */
+ * plan->words words) to every packed classifier, in the original order.
+ * kernel: HSVM_KERNEL_* (see hsvm_cpu.h). */
 int hsvm_hamming_dist(const hsvm_hamming_plan *plan, const uint64_t *xcodes,
                       int64_t n, int64_t xwords, int32_t *out, int32_t kernel);
 /* votes, dsum [n][plan->n_classes] int32, overwritten. */

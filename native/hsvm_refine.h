@@ -7,14 +7,14 @@
 /* out[c] = X[cx[c]] . W[cw[c]] + bias[cw[c]] for c < ncells, X dense [*, d]
  * row-major, W [*, d] row-major.  Cells are visited in the order given by
  * `order` (NULL: 0, 1, ...); callers group them by cw so each classifier row
- * is streamed once per batch.  Every path (kernel: 0 = best available or as
- * HSVM_KERNEL says, 1 = portable, 2 or 3 = AVX2) sums in the same order -- 32
+ * is streamed once per batch.  Every path (kernel: HSVM_KERNEL_* of
+ * hsvm_cpu.h; AVX-512 runs the AVX2 dot product) sums in the same order -- 32
  * interleaved float partial sums of separately rounded products, then a fixed
  * tree -- so results are bit-identical on every CPU.
- * Returns 0, or -4 if the requested kernel is not available on this CPU. */
+ * Returns 0, or hsvm_resolve_kernel's negative code if the kernel cannot run. */
 int hsvm_sddmm_dense(const float *X, const float *W, const float *bias, int64_t d,
                      const int64_t *cx, const int64_t *cw, const int64_t *order, int64_t ncells,
-                     float *out, int kernel);
+                     float *out, int32_t kernel);
 
 /* The same with X in CSR form (indptr int64, indices int32, data float32). */
 void hsvm_sddmm_csr(const int64_t *indptr, const int32_t *indices, const float *data,

@@ -4,7 +4,7 @@
 #endif
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
+#include "hsvm_cpu.h"
 #include "hsvm_refine.h"
 
 /* The fixed summation order every path follows: 32 partial sums, lane j
@@ -65,38 +65,29 @@ static float dot_avx2(const float *x, const float *w, int64_t d)
 
 typedef float (*dot_fn)(const float *, const float *, int64_t);
 
+/* One dot product per instruction set, all in the same summation order: the
+ * AVX-512 path has nothing to add to AVX2's here, so it runs AVX2's. */
+static int32_t choose(int32_t kernel, dot_fn *dot)
+{
+    const int32_t k = hsvm_resolve_kernel(kernel);
+    if (k < 0)
+        return k;
+    *dot = dot_portable;
 #ifdef HSVM_REFINE_X86
-static int have_avx2(void)
-{
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2");
-}
-#else
-/* Elsewhere only the portable path exists; it gives the same bits. */
-static int have_avx2(void) { return 0; }
-#define dot_avx2 dot_portable
+    if (k == HSVM_KERNEL_AVX2 || k == HSVM_KERNEL_AVX512)
+        *dot = dot_avx2;
 #endif
-
-static dot_fn choose(int kernel)
-{
-    if (kernel == 0) {
-        const char *env = getenv("HSVM_KERNEL");
-        if (env && strcasecmp(env, "portable") == 0)
-            return dot_portable;
-        return have_avx2() ? dot_avx2 : dot_portable;
-    }
-    if (kernel == 1)
-        return dot_portable;
-    return have_avx2() ? dot_avx2 : NULL;
+    return 0;
 }
 
 int hsvm_sddmm_dense(const float *X, const float *W, const float *bias, int64_t d,
                      const int64_t *cx, const int64_t *cw, const int64_t *order, int64_t ncells,
-                     float *out, int kernel)
+                     float *out, int32_t kernel)
 {
-    dot_fn dot = choose(kernel);
-    if (!dot)
-        return -4;
+    dot_fn dot;
+    const int32_t rc = choose(kernel, &dot);
+    if (rc < 0)
+        return rc;
     for (int64_t j = 0; j < ncells; j++) {
         const int64_t c = order ? order[j] : j;
         const int64_t u = cw[c];

@@ -23,7 +23,7 @@ def shared_set(name):
 
 @pytest.fixture(scope="session")
 def digits():
-    from hsvm_cli.svmlight import load_svmlight
+    from hsvm_cli.io.svmlight import load_svmlight
     X, y = load_svmlight(str(BUNDLED / "digits" / "train.svm.gz"), n_features=64)
     Xt, yt = load_svmlight(str(BUNDLED / "digits" / "test.svm.gz"), n_features=64)
     return X, y, Xt, yt
@@ -31,14 +31,14 @@ def digits():
 
 @pytest.fixture(scope="session")
 def digits_model(digits):
-    from hsvm_cli.trainer import train_model
+    from hsvm_cli.train.ovo import train_ovo
     X, y, _, _ = digits
-    return train_model(X, y, C=1.0, seed=0)
+    return train_ovo(X, y, C=1.0, seed=0)
 
 
 @pytest.fixture(scope="session")
 def digits_model_file(digits_model, tmp_path_factory):
-    from hsvm_cli.model import save_model
+    from hsvm_cli.models.ovo import save_model
     path = tmp_path_factory.mktemp("model") / "digits.hsvm"
     save_model(digits_model, path)
     return path
@@ -47,13 +47,21 @@ def digits_model_file(digits_model, tmp_path_factory):
 @pytest.fixture(scope="session")
 def omniglot():
     """The bundled 242-class set, trained once per session (C=0.1)."""
-    from hsvm_cli.svmlight import load_svmlight
-    from hsvm_cli.trainer import train_model
+    from hsvm_cli.io.svmlight import load_svmlight
+    from hsvm_cli.train.ovo import train_ovo
     d = BUNDLED / "omniglot-242"
     X, y = load_svmlight(str(d / "train.svm.gz"), n_features=784)
     Xt, yt = load_svmlight(str(d / "test.svm.gz"), n_features=784)
-    model = train_model(X, y, C=0.1, seed=1)
+    model = train_ovo(X, y, C=0.1, seed=1)
     return model, Xt, yt
+
+
+def kernel_params():
+    """One pytest param per native code path (avx512, avx2, portable); the
+    paths this CPU lacks are skipped, not faked."""
+    from hsvm_cli.support.kernels import KERNELS, available_kernels
+    have = available_kernels()
+    return [pytest.param(k, marks=pytest.mark.skipif(k not in have, reason="CPU lacks %s" % k)) for k in KERNELS]
 
 
 def write_text(path, text):
@@ -66,10 +74,25 @@ def random_codes(rng, n, words):
         (rng.integers(0, 2, size=(n, words), dtype=np.uint64) << np.uint64(63))
 
 
-def invoke(args, *, exit_code=0, stdout=None, stderr=None, input=None):
+DIGITS_TRAIN = str(BUNDLED / "digits" / "train.svm.gz")
+DIGITS_TEST = str(BUNDLED / "digits" / "test.svm.gz")
+
+# Three separable classes in two dimensions.
+TOY = """1 1:1 2:0.1
+1 1:0.9 2:-0.2
+2 1:-1 2:0.1
+2 1:-0.8 2:0.3
+3 2:1
+3 1:0.1 2:0.9
+"""
+
+
+def run(args, *, exit_code=0, stdout=None, stderr=None, input=None):
     """Run the hsvm CLI in-process (click's CliRunner) and assert its exit
-    status and, when given, its exact stdout and stderr.  Returns the result."""
+    status and, when given, its exact stdout and stderr.  Returns the result
+    (``.stdout``, ``.stderr``, ``.exit_code``) for further checks."""
     from click.testing import CliRunner
+
     from hsvm_cli.cli.main import cli
     result = CliRunner().invoke(cli, [str(a) for a in args], input=input, catch_exceptions=False)
     assert result.exit_code == exit_code, (result.exit_code, result.stdout, result.stderr)
@@ -78,3 +101,25 @@ def invoke(args, *, exit_code=0, stdout=None, stderr=None, input=None):
     if stderr is not None:
         assert result.stderr == stderr
     return result
+
+
+@pytest.fixture(scope="session")
+def toy_model(tmp_path_factory):
+    """(training file, model file) of TOY."""
+    d = tmp_path_factory.mktemp("toy")
+    train = write_text(d / "toy.svm", TOY)
+    model = str(d / "toy.hsvm")
+    run(["train-ovo", train, "-o", model, "--quiet"])
+    return train, model
+
+
+@pytest.fixture(scope="session")
+def digits_files(digits_model, tmp_path_factory):
+    """(model file, 512-bit hash model file, their folder) of the digits model."""
+    from hsvm_cli.models.ovo import save_model
+    d = tmp_path_factory.mktemp("hcli")
+    model = d / "d.hsvm"
+    save_model(digits_model, model)
+    hbm = d / "d.hbm"
+    run(["hash-model", "-m", str(model), "--bits", "512", "--seed", "3", "-o", str(hbm), "-q"])
+    return str(model), str(hbm), d

@@ -4,36 +4,26 @@ import json
 import click
 
 from . import options
-from ..calibrate import calibrate, format_grid
-from ..calibration import save_calibration
-from ..hashmodel import load_hash_model
-from ..model import load_model
-from ..svmlight import load_svmlight
-
-
-def _list_of(kind, what):
-    def parse(ctx, param, value):
-        if value is None:
-            return None
-        try:
-            return [kind(v) for v in value.split(",") if v.strip()]
-        except ValueError:
-            raise click.BadParameter("expected comma-separated %s" % what) from None
-    return parse
+from ..io.files import atomic_output
+from ..io.svmlight import load_svmlight
+from ..models.calibration import save_calibration
+from ..models.hashed import load_hash_model
+from ..models.ovo import load_model
+from ..tune import calibrate, format_grid
 
 
 @click.command("calibrate")
 @options.input_path(name="validation")
-@click.option("-m", "--model", "model_path", required=True, type=click.Path(dir_okay=False), help="Exact model (.hsvm).")
-@click.option("-H", "--hash-model", "hbm_path", required=True, type=click.Path(dir_okay=False), help="Hash model (.hbm).")
-@click.option("-o", "--output", required=True, type=click.Path(), help="Calibration file to write.")
+@options.model
+@options.hash_model(required=True)
+@options.output(required=True, what="Calibration file to write")
 @click.option("--max-loss", type=float, default=0.5, show_default=True,
               help="Accuracy points the chosen setting may lose against exact prediction on VALIDATION.")
-@click.option("--bits", "bits_grid", callback=_list_of(int, "integers"), default=None,
+@click.option("--bits", "bits_grid", callback=options.comma_list(int, "integers"), default=None,
               help="Bit counts to try (default: 64, 128, ... up to the hashed D).")
-@click.option("--k", "k_grid", callback=_list_of(int, "integers"), default=None,
+@click.option("--k", "k_grid", callback=options.comma_list(int, "integers"), default=None,
               help="Numbers of refined classes to try (default: 1 and 1%%, 3%%, 10%%, 20%% of the classes).")
-@click.option("--epsilon", "epsilons", callback=_list_of(float, "numbers"), default=None,
+@click.option("--epsilon", "epsilons", callback=options.comma_list(float, "numbers"), default=None,
               help="First-stage probability thresholds to try (default: 0.1, 0.03, 0.01, 0.003, 0.001).")
 @click.option("--repeat", type=click.IntRange(min=1), default=3, show_default=True,
               help="Timed runs per setting (the median counts).")
@@ -55,14 +45,10 @@ def command(validation, model_path, hbm_path, output, max_loss, bits_grid, k_gri
     X, y = load_svmlight(validation, zero_based=zero_based, n_features=model.n_features,
                          extra_features=extra_features)
     log = (lambda msg: click.echo("hsvm: calibrate: " + msg, err=True)) if options.show_progress(quiet) else None
-    try:
-        cal = calibrate(model, h, X, y, max_loss=max_loss, bits_grid=bits_grid, k_grid=k_grid, epsilons=epsilons,
-                        threads=threads, repeat=repeat, progress=log)
-    except ValueError as exc:
-        raise click.UsageError(str(exc)) from None
+    cal = calibrate(model, h, X, y, max_loss=max_loss, bits_grid=bits_grid, k_grid=k_grid, epsilons=epsilons,
+                    threads=threads, repeat=repeat, progress=log)
     save_calibration(cal, output)
     if grid_json:
-        from ..fileio import atomic_output
         with atomic_output(grid_json, "w") as fh:
             json.dump({"grid": cal.grid, "info": cal.info}, fh, indent=1)
     click.echo(format_grid(cal), nl=False)

@@ -2,15 +2,9 @@
 scores also top-k (filter) recall, with probabilities NLL, calibration and
 Chow's error-reject trade-off; agreement with a reference; an optional plot."""
 import click
-import numpy as np
 
 from . import options
-from ..errors import InputFormatError
-from ..fileio import display_name
-from ..metrics import (class_index, default_recall_ks, evaluate, format_json, format_report, looks_like_probabilities,
-                       probability_report, read_grid, read_predictions, read_scored_predictions, recall_report,
-                       reference_report, require_probabilities)
-from ..svmlight import iter_svmlight
+from ..evaluation.file_report import evaluate
 
 
 def _parse_ks(ctx, param, value):
@@ -69,66 +63,11 @@ def command(truth, predictions, confusion, proba, recall_k, reference, grid, plo
     if plot == "-":
         raise click.BadParameter("the picture needs a file name (stdout carries the report)", param_hint="--plot")
     if plot is not None:
-        from ..plots import require_matplotlib
+        from ..evaluation.plots import require_matplotlib
         require_matplotlib()  # before the work, not after it
 
-    report, curves = {}, {}
-    if truth is not None:
-        report, curves = _evaluate(truth, predictions, proba, recall_k, reference, zero_based)
-    if grid is not None:
-        report["grid"] = {"file": display_name(grid), "rows": read_grid(grid)}
-
+    result = evaluate(truth, predictions, proba=proba, recall_k=recall_k, reference=reference, grid=grid,
+                      zero_based=zero_based)
     if plot is not None:
-        from ..plots import plot_eval
-        grid_rows = report["grid"]["rows"] if grid is not None else None
-        if not (curves or grid_rows):
-            raise click.UsageError("--plot: nothing to draw; PREDICTIONS has no scores or probabilities "
-                                   "(`hsvm predict --scores` / `--proba`) and there is no (non-empty) --grid")
-        targets = [(r["error_rate"], r["reject_rate"])
-                   for r in report.get("probability", {}).get("reject_at_error", [])]
-        plot_eval(plot, reject=curves.get("reject"), recall=curves.get("recall"), targets=targets,
-                  grid=grid_rows,
-                  accuracy=report.get("accuracy"), title=display_name(predictions) if predictions else None)
-    click.echo((format_json if as_json else format_report)(report, confusion=confusion), nl=False)
-
-
-def _evaluate(truth, predictions, proba, recall_k, reference, zero_based):
-    y_true = np.concatenate([c.y for c in iter_svmlight(truth, zero_based=zero_based)] or [np.zeros(0, np.int64)])
-    pred = read_scored_predictions(predictions)
-    y_pred = pred.labels
-    if y_pred.shape[0] != y_true.shape[0]:
-        raise InputFormatError(pred.name, int(y_pred.shape[0]),
-                               "%d predictions for the %d samples of %s"
-                               % (y_pred.shape[0], y_true.shape[0], display_name(truth)))
-    if proba:
-        require_probabilities(pred)
-    if recall_k is not None and not pred.has_scores:
-        raise click.UsageError("--recall-k needs scores: %s has no 'labels ...' header "
-                               "(`hsvm predict --scores` or `--proba` writes one)" % pred.name)
-    is_proba = pred.has_scores and (proba if proba is not None else looks_like_probabilities(pred))
-
-    report = evaluate(y_true, y_pred)
-    curves = {}
-    report["predictions"] = {"file": pred.name,
-                             "kind": "probabilities" if is_proba else "scores" if pred.has_scores else "labels",
-                             "classes": [int(c) for c in pred.classes] if pred.has_scores else None}
-    y_ref = None
-    if reference is not None:
-        ref_name = display_name(reference)
-        y_ref = read_predictions(reference)
-        if y_ref.shape[0] != y_pred.shape[0]:
-            raise InputFormatError(ref_name, int(y_ref.shape[0]), "%d labels for the %d predictions of %s"
-                                   % (y_ref.shape[0], y_pred.shape[0], pred.name))
-        report["reference"] = reference_report(ref_name, y_pred, y_ref, y_true)
-    if pred.has_scores:
-        K = len(pred.classes)
-        ks = recall_k or default_recall_ks(K)
-        if ks[-1] > K:
-            raise click.UsageError("--recall-k %d: %s has only %d classes" % (ks[-1], pred.name, K))
-        y_index = class_index(pred.classes, y_true)
-        report["outside_classes"] = int((y_index < 0).sum())
-        ref_index = class_index(pred.classes, y_ref) if y_ref is not None else None
-        report["recall"], curves["recall"] = recall_report(pred, y_index, ks, ref_index)
-        if is_proba and y_pred.shape[0]:
-            report["probability"], curves["reject"] = probability_report(pred, y_index)
-    return report, curves
+        result.plot(plot)
+    click.echo(result.json(confusion=confusion) if as_json else result.text(confusion=confusion), nl=False)

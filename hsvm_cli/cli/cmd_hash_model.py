@@ -4,15 +4,15 @@ import os
 import click
 
 from . import options
-from ..hashmodel import hash_model, save_hash_model
-from ..model import load_model
+from ..models.hashed import hash_model, save_hash_model
+from ..models.ovo import load_model
 
 
 @click.command("hash-model")
-@click.option("-m", "--model", "model_path", required=True, type=click.Path(dir_okay=False), help="Exact model (.hsvm).")
+@options.model
 @click.option("--bits", type=click.IntRange(min=64), default=1024, show_default=True,
               help="Code length D (a multiple of 64); predict may use any multiple-of-64 prefix.")
-@click.option("-o", "--output", required=True, type=click.Path(), help="Hash model to write (.hbm).")
+@options.output(required=True, what="Hash model to write (.hbm)")
 @click.option("--store-projection", is_flag=True,
               help="Store the D x d projection in the file (default: derive it from the seed when needed).")
 @options.seed
@@ -21,11 +21,7 @@ def command(model_path, bits, output, store_projection, seed, quiet):
     """Hash the classifiers of MODEL with D sign random projections."""
     if bits % 64:
         raise click.BadParameter("must be a multiple of 64, got %d" % bits, param_hint="--bits")
-    model = load_model(model_path)
-    try:
-        h = hash_model(model, bits=bits, seed=seed, store_projection=store_projection)
-    except ValueError as exc:
-        raise click.UsageError(str(exc)) from None
+    h = hash_model(load_model(model_path), bits=bits, seed=seed, store_projection=store_projection)
     save_hash_model(h, output)
     if not quiet:
         click.echo("hsvm: %d classifiers x %d bits -> %s (%.1f KiB; model %.1f KiB)"

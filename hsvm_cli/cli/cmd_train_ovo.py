@@ -2,16 +2,17 @@
 import click
 
 from . import options
-from ..trainer import train_model_from_file
+from ..models.ovo import save_model
+from ..train.liblinear import SOLVERS
+from ..train.ovo import train_ovo_file
 
 
 @click.command("train-ovo")
 @options.input_path(name="train")
-@click.option("-o", "--output", required=True, type=click.Path(), help="Model file to write (.hsvm).")
+@options.output(required=True, what="Model file to write (.hsvm)")
 @click.option("-c", "C", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
               help="Cost parameter C of every pair's SVM.")
-@click.option("--solver", type=click.Choice(["l2loss-dual", "l2loss-primal", "l1loss-dual"]), default="l2loss-dual",
-              show_default=True,
+@click.option("--solver", type=click.Choice(sorted(SOLVERS)), default="l2loss-dual", show_default=True,
               help="LIBLINEAR solver: L2-regularised L2-loss SVC dual (-s 1) or primal (-s 2), L1-loss SVC dual (-s 3).")
 @click.option("--eps", "tol", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Stopping tolerance (default: LIBLINEAR's for the solver).")
@@ -27,10 +28,8 @@ from ..trainer import train_model_from_file
 @options.quiet
 def command(train, output, C, solver, tol, per_class, bags, normalize, seed, jobs, zero_based, quiet):
     """Train a one-vs-one linear SVM model from the svmlight file TRAIN ('-': stdin)."""
-    model = train_model_from_file(
-        train, C=C, solver=solver, tol=tol, per_class=per_class, bags=bags, normalize=normalize,
-        seed=seed, jobs=jobs, zero_based=zero_based, progress=options.show_progress(quiet))
-    from ..model import save_model
+    model = train_ovo_file(train, C=C, solver=solver, tol=tol, per_class=per_class, bags=bags, normalize=normalize,
+                           seed=seed, jobs=jobs, zero_based=zero_based, progress=options.show_progress(quiet))
     save_model(model, output)
     if not quiet:
         click.echo("hsvm: %d classes, %d pairs x %d bags, %d features -> %s"

@@ -3,7 +3,7 @@ import sys
 
 import click
 
-from ..threads import resolve_threads
+from ..support.threads import resolve_threads
 
 quiet = click.option("-q", "--quiet", is_flag=True, help="No progress bar, no log or accuracy line on stderr.")
 seed = click.option("--seed", type=int, default=0, show_default=True,
@@ -12,8 +12,6 @@ jobs = click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_
                     help="Parallel training workers.")
 zero_based = click.option("--zero-based", is_flag=True,
                           help="Feature indices in the svmlight input start at 0 (default: 1, as LIBSVM).")
-output = click.option("-o", "--output", default="-", show_default=True, type=click.Path(allow_dash=True),
-                      help="Output file ('-': stdout). Written to a temporary name, then renamed.")
 timings = click.option("--timings", is_flag=True,
                        help="Print a JSON line with the seconds spent in each phase to stderr.")
 as_json = click.option("--json", "as_json", is_flag=True, help="Emit machine-readable JSON instead of text.")
@@ -22,6 +20,26 @@ chunk_rows = click.option("--chunk-rows", type=click.IntRange(min=1), default=16
 extra_features = click.option("--extra-features", type=click.Choice(["error", "ignore"]), default="error",
                               show_default=True,
                               help="What to do with feature indices beyond the model's dimension.")
+model = click.option("-m", "--model", "model_path", required=True, type=click.Path(dir_okay=False),
+                     help="Exact model (.hsvm).")
+
+_OUTPUT_HELP = ("Written to a temporary name, then renamed (a device, FIFO or /dev/stdout is written "
+                "through).")
+
+
+def output(required=False, what="Output file"):
+    """``-o/--output``: a file to write; ``-`` (stdout) is the default unless
+    ``required``."""
+    if required:
+        return click.option("-o", "--output", required=True, type=click.Path(),
+                            help="%s. %s" % (what, _OUTPUT_HELP))
+    return click.option("-o", "--output", default="-", show_default=True, type=click.Path(allow_dash=True),
+                        help="%s ('-': stdout). %s" % (what, _OUTPUT_HELP))
+
+
+def hash_model(required=False, help="Hash model (.hbm)."):
+    return click.option("-H", "--hash-model", "hbm_path", required=required, type=click.Path(dir_okay=False),
+                        help=help)
 
 
 def _threads_callback(ctx, param, value):
@@ -44,3 +62,15 @@ def show_progress(quiet_flag):
 
 def input_path(**kw):
     return click.argument(kw.pop("name", "input"), type=click.Path(dir_okay=False, allow_dash=True), **kw)
+
+
+def comma_list(kind, what):
+    """A callback parsing ``1,2,3`` into a list of ``kind``."""
+    def parse(ctx, param, value):
+        if value is None:
+            return None
+        try:
+            return [kind(v) for v in value.split(",") if v.strip()]
+        except ValueError:
+            raise click.BadParameter("expected comma-separated %s" % what) from None
+    return parse

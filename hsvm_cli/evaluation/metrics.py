@@ -1,0 +1,94 @@
+"""Classification metrics of predicted labels and scores: accuracy, per-class
+accuracy, macro-F1, the confusion matrix, and where the true class ranks among
+the scores (the recall a filter keeping k classes would have)."""
+import numpy as np
+
+
+def confusion_matrix(y_true, y_pred, labels):
+    index = {int(c): i for i, c in enumerate(labels)}
+    t = np.fromiter((index[int(v)] for v in y_true), dtype=np.int64, count=len(y_true))
+    p = np.fromiter((index[int(v)] for v in y_pred), dtype=np.int64, count=len(y_pred))
+    cm = np.zeros((len(labels), len(labels)), dtype=np.int64)
+    np.add.at(cm, (t, p), 1)
+    return cm
+
+
+def label_metrics(y_true, y_pred):
+    """Accuracy, mean per-class accuracy (mean recall over the true classes),
+    macro-F1 (over every label that occurs in truth or prediction, F1 = 0 where
+    undefined, as scikit-learn with zero_division=0) and the confusion matrix
+    (rows: truth, columns: prediction)."""
+    y_true = np.asarray(y_true, dtype=np.int64)
+    y_pred = np.asarray(y_pred, dtype=np.int64)
+    if y_true.shape != y_pred.shape:
+        raise ValueError("%d predictions for %d samples" % (y_pred.shape[0], y_true.shape[0]))
+    labels = np.union1d(y_true, y_pred)
+    cm = confusion_matrix(y_true, y_pred, labels)
+    tp = np.diag(cm).astype(np.float64)
+    support = cm.sum(axis=1).astype(np.float64)
+    predicted = cm.sum(axis=0).astype(np.float64)
+    n = int(y_true.shape[0])
+    recall = np.divide(tp, support, out=np.zeros_like(tp), where=support > 0)
+    precision = np.divide(tp, predicted, out=np.zeros_like(tp), where=predicted > 0)
+    denom = precision + recall
+    f1 = np.divide(2 * precision * recall, denom, out=np.zeros_like(tp), where=denom > 0)
+    present = support > 0
+    return {
+        "samples": n,
+        "correct": int(tp.sum()),
+        "accuracy": float(tp.sum() / n) if n else 0.0,
+        "mean_class_accuracy": float(recall[present].mean()) if present.any() else 0.0,
+        "macro_f1": float(f1.mean()) if len(labels) else 0.0,
+        "labels": [int(v) for v in labels],
+        "per_class": {
+            "recall": [float(v) for v in recall],
+            "precision": [float(v) for v in precision],
+            "f1": [float(v) for v in f1],
+            "support": [int(v) for v in support],
+        },
+        "confusion": cm.tolist(),
+    }
+
+
+def class_ranks(scores, index):
+    """0-based rank of class ``index[i]`` in row ``i`` when classes are ordered by
+    decreasing score and equal scores by class (header) order; K for index -1.
+    Counting the classes ahead of it needs no sort."""
+    n, K = scores.shape
+    ranks = np.full(n, K, dtype=np.int64)
+    cols = np.arange(K)
+    rows_per_block = max(1, (1 << 22) // max(K, 1))  # a few MB of temporaries per block
+    for s in range(0, n, rows_per_block):
+        S = scores[s:s + rows_per_block]
+        idx = index[s:s + rows_per_block]
+        known = idx >= 0
+        own = S[np.arange(S.shape[0]), np.maximum(idx, 0)][:, None]
+        ahead = (S > own) | ((S == own) & (cols[None, :] < idx[:, None]))
+        ranks[s:s + rows_per_block] = np.where(known, ahead.sum(axis=1), K)
+    return ranks
+
+
+def recall_curve(ranks, K):
+    """recall[k-1] = share of samples whose class has rank < k, for k = 1..K."""
+    n = ranks.shape[0]
+    if n == 0:
+        return np.zeros(K)
+    counts = np.bincount(ranks[ranks < K], minlength=K)[:K]
+    return np.cumsum(counts) / n
+
+
+def default_recall_ks(K):
+    """1, 2, 3, 5, 10, 20, 50, 100, 200, 500, ... below K, then K itself."""
+    ks = [1, 2, 3, 5]
+    step = 10
+    while step < K:
+        ks.extend([step, 2 * step, 5 * step])
+        step *= 10
+    return sorted({k for k in ks if k < K} | {K})
+
+
+def subsample(n, max_points=200):
+    """At most ``max_points`` indices spread evenly over 0..n-1, ends included."""
+    if n <= max_points:
+        return np.arange(n)
+    return np.unique(np.round(np.linspace(0, n - 1, max_points)).astype(np.int64))

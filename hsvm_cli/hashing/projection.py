@@ -1,0 +1,87 @@
+"""Sign random projections whose bits do not depend on the machine.
+
+A D-bit code of a vector x is F_D(x) = sgn(R x) for the D x d Gaussian matrix R
+derived from a seed (:func:`projection_matrix`; Charikar 2002, after Goemans
+and Williamson): for two vectors at angle φ each bit differs with probability
+φ/π.  The same R hashes the samples and the classifier normals.
+
+The projection X R^T runs in float32 BLAS, whose summation order differs
+between CPUs and libraries; an entry's sign can only differ where the value is
+within the float32 error bound of zero.  Those few entries (a fraction of a
+percent) are recomputed in C in double precision and index order
+(native/project.c), so a code is a function of the sample and the projection
+alone: codes from `hash-data` on one machine equal those `predict` computes on
+another."""
+import numpy as np
+import scipy.sparse as sp
+
+from ..preprocess import row_norms
+from ..support.native import lib, ptr
+from .generator import standard_normal
+
+# Stream of hsvm_cli.hashing.generator used for the projection matrix.
+PROJECTION_STREAM = 0
+
+
+def projection_matrix(bits, n_features, *, seed):
+    """The D x d Gaussian projection (float32), a pure function of its arguments:
+    row j is the j-th block of d normals of the seeded stream, so a prefix of
+    rows is the projection of a shorter code."""
+    g = standard_normal(int(bits) * int(n_features), seed=seed, stream=PROJECTION_STREAM)
+    return g.reshape(int(bits), int(n_features)).astype(np.float32)
+
+
+def pack_signs(values):
+    """Bit j of a row's code is 1 where values[:, j] > 0; packed into uint64
+    words, bit j at bit j % 64 of word j // 64 (so a prefix of bits is a prefix
+    of words)."""
+    values = np.asarray(values)
+    n, D = values.shape
+    if D % 64:
+        raise ValueError("code length %d is not a multiple of 64" % D)
+    packed = np.packbits(values > 0, axis=1, bitorder="little")
+    return np.ascontiguousarray(packed).view("<u8").reshape(n, D // 64)
+
+
+class SignProjector:
+    """Projects vectors onto the rows of R (D x d float32): :meth:`project`
+    gives the values with every sign exact (near-zero entries replaced by +-1
+    or 0), :meth:`codes` the packed D-bit codes."""
+
+    def __init__(self, R):
+        self.R = np.ascontiguousarray(R, dtype=np.float32)
+        self.RT = np.ascontiguousarray(self.R.T)
+        self.rnorm = row_norms(self.R)
+
+    @property
+    def bits(self):
+        return int(self.R.shape[0])
+
+    def project(self, X):
+        X = X.tocsr() if sp.issparse(X) else np.ascontiguousarray(X, dtype=np.float32)
+        return self.fix_signs(X, np.asarray(X @ self.RT))
+
+    def codes(self, X):
+        """uint64 [n, D/64]: the packed sign codes of the rows of X."""
+        return pack_signs(self.project(X))
+
+    def fix_signs(self, X, proj):
+        """``proj`` (X R^T from any float32 summation) with the signs of its
+        near-zero entries recomputed exactly; returns a new float32 array."""
+        D, d = self.R.shape
+        proj = np.array(proj, dtype=np.float32, order="C", copy=True)
+        if X.shape[0] == 0:
+            return proj
+        if sp.issparse(X):
+            X = X.tocsr()
+            indptr = np.ascontiguousarray(X.indptr, dtype=np.int64)
+            indices = np.ascontiguousarray(X.indices, dtype=np.int32)
+            data = np.ascontiguousarray(X.data, dtype=np.float32)
+            lib.hsvm_fix_signs_csr(ptr("int64_t *", indptr), ptr("int32_t *", indices), ptr("float *", data),
+                                   X.shape[0], d, ptr("float *", self.R), ptr("double *", self.rnorm), D,
+                                   ptr("float *", proj))
+        else:
+            X = np.ascontiguousarray(X, dtype=np.float32)
+            lib.hsvm_fix_signs_dense(ptr("float *", X), X.shape[0], d, ptr("float *", self.R),
+                                     ptr("double *", self.rnorm), D, ptr("float *", proj))
+        return proj

@@ -1,0 +1,274 @@
+"""Opening inputs (``-`` = stdin, gzip/bz2/xz by magic bytes) and writing outputs atomically."""
+import bz2
+import contextlib
+import gzip
+import io
+import lzma
+import os
+import stat
+import sys
+import tempfile
+
+from ..errors import InputNotFoundError, OutputError
+
+_MAGIC = (
+    (b"\x1f\x8b", lambda raw: gzip.GzipFile(fileobj=raw, mode="rb")),
+    (b"BZh", bz2.BZ2File),
+    (b"\xfd7zXZ\x00", lzma.LZMAFile),
+)
+
+
+def display_name(path):
+    """How a path is named in messages (``<stdin>`` / ``<stdout>`` for ``-``)."""
+    if path == "-" or path is None:
+        return "<stdin>"
+    return os.fspath(path)
+
+
+def open_input(path):
+    """Open ``path`` (a path, ``-`` for stdin, or a binary file object) for binary reading.  Compressed input (gzip,
+    bz2, xz) is recognised by its magic bytes, not its name, so pipes work too.
+    Returns a readable binary file object; the caller closes it."""
+    if hasattr(path, "read"):
+        raw = path if hasattr(path, "peek") else io.BufferedReader(path, buffer_size=1 << 20)
+    elif path == "-" or path is None:
+        raw = io.BufferedReader(sys.stdin.buffer.raw if hasattr(sys.stdin.buffer, "raw") else sys.stdin.buffer,
+                                buffer_size=1 << 20)
+    else:
+        raw = open_raw(path)
+    head = raw.peek(6)[:6]
+    for magic, opener in _MAGIC:
+        if head.startswith(magic):
+            # Decompressors leave a file object they were handed open; close
+            # ours with them (but never stdin or the caller's object).
+            owned = raw if isinstance(path, (str, bytes, os.PathLike)) and path != "-" else None
+            return _Decompressed(opener(raw), owned)
+    return raw
+
+
+def open_raw(path):
+    """Open the file ``path`` for binary reading as stored (no decompression);
+    a missing, unreadable or directory path is an InputNotFoundError."""
+    try:
+        return open(path, "rb", buffering=1 << 20)
+    except FileNotFoundError:
+        raise InputNotFoundError("%s: no such file" % path) from None
+    except IsADirectoryError:
+        raise InputNotFoundError("%s: is a directory" % path) from None
+    except PermissionError:
+        raise InputNotFoundError("%s: permission denied" % path) from None
+
+
+class _Decompressed(io.BufferedReader):
+    def __init__(self, stream, owned):
+        super().__init__(stream, buffer_size=1 << 20)
+        self._owned = owned
+
+    def close(self):
+        try:
+            super().close()
+        finally:
+            if self._owned is not None:
+                self._owned.close()
+
+
+@contextlib.contextmanager
+def atomic_output(path, mode="wb"):
+    """Yield a file object for writing ``path``, in the way that never destroys
+    what ``path`` points at:
+
+    * ``-`` (or None): standard output, written through;
+    * a regular file, or a name that does not exist yet: written to a temporary
+      name in the same directory and renamed over it only if the block
+      completes, so a failure never leaves a half-written file (an existing
+      file keeps its permission bits);
+    * a symbolic link: the same, applied to the file it finally points at (the
+      link stays a link);
+    * anything else -- a character or block device (``/dev/null``), a FIFO, a
+      socket, ``/dev/stdout`` and the other descriptors under ``/proc`` --:
+      opened and written through in place, as the shell's ``>`` would; a
+      rename would replace the device node by a regular file.
+
+    Write errors (a full disk, ``/dev/full``) raise :class:`OutputError`
+    naming ``path``."""
+    binary = "b" in mode
+    if path == "-" or path is None:
+        stream = sys.stdout.buffer if binary else sys.stdout
+        guarded = _GuardedWriter(stream, "<stdout>")
+        yield guarded
+        guarded.flush()
+        return
+    name = os.fspath(path)
+    how, target, existing = _output_target(name)
+    if how == "through":
+        try:
+            # An open descriptor of ours (/dev/stdout, /dev/fd/N) is used as
+            # it is, so that a shell's `>>` keeps appending; anything else is
+            # opened as `>` would.
+            fh = os.fdopen(os.dup(target), mode) if isinstance(target, int) else open(name, mode)
+        except OSError as exc:
+            raise OutputError("%s: cannot write: %s" % (name, exc.strerror or exc)) from None
+        try:
+            guarded = _GuardedWriter(fh, name)
+            yield guarded
+            guarded.flush()
+        finally:
+            _close_quietly(fh)
+        return
+    directory = os.path.dirname(target)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(target), suffix=".tmp", dir=directory)
+    except OSError as exc:
+        raise OutputError("%s: cannot write: %s" % (name, exc.strerror or exc)) from None
+    try:
+        fh = os.fdopen(fd, mode)
+        try:
+            guarded = _GuardedWriter(fh, name)
+            yield guarded
+            guarded.flush()
+            try:
+                fh.close()
+            except OSError as exc:
+                guarded._fail(exc)
+        finally:
+            _close_quietly(fh)
+        _copy_mode(tmp, existing)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _close_quietly(fh):
+    # After a failed write the buffer still holds data, and closing retries
+    # the write: its error is already being reported.
+    try:
+        fh.close()
+    except OSError:
+        with contextlib.suppress(OSError, ValueError):
+            os.close(fh.fileno())
+
+
+# A chain of symbolic links longer than this is a loop (Linux gives up at 40).
+_MAX_LINKS = 40
+
+
+def _output_target(name):
+    """How to write ``name``: ("replace", real path, its stat or None) for a
+    regular file or a new name, reached through any symbolic links;
+    ("through", descriptor, None) for one of this process's descriptors;
+    ("through", name, None) for everything else."""
+    cur = os.path.abspath(name)
+    for _ in range(_MAX_LINKS):
+        parent = os.path.realpath(os.path.dirname(cur))
+        cur = os.path.join(parent, os.path.basename(cur))
+        if parent == "/proc/%d/fd" % os.getpid() and os.path.basename(cur).isdigit():
+            # /dev/stdout, /dev/fd/N, /proc/self/fd/N: our own open descriptor
+            # (a pipe, a terminal, a file the shell opened).
+            return "through", int(os.path.basename(cur)), None
+        if parent == "/proc" or parent.startswith("/proc/"):
+            return "through", name, None
+        try:
+            st = os.lstat(cur)
+        except FileNotFoundError:
+            return "replace", cur, None
+        except OSError as exc:
+            raise OutputError("%s: cannot write: %s" % (name, exc.strerror or exc)) from None
+        if stat.S_ISLNK(st.st_mode):
+            cur = os.path.join(parent, os.readlink(cur))
+            continue
+        if stat.S_ISREG(st.st_mode):
+            return "replace", cur, st
+        if stat.S_ISDIR(st.st_mode):
+            raise OutputError("%s: cannot write: is a directory" % name)
+        return "through", name, None
+    raise OutputError("%s: cannot write: too many levels of symbolic links" % name)
+
+
+def _copy_mode(tmp, existing):
+    if existing is None:
+        os.chmod(tmp, 0o666 & ~_umask())
+        return
+    os.chmod(tmp, stat.S_IMODE(existing.st_mode))
+    if hasattr(os, "chown"):
+        # Only root may give a file away; others keep their own ownership.
+        with contextlib.suppress(OSError):
+            os.chown(tmp, existing.st_uid, existing.st_gid)
+
+
+class _GuardedWriter:
+    """A file object whose write errors name the output and carry exit status
+    74 (EX_IOERR): a full disk is the user's to fix, not a crash.  A reader that
+    went away (EPIPE) stays a BrokenPipeError, which the CLI treats as normal
+    termination."""
+
+    def __init__(self, fh, name):
+        self._fh = fh
+        self._name = name
+
+    def _fail(self, exc):
+        if isinstance(exc, BrokenPipeError):
+            raise exc
+        raise OutputError("%s: cannot write: %s" % (self._name, exc.strerror or exc)) from None
+
+    def write(self, data):
+        try:
+            return self._fh.write(data)
+        except OSError as exc:
+            self._fail(exc)
+
+    def writelines(self, lines):
+        for line in lines:
+            self.write(line)
+
+    def flush(self):
+        try:
+            self._fh.flush()
+        except OSError as exc:
+            self._fail(exc)
+
+    def __getattr__(self, attr):
+        return getattr(self._fh, attr)
+
+
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+class HashingReader(io.RawIOBase):
+    """Passes a binary stream through while computing its SHA-256 (for provenance
+    of inputs that can only be read once, such as stdin)."""
+
+    def __init__(self, raw):
+        import hashlib
+        self._raw = raw
+        self.sha256 = hashlib.sha256()
+
+    def readable(self):
+        return True
+
+    def readinto(self, buf):
+        data = self._raw.read(len(buf))
+        n = len(data)
+        buf[:n] = data
+        self.sha256.update(data)
+        return n
+
+    def hexdigest(self):
+        return self.sha256.hexdigest()
+
+
+def file_sha256(path, *, chunk=1 << 20):
+    """SHA-256 of a file's bytes as stored."""
+    import hashlib
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while True:
+            block = fh.read(chunk)
+            if not block:
+                break
+            h.update(block)
+    return h.hexdigest()

@@ -1,0 +1,265 @@
+"""Prediction files: writing them in svm-predict's layout (labels, or a
+``labels c1 ... cK`` header and a score or probability per class) and reading
+them back, with the checks ``hsvm eval`` relies on."""
+from typing import NamedTuple, Optional
+
+import numpy as np
+
+from ..errors import InputFormatError
+from ..support.timing import NullTimings
+from .files import atomic_output, display_name, open_input
+
+
+class PredictionWriter:
+    """One predicted label per line; with ``scores`` a ``labels c1 c2 ...`` header
+    and each class's vote count after the label; with ``proba`` the same layout
+    with one probability per class (LIBSVM's ``svm-predict -b 1`` output)."""
+
+    def __init__(self, classes, *, scores=False, proba=False):
+        if scores and proba:
+            raise ValueError("choose scores or probabilities, not both")
+        self.classes = np.asarray(classes)
+        self.scores = scores
+        self.proba = proba
+        self.total = 0
+        self.correct = 0
+        self.labelled_rows = 0
+
+    @property
+    def labelled(self):
+        # Inputs to be classified often carry a placeholder label (0, -1) that is
+        # no class of the model: then there is no accuracy to report.
+        return self.labelled_rows > 0
+
+    def _format(self, block):
+        if self.proba:
+            return "".join("%d %s\n" % (lab, " ".join("%.6g" % v for v in row))
+                           for lab, row in zip(block.labels.tolist(), block.proba.tolist()))
+        if not self.scores:
+            return "".join("%d\n" % v for v in block.labels.tolist())
+        rows = []
+        for lab, v in zip(block.labels.tolist(), block.votes.tolist()):
+            rows.append("%d %s\n" % (lab, " ".join(map(str, v))))
+        return "".join(rows)
+
+    def update_accuracy(self, block):
+        y = np.asarray(block.y_true)
+        known = np.isin(y, self.classes)
+        self.total += int(y.shape[0])
+        self.labelled_rows += int(known.sum())
+        self.correct += int((block.labels == y).sum())
+
+    def write_all(self, blocks, output, *, timings=None):
+        t = timings or NullTimings()
+        with atomic_output(output, "w") as fh:
+            if self.scores or self.proba:
+                fh.write("labels %s\n" % " ".join(str(int(c)) for c in self.classes))
+            for block in blocks:
+                self.update_accuracy(block)
+                with t.phase("write"):
+                    fh.write(self._format(block))
+
+    @property
+    def accuracy(self):
+        return self.correct / self.total if self.total else 0.0
+
+    def accuracy_line(self):
+        return "Accuracy = %.4g%% (%d/%d) (classification)" % (100.0 * self.accuracy, self.correct, self.total)
+
+
+def read_predictions(source, *, name=None):
+    """Predicted labels, one per line: the first token of each line (as written by
+    ``hsvm predict``; a ``labels ...`` header line, as in ``--scores`` / ``--proba``
+    output, is skipped)."""
+    name = name or display_name(source)
+    out = []
+    first = True
+    fh = open_input(source) if not hasattr(source, "read") else source
+    try:
+        for lineno, raw in enumerate(fh, 1):
+            line = raw.split(b"#", 1)[0].strip()
+            if not line:
+                continue
+            tok = line.split(None, 1)[0]
+            if first and tok == b"labels":
+                first = False
+                continue
+            first = False
+            out.append(_parse_int_label(tok, name, lineno))
+    finally:
+        if fh is not source:
+            fh.close()
+    return np.asarray(out, dtype=np.int64)
+
+
+# --- predictions with a score matrix (``--scores`` votes, ``--proba`` probabilities) ---
+
+class ScoredPredictions(NamedTuple):
+    """What a predictions file holds.  ``classes`` and ``scores`` are None for a
+    plain label file; otherwise ``scores[i, j]`` belongs to ``classes[j]`` (the
+    header's order) and ``lines[i]`` is the file line of row ``i``."""
+    name: str
+    labels: np.ndarray
+    classes: Optional[np.ndarray] = None
+    scores: Optional[np.ndarray] = None
+    lines: Optional[np.ndarray] = None
+
+    @property
+    def has_scores(self):
+        return self.scores is not None
+
+
+_CHUNK = 4096
+
+
+def _parse_int_label(tok, name, lineno, what="label"):
+    try:
+        val = float(tok)
+    except ValueError:
+        raise InputFormatError(name, lineno, "%s %r is not a number" % (what, tok.decode("utf-8", "replace"))) from None
+    if not np.isfinite(val) or val != int(val):
+        raise InputFormatError(name, lineno, "%s %r is not an integer" % (what, tok.decode("utf-8", "replace")))
+    return int(val)
+
+
+def _parse_header(tokens, name, lineno):
+    if len(tokens) < 2:
+        raise InputFormatError(name, lineno, "header 'labels' names no classes")
+    classes = [_parse_int_label(t, name, lineno, "class") for t in tokens[1:]]
+    seen = set()
+    for c in classes:
+        if c in seen:
+            raise InputFormatError(name, lineno, "class %d appears twice in the header" % c)
+        seen.add(c)
+    return np.asarray(classes, dtype=np.int64)
+
+
+def _convert_rows(flat, linenos, width, name):
+    """One chunk of rows (already checked to have ``width`` tokens each) to floats;
+    on failure find the first offending line, since numpy does not say which."""
+    try:
+        block = np.array(flat, dtype=np.float64).reshape(len(linenos), width)
+    except ValueError:
+        for r, lineno in enumerate(linenos):
+            for tok in flat[r * width:(r + 1) * width]:
+                try:
+                    float(tok)
+                except ValueError:
+                    raise InputFormatError(name, lineno,
+                                           "%r is not a number" % tok.decode("utf-8", "replace")) from None
+        raise
+    bad = ~np.isfinite(block).all(axis=1)
+    if bad.any():
+        r = int(np.argmax(bad))
+        col = int(np.argmax(~np.isfinite(block[r])))
+        raise InputFormatError(name, linenos[r], "%s %r is not finite"
+                               % ("label" if col == 0 else "score", flat[r * width + col].decode("utf-8", "replace")))
+    lab = block[:, 0]
+    bad = lab != np.round(lab)
+    if bad.any():
+        r = int(np.argmax(bad))
+        raise InputFormatError(name, linenos[r],
+                               "label %r is not an integer" % flat[r * width].decode("utf-8", "replace"))
+    return lab.astype(np.int64), block[:, 1:]
+
+
+def read_scored_predictions(source, *, name=None):
+    """Labels and, when the file starts with a ``labels c1 ... cK`` header (as
+    ``hsvm predict --scores`` or ``--proba`` write it), the n x K score matrix.
+    After a header every line must hold the label and exactly K finite numbers;
+    anything else is an :class:`InputFormatError` naming the line."""
+    name = name or display_name(source)
+    fh = open_input(source) if not hasattr(source, "read") else source
+    labels, blocks, all_lines = [], [], []
+    classes = None
+    width = None
+    flat, linenos = [], []
+    first = True
+    try:
+        for lineno, raw in enumerate(fh, 1):
+            line = raw.split(b"#", 1)[0].strip()
+            if not line:
+                continue
+            tokens = line.split()
+            if first:
+                first = False
+                if tokens[0] == b"labels":
+                    classes = _parse_header(tokens, name, lineno)
+                    width = len(classes) + 1
+                    continue
+            if classes is None:
+                labels.append(_parse_int_label(tokens[0], name, lineno))
+                continue
+            if len(tokens) != width:
+                raise InputFormatError(name, lineno, "%d numbers, expected %d: the label and a score for each of "
+                                       "the %d classes of the header" % (len(tokens), width, width - 1))
+            flat.extend(tokens)
+            linenos.append(lineno)
+            if len(linenos) == _CHUNK:
+                lab, sc = _convert_rows(flat, linenos, width, name)
+                labels.append(lab)
+                blocks.append(sc)
+                all_lines.extend(linenos)
+                flat, linenos = [], []
+        if classes is not None and linenos:
+            lab, sc = _convert_rows(flat, linenos, width, name)
+            labels.append(lab)
+            blocks.append(sc)
+            all_lines.extend(linenos)
+    finally:
+        if fh is not source:
+            fh.close()
+    if classes is None:
+        return ScoredPredictions(name, np.asarray(labels, dtype=np.int64))
+    K = len(classes)
+    return ScoredPredictions(
+        name,
+        np.concatenate(labels) if labels else np.zeros(0, np.int64),
+        classes,
+        np.concatenate(blocks) if blocks else np.zeros((0, K)),
+        np.asarray(all_lines, dtype=np.int64),
+    )
+
+
+PROBA_TOLERANCE = 1e-6
+
+
+def proba_tolerance(K):
+    """How far a row's sum may be from 1: 1e-6, plus half a unit of the sixth
+    digit per class, because printed probabilities are rounded one by one
+    (svm-predict -b 1 prints %g) and with hundreds of classes those roundings
+    alone add up to more than 1e-6."""
+    return PROBA_TOLERANCE + 5e-7 * K
+
+
+def _probability_violation(scores):
+    """Index of the first row that is not a probability distribution, or -1."""
+    if scores.shape[0] == 0:
+        return -1
+    tol = proba_tolerance(scores.shape[1])
+    bad = (scores < 0).any(axis=1) | (np.abs(scores.sum(axis=1) - 1.0) > tol)
+    return int(np.argmax(bad)) if bad.any() else -1
+
+
+def looks_like_probabilities(pred):
+    """Auto-detection: every row non-negative and summing to 1.  A file of whole
+    numbers only is taken for vote counts: with two classes every vote row
+    ("1 0" / "0 1") is also a one-hot distribution, and a real probability file
+    practically never consists of 0s and 1s alone."""
+    s = pred.scores
+    if s is None or s.shape[0] == 0 or _probability_violation(s) >= 0:
+        return False
+    return not np.all(s == np.round(s))
+
+
+def require_probabilities(pred):
+    """For ``--proba``: fail on the first row that is not a distribution."""
+    if pred.scores is None:
+        raise InputFormatError(pred.name, 1, "no 'labels ...' header: --proba needs the output of "
+                               "`hsvm predict --proba` (or LIBSVM's svm-predict -b 1)")
+    r = _probability_violation(pred.scores)
+    if r >= 0:
+        row = pred.scores[r]
+        reason = ("negative probability %g" % row[row < 0][0] if (row < 0).any()
+                  else "probabilities sum to %.9g, not 1 (within %.3g)" % (row.sum(), proba_tolerance(len(row))))
+        raise InputFormatError(pred.name, int(pred.lines[r]), reason)

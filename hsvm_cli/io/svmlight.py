@@ -1,0 +1,440 @@
+"""Reading and writing svmlight / LIBSVM text files (``label idx:val ...``).
+
+Reading streams: the input is read in blocks of a few MB, each block is cut
+after its last newline (the rest is carried over to the next block) and the
+complete lines go to the C parser in ``native/svmparse.c``, which fills CSR
+arrays directly.  Memory is bounded by one block plus one chunk of rows, never
+the whole file, and errors name the exact file line however the blocks fall.
+
+Format accepted: an integer label (or a float holding a whole number, such as
+``3.0`` or ``1e1``), an optional ``qid:N`` (ignored), then ``index:value``
+pairs with strictly increasing indices, 1-based unless ``zero_based``.  ``#``
+starts a comment; blank and comment-only lines are skipped but counted; CRLF
+line ends and a missing final newline are fine.  Anything else raises
+:class:`hsvm_cli.errors.InputFormatError` (``FILE:LINE: reason``).
+"""
+import numbers
+import os
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..errors import InputFormatError
+from ..support.labels import integer_labels
+from ..support.native import ffi, lib
+from .files import display_name, open_input
+
+__all__ = ["SvmChunk", "iter_svmlight", "load_svmlight", "write_svmlight"]
+
+# Large enough that the per-call overhead vanishes, small enough to stay in
+# cache-friendly territory and keep memory bounded on huge files.
+_BLOCK_SIZE = 4 << 20
+
+# Column indices are stored as int32 (scipy's compact index type), and the
+# width, column + 1, must fit too.
+_MAX_COLUMNS = 2**31 - 1
+
+# load_svmlight builds one chunk holding every row.
+_UNBOUNDED_ROWS = 2**62
+
+_INITIAL_ROWS = 1024
+_INITIAL_NNZ = 1 << 16
+
+_TOKEN = re.compile(rb"[^ \t\r\n\v\f#]*")
+
+
+@dataclass
+class SvmChunk:
+    """Consecutive rows of an svmlight file.
+
+    ``X``: ``scipy.sparse.csr_matrix`` of shape ``(rows, width)`` with sorted
+    indices; ``y``: int64 labels; ``first_line``: 1-based line number, in the
+    file, of the chunk's first row."""
+
+    X: sp.csr_matrix
+    y: np.ndarray
+    first_line: int
+
+
+@dataclass(frozen=True)
+class _Options:
+    zero_based: bool
+    n_features: object
+    drop_extra: bool
+    chunk_rows: int
+    dtype: np.dtype
+    block_size: int
+
+
+def _validate(zero_based, n_features, extra_features, chunk_rows, dtype, block_size):
+    if not isinstance(zero_based, (bool, np.bool_)):
+        raise TypeError("zero_based must be a bool, not %r" % (zero_based,))
+    if n_features is not None:
+        if isinstance(n_features, (bool, np.bool_)) or not isinstance(n_features, numbers.Integral):
+            raise TypeError("n_features must be an int or None, not %r" % (n_features,))
+        n_features = int(n_features)
+        if not 0 <= n_features <= _MAX_COLUMNS:
+            raise ValueError("n_features must be in [0, %d], not %d" % (_MAX_COLUMNS, n_features))
+    if extra_features not in ("error", "ignore"):
+        raise ValueError("extra_features must be 'error' or 'ignore', not %r" % (extra_features,))
+    if isinstance(chunk_rows, (bool, np.bool_)) or not isinstance(chunk_rows, numbers.Integral):
+        raise TypeError("chunk_rows must be an int, not %r" % (chunk_rows,))
+    if chunk_rows < 1:
+        raise ValueError("chunk_rows must be positive, not %d" % chunk_rows)
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise TypeError("dtype must be float32 or float64, not %r" % (dtype,)) from None
+    if dt not in (np.dtype(np.float32), np.dtype(np.float64)):
+        raise ValueError("dtype must be float32 or float64, not %s" % dt)
+    if block_size is None:
+        block_size = _BLOCK_SIZE
+    if isinstance(block_size, bool) or not isinstance(block_size, numbers.Integral) or block_size < 1:
+        raise ValueError("block size must be a positive int, not %r" % (block_size,))
+    return _Options(bool(zero_based), n_features, extra_features == "ignore", int(chunk_rows), dt,
+                    int(block_size))
+
+
+def iter_svmlight(source, *, zero_based=False, n_features=None, extra_features="error",
+                  chunk_rows=65536, dtype=np.float64, name=None, _block_size=None):
+    """Stream an svmlight file as :class:`SvmChunk` objects of at most ``chunk_rows`` rows.
+
+    ``source``: a path, ``"-"`` for stdin (both opened with
+    :func:`hsvm_cli.io.files.open_input`, so gzip/bz2/xz are decompressed), or an
+    open binary file object, read as is and not closed.
+    ``zero_based``: indices start at 0 instead of 1 (never guessed).
+    ``n_features``: ``None`` makes each chunk ``max column + 1`` wide; an int
+    fixes every chunk's width, and a larger index is an error, or is dropped
+    when ``extra_features="ignore"``.
+    ``dtype``: float32 or float64 for ``X`` (values are parsed as doubles).
+    ``name``: how error messages call the file (default: the path, ``<stdin>``,
+    or the file object's ``name``).
+
+    Options are checked at the call; the file is opened on the first ``next()``.
+    A file without data lines yields no chunk.  Malformed input raises
+    :class:`~hsvm_cli.errors.InputFormatError`."""
+    opts = _validate(zero_based, n_features, extra_features, chunk_rows, dtype, _block_size)
+    _check_source(source)
+    return _generate(source, opts, name)
+
+
+def load_svmlight(source, *, zero_based=False, n_features=None, extra_features="error",
+                  dtype=np.float64, name=None, _block_size=None):
+    """Read a whole svmlight file; returns ``(X, y)``: a CSR matrix of shape
+    ``(rows, width)`` and int64 labels.  ``width`` is ``n_features`` when given,
+    else the largest column + 1 in the file.  Options as for :func:`iter_svmlight`."""
+    opts = _validate(zero_based, n_features, extra_features, _UNBOUNDED_ROWS, dtype, _block_size)
+    _check_source(source)
+    chunks = list(_generate(source, opts, name))
+    if chunks:
+        return chunks[0].X, chunks[0].y
+    width = 0 if n_features is None else n_features
+    return sp.csr_matrix((0, width), dtype=opts.dtype), np.zeros(0, dtype=np.int64)
+
+
+def _check_source(source):
+    if isinstance(source, (str, bytes, os.PathLike)) or source is None:
+        return
+    if not hasattr(source, "read"):
+        raise TypeError("source must be a path, '-' or a binary file object, not %r" % (source,))
+
+
+def _generate(source, opts, name):
+    if isinstance(source, (str, bytes, os.PathLike)) or source is None:
+        if isinstance(source, bytes):
+            source = os.fsdecode(source)
+        if name is None:
+            name = display_name(source)
+        fh = open_input(source)
+        owned = True
+    else:
+        fh = source
+        owned = False
+        if name is None:
+            given = getattr(fh, "name", None)
+            name = given if isinstance(given, str) else "<input>"
+    try:
+        builder = _ChunkBuilder(opts, name)
+        carry = []  # pieces of a line not yet ended by a newline
+        line = 0    # 0-based file line at which the carried bytes start
+        while True:
+            data = fh.read(opts.block_size)
+            if isinstance(data, str):
+                raise TypeError("%s: source must be opened in binary mode" % name)
+            if not data:
+                break
+            if not isinstance(data, bytes):
+                data = bytes(data)
+            cut = data.rfind(b"\n")
+            if cut < 0:
+                carry.append(data)
+                continue
+            start = 0
+            if carry:
+                first = data.find(b"\n") + 1
+                carry.append(data[:first])
+                head = b"".join(carry)
+                carry = []
+                line = yield from builder.feed(head, 0, len(head), line)
+                start = first
+            if start <= cut:
+                line = yield from builder.feed(data, start, cut + 1, line)
+            if cut + 1 < len(data):
+                carry.append(data[cut + 1:])
+        if carry:
+            tail = b"".join(carry)
+            line = yield from builder.feed(tail, 0, len(tail), line)
+        yield from builder.finish()
+    finally:
+        if owned:
+            fh.close()
+
+
+class _ChunkBuilder:
+    """The CSR arrays of the chunk being filled, grown on demand, handed out
+    as an SvmChunk when ``chunk_rows`` rows are in."""
+
+    def __init__(self, opts, name):
+        self.opts = opts
+        self.name = name
+        self.st = ffi.new("hsvm_svm_parse_state *")
+        self.nnz_hint = _INITIAL_NNZ
+        self.n_features = -1 if opts.n_features is None else opts.n_features
+        self._reset()
+
+    def _reset(self):
+        self.row_cap = min(self.opts.chunk_rows, _INITIAL_ROWS)
+        self.indptr = np.empty(self.row_cap + 1, dtype=np.int64)
+        self.indptr[0] = 0
+        self.labels = np.empty(self.row_cap, dtype=np.int64)
+        self.nnz_cap = self.nnz_hint
+        self.indices = np.empty(self.nnz_cap, dtype=np.int32)
+        self.values = np.empty(self.nnz_cap, dtype=np.float64)
+        self.st.rows = 0
+        self.st.nnz = 0
+        self.st.max_col = -1
+        self.first_line = 0
+        self._bind()
+
+    def _bind(self):
+        self.p_indptr = ffi.from_buffer("int64_t[]", self.indptr)
+        self.p_labels = ffi.from_buffer("int64_t[]", self.labels)
+        self.p_indices = ffi.from_buffer("int32_t[]", self.indices)
+        self.p_values = ffi.from_buffer("double[]", self.values)
+
+    def _grow_rows(self):
+        n = self.st.rows
+        self.row_cap = min(self.opts.chunk_rows, 2 * self.row_cap)
+        indptr = np.empty(self.row_cap + 1, dtype=np.int64)
+        indptr[:n + 1] = self.indptr[:n + 1]
+        labels = np.empty(self.row_cap, dtype=np.int64)
+        labels[:n] = self.labels[:n]
+        self.indptr, self.labels = indptr, labels
+        self._bind()
+
+    def _grow_nnz(self, need):
+        nnz = self.st.nnz
+        self.nnz_cap = max(2 * self.nnz_cap, nnz + need)
+        indices = np.empty(self.nnz_cap, dtype=np.int32)
+        indices[:nnz] = self.indices[:nnz]
+        values = np.empty(self.nnz_cap, dtype=np.float64)
+        values[:nnz] = self.values[:nnz]
+        self.indices, self.values = indices, values
+        self._bind()
+
+    def feed(self, data, start, stop, line):
+        """Parse the complete lines ``data[start:stop]``, the first being file
+        line ``line`` (0-based); yields filled chunks, returns the next line."""
+        opts, st = self.opts, self.st
+        cbuf = ffi.from_buffer(data)
+        pos = start
+        while pos < stop:
+            status = lib.hsvm_svm_parse(cbuf + pos, stop - pos, opts.zero_based, self.n_features,
+                                        opts.drop_extra, self.row_cap, self.nnz_cap, self.p_indptr,
+                                        self.p_indices, self.p_values, self.p_labels, st)
+            if status < 0:
+                raise self._error(status, data, pos, line)
+            if st.first_row_line >= 0 and self.first_line == 0:
+                self.first_line = line + st.first_row_line + 1
+            pos += st.consumed
+            line += st.lines
+            if status == lib.HSVM_SVM_ROWS_FULL:
+                if st.rows >= opts.chunk_rows:
+                    yield self._emit()
+                else:
+                    self._grow_rows()
+            elif status == lib.HSVM_SVM_NNZ_FULL:
+                self._grow_nnz(st.need_nnz)
+        return line
+
+    def finish(self):
+        if self.st.rows:
+            yield self._emit()
+
+    def _emit(self):
+        n, nnz = self.st.rows, self.st.nnz
+        width = self.n_features if self.n_features >= 0 else self.st.max_col + 1
+        # Slices of the work arrays would pin their spare capacity for as
+        # long as the chunk lives; copy when that is more than a little.
+        wasteful = self.nnz_cap > nnz + (nnz >> 3) + 4096
+        values = self.values[:nnz]
+        if self.opts.dtype != values.dtype:
+            values = values.astype(self.opts.dtype)
+        elif wasteful:
+            values = values.copy()
+        indices = self.indices[:nnz]
+        indptr = self.indptr[:n + 1]
+        if nnz <= _MAX_COLUMNS:
+            indptr = indptr.astype(np.int32)
+            if wasteful:
+                indices = indices.copy()
+        else:
+            indices = indices.astype(np.int64)
+        labels = self.labels[:n]
+        if self.row_cap > n + (n >> 3) + 1024:
+            labels = labels.copy()
+        X = sp.csr_matrix((values, indices, indptr), shape=(n, width), copy=False)
+        X.has_sorted_indices = True
+        chunk = SvmChunk(X, labels, self.first_line)
+        # the next chunk most likely looks like this one
+        self.nnz_hint = max(_INITIAL_NNZ, nnz + (nnz >> 4))
+        self._reset()
+        return chunk
+
+    def _error(self, status, data, pos, line):
+        st = self.st
+        off = pos + st.err_offset
+        raw = _TOKEN.match(data, off).group()
+        token = _show(raw)
+        lineno = line + st.err_line + 1
+        base = 0 if self.opts.zero_based else 1
+        index_text = _show(raw.split(b":", 1)[0])
+        if status == lib.HSVM_SVM_E_LABEL:
+            reason = "bad label '%s': labels must be integers" % token
+        elif status == lib.HSVM_SVM_E_COLON:
+            reason = "missing ':' in feature '%s'" % token
+        elif status == lib.HSVM_SVM_E_INDEX:
+            reason = "non-numeric index '%s'" % index_text
+        elif status == lib.HSVM_SVM_E_NEGATIVE:
+            reason = "negative index %s" % index_text
+        elif status == lib.HSVM_SVM_E_ZERO:
+            reason = "index 0 in a 1-based file (use --zero-based for 0-based indices)"
+        elif status == lib.HSVM_SVM_E_UNSORTED:
+            reason = "index %d after %d: indices must be increasing" % (st.err_a, st.err_b)
+        elif status == lib.HSVM_SVM_E_REPEATED:
+            reason = "repeated index %d: indices must be increasing" % st.err_a
+        elif status == lib.HSVM_SVM_E_EXTRA:
+            reason = "index %s beyond %d features (largest allowed index is %d)" % (
+                index_text, st.err_b, st.err_b - 1 + base)
+        elif status == lib.HSVM_SVM_E_TOO_BIG:
+            reason = "index %s too large (largest supported is %d)" % (index_text, _MAX_COLUMNS - 1 + base)
+        elif status == lib.HSVM_SVM_E_VALUE:
+            reason = "non-numeric value '%s' for index %d" % (_show(raw.split(b":", 1)[1]), st.err_a)
+        elif status == lib.HSVM_SVM_E_NONFINITE:
+            reason = "non-finite value '%s' for index %d" % (_show(raw.split(b":", 1)[1]), st.err_a)
+        elif status == lib.HSVM_SVM_E_NO_VALUE:
+            reason = "missing value for index %d" % st.err_a
+        elif status == lib.HSVM_SVM_E_QID:
+            reason = "bad qid '%s'" % token
+        else:  # pragma: no cover - the C and Python lists are kept in step
+            reason = "parse error %d at '%s'" % (status, token)
+        return InputFormatError(self.name, lineno, reason)
+
+
+def _show(raw, limit=40):
+    text = raw.decode("utf-8", "backslashreplace")
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+# ---------------------------------------------------------------- writing
+
+_WRITE_BATCH_NNZ = 1 << 18
+
+
+def write_svmlight(fh, X, y, *, zero_based=False):
+    """Write ``X`` (dense 2-D array or scipy sparse matrix) and integer labels
+    ``y`` to the binary file object ``fh`` in svmlight format.
+
+    Zeros are omitted; indices are 1-based unless ``zero_based``.  float64
+    values are written with the shortest digits that read back as the same
+    double; float32 values with the fewest (at most 9) that read back, through
+    a double, as the same float32; integer values as integers.  Labels must be
+    integers or whole-number floats."""
+    if not isinstance(zero_based, (bool, np.bool_)):
+        raise TypeError("zero_based must be a bool, not %r" % (zero_based,))
+    if sp.issparse(X):
+        if X.ndim != 2:
+            raise ValueError("X must be 2-D")
+        Xc = sp.csr_matrix(X, copy=True)
+        Xc.sum_duplicates()
+    else:
+        arr = np.asarray(X)
+        if arr.ndim != 2:
+            raise ValueError("X must be a 2-D array, not %d-D" % arr.ndim)
+        Xc = sp.csr_matrix(arr)
+    Xc.eliminate_zeros()
+    kind = Xc.dtype.kind
+    if kind == "f":
+        if Xc.dtype.itemsize < 4:
+            Xc = Xc.astype(np.float32)
+        elif Xc.dtype.itemsize > 8:
+            raise TypeError("X dtype %s cannot be written without rounding" % Xc.dtype)
+        if not np.all(np.isfinite(Xc.data)):
+            raise ValueError("X contains nan or inf, which the format cannot hold")
+    elif kind == "b":
+        Xc = Xc.astype(np.int8)
+    elif kind not in "iu":
+        raise TypeError("X dtype %s cannot be written as svmlight" % Xc.dtype)
+
+    labels = integer_labels(y, Xc.shape[0])
+    base = 0 if zero_based else 1
+    indptr = Xc.indptr
+    n = Xc.shape[0]
+    r0 = 0
+    while r0 < n:
+        # rows in batches of roughly _WRITE_BATCH_NNZ values bound the
+        # temporary strings
+        r1 = int(np.searchsorted(indptr, indptr[r0] + _WRITE_BATCH_NNZ, side="right"))
+        r1 = min(n, max(r1 - 1, r0 + 1))
+        a, b = int(indptr[r0]), int(indptr[r1])
+        vals = _format_values(Xc.data[a:b])
+        idx = (Xc.indices[a:b].astype(np.int64) + base).tolist()
+        pairs = ["%d:%s" % iv for iv in zip(idx, vals)]
+        ptr = (indptr[r0:r1 + 1] - a).tolist()
+        lab = labels[r0:r1].tolist()
+        out = []
+        for k in range(r1 - r0):
+            s, e = ptr[k], ptr[k + 1]
+            if s == e:
+                out.append("%d\n" % lab[k])
+            else:
+                out.append("%d %s\n" % (lab[k], " ".join(pairs[s:e])))
+        fh.write("".join(out).encode("ascii"))
+        r0 = r1
+
+
+def _format_values(data):
+    if data.dtype.kind in "iu":
+        return [str(v) for v in data.tolist()]
+    if data.dtype == np.float64:
+        return [r[:-2] if r.endswith(".0") else r for r in map(repr, data.tolist())]
+    # float32: fewest significant digits that come back through the reader's
+    # path (parse as double, then round to float32); 9 always do.
+    out = [None] * len(data)
+    pending = np.arange(len(data))
+    for digits in (6, 7, 8, 9):
+        sub = data[pending]
+        fmt = "%%.%dg" % digits
+        strs = [fmt % v for v in sub.tolist()]
+        if digits < 9:
+            ok = np.array(strs, dtype=np.float64).astype(np.float32) == sub
+        else:
+            ok = np.ones(len(strs), dtype=bool)
+        for j in np.flatnonzero(ok).tolist():
+            out[pending[j]] = strs[j]
+        pending = pending[~ok]
+        if not len(pending):
+            break
+    return out

@@ -1,0 +1,125 @@
+"""Calibration files (``hsvm calibrate`` output, ``hsvm-calibration``
+containers): the fitted probability parameters of the two-stage classifier
+(proba/) and the accuracy-speed setting chosen for this model on this machine
+(tune.py)."""
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import ModelFormatError, ModelMismatchError, OptionError
+from ..io.container import read_container, write_container
+
+CALIB_KIND = "hsvm-calibration"
+CALIB_VERSION = 1
+MODES = ("exact", "hash")
+
+
+@dataclass(frozen=True)
+class Setting:
+    """How to predict: ``mode`` "exact" (every pair) or "hash" (the hash
+    filter at ``bits``, refining ``k`` classes, or with ``epsilon`` the classes
+    whose first-stage probability exceeds it, at most ``k``)."""
+
+    mode: str
+    bits: int = None
+    k: int = None
+    epsilon: float = None
+
+    def as_dict(self):
+        return {"mode": self.mode, "bits": self.bits, "k": self.k, "epsilon": self.epsilon}
+
+    @classmethod
+    def from_dict(cls, d):
+        """Validated; raises ValueError naming what is wrong."""
+        if not isinstance(d, dict):
+            raise ValueError("setting must be an object, not %s" % type(d).__name__)
+        mode = d.get("mode")
+        if mode not in MODES:
+            raise ValueError("setting mode must be exact or hash, not %r" % (mode,))
+
+        def positive_int(key):
+            v = d.get(key)
+            if v is None:
+                return None
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError("setting %s must be a positive integer or null, not %r" % (key, v))
+            return v
+        bits, k = positive_int("bits"), positive_int("k")
+        eps = d.get("epsilon")
+        if eps is not None and (isinstance(eps, bool) or not isinstance(eps, (int, float))
+                                or not 0.0 <= eps < 1.0):
+            raise ValueError("setting epsilon must be a number in [0, 1) or null, not %r" % (eps,))
+        if mode == "hash" and (bits is None or bits % 64):
+            raise ValueError("a hash setting needs bits, a multiple of 64")
+        return cls(mode, bits, k, None if eps is None else float(eps))
+
+
+@dataclass
+class Calibration:
+    alphas: dict                    # bits -> first-stage temperature
+    platt_A: np.ndarray             # float64 [P]
+    platt_B: np.ndarray             # float64 [P]
+    model_sha256: str
+    hash_identity: dict             # seed, generator, bits and model digest of the hash model (or None)
+    setting: Setting = None         # the setting `calibrate` chose
+    grid: list = field(default_factory=list)
+    info: dict = field(default_factory=dict)
+    path: str = None
+
+    def alpha(self, bits):
+        """The first-stage temperature fitted at ``bits``."""
+        a = self.alphas.get(int(bits))
+        if a is None:
+            raise OptionError("the calibration has first-stage temperatures for %s bits, not %d"
+                              % (", ".join(str(b) for b in sorted(self.alphas)) or "no", bits))
+        return a
+
+    def check(self, model, h=None):
+        """Refuse a model (or hash model) other than the one this was fitted for."""
+        if model.content_sha256() != self.model_sha256:
+            raise ModelMismatchError("calibration %s was fitted for another model" % (self.path or "<calibration>"))
+        if h is not None and self.hash_identity and hash_identity(h) != self.hash_identity:
+            raise ModelMismatchError("calibration %s was fitted with another hash model" % (self.path or "<calibration>"))
+
+
+def hash_identity(h):
+    """What a calibration records of the hash model it was fitted with."""
+    return {"seed": int(h.seed), "generator": h.generator, "bits": int(h.bits), "model_sha256": h.model_sha256}
+
+
+def save_calibration(cal, path):
+    """Write ``cal`` as an ``hsvm-calibration`` container (atomically)."""
+    meta = {
+        "alphas": {str(b): float(a) for b, a in cal.alphas.items()},
+        "model_sha256": cal.model_sha256,
+        "hash_identity": cal.hash_identity,
+        "setting": cal.setting.as_dict() if cal.setting is not None else {},
+        "grid": cal.grid,
+        "info": cal.info,
+    }
+    write_container(path, {"platt_A": np.asarray(cal.platt_A, np.float64),
+                           "platt_B": np.asarray(cal.platt_B, np.float64)},
+                    kind=CALIB_KIND, version=CALIB_VERSION, meta=meta)
+
+
+def load_calibration(path):
+    """Read and validate an ``hsvm-calibration`` file."""
+    c = read_container(path, kind=CALIB_KIND, versions={CALIB_VERSION})
+    A, B = c.arrays.get("platt_A"), c.arrays.get("platt_B")
+    if A is None or B is None or A.shape != B.shape or A.ndim != 1 or A.dtype != np.float64:
+        raise ModelFormatError(c.path, "platt_A and platt_B must be float64 vectors of one length")
+    try:
+        alphas = {int(b): float(a) for b, a in c.meta["alphas"].items()}
+        model_sha = str(c.meta["model_sha256"])
+    except (KeyError, TypeError, ValueError, AttributeError):
+        raise ModelFormatError(c.path, "metadata lacks alphas or model_sha256") from None
+    if any(not np.isfinite(a) or a <= 0 for a in alphas.values()):
+        raise ModelFormatError(c.path, "temperatures must be positive")
+    raw_setting = c.meta.get("setting")
+    try:
+        setting = Setting.from_dict(raw_setting) if raw_setting else None
+    except ValueError as exc:
+        raise ModelFormatError(c.path, str(exc)) from None
+    return Calibration(alphas=alphas, platt_A=np.array(A), platt_B=np.array(B), model_sha256=model_sha,
+                       hash_identity=c.meta.get("hash_identity"), setting=setting,
+                       grid=c.meta.get("grid") or [], info=c.meta.get("info") or {}, path=c.path)

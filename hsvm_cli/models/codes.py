@@ -1,0 +1,145 @@
+"""Files of sample codes written by ``hash-data`` (``hsvm-codes`` containers).
+
+Written in one pass with bounded memory: codes and labels stream to temporary
+files and are assembled behind the header once their count is known."""
+import os
+import shutil
+import tempfile
+
+import numpy as np
+
+from ..errors import ModelFormatError, ModelMismatchError
+from ..io.container import read_container, write_container
+from ..io.files import atomic_output
+from ..io.svmlight import iter_svmlight
+from ..preprocess import prepare
+
+CODES_KIND = "hsvm-codes"
+CODES_VERSION = 1
+
+
+class CodesWriter:
+    """Append blocks of codes and labels; ``close`` writes the container."""
+
+    def __init__(self, path, *, words, meta):
+        self.path = path
+        self.words = int(words)
+        self.meta = meta
+        self.n = 0
+        self._tmpdir = tempfile.mkdtemp(prefix="hsvm-codes-")
+        self._codes = open(os.path.join(self._tmpdir, "codes"), "wb")
+        self._labels = open(os.path.join(self._tmpdir, "labels"), "wb")
+
+    def write(self, codes, labels):
+        codes = np.ascontiguousarray(codes, dtype="<u8")
+        assert codes.shape[1] == self.words
+        self._codes.write(codes.tobytes())
+        self._labels.write(np.ascontiguousarray(labels, dtype="<i8").tobytes())
+        self.n += codes.shape[0]
+
+    def close(self):
+        try:
+            self._codes.close()
+            self._labels.close()
+            n = self.n
+            codes = np.memmap(self._codes.name, dtype="<u8", mode="r", shape=(n, self.words)) if n else \
+                np.zeros((0, self.words), dtype="<u8")
+            labels = np.memmap(self._labels.name, dtype="<i8", mode="r", shape=(n,)) if n else \
+                np.zeros(0, dtype="<i8")
+            write_container(self.path, {"codes": codes, "labels": labels},
+                            kind=CODES_KIND, version=CODES_VERSION, meta=self.meta)
+        finally:
+            shutil.rmtree(self._tmpdir, ignore_errors=True)
+
+    def abort(self):
+        for fh in (self._codes, self._labels):
+            fh.close()
+        shutil.rmtree(self._tmpdir, ignore_errors=True)
+
+
+class Codes:
+    """A codes file: ``codes`` uint64 [n, bits/64] (memory-mapped), ``labels``
+    int64 [n], and the metadata naming the projection that made them."""
+
+    def __init__(self, codes, labels, meta, path):
+        self.codes = codes
+        self.labels = labels
+        self.meta = meta
+        self.path = path
+
+    @property
+    def bits(self):
+        return int(self.meta["bits"])
+
+    def check_compatible(self, h, bits):
+        """Refuse codes made with another projection or too few bits."""
+        want = h.identity(bits)
+        for key in ("generator", "seed", "n_features", "normalize"):
+            if self.meta.get(key) != want[key]:
+                raise ModelMismatchError("%s: codes were made with %s=%r, the hash model uses %r"
+                                         % (self.path, key, self.meta.get(key), want[key]))
+        if self.bits < bits:
+            raise ModelMismatchError("%s: codes have %d bits, %d requested" % (self.path, self.bits, bits))
+
+
+def read_codes(path):
+    """Read and validate an ``hsvm-codes`` file."""
+    c = read_container(path, kind=CODES_KIND, versions={CODES_VERSION})
+    codes = c.arrays.get("codes")
+    labels = c.arrays.get("labels")
+    if codes is None or labels is None:
+        raise ModelFormatError(c.path, "missing codes or labels")
+    if codes.dtype != np.uint64 or labels.dtype != np.int64 or codes.ndim != 2 \
+            or labels.shape != (codes.shape[0],):
+        raise ModelFormatError(c.path, "codes and labels have inconsistent shapes or types")
+    try:
+        bits = int(c.meta["bits"])
+    except (KeyError, ValueError, TypeError):
+        raise ModelFormatError(c.path, "metadata lacks bits") from None
+    if bits != 64 * codes.shape[1]:
+        raise ModelFormatError(c.path, "bits %d disagree with %d words per code" % (bits, codes.shape[1]))
+    return Codes(codes, labels, c.meta, c.path)
+
+
+def write_codes_svm(fh, codes, labels, bits):
+    """The bits of each code as +1/-1 features 1..bits in svmlight text."""
+    signs = np.unpackbits(np.ascontiguousarray(codes, dtype="<u8").view(np.uint8), axis=1,
+                          bitorder="little")[:, :bits]
+    idx = [b"%d:" % (j + 1) for j in range(bits)]
+    out = []
+    for lab, row in zip(labels.tolist(), signs):
+        vals = (b"1", b"-1")
+        out.append(b"%d " % lab + b" ".join(idx[j] + vals[0 if v else 1] for j, v in enumerate(row.tolist())) + b"\n")
+    fh.write(b"".join(out))
+
+
+def hash_data(h, source, output, *, bits=None, fmt="codes", zero_based=False, extra_features="error",
+              chunk_rows=16384):
+    """What ``hsvm hash-data`` does: normalise, project and take signs of the
+    samples of the svmlight file ``source`` with the projection of the hash
+    model ``h`` at ``bits`` (default: all of its bits), and write them to
+    ``output``: an ``hsvm-codes`` file (``fmt="codes"``) or the bits as +1/-1
+    features in svmlight text (``fmt="svm"``).  Returns the number of samples."""
+    if fmt not in ("codes", "svm"):
+        raise ValueError("fmt must be 'codes' or 'svm', not %r" % (fmt,))
+    encoder = h.encoder(bits)
+    chunks = iter_svmlight(source, zero_based=zero_based, n_features=h.n_features,
+                           extra_features=extra_features, chunk_rows=chunk_rows)
+    n = 0
+    if fmt == "svm":
+        with atomic_output(output, "wb") as fh:
+            for chunk in chunks:
+                write_codes_svm(fh, encoder.codes(prepare(h.normalize, chunk.X)), chunk.y, encoder.bits)
+                n += chunk.y.shape[0]
+        return n
+    meta = h.identity(encoder.bits)
+    meta["hash_model_sha256"] = h.model_sha256
+    writer = CodesWriter(output, words=encoder.bits // 64, meta=meta)
+    try:
+        for chunk in chunks:
+            writer.write(encoder.codes(prepare(h.normalize, chunk.X)), chunk.y)
+    except BaseException:
+        writer.abort()
+        raise
+    writer.close()
+    return writer.n

@@ -1,0 +1,175 @@
+"""The hash model (``.hbm``): every classifier of a one-vs-one model as a D-bit
+sign code and its angle θ (docs/method.md, hashing/angles.py).
+
+A :class:`HashModel` hands out what prediction needs at a prefix of D' bits:
+its sample :meth:`~HashModel.encoder` (the same projection that hashed the
+classifiers) and its :meth:`~HashModel.voter` (the range queries of every
+classifier)."""
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import __version__
+from ..errors import ModelFormatError, ModelMismatchError, OptionError
+from ..hashing.angles import classifier_angles
+from ..hashing.generator import GENERATOR
+from ..hashing.projection import SignProjector, projection_matrix
+from ..hashing.voting import HashVoter
+from ..io.container import read_container, write_container
+
+HBM_KIND = "hsvm-hash-model"
+HBM_VERSION = 1
+
+
+@dataclass
+class HashModel:
+    classes: np.ndarray          # int64 [K]
+    pair_a: np.ndarray           # int32 [P]
+    pair_b: np.ndarray           # int32 [P]
+    codes: np.ndarray            # uint64 [P*bags, D/64]
+    theta: np.ndarray            # float32 [P*bags]
+    bags: int
+    bits: int                    # D
+    seed: int
+    n_features: int
+    normalize: str
+    model_sha256: str            # content digest of the exact model it was made from
+    generator: str = GENERATOR
+    projection_stored: np.ndarray = None  # float32 [D, d] when stored in the file
+    meta: dict = field(default_factory=dict)
+    path: str = None
+    _projection: np.ndarray = None
+
+    @property
+    def n_classes(self):
+        return int(self.classes.shape[0])
+
+    def projection(self, bits=None):
+        """The first ``bits`` rows of the projection (float32, C order)."""
+        bits = self.bits if bits is None else int(bits)
+        if self.projection_stored is not None:
+            return np.asarray(self.projection_stored[:bits])
+        if self._projection is None or self._projection.shape[0] < bits:
+            self._projection = projection_matrix(bits, self.n_features, seed=self.seed)
+        return self._projection[:bits]
+
+    def check_bits(self, bits):
+        """``bits`` validated against the stored code length (None: all of it)."""
+        if bits is None:
+            return self.bits
+        bits = int(bits)
+        if bits <= 0 or bits % 64 or bits > self.bits:
+            raise OptionError("--bits must be a multiple of 64 between 64 and the hashed %d, got %d"
+                              % (self.bits, bits))
+        return bits
+
+    def encoder(self, bits=None):
+        """The sample encoder at ``bits``: a :class:`SignProjector` whose
+        ``codes(Xn)`` gives the packed codes of normalised samples."""
+        return SignProjector(self.projection(self.check_bits(bits)))
+
+    def voter(self, bits=None, *, kernel=None):
+        """The classifiers' range queries at ``bits``: a :class:`HashVoter`
+        whose ``votes(xcodes)`` gives hash votes and margins per class."""
+        return HashVoter(self.codes, self.theta, self.pair_a, self.pair_b, bags=self.bags,
+                         n_classes=self.n_classes, bits=self.check_bits(bits), kernel=kernel)
+
+    def identity(self, bits=None):
+        """What determines a sample's code besides the sample itself."""
+        return {"generator": self.generator, "seed": int(self.seed), "n_features": int(self.n_features),
+                "normalize": self.normalize, "bits": int(self.bits if bits is None else bits)}
+
+    def check_model(self, model):
+        """Refuse an exact model other than the one this was made from."""
+        if model.content_sha256() != self.model_sha256:
+            raise ModelMismatchError(
+                "hash model %s was made from another model (model digest %s..., %s has %s...)"
+                % (self.path or "<hbm>", self.model_sha256[:12], model.path or "<model>", model.content_sha256()[:12]))
+
+
+def hash_model(model, *, bits=1024, seed=0, store_projection=False):
+    """Hash every classifier of ``model`` (an :class:`OvoModel` trained with
+    L2 normalisation) with ``bits`` sign random projections derived from
+    ``seed``; returns a :class:`HashModel`."""
+    bits = int(bits)
+    if bits <= 0 or bits % 64:
+        raise OptionError("bits must be a positive multiple of 64, got %d" % bits)
+    if model.normalize != "l2":
+        raise OptionError("hashing needs unit-length samples: the model was trained with --normalize %s"
+                          % model.normalize)
+    R = projection_matrix(bits, model.n_features, seed=seed)
+    projector = SignProjector(R)
+    W = np.asarray(model.W, dtype=np.float32)
+    codes = np.empty((W.shape[0], bits // 64), dtype=np.uint64)
+    step = max(1, (32 << 20) // (4 * bits))
+    for s in range(0, W.shape[0], step):
+        codes[s:s + step] = projector.codes(W[s:s + step])
+    theta = classifier_angles(W, model.b)
+    return HashModel(classes=np.asarray(model.classes), pair_a=np.asarray(model.pair_a), pair_b=np.asarray(model.pair_b),
+                     codes=codes, theta=theta, bags=model.bags, bits=bits, seed=int(seed),
+                     n_features=model.n_features, normalize=model.normalize,
+                     model_sha256=model.content_sha256(),
+                     projection_stored=R if store_projection else None)
+
+
+def save_hash_model(h, path, *, extra_meta=None):
+    """Write ``h`` as an ``hsvm-hash-model`` container (atomically)."""
+    K = h.classes.shape[0]
+    pair_dtype = np.uint16 if K <= 0xFFFF else np.uint32
+    arrays = {
+        "classes": np.asarray(h.classes, dtype=np.int64),
+        "pairs": np.stack([h.pair_a, h.pair_b], axis=1).astype(pair_dtype),
+        "codes": np.asarray(h.codes, dtype=np.uint64),
+        "theta": np.asarray(h.theta, dtype=np.float32),
+    }
+    if h.projection_stored is not None:
+        arrays["projection"] = np.asarray(h.projection_stored, dtype=np.float32)
+    meta = {
+        "bits": h.bits, "seed": h.seed, "generator": h.generator, "bags": h.bags,
+        "n_features": h.n_features, "normalize": h.normalize, "model_sha256": h.model_sha256,
+        "hsvm_version": __version__,
+    }
+    meta.update(extra_meta or {})
+    write_container(path, arrays, kind=HBM_KIND, version=HBM_VERSION, meta=meta)
+
+
+def load_hash_model(path):
+    """Read and validate an ``hsvm-hash-model`` file."""
+    c = read_container(path, kind=HBM_KIND, versions={HBM_VERSION})
+    name = c.path
+    for key in ("classes", "pairs", "codes", "theta"):
+        if key not in c.arrays:
+            raise ModelFormatError(name, "missing array %r" % key)
+    try:
+        bits = int(c.meta["bits"])
+        bags = int(c.meta["bags"])
+        n_features = int(c.meta["n_features"])
+        seed = int(c.meta["seed"])
+        generator = c.meta["generator"]
+        model_sha = str(c.meta["model_sha256"])
+        normalize = c.meta.get("normalize", "l2")
+    except (KeyError, TypeError, ValueError):
+        raise ModelFormatError(name, "metadata lacks bits, bags, seed, generator, n_features or model_sha256") from None
+    classes, pairs, codes, theta = (c.arrays[k] for k in ("classes", "pairs", "codes", "theta"))
+    if classes.dtype != np.int64 or codes.dtype != np.uint64 or theta.dtype != np.float32 \
+            or pairs.dtype not in (np.uint16, np.uint32):
+        raise ModelFormatError(name, "unexpected array dtypes")
+    if bits <= 0 or bits % 64 or bags < 1:
+        raise ModelFormatError(name, "bits must be a positive multiple of 64 and bags >= 1")
+    K = classes.shape[0]
+    if pairs.ndim != 2 or pairs.shape[1] != 2 or (pairs.size and pairs.max() >= K):
+        raise ModelFormatError(name, "pair index is inconsistent with %d classes" % K)
+    P = pairs.shape[0]
+    if codes.shape != (P * bags, bits // 64):
+        raise ModelFormatError(name, "codes have shape %s, expected %s" % (list(codes.shape), [P * bags, bits // 64]))
+    if theta.shape != (P * bags,):
+        raise ModelFormatError(name, "theta has %d entries, expected %d" % (theta.shape[0], P * bags))
+    if generator != GENERATOR and "projection" not in c.arrays:
+        raise ModelFormatError(name, "projection generator %r is unknown to this hsvm" % generator)
+    proj = c.arrays.get("projection")
+    if proj is not None and proj.shape != (bits, n_features):
+        raise ModelFormatError(name, "projection has shape %s, expected %s" % (list(proj.shape), [bits, n_features]))
+    return HashModel(classes=classes, pair_a=pairs[:, 0].astype(np.int32), pair_b=pairs[:, 1].astype(np.int32),
+                     codes=codes, theta=theta, bags=bags, bits=bits, seed=seed, n_features=n_features,
+                     normalize=normalize, model_sha256=model_sha, generator=generator,
+                     projection_stored=proj, meta=c.meta, path=name)

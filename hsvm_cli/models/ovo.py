@@ -1,0 +1,171 @@
+"""The exact one-vs-one model: classes, pair index, W, b, normalisation, provenance.
+
+Stored as an ``hsvm-model`` container (docs/formats.md).  Loading memory-maps W,
+so prediction that touches a few rows reads only those pages."""
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import ModelFormatError
+from ..io.container import read_container, write_container
+from ..preprocess import NORMALIZATIONS
+from .pairs import canonical_pairs
+
+MODEL_KIND = "hsvm-model"
+MODEL_VERSION = 1
+
+__all__ = ["OvoModel", "TrainingRecord", "bag_mean", "canonical_pairs", "save_model", "load_model"]
+
+
+@dataclass
+class TrainingRecord:
+    """How a freshly trained model was made (not stored in the file).
+
+    ``counts`` int32 [P*bags, 2]: training examples of class a and class b that
+    classifier j saw (bootstrap duplicates included); ``solver_seeds`` uint32
+    [P*bags]: the ``srand`` seed used right before classifier j's LIBLINEAR
+    call; ``solver_seconds``: time inside LIBLINEAR summed over workers (can
+    exceed ``wall_seconds`` with several jobs); ``wall_seconds``: elapsed time
+    of the training; ``jobs``: worker processes actually used."""
+
+    counts: np.ndarray = field(default=None, repr=False)
+    solver_seeds: np.ndarray = field(default=None, repr=False)
+    solver_seconds: float = 0.0
+    wall_seconds: float = 0.0
+    jobs: int = 1
+
+
+@dataclass
+class OvoModel:
+    """``P`` pairs of classes, each with ``bags`` linear classifiers: row
+    ``j`` of ``W`` and ``b`` belongs to pair ``j // bags``, bag ``j % bags``,
+    and ``W[j]·x + b[j] > 0`` votes for ``classes[pair_a[p]]``, else for
+    ``classes[pair_b[p]]``, where x is the sample after ``normalize``."""
+
+    classes: np.ndarray          # int64 [K], sorted labels
+    pair_a: np.ndarray           # int32 [P], index into classes; wins on a positive decision
+    pair_b: np.ndarray           # int32 [P]
+    W: np.ndarray                # float32 [P*bags, d]
+    b: np.ndarray                # float32 [P*bags]
+    bags: int = 1
+    normalize: str = "l2"
+    params: dict = field(default_factory=dict)
+    provenance: dict = field(default_factory=dict)
+    path: str = None
+    content_digest: str = None
+    training: TrainingRecord = None
+
+    @property
+    def n_classes(self):
+        return int(self.classes.shape[0])
+
+    @property
+    def n_pairs(self):
+        return int(self.pair_a.shape[0])
+
+    @property
+    def n_features(self):
+        return int(self.W.shape[1])
+
+    @property
+    def n_classifiers(self):
+        return int(self.W.shape[0])
+
+    def content_sha256(self):
+        """SHA-256 over the model's arrays and the settings that change its
+        predictions; recorded in the file at save time so that hash models and
+        codes can name the exact model they belong to without rereading W."""
+        if self.content_digest is None:
+            import hashlib
+            h = hashlib.sha256()
+            h.update(("hsvm-model-v%d|bags=%d|normalize=%s|" % (MODEL_VERSION, self.bags, self.normalize)).encode())
+            for arr, dt in ((self.classes, "<i8"), (self.pair_a, "<i4"), (self.pair_b, "<i4"),
+                            (self.W, "<f4"), (self.b, "<f4")):
+                arr = np.asarray(arr, dtype=dt)
+                h.update(str(arr.shape).encode())
+                flat = arr.reshape(-1)
+                step = 1 << 22
+                for s in range(0, flat.shape[0], step):
+                    h.update(np.ascontiguousarray(flat[s:s + step]).tobytes())
+            self.content_digest = h.hexdigest()
+        return self.content_digest
+
+
+def bag_mean(decisions, bags):
+    """Decision values [n, P*bags] (classifier j = pair j // bags) to their
+    per-pair bag means [n, P], float64: the confidence term of a pair."""
+    decisions = np.asarray(decisions)
+    n = decisions.shape[0]
+    return decisions.reshape(n, -1, bags).mean(axis=2, dtype=np.float64)
+
+
+def save_model(model, path):
+    """Write ``model`` as an ``hsvm-model`` container (atomically)."""
+    _check_consistent(model, "<model>")
+    meta = {
+        "bags": int(model.bags),
+        "normalize": model.normalize,
+        "n_features": model.n_features,
+        "params": model.params,
+        "provenance": model.provenance,
+        "content_sha256": model.content_sha256(),
+    }
+    write_container(path, {
+        "classes": np.asarray(model.classes, dtype=np.int64),
+        "pairs": np.stack([model.pair_a, model.pair_b], axis=1).astype(np.int32),
+        "W": np.asarray(model.W, dtype=np.float32),
+        "b": np.asarray(model.b, dtype=np.float32),
+    }, kind=MODEL_KIND, version=MODEL_VERSION, meta=meta)
+
+
+def load_model(path):
+    """Read and validate an ``hsvm-model`` file; W and b stay memory-mapped."""
+    c = read_container(path, kind=MODEL_KIND, versions={MODEL_VERSION})
+    name = c.path
+    for key, dt in (("classes", np.int64), ("pairs", np.int32), ("W", np.float32), ("b", np.float32)):
+        if key not in c.arrays:
+            raise ModelFormatError(name, "missing array %r" % key)
+        if c.arrays[key].dtype != dt:
+            raise ModelFormatError(name, "array %r has dtype %s, expected %s" % (key, c.arrays[key].dtype, np.dtype(dt)))
+    pairs = c.arrays["pairs"]
+    if pairs.ndim != 2 or pairs.shape[1] != 2:
+        raise ModelFormatError(name, "pairs must have shape [P, 2]")
+    try:
+        bags = int(c.meta["bags"])
+        normalize = c.meta["normalize"]
+    except (KeyError, TypeError, ValueError):
+        raise ModelFormatError(name, "metadata lacks bags or normalize") from None
+    model = OvoModel(
+        classes=c.arrays["classes"], pair_a=np.ascontiguousarray(pairs[:, 0]), pair_b=np.ascontiguousarray(pairs[:, 1]),
+        W=c.arrays["W"], b=c.arrays["b"], bags=bags, normalize=normalize,
+        params=c.meta.get("params", {}), provenance=c.meta.get("provenance", {}), path=name,
+        content_digest=c.meta.get("content_sha256"))
+    _check_consistent(model, name)
+    if int(c.meta.get("n_features", model.n_features)) != model.n_features:
+        raise ModelFormatError(name, "n_features in metadata disagrees with W")
+    return model
+
+
+def _check_consistent(m, name):
+    def bad(reason):
+        raise ModelFormatError(name, reason)
+    if m.classes.ndim != 1 or m.classes.shape[0] < 2:
+        bad("a model needs at least two classes")
+    if np.any(np.diff(m.classes) <= 0):
+        bad("classes must be sorted and unique")
+    if m.bags < 1:
+        bad("bags must be at least 1")
+    if m.normalize not in NORMALIZATIONS:
+        bad("unknown normalisation %r" % m.normalize)
+    P = m.pair_a.shape[0]
+    if m.pair_b.shape[0] != P:
+        bad("pair index columns differ in length")
+    K = m.classes.shape[0]
+    if P and (m.pair_a.min() < 0 or m.pair_b.min() < 0 or m.pair_a.max() >= K or m.pair_b.max() >= K):
+        bad("pair index names a class outside 0..%d" % (K - 1))
+    if P and np.any(m.pair_a == m.pair_b):
+        bad("a pair opposes a class to itself")
+    if m.W.ndim != 2 or m.W.shape[0] != P * m.bags:
+        bad("W has %s rows, expected pairs x bags = %d" % (m.W.shape[0] if m.W.ndim == 2 else "?", P * m.bags))
+    if m.b.shape != (P * m.bags,):
+        bad("b has %d entries, expected %d" % (m.b.shape[0], P * m.bags))

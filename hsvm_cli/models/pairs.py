@@ -1,0 +1,51 @@
+"""Pair order: which class pairs a one-vs-one model holds, and where.
+
+``train-ovo`` writes every pair a < b of class indices in a-major order
+(:func:`canonical_pairs`); a model file may hold another order or orientation
+(pair (b, a) deciding for b on a positive value), which :class:`PairLookup`
+resolves."""
+import numpy as np
+
+
+def canonical_pairs(n_classes):
+    """All pairs a < b of ``range(n_classes)`` in a-major order, as int32
+    arrays (pair_a, pair_b)."""
+    a, b = np.triu_indices(int(n_classes), k=1)
+    return a.astype(np.int32), b.astype(np.int32)
+
+
+def canonical_pair_id(A, B, n_classes):
+    """Position of pair (A, B), A < B, in :func:`canonical_pairs` order."""
+    return A * n_classes - (A * (A + 1)) // 2 + (B - A - 1)
+
+
+class PairLookup:
+    """Maps class pairs (a < b) to pair ids and orientation (+1 when the model's
+    pair is (a, b), -1 when it is (b, a))."""
+
+    def __init__(self, pair_a, pair_b, n_classes):
+        self.K = int(n_classes)
+        a = np.asarray(pair_a, dtype=np.int64)
+        b = np.asarray(pair_b, dtype=np.int64)
+        ca, cb = canonical_pairs(self.K)
+        self.canonical = a.shape == ca.shape and np.array_equal(a, ca) and np.array_equal(b, cb)
+        if not self.canonical:
+            lo, hi = np.minimum(a, b), np.maximum(a, b)
+            keys = lo * self.K + hi
+            self.order = np.argsort(keys, kind="stable")
+            self.keys = keys[self.order]
+            self.sign = np.where(a < b, 1, -1).astype(np.int8)
+
+    def lookup(self, A, B):
+        """Pair ids and orientation for class index arrays A < B (same shape);
+        orientation is None for a canonical model (always +1).  Raises
+        ValueError if the model has no classifier for some pair."""
+        if self.canonical:
+            return canonical_pair_id(A, B, self.K), None
+        q = A.astype(np.int64) * self.K + B
+        pos = np.searchsorted(self.keys, q)
+        pos_c = np.minimum(pos, self.keys.shape[0] - 1)
+        if np.any(self.keys[pos_c] != q):
+            raise ValueError("the model has no classifier for some pair of kept classes")
+        pid = self.order[pos_c]
+        return pid, self.sign[pid]

@@ -1,0 +1,72 @@
+"""The hash filter: hash the samples and let every classifier answer its
+Hamming range query; the votes and margins rank the classes for the refine."""
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from ..support.threads import resolve_threads, single_threaded_blas
+
+
+class HashFilter:
+    """Hash votes at a prefix of ``bits`` for every class: the hash model's
+    encoder and voter, run over blocks of samples on ``threads`` threads."""
+
+    def __init__(self, h, *, bits=None, threads=None, kernel=None):
+        self.h = h
+        self.bits = h.check_bits(bits)
+        self.words = self.bits // 64
+        self.threads = threads
+        # Derived (or read) once here, not per batch; the voter packs the
+        # classifier codes for the kernels on first use.
+        self.encoder = h.encoder(self.bits)
+        self.voter = h.voter(self.bits, kernel=kernel)
+
+    def hash_samples(self, Xn):
+        """D'-bit codes of normalised samples (uint64 [n, D'/64]), the same bits
+        on every machine (see hsvm_cli.hashing.projection)."""
+        return self.encoder.codes(Xn)
+
+    def votes(self, xcodes):
+        """Hash votes [n, K] int32 and normalised margins [n, K] float64 of
+        sample codes (see :meth:`hsvm_cli.hashing.voting.HashVoter.votes`)."""
+        return self.voter.votes(xcodes, threads=self.threads)
+
+    def hash_and_vote(self, Xn, *, timings=None):
+        """Hash normalised samples and vote: (votes, margins) as :meth:`votes`.
+
+        With several threads each takes a contiguous block of samples through
+        both steps, the projection's BLAS call limited to one thread: BLAS
+        threads that spin after their own call would otherwise compete with
+        the Hamming kernel's threads for the same cores."""
+        n = Xn.shape[0]
+        K = self.h.n_classes
+        threads = max(1, min(resolve_threads(self.threads), n // 64 or 1))
+        votes = np.empty((n, K), dtype=np.int32)
+        margins = np.empty((n, K), dtype=np.float64)
+
+        def work(block):
+            s, e = block
+            t0 = time.perf_counter()
+            codes = self.hash_samples(Xn[s:e])
+            t1 = time.perf_counter()
+            votes[s:e], margins[s:e] = self.voter.votes(codes, threads=1)
+            return t1 - t0
+
+        bounds = np.linspace(0, n, threads + 1).astype(np.int64)
+        blocks = [(int(bounds[i]), int(bounds[i + 1])) for i in range(threads)]
+        t0 = time.perf_counter()
+        with single_threaded_blas():
+            if threads == 1:
+                hash_seconds = [work(blocks[0])]
+            else:
+                with ThreadPoolExecutor(threads) as ex:
+                    hash_seconds = list(ex.map(work, blocks))
+        wall = time.perf_counter() - t0
+        if timings is not None:
+            # Hashing and voting overlap across threads: charge the mean
+            # hashing time per thread to "hash", the rest of the wall time to "filter".
+            h = min(wall, sum(hash_seconds) / threads)
+            timings.add("hash", h)
+            timings.add("filter", wall - h)
+        return votes, margins

@@ -1,0 +1,165 @@
+"""The refine step: exact votes among the k classes the hash filter kept.
+
+For a batch of samples, the (sample, classifier) cells of all k(k-1)/2 pairs of
+each sample's kept classes are grouped by classifier row, the rows are read
+once from the (memory-mapped) model, and the decision values come from a
+sampled dense-dense product in C (native/refine.c)."""
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..models.pairs import canonical_pairs
+from ..support.kernels import kernel_error, kernel_id
+from ..support.native import lib, ptr
+
+
+def group_by_key(key, n_keys):
+    """Indices of ``key`` grouped by value, increasing, stable (counting sort)."""
+    key = np.ascontiguousarray(key, dtype=np.int64)
+    order = np.empty(key.shape[0], dtype=np.int64)
+    if key.shape[0]:
+        rc = lib.hsvm_group_by_key(ptr("int64_t *", key), key.shape[0], int(n_keys), ptr("int64_t *", order))
+        if rc == -1:
+            raise ValueError("key out of range")
+        if rc == -2:
+            raise MemoryError("grouping cells")
+    return order
+
+
+def sddmm(X, W, bias, cx, cw, *, order=None, threads=1, kernel=None):
+    """dec[c] = X[cx[c]] . W[cw[c]] + bias[cw[c]] (float32), the cells visited
+    in ``order`` (default: as given; group them by cw so each row of W is read
+    once).  ``kernel`` (None/auto, portable, avx2, avx512 = avx2 here) forces a
+    code path; every path gives the same bits."""
+    kid = kernel_id(kernel)
+    ncells = cx.shape[0]
+    out = np.empty(ncells, dtype=np.float32)
+    if ncells == 0:
+        return out
+    # W may be the model's read-only memory map: used in place, never copied.
+    W = np.ascontiguousarray(W, dtype=np.float32)
+    bias = np.ascontiguousarray(bias, dtype=np.float32)
+    d = W.shape[1]
+    cx = np.ascontiguousarray(cx, dtype=np.int64)
+    cw = np.ascontiguousarray(cw, dtype=np.int64)
+    order = np.arange(ncells, dtype=np.int64) if order is None else np.ascontiguousarray(order, dtype=np.int64)
+    if sp.issparse(X):
+        X = X.tocsr()
+        indptr = np.ascontiguousarray(X.indptr, dtype=np.int64)
+        indices = np.ascontiguousarray(X.indices, dtype=np.int32)
+        data = np.ascontiguousarray(X.data, dtype=np.float32)
+
+        def run(s, e):
+            lib.hsvm_sddmm_csr(ptr("int64_t *", indptr), ptr("int32_t *", indices), ptr("float *", data),
+                               ptr("float *", W), ptr("float *", bias), d,
+                               ptr("int64_t *", cx), ptr("int64_t *", cw), ptr("int64_t *", order[s:e]), e - s,
+                               ptr("float *", out))
+    else:
+        X = np.ascontiguousarray(X, dtype=np.float32)
+        if X.shape[1] != d:
+            raise ValueError("samples have %d features, classifiers %d" % (X.shape[1], d))
+
+        def run(s, e):
+            rc = lib.hsvm_sddmm_dense(ptr("float *", X), ptr("float *", W), ptr("float *", bias), d,
+                                      ptr("int64_t *", cx), ptr("int64_t *", cw), ptr("int64_t *", order[s:e]),
+                                      e - s, ptr("float *", out), kid)
+            if rc != 0:
+                raise kernel_error(rc, kernel)
+    threads = max(1, min(int(threads), ncells // 4096 + 1))
+    if threads == 1:
+        run(0, ncells)
+    else:
+        # Each thread takes a contiguous run of the (grouped) order: threads
+        # share no classifier rows except at the boundaries, and write disjoint cells.
+        bounds = np.linspace(0, ncells, threads + 1).astype(np.int64)
+        with ThreadPoolExecutor(threads) as ex:
+            list(ex.map(lambda i: run(int(bounds[i]), int(bounds[i + 1])), range(threads)))
+    return out
+
+
+@dataclass
+class RefinedPairs:
+    """The exact decisions of the pairs among each row's refined classes.
+
+    ``S`` [n, k]: each row's refined classes, sorted, padding last;
+    ``nvalid`` [n]: how many of them are in use; ``A`` < ``B`` [n, q]: the
+    class indices of the q = k(k-1)/2 pairs of S (``A = S[:, iu]``, ``B =
+    S[:, ju]`` in :func:`~hsvm_cli.models.pairs.canonical_pairs` order);
+    ``dec`` [n, q, bags] float32 decision values oriented so that positive
+    means A (0 where unused); ``pmask`` [n, q]: the pairs of two classes in
+    use."""
+
+    A: np.ndarray
+    B: np.ndarray
+    dec: np.ndarray
+    pmask: np.ndarray
+    S: np.ndarray
+    nvalid: np.ndarray
+
+    def votes(self, n_classes):
+        """Votes and confidences [n, K]: a pair's winner is the majority of its
+        bags, an even split goes to the sign of the summed decision values
+        (the rule of exact prediction, native/votes.c)."""
+        n, q = self.A.shape
+        A = np.ascontiguousarray(self.A, dtype=np.int64)
+        B = np.ascontiguousarray(self.B, dtype=np.int64)
+        dec = np.ascontiguousarray(self.dec, dtype=np.float32)
+        mask = np.ascontiguousarray(self.pmask, dtype=np.uint8)
+        votes = np.empty((n, n_classes), dtype=np.int32)
+        conf = np.empty((n, n_classes), dtype=np.float64)
+        if lib.hsvm_cell_votes(ptr("float *", dec), ptr("int64_t *", A), ptr("int64_t *", B),
+                               ptr("uint8_t *", mask), n, q, dec.shape[2] if dec.ndim == 3 else 1, n_classes,
+                               ptr("int32_t *", votes), ptr("double *", conf)) != 0:
+            raise ValueError("pair names a class outside 0..%d" % (n_classes - 1))
+        return votes, conf
+
+
+def refine_decisions(model, Xn, kept, *, lookup, valid=None, threads=1):
+    """Exact decision values of the pairs among each row's kept classes.
+
+    ``kept`` [n, k] class indices; ``valid`` [n, k] marks the entries in use
+    (rows may refine fewer than k classes; default: all); ``lookup`` the
+    model's :class:`~hsvm_cli.models.pairs.PairLookup`.  Returns
+    :class:`RefinedPairs`."""
+    n, k = kept.shape
+    bags = model.bags
+    iu, ju = canonical_pairs(k)
+    q = iu.shape[0]
+    if valid is None:
+        S = np.sort(kept, axis=1).astype(np.int64)
+        pmask = np.ones((n, q), dtype=bool)
+        nvalid = np.full(n, k)
+    else:
+        # Invalid entries sort last, so pairs of valid classes come first per row.
+        big = np.iinfo(np.int64).max
+        S = np.sort(np.where(valid, kept.astype(np.int64), big), axis=1)
+        nvalid = valid.sum(axis=1)
+        pmask = (ju[None, :] < nvalid[:, None])
+        S = np.where(S == big, 0, S)
+    A = S[:, iu]
+    B = S[:, ju]
+    if n == 0 or q == 0 or not pmask.any():
+        return RefinedPairs(A, B, np.zeros((n, q, bags), dtype=np.float32), pmask, S, nvalid)
+    every = valid is None
+    if every:
+        # Every (row, pair) is a cell: no index lists, the result is dec itself.
+        pid, sign = lookup.lookup(A.ravel(), B.ravel())
+        cx = np.repeat(np.arange(n, dtype=np.int64), q * bags)
+    else:
+        cell_rows, cell_pairs = np.nonzero(pmask)
+        pid, sign = lookup.lookup(A[cell_rows, cell_pairs], B[cell_rows, cell_pairs])
+        cx = np.repeat(cell_rows.astype(np.int64), bags)
+    rows = (pid[:, None] * bags + np.arange(bags)).reshape(-1) if bags > 1 else pid.astype(np.int64, copy=False)
+    # Cells grouped by classifier row (a counting sort), so that each row of
+    # the memory-mapped W is read once, in file order, for the whole batch.
+    order = group_by_key(rows, model.n_classifiers)
+    flat = sddmm(Xn, model.W, model.b, cx, rows, order=order, threads=threads).reshape(-1, bags)
+    if sign is not None:
+        flat *= sign[:, None]
+    if every:
+        return RefinedPairs(A, B, flat.reshape(n, q, bags), pmask, S, nvalid)
+    dec = np.zeros((n, q, bags), dtype=np.float32)
+    dec[cell_rows, cell_pairs] = flat
+    return RefinedPairs(A, B, dec, pmask, S, nvalid)

@@ -1,0 +1,114 @@
+"""Each stage's probability estimate formed from a model's outputs.
+
+First stage (the hash filter): a softmax over the classes' hash scores with the
+temperature fitted at the bit count in use.  Second stage (the exact refine):
+every refined pair's bag-mean decision value through its Platt sigmoid, the
+pairwise estimates coupled over the refined classes (Wu, Lin & Weng's method
+2).  The estimators themselves are in :mod:`hsvm_cli.proba.estimators`."""
+import numpy as np
+
+from ..models.ovo import bag_mean
+from ..models.pairs import canonical_pairs
+from ..predict.exact import ovo_votes
+from ..support.timing import NullTimings
+from . import estimators as est
+
+
+def first_stage_proba(votes, margins, alpha):
+    """Softmax [n, K] of the first-stage scores at temperature ``alpha``."""
+    return est.softmax(est.first_stage_scores(votes, margins), alpha)
+
+
+def pair_ids_by_class(pair_a, pair_b, n_classes):
+    """For every class c, the pairs naming it [K, K-1] and whether c is the
+    pair's class a (its positive side)."""
+    P = pair_a.shape[0]
+    ids = [[] for _ in range(n_classes)]
+    side = [[] for _ in range(n_classes)]
+    for p in range(P):
+        ids[pair_a[p]].append(p)
+        side[pair_a[p]].append(1)
+        ids[pair_b[p]].append(p)
+        side[pair_b[p]].append(0)
+    width = max(len(v) for v in ids)
+    out = np.full((n_classes, width), -1, dtype=np.int64)
+    is_a = np.zeros((n_classes, width), dtype=np.int8)
+    for c in range(n_classes):
+        out[c, :len(ids[c])] = ids[c]
+        is_a[c, :len(side[c])] = side[c]
+    return out, is_a
+
+
+def fit_platt_from_decisions(model, mean_dec_blocks, y_index):
+    """Fit every pair's sigmoid on the validation samples of its two classes.
+    ``mean_dec_blocks`` yields (row offset, [rows, P] bag-mean decision values)."""
+    ids, is_a = pair_ids_by_class(model.pair_a, model.pair_b, model.n_classes)
+    decs, pairs, targets = [], [], []
+    for start, D in mean_dec_blocks:
+        yi = y_index[start:start + D.shape[0]]
+        rows = np.flatnonzero(yi >= 0)
+        if rows.size == 0:
+            continue
+        cols = ids[yi[rows]]                   # [r, K-1]
+        ok = cols >= 0
+        r_idx = np.repeat(rows, ok.sum(axis=1))
+        decs.append(D[r_idx, cols[ok]])
+        pairs.append(cols[ok])
+        targets.append(is_a[yi[rows]][ok])
+    if decs:
+        dec = np.concatenate(decs).astype(np.float64)
+        pair = np.concatenate(pairs)
+        target = np.concatenate(targets).astype(np.float64)
+    else:
+        dec = np.zeros(0)
+        pair = np.zeros(0, dtype=np.int64)
+        target = np.zeros(0)
+    return est.fit_platt(dec, pair, target, model.n_pairs)
+
+
+def second_stage_proba(cal, refined, lookup):
+    """Coupled probabilities [n, k] over the sorted refined classes of a
+    :class:`~hsvm_cli.predict.refine.RefinedPairs` (columns beyond each row's
+    ``nvalid`` classes get 0)."""
+    A, B, S = refined.A, refined.B, refined.S
+    n = A.shape[0]
+    k = S.shape[1]
+    iu, ju = canonical_pairs(k)
+    mean = refined.dec.mean(axis=2, dtype=np.float64)
+    pid, sign = lookup.lookup(A, B)
+    Ap, Bp = cal.platt_A[pid], cal.platt_B[pid]
+    # Platt's sigmoid is for the model's orientation of the pair; dec was turned
+    # towards A, so undo that before applying it.
+    if sign is not None:
+        raw = mean * sign
+        r = est.platt_proba(raw, Ap, Bp)
+        r = np.where(sign > 0, r, 1.0 - r)
+    else:
+        r = est.platt_proba(mean, Ap, Bp)
+    R = np.full((n, k, k), 0.5)
+    R[:, iu, ju] = r
+    R[:, ju, iu] = 1.0 - r
+    valid = np.arange(k)[None, :] < np.asarray(refined.nvalid)[:, None]
+    return est.couple(R, valid=valid)
+
+
+def exact_proba(model, cal, Xn, *, scorer, timings=None):
+    """Exact votes, confidences and probabilities coupled over all K classes."""
+    t = timings or NullTimings()
+    n, K = Xn.shape[0], model.n_classes
+    votes = np.empty((n, K), dtype=np.int32)
+    conf = np.empty((n, K))
+    proba = np.empty((n, K))
+    # R is [rows, K, K] doubles: bound a block to ~64 MB of it.
+    rows = max(1, min(scorer.block_rows(), (64 << 20) // (8 * K * K)))
+    for s, dec in scorer.decision_blocks(Xn, rows=rows, timings=t):
+        e = s + dec.shape[0]
+        with t.phase("vote"):
+            votes[s:e], conf[s:e] = ovo_votes(dec, model.pair_a, model.pair_b, bags=model.bags, n_classes=K)
+        with t.phase("proba"):
+            r = est.platt_proba(bag_mean(dec, model.bags), cal.platt_A[None, :], cal.platt_B[None, :])
+            R = np.full((dec.shape[0], K, K), 0.5)
+            R[:, model.pair_a, model.pair_b] = r
+            R[:, model.pair_b, model.pair_a] = 1.0 - r
+            proba[s:e] = est.couple(R)
+    return votes, conf, proba

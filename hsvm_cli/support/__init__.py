@@ -1,0 +1,2 @@
+"""Small helpers every stage uses: thread counts, phase timings, class labels and
+numpy buffers handed to the C library."""

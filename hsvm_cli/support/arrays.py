@@ -1,0 +1,38 @@
+"""Argument checks for the numerical routines (probabilities, metrics): arrays
+of the right dimension, finite, integer where they must be."""
+import numpy as np
+
+
+def float_array(x, name, ndim=None):
+    a = np.asarray(x, dtype=np.float64)
+    if ndim is not None and a.ndim != ndim:
+        raise ValueError("%s must be %d-dimensional, got shape %s" % (name, ndim, a.shape))
+    if not np.all(np.isfinite(a)):
+        raise ValueError("%s has non-finite values" % name)
+    return a
+
+
+def int_array(x, name, ndim=1):
+    a = np.asarray(x)
+    if a.ndim != ndim:
+        raise ValueError("%s must be %d-dimensional, got shape %s" % (name, ndim, a.shape))
+    if a.size and a.dtype.kind not in "iub":
+        if a.dtype.kind not in "f" or not np.all(np.isfinite(a)) or np.any(a != np.round(a)):
+            raise ValueError("%s must hold integers" % name)
+    return a.astype(np.int64)
+
+
+def class_index_array(y_index, n, K, name="y_index"):
+    y = int_array(y_index, name)
+    if y.shape[0] != n:
+        raise ValueError("%s has %d entries for %d samples" % (name, y.shape[0], n))
+    if y.size and (y.min() < -1 or y.max() >= K):
+        raise ValueError("%s must lie in [-1, %d)" % (name, K))
+    return y
+
+
+def proba_matrix(P, name="P"):
+    P = float_array(P, name, ndim=2)
+    if P.size and P.min() < 0.0:
+        raise ValueError("%s has negative probabilities" % name)
+    return P

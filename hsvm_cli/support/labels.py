@@ -1,0 +1,32 @@
+"""Class labels as hsvm takes them, and where they sit among a model's classes."""
+import numpy as np
+
+
+def integer_labels(y, n):
+    """``y`` as an int64 vector of ``n`` labels.  Integer and boolean arrays
+    pass; float arrays must hold finite whole numbers.  Raises ValueError."""
+    arr = np.asarray(y)
+    if arr.ndim != 1:
+        raise ValueError("y must be 1-dimensional, got shape %s" % (arr.shape,))
+    if arr.shape[0] != n:
+        raise ValueError("X has %d rows but y has %d labels" % (n, arr.shape[0]))
+    if arr.dtype.kind in "iub":
+        return arr.astype(np.int64)
+    if arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)):
+        return arr.astype(np.int64)
+    raise ValueError("y must hold integer labels (whole numbers), got dtype %s" % arr.dtype)
+
+
+def class_index(classes, labels):
+    """Position of each label in ``classes`` (any order); -1 for a label that
+    is no class."""
+    classes = np.asarray(classes, dtype=np.int64)
+    labels = np.asarray(labels, dtype=np.int64)
+    if classes.shape[0] == 0:
+        return np.full(labels.shape, -1, dtype=np.int64)
+    order = np.argsort(classes, kind="stable")
+    sorted_classes = classes[order]
+    pos = np.searchsorted(sorted_classes, labels)
+    pos_c = np.minimum(pos, len(classes) - 1)
+    found = (pos < len(classes)) & (sorted_classes[pos_c] == labels)
+    return np.where(found, order[pos_c], -1).astype(np.int64)

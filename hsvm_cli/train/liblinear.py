@@ -1,0 +1,500 @@
+"""One-vs-one training of linear SVMs on LIBLINEAR.
+
+:func:`train_pairs` trains one binary L2-regularised SVM (LIBLINEAR ``-s 1``,
+``-s 2`` or ``-s 3`` with ``-B 1``) for every unordered pair of classes,
+optionally on a random subset of each class (``per_class``) and optionally
+several times on bootstrap resamples (``bags``).  It returns all hyperplanes
+stacked in one float32 matrix, as an :class:`~hsvm_cli.models.ovo.OvoModel`.
+
+Each binary problem is LIBLINEAR's (Fan, Chang, Hsieh, Wang & Lin, JMLR 2008)
+
+    min_w  ½‖w‖² + C Σ_i ξ(w; x_i, y_i),   ξ = max(0, 1 − y_i wᵀx_i)  (-s 3)
+                                                or its square          (-s 1, -s 2)
+
+over x_i extended by a constant feature 1 whose weight is the bias (``-B 1``,
+regularised like the other weights), solved in the dual by coordinate descent
+(Hsieh et al., ICML 2008) or in the primal by a trust-region Newton method
+(Lin, Weng & Keerthi, JMLR 2008).
+
+Speed.  Tens of thousands of small problems are trained, so the Python work per
+call must stay well below the solver's.  All rows are converted once into one
+pool of LIBLINEAR ``feature_node`` arrays (bias node and terminator included); a
+pair problem is only an array of row addresses into that pool plus a +1/-1
+label vector, written into buffers whose addresses the ``problem`` struct keeps
+for the whole run.  LIBLINEAR's Python wrappers are bypassed: ``train`` is
+called through ctypes and the weights are copied out of the returned model with
+numpy before the model is freed.
+
+Determinism.  LIBLINEAR's dual coordinate-descent solvers (``-s 1``, ``-s 3``)
+visit the examples in an order drawn from the C library's global ``rand()``, so
+the weights depend on the ``rand()`` state at the moment ``train`` runs.  Every
+classifier therefore gets its own 32-bit solver seed, a hash of
+``(seed, label a, label b, bag)``, and ``srand(seed)`` is called immediately
+before its ``train`` call.  Parallel training (``jobs > 1``) uses worker
+*processes* forked after the row pool is built: each has a private ``rand()``
+state that nothing else touches between the ``srand`` and the ``train``.  The
+result of a classifier is thus a function of its data and its seed alone, not
+of which worker trains it or when, and ``W``/``b`` are byte-identical across
+runs and across values of ``jobs``.  Row subsets and bootstrap draws come from
+numpy generators keyed by the same quantities.  Because the pair is identified
+by its two *labels* (not by class positions), a pair's classifier does not
+change when other classes are added to or removed from the training set.
+
+Side effect: with ``jobs=1`` training runs in the calling process and leaves
+the C library's ``rand()`` state reseeded; it also silences LIBLINEAR's
+printing for the process.  Another thread calling ``rand()`` concurrently with
+an in-process ``train_pairs`` would break reproducibility.
+"""
+import ctypes
+import math
+import mmap
+import multiprocessing
+import sys
+import time
+
+import numpy as np
+import scipy.sparse as sp
+from liblinear import liblinear as _ll
+
+from ..models.ovo import OvoModel, TrainingRecord
+from ..models.pairs import canonical_pairs
+from ..support.labels import integer_labels
+
+__all__ = ["SOLVERS", "DEFAULT_TOL", "train_pairs", "solver_seeds"]
+
+#: Solver names accepted by :func:`train_pairs` and their LIBLINEAR ``-s`` values:
+#: L2-regularised L2-loss SVC in the dual and the primal, L1-loss SVC in the dual.
+SOLVERS = {"l2loss-dual": 1, "l2loss-primal": 2, "l1loss-dual": 3}
+
+#: LIBLINEAR's default stopping tolerance (``-e``) for each solver; used when
+#: ``tol`` is None so that results match the ``train`` command's defaults.
+DEFAULT_TOL = {"l2loss-dual": 0.1, "l2loss-primal": 0.01, "l1loss-dual": 0.1}
+
+_FEATURE_NODE = np.dtype([("index", np.int32), ("value", np.float64)], align=True)
+if _FEATURE_NODE.itemsize != ctypes.sizeof(_ll.feature_node):
+    raise ImportError("unexpected LIBLINEAR feature_node layout")
+
+_LIBC = ctypes.CDLL(None)
+_srand = _LIBC.srand
+_srand.argtypes = [ctypes.c_uint]
+_srand.restype = None
+
+_lib_train = _ll.liblinear.train
+_lib_free_model = _ll.liblinear.free_and_destroy_model
+_NODE_PP = ctypes.POINTER(ctypes.POINTER(_ll.feature_node))
+_DOUBLE_P = ctypes.POINTER(ctypes.c_double)
+
+# Tags that keep the random streams for row subsets and bootstrap draws apart.
+_STREAM_SUBSET = 0
+_STREAM_BOOTSTRAP = 1
+
+_U64 = 0xFFFFFFFFFFFFFFFF
+
+
+# --------------------------------------------------------------------------- seeds
+
+def _mix64(z):
+    # splitmix64's finaliser: a cheap bijective scrambler, vectorised over uint64
+    # arrays so that seeding 10^5 classifiers costs microseconds, not a
+    # SeedSequence per classifier.
+    z = z + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def _label_key(labels):
+    # Labels may be negative; reinterpreting their two's complement keeps them
+    # distinct and non-negative, which SeedSequence requires.
+    return np.asarray(labels, dtype=np.int64).view(np.uint64)
+
+
+def solver_seeds(seed, label_a, label_b, bags=1):
+    """The ``srand`` seeds :func:`train_pairs` uses: uint32 [len(label_a) * bags],
+    entry ``p * bags + bag`` for the pair of labels ``(label_a[p], label_b[p])``.
+
+    Exposed so that a single pair can be retrained outside :func:`train_pairs`
+    (e.g. with LIBLINEAR's own API) and give the same weights."""
+    la = np.repeat(_label_key(np.atleast_1d(label_a)), bags)
+    lb = np.repeat(_label_key(np.atleast_1d(label_b)), bags)
+    bag = np.tile(np.arange(bags, dtype=np.uint64), la.shape[0] // bags)
+    with np.errstate(over="ignore"):
+        h = _mix64(np.full(la.shape, seed & _U64, dtype=np.uint64))
+        h = _mix64(h ^ la)
+        h = _mix64(h ^ lb)
+        h = _mix64(h ^ bag)
+    return (h >> np.uint64(32)).astype(np.uint32)
+
+
+def _pair_rng(seed, stream, la, lb, *rest):
+    key = (stream, int(la) & _U64, int(lb) & _U64) + tuple(rest)
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=key))
+
+
+# --------------------------------------------------------------------- validation
+
+def _is_int(v):
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def _check_options(C, solver, tol, per_class, bags, seed, jobs):
+    if solver not in SOLVERS:
+        raise ValueError("solver must be one of %s, not %r"
+                         % (", ".join(sorted(SOLVERS)), solver))
+    if isinstance(C, (bool, np.bool_)) or not isinstance(C, (int, float, np.integer, np.floating)):
+        raise ValueError("C must be a positive number, not %r" % (C,))
+    if not (math.isfinite(C) and C > 0):
+        raise ValueError("C must be a positive finite number, not %r" % (C,))
+    if tol is not None:
+        if isinstance(tol, (bool, np.bool_)) or not isinstance(tol, (int, float, np.integer, np.floating)):
+            raise ValueError("tol must be a positive number or None, not %r" % (tol,))
+        if not (math.isfinite(tol) and tol > 0):
+            raise ValueError("tol must be a positive finite number or None, not %r" % (tol,))
+    if per_class is not None and not (_is_int(per_class) and per_class >= 1):
+        raise ValueError("per_class must be a positive integer or None, not %r" % (per_class,))
+    if not (_is_int(bags) and bags >= 1):
+        raise ValueError("bags must be a positive integer, not %r" % (bags,))
+    if not (_is_int(seed) and 0 <= seed <= _U64):
+        raise ValueError("seed must be an integer in [0, 2**64), not %r" % (seed,))
+    if not (_is_int(jobs) and jobs >= 1):
+        raise ValueError("jobs must be a positive integer, not %r" % (jobs,))
+
+
+def _as_csr(X):
+    if sp.issparse(X):
+        if X.ndim != 2:
+            raise ValueError("X must be 2-dimensional")
+        X = sp.csr_matrix(X, dtype=np.float64, copy=False)
+        if not X.has_canonical_format:
+            # LIBLINEAR needs increasing, unique indices in each row; work on a
+            # copy so the caller's matrix is left as it was.
+            X = X.copy()
+            X.sum_duplicates()
+    else:
+        try:
+            X = np.asarray(X, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError("X must be a scipy.sparse matrix or a numeric array") from None
+        if X.ndim != 2:
+            raise ValueError("X must be 2-dimensional, got shape %s" % (X.shape,))
+        X = sp.csr_matrix(X)
+    if not np.all(np.isfinite(X.data)):
+        raise ValueError("X contains NaN or infinite values")
+    if X.shape[1] + 1 > np.iinfo(np.int32).max:
+        raise ValueError("X has too many columns for LIBLINEAR")
+    return X
+
+
+# ------------------------------------------------------------------- row pool
+
+def _build_pool(X):
+    """All rows as LIBLINEAR feature_node arrays laid end to end: row i's nodes,
+    then the bias node (index d+1, value 1), then the -1 terminator.  Returns
+    the pool and the uint64 address of each row's first node."""
+    n, d = X.shape
+    nnz_row = np.diff(X.indptr).astype(np.int64)
+    start = X.indptr[:-1].astype(np.int64) + 2 * np.arange(n, dtype=np.int64)
+    pool = np.empty(X.nnz + 2 * n, dtype=_FEATURE_NODE)
+    pos = np.arange(X.nnz, dtype=np.int64) + 2 * np.repeat(np.arange(n, dtype=np.int64), nnz_row)
+    # scipy tolerates index/data arrays longer than indptr[-1]; ignore the tail.
+    pool["index"][pos] = X.indices[:X.nnz] + 1
+    pool["value"][pos] = X.data[:X.nnz]
+    bias_pos = start + nnz_row
+    pool["index"][bias_pos] = d + 1
+    pool["value"][bias_pos] = 1.0
+    pool["index"][bias_pos + 1] = -1
+    pool["value"][bias_pos + 1] = 0.0
+    addr = np.uint64(pool.ctypes.data) + start.astype(np.uint64) * np.uint64(_FEATURE_NODE.itemsize)
+    return pool, addr
+
+
+# ------------------------------------------------------------------- training
+
+class _Job:
+    """Everything a worker needs; built in the parent before forking so the
+    children share it copy-on-write."""
+
+    def __init__(self, pool, class_addr, classes, pair_a, pair_b, d, solver, C, tol,
+                 per_class, bags, seed, seeds, W, b, counts):
+        self.pool = pool                # keeps the row addresses valid
+        self.class_addr = class_addr
+        self.classes = classes
+        self.pair_a = pair_a
+        self.pair_b = pair_b
+        self.d = d
+        self.solver = solver
+        self.C = C
+        self.tol = tol
+        self.per_class = per_class
+        self.bags = bags
+        self.seed = seed
+        self.seeds = seeds
+        self.W = W
+        self.b = b
+        self.counts = counts
+        sizes = np.array([a.shape[0] for a in class_addr], dtype=np.int64)
+        if per_class is not None:
+            sizes = np.minimum(sizes, per_class)
+        top2 = np.sort(sizes)[-2:]
+        self.max_rows = int(top2.sum())
+
+
+class _Trainer:
+    """The ctypes side of training one process's share of the pairs: one
+    ``problem`` and one ``parameter`` struct reused for every call, pointing at
+    buffers sized for the largest pair."""
+
+    def __init__(self, job):
+        self.job = job
+        self.xbuf = np.empty(job.max_rows, dtype=np.uint64)
+        self.ybuf = np.empty(job.max_rows, dtype=np.float64)
+        prob = _ll.problem.__new__(_ll.problem)
+        prob.l = 0
+        prob.n = job.d + 1
+        prob.bias = 1.0
+        prob.x = ctypes.cast(self.xbuf.ctypes.data, _NODE_PP)
+        prob.y = ctypes.cast(self.ybuf.ctypes.data, _DOUBLE_P)
+        self.prob = prob
+        param = _ll.parameter("-q")     # defaults, and LIBLINEAR's printing off
+        param.solver_type = SOLVERS[job.solver]
+        param.C = float(job.C)
+        param.eps = float(job.tol)
+        self.param = param
+        self.prob_ref = ctypes.byref(prob)
+        self.param_ref = ctypes.byref(param)
+        self.solver_seconds = 0.0
+
+    def train_pair(self, p):
+        job = self.job
+        a = job.pair_a[p]
+        c = job.pair_b[p]
+        addr_a = job.class_addr[a]
+        addr_b = job.class_addr[c]
+        la = job.classes[a]
+        lb = job.classes[c]
+        n_lim = job.per_class
+        if n_lim is not None and (addr_a.shape[0] > n_lim or addr_b.shape[0] > n_lim):
+            rng = _pair_rng(job.seed, _STREAM_SUBSET, la, lb)
+            # Sorted back into data order so that a subset problem differs from
+            # the full one only by the rows left out, not by their order (which
+            # the dual solvers' results depend on).
+            if addr_a.shape[0] > n_lim:
+                addr_a = addr_a[np.sort(rng.choice(addr_a.shape[0], n_lim, replace=False))]
+            if addr_b.shape[0] > n_lim:
+                addr_b = addr_b[np.sort(rng.choice(addr_b.shape[0], n_lim, replace=False))]
+        na = addr_a.shape[0]
+        nb = addr_b.shape[0]
+        l = na + nb
+        xbuf = self.xbuf
+        ybuf = self.ybuf
+        ybuf[:na] = 1.0
+        ybuf[na:l] = -1.0
+        self.prob.l = l
+        d = job.d
+        bags = job.bags
+        for bag in range(bags):
+            j = p * bags + bag
+            if bags == 1:
+                xbuf[:na] = addr_a
+                xbuf[na:l] = addr_b
+            else:
+                # Stratified bootstrap: each class is resampled with replacement
+                # to its own size, so every bag keeps both classes.
+                rng = _pair_rng(job.seed, _STREAM_BOOTSTRAP, la, lb, bag)
+                xbuf[:na] = addr_a[np.sort(rng.integers(0, na, na))]
+                xbuf[na:l] = addr_b[np.sort(rng.integers(0, nb, nb))]
+            _srand(int(job.seeds[j]))
+            t0 = time.perf_counter()
+            mptr = _lib_train(self.prob_ref, self.param_ref)
+            self.solver_seconds += time.perf_counter() - t0
+            if not mptr:
+                raise RuntimeError("LIBLINEAR train returned no model")
+            try:
+                m = mptr.contents
+                w = np.ctypeslib.as_array(m.w, shape=(d + 1,))
+                # LIBLINEAR's first label is the class with positive decision
+                # values; it puts +1 first for -1/+1 problems, but checking keeps
+                # the sign convention independent of that rule.
+                if m.label[0] == 1:
+                    job.W[j] = w[:d]
+                    job.b[j] = w[d]
+                else:
+                    job.W[j] = -w[:d]
+                    job.b[j] = -w[d]
+            finally:
+                _lib_free_model(ctypes.byref(mptr))
+            job.counts[j, 0] = na
+            job.counts[j, 1] = nb
+
+
+# Set in the parent just before the worker pool is forked; the children read
+# their inherited copy.
+_WORKER_JOB = None
+_WORKER_TRAINER = None
+
+
+def _worker_range(bounds):
+    global _WORKER_TRAINER
+    if _WORKER_TRAINER is None:
+        _WORKER_TRAINER = _Trainer(_WORKER_JOB)
+    tr = _WORKER_TRAINER
+    before = tr.solver_seconds
+    for p in range(bounds[0], bounds[1]):
+        tr.train_pair(p)
+    return bounds[1] - bounds[0], tr.solver_seconds - before
+
+
+def _shared_array(shape, dtype):
+    # Anonymous shared mapping: writes by forked workers are seen by the parent,
+    # so results never travel through pipes.
+    nbytes = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+    buf = mmap.mmap(-1, max(nbytes, 1))
+    return np.frombuffer(buf, dtype=dtype, count=int(np.prod(shape, dtype=np.int64))).reshape(shape)
+
+
+def _progress_bar(total, enabled):
+    from tqdm import tqdm
+    return tqdm(total=total, disable=not enabled, file=sys.stderr, unit="pair",
+                desc="train-ovo", dynamic_ncols=True)
+
+
+def train_pairs(X, y, *, C=1.0, solver="l2loss-dual", tol=None, per_class=None, bags=1,
+                seed=0, jobs=1, progress=False):
+    """Train one linear SVM per pair of classes (one-vs-one) with LIBLINEAR.
+
+    Parameters
+    ----------
+    X : scipy.sparse matrix or array-like [n, d]
+        Training rows (float64; the caller L2-normalises them if wanted).
+    y : array-like of int [n]
+        Class labels; at least two distinct values.
+    C : float
+        Cost parameter (LIBLINEAR ``-c``), > 0.
+    solver : str
+        A key of :data:`SOLVERS`: ``"l2loss-dual"`` (``-s 1``),
+        ``"l2loss-primal"`` (``-s 2``) or ``"l1loss-dual"`` (``-s 3``).
+    tol : float or None
+        Stopping tolerance (``-e``); None takes LIBLINEAR's default for the
+        solver (:data:`DEFAULT_TOL`).
+    per_class : int or None
+        If set, each pair is trained on at most this many examples of each of its
+        two classes, drawn without replacement (kept in data order) by a random
+        generator keyed by ``seed`` and the pair's labels; every pair draws its
+        own subset.
+    bags : int
+        Classifiers per pair.  ``bags=1`` trains on the pair's (sub)set itself,
+        no resampling, and gives exactly the same weights as the default.  With
+        ``bags > 1`` each classifier is trained on a bootstrap resample that is
+        stratified by class: the examples of each class are drawn with
+        replacement, as many as the class has, so no bag loses a class and the
+        class balance of the pair is kept.
+    seed : int
+        Seeds the row subsets, bootstrap draws and LIBLINEAR's ``rand()``; the
+        same seed gives byte-identical ``W`` and ``b`` whatever ``jobs`` is.
+    jobs : int
+        Worker processes (forked, POSIX only; without ``fork`` training runs
+        serially with the same result).  ``1`` trains in the calling process.
+    progress : bool
+        Show a tqdm bar on stderr, one tick per pair.
+
+    Returns
+    -------
+    OvoModel
+        With ``normalize="none"`` (X is used as given) and a
+        :class:`~hsvm_cli.models.ovo.TrainingRecord` in ``training``;
+        ``W[j] @ x + b[j] > 0`` means ``classes[pair_a[j // bags]]`` wins.
+        ``params`` hold the options that determine the result (solver, C, tol,
+        per_class, bags, seed, bias, LIBLINEAR version), not ``jobs``.
+
+    Raises
+    ------
+    ValueError
+        For an invalid option, mismatched ``X``/``y``, non-integer labels,
+        fewer than two classes, or non-finite values in ``X``.
+    """
+    t_start = time.perf_counter()
+    _check_options(C, solver, tol, per_class, bags, seed, jobs)
+    X = _as_csr(X)
+    y = integer_labels(y, X.shape[0])
+    classes, y_idx = np.unique(y, return_inverse=True)
+    K = classes.shape[0]
+    if K < 2:
+        raise ValueError("y must contain at least two classes, found %d" % K)
+    tol = float(DEFAULT_TOL[solver] if tol is None else tol)
+    seed = int(seed)
+    bags = int(bags)
+    per_class = None if per_class is None else int(per_class)
+    n, d = X.shape
+
+    pool, row_addr = _build_pool(X)
+    order = np.argsort(y_idx, kind="stable")
+    bounds = np.searchsorted(y_idx[order], np.arange(K + 1))
+    class_addr = [row_addr[order[bounds[k]:bounds[k + 1]]] for k in range(K)]
+
+    pair_a, pair_b = canonical_pairs(K)
+    P = pair_a.shape[0]
+    seeds = solver_seeds(seed, classes[pair_a], classes[pair_b], bags)
+
+    workers = min(jobs, P)
+    if workers > 1 and "fork" not in multiprocessing.get_all_start_methods():
+        workers = 1
+    if workers > 1:
+        W = _shared_array((P * bags, d), np.float32)
+        b = _shared_array((P * bags,), np.float32)
+        counts = _shared_array((P * bags, 2), np.int32)
+    else:
+        W = np.empty((P * bags, d), dtype=np.float32)
+        b = np.empty(P * bags, dtype=np.float32)
+        counts = np.empty((P * bags, 2), dtype=np.int32)
+
+    job = _Job(pool, class_addr, classes, pair_a, pair_b, d, solver, C, tol,
+               per_class, bags, seed, seeds, W, b, counts)
+    solver_seconds = 0.0
+    if workers == 1:
+        trainer = _Trainer(job)
+        with _progress_bar(P, progress) as bar:
+            for p in range(P):
+                trainer.train_pair(p)
+                bar.update(1)
+        solver_seconds = trainer.solver_seconds
+    else:
+        solver_seconds = _train_parallel(job, P, workers, progress)
+        # Hand back ordinary arrays rather than views of the shared mapping.
+        W, b, counts = W.copy(), b.copy(), counts.copy()
+
+    params = {
+        "solver": solver,
+        "liblinear_solver": SOLVERS[solver],
+        "C": float(C),
+        "tol": tol,
+        "bias": 1.0,
+        "per_class": per_class,
+        "bags": bags,
+        "seed": seed,
+        "liblinear_version": int(ctypes.c_int.in_dll(_ll.liblinear, "liblinear_version").value),
+    }
+    record = TrainingRecord(counts=counts, solver_seeds=seeds, solver_seconds=solver_seconds,
+                            wall_seconds=time.perf_counter() - t_start, jobs=workers)
+    return OvoModel(classes=classes.astype(np.int64), pair_a=pair_a, pair_b=pair_b, W=W, b=b, bags=bags,
+                    normalize="none", params=params, training=record)
+
+
+def _train_parallel(job, P, workers, progress):
+    global _WORKER_JOB
+    # Small chunks balance pairs of very different sizes across workers and keep
+    # the progress bar moving; 64 pairs amortise the per-task IPC.
+    chunk = max(1, min(64, -(-P // (workers * 16))))
+    ranges = [(s, min(s + chunk, P)) for s in range(0, P, chunk)]
+    ctx = multiprocessing.get_context("fork")
+    _WORKER_JOB = job
+    solver_seconds = 0.0
+    try:
+        # Fork before tqdm starts its monitor thread.
+        with ctx.Pool(workers) as pool:
+            with _progress_bar(P, progress) as bar:
+                for done, secs in pool.imap_unordered(_worker_range, ranges):
+                    solver_seconds += secs
+                    bar.update(done)
+    finally:
+        _WORKER_JOB = None
+    return solver_seconds

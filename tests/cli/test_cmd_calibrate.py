@@ -1,0 +1,33 @@
+from click.testing import CliRunner
+
+from hsvm_cli.cli.main import cli
+from hsvm_cli.models.hashed import hash_model, save_hash_model
+from hsvm_cli.models.ovo import save_model
+
+from conftest import BUNDLED
+
+
+def test_cli_calibrate_then_predict_proba_in_libsvm_layout(digits_model, digits, tmp_path):
+    model_p, hbm_p, cal_p = tmp_path / "d.hsvm", tmp_path / "d.hbm", tmp_path / "d.cal"
+    save_model(digits_model, model_p)
+    save_hash_model(hash_model(digits_model, bits=256, seed=0), hbm_p)
+    test = str(BUNDLED / "digits" / "test.svm.gz")
+    r = CliRunner().invoke(cli, ["calibrate", "-m", str(model_p), "-H", str(hbm_p), test, "-o", str(cal_p),
+                                 "--repeat", "1", "--k", "1,3", "--epsilon", "0.01", "-q"])
+    assert r.exit_code == 0, r.output
+    assert "chosen" in r.stdout and "times measured on this machine" in r.stdout
+    r = CliRunner().invoke(cli, ["predict", "-m", str(model_p), "-H", str(hbm_p), "-C", str(cal_p), "--proba",
+                                 "-k", "3", test, "-q"])
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    head = lines[0].split()
+    assert head[0] == "labels" and [int(v) for v in head[1:]] == digits_model.classes.tolist()
+    assert len(lines) == 451
+    for line in lines[1:]:
+        tok = line.split()
+        assert len(tok) == 11 and int(tok[0]) in digits_model.classes
+        assert abs(sum(float(v) for v in tok[1:]) - 1) < 1e-4
+    r = CliRunner().invoke(cli, ["predict", "-m", str(model_p), "-C", str(cal_p), "--proba", "--exact", test, "-q"])
+    assert r.exit_code == 0 and r.stdout.splitlines()[0] == lines[0]
+    r = CliRunner().invoke(cli, ["predict", "-m", str(model_p), "--proba", test])
+    assert r.exit_code == 2 and "-C" in r.stderr

@@ -1,0 +1,382 @@
+import json
+import math
+import sys
+
+import numpy as np
+import pytest
+
+from hsvm_cli.io.predictions import read_scored_predictions
+
+from conftest import run, write_text
+
+
+# Four samples, three classes; truth 1 2 3 1.  By hand: the last sample is the
+# only error (p_true 0.3), NLL = -(ln .7 + ln .8 + ln .5 + ln .3) / 4, each
+# sample alone in its confidence bin so ECE = (.3 + .2 + .5 + .6) / 4 = 0.4;
+# the error is the second least confident sample, so rejecting two of the four
+# leaves no error.
+def svm(labels):
+    return "".join("%d 1:1\n" % y for y in labels)
+
+
+HAND_TRUTH = svm([1, 2, 3, 1])
+HAND_PROBA = """labels 1 2 3
+1 0.7 0.2 0.1
+2 0.1 0.8 0.1
+3 0.25 0.25 0.5
+2 0.3 0.6 0.1
+"""
+HAND_REPORT = """\
+samples              4
+accuracy             75.0000%  (3/4)
+mean class accuracy  83.3333%
+macro F1             0.7778
+NLL                  0.6192
+ECE                  0.4000  (15 bins)
+
+error rate  reject rate  (Chow's rule on the maximum posterior)
+      0.5%     50.0000%
+      0.4%     50.0000%
+      0.3%     50.0000%
+      0.2%     50.0000%
+      0.1%     50.0000%
+
+k  true class in top k
+1             75.0000%
+2            100.0000%
+3            100.0000%
+"""
+GRID = [
+    {"mode": "exact", "bits": None, "k": None, "epsilon": None, "accuracy": 0.95, "seconds_per_sample": 4e-4},
+    {"mode": "hash", "bits": 256, "k": 5, "epsilon": None, "accuracy": 0.90, "seconds_per_sample": 2e-5},
+    {"mode": "hash", "bits": 512, "k": 5, "epsilon": None, "accuracy": 0.93, "seconds_per_sample": 3e-5,
+     "chosen": True},
+    {"mode": "hash", "bits": 256, "k": None, "max_k": 10, "epsilon": 0.05, "accuracy": 0.91,
+     "seconds_per_sample": 2.5e-5},
+]
+
+
+def proba_text(classes, labels, P, fmt="%.17g"):
+    head = "labels %s\n" % " ".join(map(str, classes))
+    return head + "".join("%d %s\n" % (l, " ".join(fmt % v for v in row)) for l, row in zip(labels, P))
+
+
+@pytest.fixture
+def hand(tmp_path):
+    return write_text(tmp_path / "t.svm", HAND_TRUTH), write_text(tmp_path / "p.txt", HAND_PROBA)
+
+
+def random_proba(rng, n, K, sharp=3.0):
+    """Dirichlet rows and truths drawn from them: roughly calibrated, with errors."""
+    P = rng.dirichlet(np.full(K, 1.0 / sharp), size=n)
+    y = np.array([rng.choice(K, p=p) for p in P])
+    return P, y
+
+
+def test_plain_labels_report_is_unchanged(tmp_path):
+    truth = write_text(tmp_path / "t.svm", svm([1, 1, 2, 2, 3, 3]))
+    preds = write_text(tmp_path / "p.txt", "1\n2\n2\n2\n3\n3\n")
+    r = run(["eval", "--truth", truth, preds])
+    assert r.stdout == ("samples              6\n"
+                        "accuracy             83.3333%  (5/6)\n"
+                        "mean class accuracy  83.3333%\n"
+                        "macro F1             0.8222\n")
+    report = json.loads(run(["eval", "--truth", truth, preds, "--json"]).stdout)
+    assert report["correct"] == 5 and report["predictions"]["kind"] == "labels"
+    assert "recall" not in report and "probability" not in report and "confusion" not in report
+
+
+def test_predictions_from_stdin_with_scores(tmp_path):
+    truth = write_text(tmp_path / "t.svm", svm([1, 2]))
+    r = run(["eval", "--truth", truth, "-", "--json"], input="labels 1 2 3\n1 2 1 0\n3 0 1 2\n")
+    report = json.loads(r.stdout)
+    assert report["predictions"] == {"file": "<stdin>", "kind": "scores", "classes": [1, 2, 3]}
+    assert report["recall"]["at_k"] == [{"k": 1, "true_class": 0.5}, {"k": 2, "true_class": 1.0},
+                                        {"k": 3, "true_class": 1.0}]
+
+
+def test_hand_made_probabilities_give_nll_ece_and_reject_table(hand):
+    truth, preds = hand
+    r = run(["eval", "--truth", truth, preds])
+    assert r.stdout == HAND_REPORT
+    p = json.loads(run(["eval", "--truth", truth, preds, "--json"]).stdout)["probability"]
+    assert p["nll"] == pytest.approx(-(math.log(.7) + math.log(.8) + math.log(.5) + math.log(.3)) / 4)
+    assert p["ece"] == pytest.approx(0.4) and p["ece_bins"] == 15
+    assert p["reject_curve"]["reject_rate"] == [0.0, 0.25, 0.5, 0.75, 1.0]
+    assert p["reject_curve"]["error_rate"] == pytest.approx([0.25, 1 / 3, 0.0, 0.0, 0.0])
+    assert [row["reject_rate"] for row in p["reject_at_error"]] == [0.5] * 5
+
+
+def test_reject_curve_is_monotone_and_starts_at_the_plain_accuracy(tmp_path):
+    rng = np.random.default_rng(3)
+    P, y = random_proba(rng, 600, 6)
+    classes = [10, 20, 30, 40, 50, 60]
+    labels = np.asarray(classes)[P.argmax(axis=1)]
+    truth = write_text(tmp_path / "t.svm", svm(np.asarray(classes)[y]))
+    preds = write_text(tmp_path / "p.txt", proba_text(classes, labels, P))
+    report = json.loads(run(["eval", "--truth", truth, preds, "--json"]).stdout)
+    assert report["predictions"]["kind"] == "probabilities"
+    curve = report["probability"]["reject_curve"]
+    assert curve["points"] == 601 and len(curve["reject_rate"]) <= 200
+    rej, err = np.array(curve["reject_rate"]), np.array(curve["error_rate"])
+    assert rej[0] == 0.0 and rej[-1] == 1.0 and np.all(np.diff(rej) > 0)
+    assert err[0] == pytest.approx(1 - report["accuracy"])
+    # more rejection is needed for a lower error, and 'unreachable' is None
+    needed = [row["reject_rate"] for row in report["probability"]["reject_at_error"]]
+    reached = [v for v in needed if v is not None]
+    assert reached == sorted(reached) and all(0 <= v < 1 for v in reached)
+    assert needed[:len(reached)] == reached  # once unreachable, lower targets are too
+
+
+def test_reject_curve_error_falls_when_confidence_ranks_the_errors_last(tmp_path):
+    # errors exactly on the least confident samples: error falls monotonically to 0
+    n = 50
+    conf = np.linspace(0.55, 0.99, n)
+    P = np.column_stack([conf, 1 - conf])
+    wrong = np.arange(n) < 10
+    truth = write_text(tmp_path / "t.svm", svm(np.where(wrong, 2, 1)))
+    preds = write_text(tmp_path / "p.txt", proba_text([1, 2], np.ones(n, dtype=int), P))
+    report = json.loads(run(["eval", "--truth", truth, preds, "--proba", "--json"]).stdout)
+    err = np.array(report["probability"]["reject_curve"]["error_rate"])
+    assert np.all(np.diff(err) <= 1e-12) and err[0] == pytest.approx(1 - report["accuracy"])
+    assert [row["reject_rate"] for row in report["probability"]["reject_at_error"]] == [0.2] * 5
+
+
+def test_unreachable_error_rate_is_reported_as_such(tmp_path):
+    # the most confident sample is wrong: no rejection short of everything helps
+    truth = write_text(tmp_path / "t.svm", svm([2, 1, 1]))
+    preds = write_text(tmp_path / "p.txt", "labels 1 2\n1 0.9 0.1\n1 0.8 0.2\n1 0.7 0.3\n")
+    r = run(["eval", "--truth", truth, preds])
+    assert "      0.1%  unreachable\n" in r.stdout
+    report = json.loads(run(["eval", "--truth", truth, preds, "--json"]).stdout)
+    assert all(row["reject_rate"] is None for row in report["probability"]["reject_at_error"])
+
+
+def test_rounded_probabilities_of_many_classes_are_still_detected(tmp_path):
+    # six decimals per value: with 240 classes the row sums drift beyond 1e-6
+    rng = np.random.default_rng(0)
+    P, y = random_proba(rng, 40, 240, sharp=0.5)
+    classes = list(range(1, 241))
+    truth = write_text(tmp_path / "t.svm", svm(np.asarray(classes)[y]))
+    preds = write_text(tmp_path / "p.txt", proba_text(classes, np.asarray(classes)[P.argmax(1)], P, "%.6f"))
+    assert np.abs(read_scored_predictions(preds).scores.sum(axis=1) - 1).max() > 1e-6
+    assert json.loads(run(["eval", "--truth", truth, preds, "--json"]).stdout)["predictions"]["kind"] == "probabilities"
+
+
+def test_vote_counts_of_two_classes_are_not_taken_for_probabilities(tmp_path):
+    truth = write_text(tmp_path / "t.svm", svm([1, 2, 2]))
+    preds = write_text(tmp_path / "p.txt", "labels 1 2\n1 1 0\n2 0 1\n1 1 0\n")
+    report = json.loads(run(["eval", "--truth", truth, preds, "--json"]).stdout)
+    assert report["predictions"]["kind"] == "scores" and "probability" not in report
+    forced = json.loads(run(["eval", "--truth", truth, preds, "--json", "--proba"]).stdout)
+    assert forced["predictions"]["kind"] == "probabilities"
+    assert forced["probability"]["nll"] == pytest.approx(-math.log(1e-15) / 3)
+    hand_truth = write_text(tmp_path / "h.svm", HAND_TRUTH)
+    plain = json.loads(run(["eval", "--truth", hand_truth, write_text(tmp_path / "q.txt", HAND_PROBA),
+                            "--json", "--no-proba"]).stdout)
+    assert plain["predictions"]["kind"] == "scores" and "probability" not in plain
+
+
+@pytest.mark.parametrize("text, line, reason", [
+    ("labels 1 2\n1 0.5 0.6\n", 2, "sum to 1.1"),
+    ("labels 1 2\n1 0.5 0.5\n2 1.2 -0.2\n", 3, "negative probability"),
+])
+def test_proba_flag_rejects_rows_that_are_not_distributions(tmp_path, text, line, reason):
+    truth = write_text(tmp_path / "t.svm", svm([1] * (text.count("\n") - 1)))
+    preds = write_text(tmp_path / "p.txt", text)
+    r = run(["eval", "--truth", truth, preds, "--proba"], exit_code=65)
+    assert r.stderr.startswith("hsvm: %s:%d: " % (preds, line)) and reason in r.stderr
+    assert r.stderr.count("\n") == 1
+
+
+def test_proba_flag_on_a_plain_label_file_exits_65(tmp_path):
+    truth = write_text(tmp_path / "t.svm", svm([1, 2]))
+    preds = write_text(tmp_path / "p.txt", "1\n2\n")
+    r = run(["eval", "--truth", truth, preds, "--proba"], exit_code=65)
+    assert r.stderr.startswith("hsvm: %s:1: no 'labels ...' header" % preds)
+
+
+def test_true_labels_outside_the_header_are_errors_with_probability_zero(tmp_path):
+    truth = write_text(tmp_path / "t.svm", svm([1, 9]))
+    preds = write_text(tmp_path / "p.txt", "labels 1 2\n1 0.75 0.25\n1 0.5 0.5\n")
+    r = run(["eval", "--truth", truth, preds, "--json"])
+    report = json.loads(r.stdout)
+    assert report["outside_classes"] == 1
+    assert report["probability"]["nll"] == pytest.approx((-math.log(0.75) - math.log(1e-15)) / 2)
+    assert report["recall"]["at_k"][-1] == {"k": 2, "true_class": 0.5}
+    assert "outside classes      1  (true labels not in the header)\n" in run(["eval", "--truth", truth, preds]).stdout
+
+
+@pytest.mark.parametrize("text, line, reason", [
+    ("labels 1 2 3\n1 0 1 2\n2 0 1\n", 3, "3 numbers, expected 4"),
+    ("labels 1 2 3\n1 0 1 2\n\n2 0 1 2 5\n", 4, "5 numbers, expected 4"),
+    ("labels 1 2 3\n1 0 x 2\n", 2, "'x' is not a number"),
+    ("labels 1 2 3\n1 0 1 2\n2 0 nan 2\n", 3, "score 'nan' is not finite"),
+    ("labels 1 2 3\n1.5 0 1 2\n", 2, "label '1.5' is not an integer"),
+    ("labels 1 2 2\n1 0 1 2\n", 1, "class 2 appears twice"),
+    ("labels 1 b 3\n1 0 1 2\n", 1, "class 'b' is not a number"),
+    ("labels\n1\n", 1, "names no classes"),
+])
+def test_malformed_score_lines_exit_65_with_file_and_line(tmp_path, text, line, reason):
+    truth = write_text(tmp_path / "t.svm", svm([1, 2]))
+    preds = write_text(tmp_path / "p.txt", text)
+    r = run(["eval", "--truth", truth, preds], exit_code=65)
+    assert r.stderr.startswith("hsvm: %s:%d: " % (preds, line))
+    assert reason in r.stderr and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+
+
+def test_a_bad_row_is_found_beyond_the_first_parsing_chunk(tmp_path):
+    rows = ["1 1 0"] * 5000 + ["1 1 zz"] + ["1 1 0"] * 10
+    truth = write_text(tmp_path / "t.svm", svm([1] * len(rows)))
+    preds = write_text(tmp_path / "p.txt", "labels 1 2\n" + "\n".join(rows) + "\n")
+    r = run(["eval", "--truth", truth, preds], exit_code=65)
+    assert r.stderr.startswith("hsvm: %s:5002: 'zz' is not a number" % preds)
+
+
+def test_recall_at_K_is_one_and_recall_at_1_is_the_accuracy_when_labels_are_argmax(tmp_path):
+    rng = np.random.default_rng(7)
+    n, K = 300, 12
+    votes = rng.integers(0, 4, size=(n, K))  # small integers: many ties
+    classes = np.arange(101, 101 + K)
+    labels = classes[votes.argmax(axis=1)]  # argmax takes the first maximum: class order
+    y = classes[rng.integers(0, K, size=n)]
+    y[:100] = labels[:100]
+    truth = write_text(tmp_path / "t.svm", svm(y))
+    preds = write_text(tmp_path / "p.txt", "labels %s\n" % " ".join(map(str, classes))
+                       + "".join("%d %s\n" % (l, " ".join(map(str, v))) for l, v in zip(labels, votes)))
+    report = json.loads(run(["eval", "--truth", truth, preds, "--json"]).stdout)
+    at = {row["k"]: row["true_class"] for row in report["recall"]["at_k"]}
+    assert sorted(at) == [1, 2, 3, 5, 10, 12]
+    assert at[1] == report["accuracy"] and at[K] == 1.0
+    assert list(at.values()) == sorted(at.values())
+    r = run(["eval", "--truth", truth, preds, "--json", "--recall-k", "4,1,4"])
+    assert [row["k"] for row in json.loads(r.stdout)["recall"]["at_k"]] == [1, 4]
+
+
+def test_reference_agreement_and_exact_label_in_the_top_k(tmp_path):
+    truth = write_text(tmp_path / "t.svm", svm([1, 2, 3, 1]))
+    preds = write_text(tmp_path / "p.txt", HAND_PROBA)
+    ref = write_text(tmp_path / "exact.txt", "1\n2\n1\n3\n")  # agrees on 2 of 4
+    r = run(["eval", "--truth", truth, preds, "--reference", ref])
+    assert "agreement            50.0000%%  (2/4 as in %s)\n" % ref in r.stdout
+    assert "reference accuracy   50.0000%\n" in r.stdout
+    # the reference's 1 of sample 3 ties with class 2 at 0.25 and wins the tie by class order
+    assert r.stdout.endswith("k  true class in top k  reference in top k\n"
+                             "1             75.0000%            50.0000%\n"
+                             "2            100.0000%            75.0000%\n"
+                             "3            100.0000%           100.0000%\n")
+    ref_report = json.loads(run(["eval", "--truth", truth, preds, "--reference", ref, "--json"]).stdout)["reference"]
+    assert ref_report == {"file": ref, "identical": 2, "agreement": 0.5, "accuracy": 0.5}
+
+
+def test_reference_with_plain_labels_gives_agreement_only(tmp_path):
+    truth = write_text(tmp_path / "t.svm", svm([1, 2, 3]))
+    preds = write_text(tmp_path / "p.txt", "1\n2\n2\n")
+    ref = write_text(tmp_path / "e.txt", "1\n2\n3\n")
+    report = json.loads(run(["eval", "--truth", truth, preds, "--reference", ref, "--json"]).stdout)
+    assert report["reference"]["agreement"] == pytest.approx(2 / 3) and report["reference"]["accuracy"] == 1.0
+    assert "recall" not in report
+    short = write_text(tmp_path / "s.txt", "1\n")
+    r = run(["eval", "--truth", truth, preds, "--reference", short], exit_code=65)
+    assert r.stderr.startswith("hsvm: %s:1: 1 labels for the 3 predictions" % short)
+
+
+def test_recall_k_needs_scores_and_at_most_K(tmp_path, hand):
+    truth, preds = hand
+    run(["eval", "--truth", truth, preds, "--recall-k", "4"], exit_code=2)
+    run(["eval", "--truth", truth, preds, "--recall-k", "0"], exit_code=2)
+    run(["eval", "--truth", truth, preds, "--recall-k", "a"], exit_code=2)
+    plain = write_text(tmp_path / "plain.txt", "1\n2\n3\n1\n")
+    r = run(["eval", "--truth", truth, plain, "--recall-k", "1"], exit_code=2)
+    assert "needs scores" in r.stderr
+
+
+def test_scores_from_hsvm_predict_round_trip(tmp_path):
+    toy = write_text(tmp_path / "toy.svm", "1 1:1 2:0.1\n1 1:0.9 2:-0.2\n2 1:-1 2:0.1\n2 1:-0.8 2:0.3\n"
+                                           "3 2:1\n3 1:0.1 2:0.9\n")
+    model = str(tmp_path / "toy.hsvm")
+    run(["train-ovo", toy, "-o", model, "-q"])
+    scores = run(["predict", "-m", model, toy, "--scores", "-q"]).stdout
+    exact = write_text(tmp_path / "exact.txt", run(["predict", "--exact", "-m", model, toy, "-q"]).stdout)
+    r = run(["eval", "--truth", toy, "-", "--reference", exact, "--json"], input=scores)
+    report = json.loads(r.stdout)
+    assert report["accuracy"] == 1.0 and report["reference"]["agreement"] == 1.0
+    assert report["recall"]["at_k"] == [{"k": 1, "true_class": 1.0, "reference": 1.0},
+                                        {"k": 2, "true_class": 1.0, "reference": 1.0},
+                                        {"k": 3, "true_class": 1.0, "reference": 1.0}]
+
+
+def test_grid_alone_is_tabulated(tmp_path):
+    grid = write_text(tmp_path / "grid.json", json.dumps({"grid": GRID, "info": {}}))
+    r = run(["eval", "--grid", grid])
+    assert r.stdout == ("%s\n"
+                        " bits     k  epsilon  accuracy  us/sample\n"
+                        "exact     -        -  95.0000%%     400.00\n"
+                        "  256     5        -  90.0000%%      20.00\n"
+                        "  512     5        -  93.0000%%      30.00  chosen\n"
+                        "  256  <=10     0.05  91.0000%%      25.00\n" % grid)
+    assert json.loads(run(["eval", "--grid", grid, "--json"]).stdout)["grid"]["rows"][2]["chosen"] is True
+    listed = write_text(tmp_path / "list.json", json.dumps(GRID[:2]))
+    run(["eval", "--grid", listed])
+
+
+@pytest.mark.parametrize("text, reason", [
+    ('{"grid": [{"bits": 256, "k": 5}]}', "row 1 has no 'accuracy'"),
+    ('[{"bits": "256", "accuracy": 0.5, "seconds_per_sample": 1e-5}]', "'bits' is \"256\""),
+    ('[{"bits": 256, "accuracy": 95.0, "seconds_per_sample": 1e-5}]', "not a fraction"),
+    ('{"info": {}}', "expected a JSON list"),
+    ('[\n{"bits": 1,\n', ":3: not JSON"),
+])
+def test_malformed_grid_exits_65(tmp_path, text, reason):
+    grid = write_text(tmp_path / "grid.json", text)
+    r = run(["eval", "--grid", grid], exit_code=65)
+    assert r.stderr.startswith("hsvm: %s" % grid) and reason in r.stderr
+
+
+def test_truth_and_predictions_go_together(tmp_path, hand):
+    truth, preds = hand
+    run(["eval", preds], exit_code=2)
+    run(["eval", "--truth", truth], exit_code=2)
+    run(["eval"], exit_code=2)
+    run(["eval", "--truth", "-", "-"], exit_code=2)
+
+
+def test_plot_writes_a_png_of_every_panel(tmp_path, hand):
+    pytest.importorskip("matplotlib")
+    truth, preds = hand
+    grid = write_text(tmp_path / "grid.json", json.dumps(GRID))
+    out = tmp_path / "eval.png"
+    r = run(["eval", "--truth", truth, preds, "--reference", preds, "--grid", grid, "--plot", str(out)])
+    assert r.stdout.startswith(HAND_REPORT.splitlines()[0])
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["eval.png", "grid.json", "p.txt", "t.svm"]
+    only_grid = tmp_path / "grid.png"
+    run(["eval", "--grid", grid, "--plot", str(only_grid)])
+    assert only_grid.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_plot_of_plain_labels_has_nothing_to_draw(tmp_path):
+    pytest.importorskip("matplotlib")
+    truth = write_text(tmp_path / "t.svm", svm([1, 2]))
+    preds = write_text(tmp_path / "p.txt", "1\n2\n")
+    r = run(["eval", "--truth", truth, preds, "--plot", str(tmp_path / "x.png")], exit_code=2)
+    assert "nothing to draw" in r.stderr and not (tmp_path / "x.png").exists()
+
+
+def test_missing_matplotlib_exits_69_naming_the_extra(tmp_path, hand, monkeypatch):
+    for name in list(sys.modules):
+        if name == "matplotlib" or name.startswith("matplotlib."):
+            monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # makes `import matplotlib...` raise ImportError
+    truth, preds = hand
+    out = tmp_path / "x.png"
+    r = run(["eval", "--truth", truth, preds, "--plot", str(out)], exit_code=69)
+    assert r.stderr == "hsvm: --plot needs matplotlib, which is not installed: pip install 'hsvm[plot]'\n"
+    assert r.stdout == "" and not out.exists()
+
+
+def test_eval_refuses_a_prediction_count_mismatch(toy_model, tmp_path):
+    train, _ = toy_model
+    preds = write_text(tmp_path / "p.txt", "1\n2\n")
+    r = run(["eval", "--truth", train, preds], exit_code=65)
+    assert "2 predictions for the 6 samples" in r.stderr

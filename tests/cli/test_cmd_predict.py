@@ -1,0 +1,159 @@
+import gzip
+import json
+
+import pytest
+
+from hsvm_cli.errors import ModelFormatError
+from hsvm_cli.models.hashed import load_hash_model
+
+from conftest import BUNDLED, DIGITS_TEST, TOY, run, write_text
+
+
+def test_cli_hashed_prediction_with_k_equal_K_matches_exact(digits_files):
+    model, hbm, _ = digits_files
+    exact = run(["predict", "--exact", "-m", model, DIGITS_TEST, "-q"]).stdout
+    hashed = run(["predict", "-m", model, "-H", hbm, "--bits", "256", "-k", "10", DIGITS_TEST, "-q"]).stdout
+    assert hashed == exact
+
+
+def test_cli_codes_file_gives_the_same_predictions_as_hashing_on_the_fly(digits_files):
+    model, hbm, d = digits_files
+    codes = str(d / "t.codes")
+    run(["hash-data", "-H", hbm, DIGITS_TEST, "-o", codes])
+    a = run(["predict", "-m", model, "-H", hbm, "--bits", "256", "-k", "3", DIGITS_TEST, "-q"]).stdout
+    b = run(["predict", "-m", model, "-H", hbm, "--bits", "256", "-k", "3", "--codes", codes, DIGITS_TEST, "-q"]).stdout
+    c = run(["predict", "-m", model, "-H", hbm, "--bits", "256", "--no-refine", "--codes", codes, "-q"]).stdout
+    d1 = run(["predict", "-m", model, "-H", hbm, "--bits", "256", "-k", "1", DIGITS_TEST, "-q"]).stdout
+    assert a == b and c == d1 and len(a.splitlines()) == 450
+
+
+def test_cli_hashed_timings_report_phases_and_refined_classes(digits_files):
+    model, hbm, _ = digits_files
+    r = run(["predict", "-m", model, "-H", hbm, "-k", "4", DIGITS_TEST, "--timings", "-q"])
+    import json
+    t = json.loads(r.stderr.strip().splitlines()[-1])
+    assert {"hash", "filter", "refine", "parse"} <= set(t) and t["mean_refined_classes"] == 4
+
+
+def test_cli_rejects_bits_beyond_the_hash_model(digits_files):
+    model, hbm, _ = digits_files
+    r = run(["predict", "-m", model, "-H", hbm, "--bits", "1024", DIGITS_TEST], exit_code=2)
+    assert "multiple of 64" in r.stderr
+
+
+def test_cli_refuses_mismatched_model_and_hash_model(digits_files, tmp_path):
+    model, hbm, _ = digits_files
+    other = tmp_path / "o.hsvm"
+    run(["train-ovo", str(BUNDLED / "digits" / "train.svm.gz"), "-c", "0.3", "-o", str(other), "-q"])
+    r = run(["predict", "-m", str(other), "-H", hbm, DIGITS_TEST], exit_code=65)
+    assert "was made from another model" in r.stderr
+
+
+def test_damaged_hash_model_is_refused(digits_files, tmp_path):
+    _, hbm, _ = digits_files
+    bad = tmp_path / "bad.hbm"
+    bad.write_bytes(open(hbm, "rb").read()[:-8])
+    with pytest.raises(ModelFormatError):
+        load_hash_model(bad)
+
+
+
+
+def test_train_predict_eval_round_trip_on_a_separable_toy(toy_model, tmp_path):
+    train, model = toy_model
+    r = run(["predict", "--exact", "-m", model, train, "-q"])
+    assert r.stdout == "1\n1\n2\n2\n3\n3\n"
+    preds = write_text(tmp_path / "p.txt", r.stdout)
+    r = run(["eval", "--truth", train, preds, "--json"])
+    report = json.loads(r.stdout)
+    assert report["accuracy"] == 1.0 and report["samples"] == 6 and report["macro_f1"] == 1.0
+
+
+def test_predict_prints_accuracy_on_stderr_like_svm_predict(toy_model):
+    train, model = toy_model
+    r = run(["predict", "-m", model, train])
+    assert "Accuracy = 100% (6/6) (classification)" in r.stderr
+
+
+def test_placeholder_labels_give_no_accuracy_line(toy_model, tmp_path):
+    _, model = toy_model
+    unlabelled = write_text(tmp_path / "u.svm", "0 1:1 2:0.1\n0 2:1\n")
+    r = run(["predict", "-m", model, unlabelled])
+    assert r.stdout == "1\n3\n" and "Accuracy" not in r.stderr
+
+
+def test_scores_output_has_labels_header_and_vote_counts(toy_model):
+    train, model = toy_model
+    r = run(["predict", "-m", model, train, "--scores", "-q"])
+    lines = r.stdout.splitlines()
+    assert lines[0] == "labels 1 2 3"
+    assert lines[1].split()[:2] == ["1", "2"]  # class 1 wins both of its pairs
+    assert all(sum(map(int, l.split()[1:])) == 3 for l in lines[1:])
+
+
+def test_predict_reads_stdin_and_gzip(toy_model, tmp_path):
+    train, model = toy_model
+    r = run(["predict", "-m", model, "-", "-q"], input=TOY)
+    assert r.stdout == "1\n1\n2\n2\n3\n3\n"
+    gz = tmp_path / "toy.svm.gz"
+    gz.write_bytes(gzip.compress(TOY.encode()))
+    assert run(["predict", "-m", model, str(gz), "-q"]).stdout == r.stdout
+
+
+def test_timings_is_one_json_line_with_every_phase(toy_model):
+    train, model = toy_model
+    r = run(["predict", "-m", model, train, "--timings", "-q"])
+    t = json.loads(r.stderr.strip().splitlines()[-1])
+    assert {"parse", "normalise", "score", "vote", "write", "total"} <= set(t)
+
+
+def test_predict_eval_pipeline_through_stdin(digits_model_file):
+    r = run(["predict", "-m", str(digits_model_file), DIGITS_TEST, "-q"])
+    r2 = run(["eval", "--truth", DIGITS_TEST, "-", "--confusion"], input=r.stdout)
+    assert r2.stdout.startswith("samples              450\naccuracy ")
+    assert "confusion matrix" in r2.stdout
+
+
+@pytest.mark.parametrize("bad, line, reason", [
+    ("1 1:1\n2 2:1 1:1\n", 2, "increasing"),
+    ("1 1:1\n2 0:1\n", 2, "zero-based"),
+    ("1 1:1\n\n2 1:x\n", 3, ""),
+    ("1 1:nan\n", 1, "nan"),
+])
+def test_malformed_input_exits_65_with_file_line_and_no_output(toy_model, tmp_path, bad, line, reason):
+    _, model = toy_model
+    src = write_text(tmp_path / "bad.svm", bad)
+    out = tmp_path / "pred.txt"
+    r = run(["predict", "-m", model, src, "-o", str(out)], exit_code=65)
+    assert r.stderr.startswith("hsvm: %s:%d: " % (src, line))
+    assert reason in r.stderr and r.stderr.count("\n") == 1
+    assert not out.exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["bad.svm"]
+
+
+def test_missing_input_exits_66(toy_model, tmp_path):
+    _, model = toy_model
+    r = run(["predict", "-m", model, str(tmp_path / "nope.svm")], exit_code=66)
+    assert "nope.svm" in r.stderr
+
+
+def test_damaged_model_exits_65_naming_the_file(tmp_path, toy_model):
+    train, model = toy_model
+    bad = tmp_path / "bad.hsvm"
+    bad.write_bytes(open(model, "rb").read()[:-5])
+    r = run(["predict", "-m", str(bad), train], exit_code=65)
+    assert str(bad) in r.stderr and "Traceback" not in r.stderr
+
+
+def test_features_beyond_the_model_are_an_error_or_ignored(toy_model, tmp_path):
+    _, model = toy_model
+    src = write_text(tmp_path / "wide.svm", "1 1:1 5:3\n")
+    run(["predict", "-m", model, src], exit_code=65)
+    r = run(["predict", "-m", model, src, "--extra-features", "ignore", "-q"])
+    assert r.stdout == "1\n"
+
+
+def test_missing_model_exits_66(tmp_path, toy_model):
+    train, _ = toy_model
+    r = run(["predict", "-m", str(tmp_path / "nope.hsvm"), train], exit_code=66)
+    assert r.stderr == "hsvm: %s: no such file\n" % (tmp_path / "nope.hsvm")

@@ -1,0 +1,159 @@
+"""What `-o PATH` does to whatever PATH is: regular files are replaced
+atomically, links are followed, devices, FIFOs and /dev/stdout are written
+through and never replaced; write errors are exit 74 with one line."""
+import os
+import stat
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from conftest import DIGITS_TEST
+
+HSVM = [sys.executable, "-m", "hsvm_cli"]
+
+
+def hsvm(*args, **kw):
+    return subprocess.run(HSVM + [str(a) for a in args], capture_output=True, **kw)
+
+
+@pytest.fixture(scope="module")
+def model(digits_model_file):
+    return str(digits_model_file)
+
+
+@pytest.fixture(scope="module")
+def expected(model):
+    r = hsvm("predict", "-q", "-m", model, DIGITS_TEST)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def _char_device(path, minor):
+    """A character device node of the memory driver (major 1): minor 3 is
+    /dev/null, 7 is /dev/full.  Needs CAP_MKNOD (root here)."""
+    try:
+        os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, minor))
+    except PermissionError:
+        pytest.fail("mknod is not permitted here: run the suite as root to test device outputs")
+    return path
+
+
+def test_regular_file_is_replaced_and_keeps_its_permissions(model, expected, tmp_path):
+    out = tmp_path / "pred.txt"
+    out.write_text("old content that is longer than the new one\n" * 1000)
+    out.chmod(0o640)
+    r = hsvm("predict", "-q", "-m", model, DIGITS_TEST, "-o", out)
+    assert r.returncode == 0, r.stderr
+    assert out.read_bytes() == expected
+    assert stat.S_IMODE(out.stat().st_mode) == 0o640
+    assert [p.name for p in tmp_path.iterdir()] == ["pred.txt"]  # no temporary left
+
+
+def test_symlink_to_a_regular_file_replaces_the_target_not_the_link(model, expected, tmp_path):
+    target = tmp_path / "real.txt"
+    target.write_text("old\n")
+    link = tmp_path / "link.txt"
+    link.symlink_to("real.txt")
+    r = hsvm("predict", "-q", "-m", model, DIGITS_TEST, "-o", link)
+    assert r.returncode == 0, r.stderr
+    assert link.is_symlink() and os.readlink(link) == "real.txt"
+    assert target.read_bytes() == expected
+
+
+def test_dangling_symlink_creates_its_target(model, expected, tmp_path):
+    link = tmp_path / "link.txt"
+    link.symlink_to("sub/new.txt")
+    (tmp_path / "sub").mkdir()
+    r = hsvm("predict", "-q", "-m", model, DIGITS_TEST, "-o", link)
+    assert r.returncode == 0, r.stderr
+    assert link.is_symlink() and (tmp_path / "sub" / "new.txt").read_bytes() == expected
+
+
+def test_character_device_is_written_through_and_stays_a_device(model, tmp_path):
+    null = _char_device(tmp_path / "fakenull", 3)
+    r = hsvm("predict", "-q", "-m", model, DIGITS_TEST, "-o", null)
+    assert r.returncode == 0, r.stderr
+    assert stat.S_ISCHR(os.lstat(null).st_mode)
+    assert [p.name for p in tmp_path.iterdir()] == ["fakenull"]
+
+
+def test_symlink_to_a_device_stays_a_link_to_that_device(model, tmp_path):
+    null = _char_device(tmp_path / "fakenull", 3)
+    link = tmp_path / "out"
+    link.symlink_to(null)
+    for cmd in (["predict", "-q", "-m", model, DIGITS_TEST], ["hash-model", "-q", "-m", model, "--bits", "64"]):
+        r = hsvm(*cmd, "-o", link)
+        assert r.returncode == 0, r.stderr
+        assert link.is_symlink() and stat.S_ISCHR(os.lstat(null).st_mode)
+
+
+def test_full_device_is_exit_74_with_one_line(model, tmp_path):
+    full = _char_device(tmp_path / "fakefull", 7)
+    for cmd in (["predict", "-q", "-m", model, DIGITS_TEST], ["hash-model", "-q", "-m", model, "--bits", "64"]):
+        r = hsvm(*cmd, "-o", full)
+        assert r.returncode == 74, r.stderr
+        lines = r.stderr.decode().splitlines()
+        assert lines == ["hsvm: %s: cannot write: No space left on device" % full]
+        assert stat.S_ISCHR(os.lstat(full).st_mode)
+
+
+def test_stdout_redirected_to_a_full_device_is_exit_74(model):
+    with open("/dev/full", "wb") as full:
+        r = subprocess.run(HSVM + ["predict", "-q", "-m", model, DIGITS_TEST], stdout=full, stderr=subprocess.PIPE)
+    assert r.returncode == 74
+    assert r.stderr.decode().splitlines() == ["hsvm: <stdout>: cannot write: No space left on device"]
+
+
+def test_fifo_is_written_through_to_its_reader(model, expected, tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(Path(fifo).read_bytes()))
+    reader.start()
+    r = hsvm("predict", "-q", "-m", model, DIGITS_TEST, "-o", fifo, timeout=120)
+    reader.join(timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert got == [expected]
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_dev_stdout_is_written_through_to_the_pipe(model, expected):
+    r = hsvm("predict", "-q", "-m", model, DIGITS_TEST, "-o", "/dev/stdout")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == expected
+
+
+def test_dev_stdout_appending_to_a_file_keeps_the_shell_redirection(model, expected, tmp_path):
+    # `hsvm ... -o /dev/stdout >> log`: /dev/stdout resolves to the file, which
+    # must be appended to through the shell's descriptor, not replaced.
+    log = tmp_path / "log.txt"
+    log.write_bytes(b"first line\n")
+    with open(log, "ab") as fh:
+        r = subprocess.run(HSVM + ["predict", "-q", "-m", model, DIGITS_TEST, "-o", "/dev/stdout"],
+                           stdout=fh, stderr=subprocess.PIPE)
+    assert r.returncode == 0, r.stderr
+    assert log.read_bytes() == b"first line\n" + expected
+
+
+def test_directory_as_output_is_exit_74(model, tmp_path):
+    r = hsvm("predict", "-q", "-m", model, DIGITS_TEST, "-o", tmp_path)
+    assert r.returncode == 74
+    assert r.stderr.decode().splitlines() == ["hsvm: %s: cannot write: is a directory" % tmp_path]
+
+
+def test_full_filesystem_is_exit_74_and_leaves_no_temporary(model, tmp_path):
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    rc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", str(mnt)], capture_output=True)
+    if rc.returncode != 0:
+        pytest.fail("cannot mount a small tmpfs here (%s): run the suite as root" % rc.stderr.decode().strip())
+    try:
+        r = hsvm("hash-model", "-q", "-m", model, "--bits", "4096", "-o", mnt / "m.hbm")
+        assert r.returncode == 74, r.stderr
+        assert r.stderr.decode().splitlines() == ["hsvm: %s: cannot write: No space left on device" % (mnt / "m.hbm")]
+        assert list(mnt.iterdir()) == []
+    finally:
+        subprocess.run(["umount", str(mnt)], check=True)

@@ -1,0 +1,31 @@
+"""Files written by an earlier hsvm release stay readable and give the same
+outputs byte for byte (tests/fixtures/release-0.1/README.md says how they were
+made)."""
+import pytest
+
+from conftest import REPO, run
+
+FIX = REPO / "tests" / "fixtures" / "release-0.1"
+
+
+def _f(name):
+    return str(FIX / name)
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["predict", "--exact", "-m", _f("digits.hsvm"), _f("test.svm"), "-q", "--scores"], "exact.scores"),
+    (["predict", "-m", _f("digits.hsvm"), "-H", _f("digits.hbm"), "--bits", "128", "-k", "3", _f("test.svm"), "-q",
+      "--scores"], "hashed.scores"),
+    (["predict", "-m", _f("digits.hsvm"), "-H", _f("digits.hbm"), "-C", _f("digits.cal"), "--proba", _f("test.svm"),
+      "-q"], "proba.txt"),
+    (["predict", "-m", _f("digits.hsvm"), "-H", _f("digits.hbm"), "--codes", _f("test.codes"), "-k", "2",
+      _f("test.svm"), "-q"], "codes.pred"),
+])
+def test_release_0_1_files_give_the_same_predictions(args, expected):
+    run(args, stdout=(FIX / expected).read_text())
+
+
+def test_release_0_1_codes_are_what_hash_data_writes_today(tmp_path):
+    out = tmp_path / "test.codes"
+    run(["hash-data", "-H", _f("digits.hbm"), _f("test.svm"), "-q", "-o", str(out)])
+    assert out.read_bytes() == (FIX / "test.codes").read_bytes()

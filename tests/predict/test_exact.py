@@ -1,0 +1,99 @@
+import numpy as np
+import pytest
+
+from hsvm_cli.models.ovo import OvoModel, load_model, save_model
+from hsvm_cli.models.pairs import canonical_pairs
+from hsvm_cli.predict.exact import ExactScorer, ovo_votes
+from hsvm_cli.predict.predictor import Predictor
+
+from conftest import shared_set
+
+
+def _votes_reference(dec, pa, pb, bags, K):
+    n = dec.shape[0]
+    votes = np.zeros((n, K), np.int32)
+    conf = np.zeros((n, K))
+    for i in range(n):
+        for p in range(pa.shape[0]):
+            d = dec[i, p * bags:(p + 1) * bags].astype(np.float64)
+            pos = int((d > 0).sum())
+            a_wins = 2 * pos > bags or (2 * pos == bags and d.sum() > 0)
+            votes[i, pa[p] if a_wins else pb[p]] += 1
+            conf[i, pa[p]] += d.mean()
+            conf[i, pb[p]] -= d.mean()
+    return votes, conf
+
+
+@pytest.mark.parametrize("bags", [1, 2, 3, 4])
+def test_native_votes_match_reference_for_odd_and_even_bags(bags):
+    rng = np.random.default_rng(bags)
+    K = 7
+    pa, pb = canonical_pairs(K)
+    dec = rng.standard_normal((13, pa.shape[0] * bags)).astype(np.float32)
+    dec[0, :] = 0.0  # zero decisions go to the pair's second class
+    v, c = ovo_votes(dec, pa, pb, bags=bags, n_classes=K)
+    rv, rc = _votes_reference(dec, pa, pb, bags, K)
+    assert np.array_equal(v, rv)
+    assert np.allclose(c, rc)
+    assert (v.sum(axis=1) == pa.shape[0]).all()
+
+
+def test_prediction_is_independent_of_batch_size(digits_model, digits):
+    _, _, Xt, _ = digits
+    scorer = ExactScorer(digits_model)
+    full = scorer.votes(Xt)
+    scorer.block_rows = lambda: 7
+    small = scorer.votes(Xt)
+    assert np.array_equal(full[0], small[0])
+
+
+def test_dense_and_sparse_inputs_give_the_same_predictions(digits_model, digits):
+    _, _, Xt, _ = digits
+    a = Predictor(digits_model).predict(Xt)
+    b = Predictor(digits_model).predict(Xt.toarray())
+    assert np.array_equal(a, b)
+
+
+def test_bagged_pair_follows_majority_of_bags(tmp_path):
+    # One pair, three bags: two say class 0, one says class 1.
+    W = np.array([[1.0, 0.0], [1.0, 0.0], [-1.0, 0.0]], np.float32)
+    m = OvoModel(classes=np.array([3, 8]), pair_a=np.array([0], np.int32), pair_b=np.array([1], np.int32),
+                 W=W, b=np.zeros(3, np.float32), bags=3, normalize="none")
+    p = Predictor(m).predict_block(np.array([[1.0, 0.0], [-1.0, 0.0]]))
+    labels = p.labels
+    assert labels.tolist() == [3, 8]
+    save_model(m, tmp_path / "m.hsvm")
+    assert load_model(tmp_path / "m.hsvm").bags == 3
+
+
+def _sklearn_ovo_accuracy(X, y, Xt, yt, C):
+    from sklearn.multiclass import OneVsOneClassifier
+    from sklearn.svm import LinearSVC
+
+    from hsvm_cli.preprocess import l2_normalize
+    clf = OneVsOneClassifier(LinearSVC(C=C, loss="squared_hinge", dual=True, max_iter=5000))
+    clf.fit(l2_normalize(X), y)
+    return float((clf.predict(l2_normalize(Xt)) == yt).mean())
+
+
+def _hsvm_accuracy(X, y, Xt, yt, C):
+    from hsvm_cli.train.ovo import train_ovo
+    m = train_ovo(X, y, C=C, seed=0)
+    return float((Predictor(m).predict(Xt) == yt).mean())
+
+
+def test_accuracy_matches_scikit_learn_ovo_on_digits(digits):
+    X, y, Xt, yt = digits
+    assert abs(_hsvm_accuracy(X, y, Xt, yt, 1.0) - _sklearn_ovo_accuracy(X, y, Xt, yt, 1.0)) <= 0.01
+
+
+@pytest.mark.parametrize("name, d", [("reuters-r52", 11698), ("omniglot-242", 784)])
+def test_accuracy_matches_scikit_learn_ovo_on_shared_data(name, d):
+    pytest.importorskip("sklearn")
+    from hsvm_cli.io.svmlight import load_svmlight
+    root = shared_set(name)
+    X, y = load_svmlight(str(root / "train.svm.gz"), n_features=d)
+    Xt, yt = load_svmlight(str(root / "test.svm.gz"), n_features=d)
+    ours = _hsvm_accuracy(X, y, Xt, yt, 1.0)
+    theirs = _sklearn_ovo_accuracy(X, y, Xt, yt, 1.0)
+    assert abs(ours - theirs) <= 0.01, (ours, theirs)

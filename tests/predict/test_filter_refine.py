@@ -1,0 +1,132 @@
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from hsvm_cli.hashing.angles import thresholds
+from hsvm_cli.hashing.hamming import hamming_distances
+from hsvm_cli.models.hashed import hash_model
+from hsvm_cli.predict.filter import HashFilter
+from hsvm_cli.predict.predictor import Predictor
+from hsvm_cli.predict.ranking import rank_classes, top_classes
+from hsvm_cli.preprocess import prepare
+
+from conftest import shared_set
+
+
+@pytest.fixture(scope="module")
+def reuters():
+    from hsvm_cli.io.svmlight import load_svmlight
+    from hsvm_cli.train.ovo import train_ovo
+    root = shared_set("reuters-r52")
+    X, y = load_svmlight(str(root / "train.svm.gz"), n_features=11698)
+    Xt, yt = load_svmlight(str(root / "test.svm.gz"), n_features=11698)
+    return train_ovo(X, y, C=1.0, seed=1), Xt, yt
+
+
+def _trained(request, name):
+    return request.getfixturevalue(name)
+
+
+@pytest.mark.parametrize("name", ["omniglot", "reuters"])
+def test_hash_classifier_agrees_with_exact_more_as_bits_grow(request, name):
+    model, Xt, _ = _trained(request, name)
+    rng = np.random.default_rng(0)
+    rows = np.sort(rng.choice(model.n_classifiers, min(400, model.n_classifiers), replace=False))
+    Xn = prepare("l2", Xt[:600])
+    exact = (np.asarray(Xn @ model.W[rows].T) + model.b[rows]) > 0
+    h = hash_model(model, bits=4096, seed=5)
+    xcodes = HashFilter(h, bits=4096).hash_samples(Xn)
+    agreement = []
+    for bits in (256, 1024, 4096):
+        d = hamming_distances(xcodes, np.ascontiguousarray(h.codes[rows]), bits=bits)
+        agreement.append(float(((d < thresholds(h.theta[rows], bits)) == exact).mean()))
+    assert agreement[0] < agreement[1] < agreement[2]
+    assert agreement[0] >= 0.78 and agreement[1] >= 0.88 and agreement[2] >= 0.94, agreement
+
+
+@pytest.mark.parametrize("name, k", [("omniglot", 24), ("reuters", 5)])
+def test_filter_and_refine_keeps_exact_accuracy(request, name, k):
+    model, Xt, yt = _trained(request, name)
+    exact = Predictor(model).predict(Xt)
+    h = hash_model(model, bits=1024, seed=1)
+    hp = Predictor(model, h, bits=1024, filter_k=k)
+    block = hp.predict_block(Xt, y=yt)
+    acc_exact = float((exact == yt).mean())
+    acc_hash = float((block.labels == yt).mean())
+    hf = hp.filter
+    v, m = hf.votes(hf.hash_samples(prepare("l2", Xt)))
+    survives = float(np.mean((model.classes[top_classes(v, m, k)] == exact[:, None]).any(axis=1)))
+    print("%s: exact %.4f, filter-and-refine %.4f, exact label survives the filter %.4f"
+          % (name, acc_exact, acc_hash, survives))
+    assert acc_hash >= acc_exact - 0.005, (acc_hash, acc_exact)
+    assert survives >= 0.9
+
+
+def test_filter_keeping_every_class_equals_exact_prediction(digits_model, digits):
+    _, _, Xt, _ = digits
+    h = hash_model(digits_model, bits=256, seed=0)
+    hp = Predictor(digits_model, h, bits=128, filter_k=digits_model.n_classes)
+    assert np.array_equal(hp.predict_block(Xt).labels, Predictor(digits_model).predict(Xt))
+
+
+def test_refine_among_all_classes_by_the_sampled_product_equals_exact(digits_model, digits):
+    from hsvm_cli.models.pairs import PairLookup
+    from hsvm_cli.predict.refine import refine_decisions
+    _, _, Xt, _ = digits
+    Xn = prepare("l2", Xt)
+    K = digits_model.n_classes
+    kept = np.tile(np.arange(K, dtype=np.int32)[::-1], (Xt.shape[0], 1))
+    lookup = PairLookup(digits_model.pair_a, digits_model.pair_b, K)
+    exact = Predictor(digits_model).predict_block(Xt)
+    for X in (np.asarray(Xn), sp.csr_matrix(Xn)):
+        v, c = refine_decisions(digits_model, X, kept, lookup=lookup, threads=2).votes(K)
+        assert np.array_equal(v, exact.votes)
+        assert np.allclose(c, exact.confidence, atol=1e-4)
+
+
+def test_filter_k1_is_the_pure_hash_classifier(digits_model, digits):
+    _, _, Xt, _ = digits
+    h = hash_model(digits_model, bits=512, seed=0)
+    hp = Predictor(digits_model, h, bits=512, filter_k=1)
+    hf = HashFilter(h, bits=512)
+    v, m = hf.votes(hf.hash_samples(prepare("l2", Xt)))
+    assert np.array_equal(hp.predict_block(Xt).labels, digits_model.classes[rank_classes(v, m)[:, 0]])
+
+
+@pytest.mark.parametrize("d", [1, 7, 8, 64, 785])
+def test_refine_product_is_bit_identical_on_every_path_and_matches_float64(d):
+    from hsvm_cli.predict.refine import sddmm
+    rng = np.random.default_rng(d)
+    X = rng.standard_normal((20, d)).astype(np.float32)
+    W = rng.standard_normal((30, d)).astype(np.float32)
+    bias = rng.standard_normal(30).astype(np.float32)
+    cx = rng.integers(0, 20, 500)
+    cw = np.sort(rng.integers(0, 30, 500))
+    ref = np.einsum("ij,ij->i", X[cx].astype(np.float64), W[cw].astype(np.float64)) + bias[cw]
+    from hsvm_cli.support.kernels import available_kernels
+    paths = ["portable"] + [k for k in ("avx2",) if k in available_kernels()]
+    outs = [sddmm(X, W, bias, cx, cw, kernel=k, threads=t) for k in paths for t in (1, 3)]
+    for o in outs[1:]:
+        assert o.tobytes() == outs[0].tobytes()
+    np.testing.assert_allclose(outs[0], ref, rtol=1e-4, atol=1e-4)
+
+
+def test_refine_sub_blocks_give_the_same_result_as_one_block(digits_model, digits):
+    _, _, Xt, _ = digits
+    h = hash_model(digits_model, bits=256, seed=0)
+    hp = Predictor(digits_model, h, bits=256, filter_k=4)
+    whole = hp.predict_block(Xt)
+    hp.MAX_CELLS = 6 * 64  # forces sub-blocks of 64 rows
+    split = hp.predict_block(Xt)
+    assert np.array_equal(whole.labels, split.labels) and np.array_equal(whole.votes, split.votes)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_hash_and_vote_per_thread_equals_hashing_then_voting(digits_model, digits, threads):
+    _, _, Xt, _ = digits
+    h = hash_model(digits_model, bits=256, seed=0)
+    hf = HashFilter(h, bits=192, threads=threads)
+    Xn = prepare("l2", Xt)
+    v1, m1 = hf.votes(hf.hash_samples(Xn))
+    v2, m2 = hf.hash_and_vote(Xn)
+    assert np.array_equal(v1, v2) and np.array_equal(m1, m2)

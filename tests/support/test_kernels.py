@@ -1,0 +1,73 @@
+"""The choice of the native code path: what the CPU has, HSVM_KERNEL, kernel=."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from hsvm_cli.hashing.hamming import hamming_distances
+from hsvm_cli.support.kernels import (
+    KERNELS,
+    KernelUnavailableError,
+    available_kernels,
+    selected_kernel,
+)
+
+AVAILABLE = available_kernels()
+
+
+def codes(rng, rows, words):
+    return rng.integers(0, 2**64, size=(rows, words), dtype=np.uint64, endpoint=False)
+
+
+def test_kernel_listing():
+    assert "portable" in AVAILABLE
+    assert set(AVAILABLE) <= set(KERNELS)
+    assert selected_kernel() in AVAILABLE
+    for k in AVAILABLE:
+        assert selected_kernel(k) == k
+
+
+def test_hsvm_kernel_environment(monkeypatch):
+    best = AVAILABLE[-1]
+    monkeypatch.delenv("HSVM_KERNEL", raising=False)
+    assert selected_kernel() == best
+    for k in AVAILABLE:
+        monkeypatch.setenv("HSVM_KERNEL", k)
+        assert selected_kernel() == k
+        assert selected_kernel("portable") == "portable"  # kernel= wins over the variable
+    monkeypatch.setenv("HSVM_KERNEL", "sse9")
+    with pytest.raises(KernelUnavailableError, match="HSVM_KERNEL"):
+        selected_kernel()
+    rng = np.random.default_rng(10)
+    with pytest.raises(KernelUnavailableError):
+        hamming_distances(codes(rng, 2, 1), codes(rng, 2, 1), bits=64)
+
+
+def test_hsvm_kernel_environment_in_fresh_process():
+    script = ("from hsvm_cli.support.kernels import selected_kernel, available_kernels\n"
+              "print(selected_kernel(), ','.join(available_kernels()))\n")
+    for k in AVAILABLE:
+        env = dict(os.environ, HSVM_KERNEL=k)
+        out = subprocess.run([sys.executable, "-c", script], env=env, check=True,
+                             capture_output=True, text=True).stdout.split()
+        assert out[0] == k and out[1] == ",".join(AVAILABLE)
+
+
+@pytest.mark.skipif(len(AVAILABLE) == len(KERNELS), reason="every kernel runs here")
+def test_unavailable_kernel_is_refused(monkeypatch):
+    missing = [k for k in KERNELS if k not in AVAILABLE][-1]
+    rng = np.random.default_rng(11)
+    with pytest.raises(KernelUnavailableError, match=missing):
+        hamming_distances(codes(rng, 2, 1), codes(rng, 2, 1), bits=64, kernel=missing)
+    monkeypatch.setenv("HSVM_KERNEL", missing)
+    with pytest.raises(KernelUnavailableError, match="lacks"):
+        selected_kernel()
+
+
+def test_kernel_argument_validation():
+    with pytest.raises(ValueError, match="kernel"):
+        selected_kernel("sse2")
+    with pytest.raises(ValueError, match="kernel"):
+        selected_kernel(3)

@@ -1,0 +1,138 @@
+import numpy as np
+import pytest
+
+from hsvm_cli.evaluation.calibration_metrics import nll
+from hsvm_cli.models.calibration import load_calibration, save_calibration
+from hsvm_cli.models.hashed import hash_model
+from hsvm_cli.predict.exact import ExactScorer
+from hsvm_cli.predict.predictor import Predictor
+from hsvm_cli.preprocess import prepare
+from hsvm_cli.proba import estimators as prob
+from hsvm_cli.proba.stages import exact_proba
+from hsvm_cli.support.labels import class_index
+from hsvm_cli.tune import calibrate
+
+from conftest import shared_set
+
+
+def _split(X, y):
+    """Every other sample of each class to validation, the rest to test."""
+    idx = np.arange(y.shape[0])
+    rank = np.zeros_like(idx)
+    for c in np.unique(y):
+        m = np.flatnonzero(y == c)
+        rank[m] = np.arange(m.shape[0])
+    val = rank % 2 == 0
+    return X[idx[val]], y[val], X[idx[~val]], y[~val]
+
+
+@pytest.fixture(scope="module")
+def omniglot_calibrated(omniglot):
+    model, Xt, yt = omniglot
+    Xv, yv, Xs, ys = _split(Xt, yt)
+    h = hash_model(model, bits=1024, seed=1)
+    cal = calibrate(model, h, Xv, yv, max_loss=0.5, bits_grid=[256, 512, 1024], k_grid=[1, 8, 24],
+                    epsilons=[0.01, 0.001], repeat=1)
+    return model, h, cal, Xs, ys
+
+
+def _check_distribution(P, K):
+    assert P.shape[1] == K
+    assert np.all(P >= 0) and np.all(P <= 1)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0, atol=1e-9)
+
+
+@pytest.mark.parametrize("mode", ["refine-k", "threshold", "no-refine", "all-classes"])
+def test_probabilities_are_distributions_in_every_mode(omniglot_calibrated, mode):
+    model, h, cal, Xs, _ = omniglot_calibrated
+    kw = {"refine-k": dict(filter_k=8), "threshold": dict(filter_k=40, epsilon=0.01),
+          "no-refine": dict(filter_k=1), "all-classes": dict(filter_k=model.n_classes)}[mode]
+    hp = Predictor(model, h, bits=512, calibration=cal, **kw)
+    block = hp.predict_block(Xs[:100], proba=True)
+    _check_distribution(block.proba, model.n_classes)
+
+
+def test_exact_probabilities_are_distributions(omniglot_calibrated):
+    model, _, cal, Xs, _ = omniglot_calibrated
+    votes, conf, P = exact_proba(model, cal, prepare("l2", Xs[:50]), scorer=ExactScorer(model))
+    _check_distribution(P, model.n_classes)
+
+
+def test_threshold_refines_fewer_classes_than_its_cap(omniglot_calibrated):
+    from hsvm_cli.support.timing import Timings
+    model, h, cal, Xs, ys = omniglot_calibrated
+    t = Timings()
+    hp = Predictor(model, h, bits=1024, filter_k=60, epsilon=0.01, calibration=cal)
+    block = hp.predict_block(Xs, timings=t)
+    mean_refined = t.counters["refined_classes"] / Xs.shape[0]
+    assert 1 <= mean_refined < 60
+    assert float((block.labels == ys).mean()) > 0.2
+
+
+def test_fitted_temperature_lowers_held_out_nll(omniglot_calibrated):
+    model, h, cal, Xs, ys = omniglot_calibrated
+    from hsvm_cli.predict.filter import HashFilter
+    yi = class_index(model.classes, ys)
+    hf = HashFilter(h, bits=512)
+    v, m = hf.votes(hf.hash_samples(prepare("l2", Xs)))
+    s = prob.first_stage_scores(v, m)
+    assert nll(prob.softmax(s, cal.alpha(512)), yi) < nll(prob.softmax(s, 1.0), yi)
+
+
+def test_chosen_setting_keeps_test_accuracy_within_one_point(omniglot_calibrated):
+    model, h, cal, Xs, ys = omniglot_calibrated
+    exact = float((Predictor(model).predict(Xs) == ys).mean())
+    st = cal.setting
+    if st.mode == "exact":
+        assert "exact" in cal.info["why"]
+        return
+    hp = Predictor(model, h, bits=st.bits, filter_k=st.k, epsilon=st.epsilon, calibration=cal,
+                       refine=st.k > 1)
+    acc = float((hp.predict_block(Xs).labels == ys).mean())
+    assert acc >= exact - 0.01
+    chosen = [g for g in cal.grid if g["chosen"]][0]
+    assert chosen["seconds_per_sample"] < cal.grid[0]["seconds_per_sample"]
+
+
+def test_calibration_file_round_trip(omniglot_calibrated, tmp_path):
+    _, _, cal, _, _ = omniglot_calibrated
+    save_calibration(cal, tmp_path / "c.cal")
+    back = load_calibration(tmp_path / "c.cal")
+    assert back.alphas == cal.alphas and back.setting == cal.setting
+    assert np.array_equal(back.platt_A, cal.platt_A)
+
+
+def test_fashion_mnist_calibration_keeps_accuracy_and_lowers_nll():
+    from hsvm_cli.io.svmlight import load_svmlight
+    from hsvm_cli.train.ovo import train_ovo
+    root = shared_set("fashion-mnist-20k")
+    X, y = load_svmlight(str(root / "train.svm.gz"), n_features=784)
+    Xt, yt = load_svmlight(str(root / "test.svm.gz"), n_features=784)
+    model = train_ovo(X[:8000], y[:8000], C=1.0, seed=0)
+    Xv, yv, Xs, ys = _split(Xt, yt)
+    h = hash_model(model, bits=512, seed=0)
+    cal = calibrate(model, h, Xv, yv, max_loss=0.5, bits_grid=[128, 512], k_grid=[1, 2, 3], epsilons=[0.01],
+                    repeat=1)
+    exact = float((Predictor(model).predict(Xs) == ys).mean())
+    st = cal.setting
+    if st.mode == "exact":
+        acc = exact
+        assert "exact" in cal.info["why"]
+    else:
+        hp = Predictor(model, h, bits=st.bits, filter_k=st.k, epsilon=st.epsilon, calibration=cal,
+                           refine=st.k > 1)
+        acc = float((hp.predict_block(Xs).labels == ys).mean())
+    assert acc >= exact - 0.01
+    from hsvm_cli.predict.filter import HashFilter
+    yi = class_index(model.classes, ys)
+    hf = HashFilter(h, bits=128)
+    v, m = hf.votes(hf.hash_samples(prepare("l2", Xs)))
+    s = prob.first_stage_scores(v, m)
+    assert nll(prob.softmax(s, cal.alpha(128)), yi) < nll(prob.softmax(s, 1.0), yi)
+
+
+@pytest.mark.parametrize("k", [1, 8])
+def test_with_probabilities_the_label_is_the_most_probable_class(omniglot_calibrated, k):
+    model, h, cal, Xs, _ = omniglot_calibrated
+    block = Predictor(model, h, bits=512, filter_k=k, calibration=cal).predict_block(Xs[:100], proba=True)
+    assert np.array_equal(block.labels, model.classes[np.argmax(block.proba, axis=1)])
