@@ -13,11 +13,10 @@ import json
 
 import numpy as np
 
+from hsvm_cli.evaluation.calibration_metrics import nll
 from hsvm_cli.models.hashed import hash_model
-from hsvm_cli.predict.exact import ExactScorer
 from hsvm_cli.predict.filter import HashFilter
 from hsvm_cli.predict.predictor import Predictor
-from hsvm_cli.predict.ranking import best_class
 from hsvm_cli.preprocess import prepare
 from hsvm_cli.proba import estimators as prob
 from hsvm_cli.support.labels import class_index
@@ -43,14 +42,9 @@ def run_set(name, max_loss, repeat):
     Xv, yv, Xs, ys = Xt[val], yt[val], Xt[~val], yt[~val]
     h = hash_model(model, bits=2048, seed=0)
     cal = calibrate(model, h, Xv, yv, max_loss=max_loss, repeat=repeat)
-    scorer = ExactScorer(model)
     n = Xs.shape[0]
-
-    def exact():
-        v, c = scorer.votes(prepare("l2", Xs))
-        return model.classes[best_class(v, c)]
-
-    t_exact, exact_labels = median_time(exact, repeat)
+    exact = Predictor(model)
+    t_exact, exact_labels = median_time(lambda: exact.predict(Xs), repeat)
     st = cal.setting
     if st.mode == "exact":
         t_chosen, labels = t_exact, exact_labels

@@ -13,9 +13,8 @@ import json
 import numpy as np
 
 from hsvm_cli.models.hashed import hash_model
-from hsvm_cli.predict.exact import ExactScorer
 from hsvm_cli.predict.predictor import Predictor
-from hsvm_cli.predict.ranking import best_class, top_classes
+from hsvm_cli.predict.ranking import top_classes
 from hsvm_cli.preprocess import prepare
 from hsvm_cli.train.ovo import train_ovo
 
@@ -44,14 +43,8 @@ def main(argv=None):
     Xt32 = Xt.astype(np.float32)
     n = Xt.shape[0]
 
-    scorer = ExactScorer(model)
-
-    def exact_run():
-        Xn = prepare("l2", Xt32)
-        v, c = scorer.votes(Xn)
-        return model.classes[best_class(v, c)]
-
-    t_exact, exact_labels = median_time(exact_run, a.repeat)
+    exact = Predictor(model)
+    t_exact, exact_labels = median_time(lambda: exact.predict(Xt32), a.repeat)
     acc_exact = float((exact_labels == yt).mean())
     rows = [["exact (BLAS float32 + votes)", "-", "-", "%.1f" % (1e6 * t_exact / n), "1.0", "%.2f" % (100 * acc_exact), "-"]]
     result = {"machine": machine_line(), "K": a.classes, "d": a.dim, "n_test": n, "threads": a.threads,

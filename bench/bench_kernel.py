@@ -25,8 +25,10 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 import numpy as np  # noqa: E402
 
 from hsvm_cli.hashing.hamming import HammingCodes, HammingVoter
+from hsvm_cli.models.pairs import canonical_pairs
 from hsvm_cli.support.kernels import available_kernels, selected_kernel
 
+import common  # noqa: F401  (sys.path: the repository and tests/oracles)
 from oracles.hamming_ref import hamming_vote_ref
 
 try:
@@ -50,7 +52,7 @@ def cpu_seconds(fn, repeat):
 
 def bench_bits(bits, args, rng):
     n, K = args.n, args.classes
-    pair_a, pair_b = (v.astype(np.int32) for v in np.triu_indices(K, 1))
+    pair_a, pair_b = canonical_pairs(K)
     m = pair_a.size
     words = bits // 64
     x = rng.integers(0, 2**64, size=(n, words), dtype=np.uint64, endpoint=False)

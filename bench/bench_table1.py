@@ -12,9 +12,8 @@ import json
 import numpy as np
 
 from hsvm_cli.models.hashed import hash_model
-from hsvm_cli.predict.exact import ExactScorer
 from hsvm_cli.predict.predictor import Predictor
-from hsvm_cli.predict.ranking import best_class, rank_classes
+from hsvm_cli.predict.ranking import rank_classes
 from hsvm_cli.preprocess import prepare
 
 from common import REAL_SETS, load_trained, machine_line, markdown_table, median_time
@@ -29,13 +28,8 @@ def run_set(name, bits_list, fractions, repeat, threads):
     K = model.n_classes
     h = hash_model(model, bits=max(bits_list), seed=0)
     n = Xt.shape[0]
-    scorer = ExactScorer(model)
-
-    def exact_run():
-        v, c = scorer.votes(prepare("l2", Xt))
-        return model.classes[best_class(v, c)]
-
-    t_exact, exact_labels = median_time(exact_run, repeat)
+    exact = Predictor(model)
+    t_exact, exact_labels = median_time(lambda: exact.predict(Xt), repeat)
     out = {"set": name, "K": K, "d": d, "C": C, "n_test": n,
            "exact_accuracy": float((exact_labels == yt).mean()), "exact_us_per_sample": 1e6 * t_exact / n,
            "grid": []}

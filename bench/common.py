@@ -9,6 +9,8 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+# The numpy reference kernels (tests/oracles) are timed beside the native ones.
+sys.path.insert(0, str(REPO / "tests"))
 
 
 def shared_data(name):

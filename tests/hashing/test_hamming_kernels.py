@@ -9,6 +9,7 @@ from hsvm_cli.hashing.hamming import (
     hamming_distances,
     hamming_vote,
 )
+from hsvm_cli.models.pairs import canonical_pairs
 from hsvm_cli.support.kernels import available_kernels
 
 from conftest import kernel_params
@@ -36,7 +37,7 @@ def pairs(rng, n_classes, order):
         n_pairs = int(rng.integers(20, 60))
         return (rng.integers(0, n_classes, n_pairs).astype(np.int32),
                 rng.integers(0, n_classes, n_pairs).astype(np.int32))
-    a, b = np.triu_indices(n_classes, 1)
+    a, b = canonical_pairs(n_classes)
     if order == "shuffled":
         perm = rng.permutation(a.size)
         a, b = a[perm], b[perm]

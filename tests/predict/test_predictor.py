@@ -1,0 +1,88 @@
+"""The Predictor: one object for exact, filter and filter-and-refine
+prediction, with the setting of a calibration."""
+import numpy as np
+import pytest
+
+from hsvm_cli import DataError, OptionError, Predictor, hash_model
+from hsvm_cli.models.calibration import Calibration, Setting
+from hsvm_cli.models.codes import hash_data, read_codes
+from hsvm_cli.predict.predictor import default_filter_k
+
+from conftest import DIGITS_TEST
+
+
+@pytest.fixture(scope="module")
+def hm(digits_model):
+    return hash_model(digits_model, bits=256, seed=1)
+
+
+def _calibration(model, hm, setting):
+    K = model.n_classes
+    return Calibration(alphas={128: 2.0, 256: 3.0}, platt_A=-np.ones(model.n_pairs), platt_B=np.zeros(model.n_pairs),
+                       model_sha256=model.content_sha256(),
+                       hash_identity={"seed": hm.seed, "generator": hm.generator, "bits": hm.bits,
+                                      "model_sha256": hm.model_sha256},
+                       setting=setting, grid=[{"mode": "exact", "mean_refined": K}])
+
+
+def test_without_a_hash_model_the_predictor_is_exact(digits_model, digits):
+    p = Predictor(digits_model)
+    assert p.mode == "exact" and p.phases[2:4] == ("score", "vote")
+    labels = p.predict(digits[2])
+    assert labels.dtype == np.int64 and set(labels) <= set(digits_model.classes.tolist())
+
+
+def test_default_k_is_a_tenth_of_the_classes_at_least_two(digits_model, hm):
+    assert default_filter_k(10) == 2 and default_filter_k(242) == 25 and default_filter_k(2) == 2
+    assert Predictor(digits_model, hm).k == default_filter_k(digits_model.n_classes)
+
+
+def test_hash_options_without_a_hash_model_are_option_errors(digits_model):
+    for kw, flag in (({"bits": 64}, "--bits"), ({"filter_k": 3}, "--filter-k"), ({"refine": False}, "--no-refine")):
+        with pytest.raises(OptionError, match=flag):
+            Predictor(digits_model, **kw)
+
+
+def test_probabilities_and_thresholds_need_a_calibration(digits_model, hm, digits):
+    with pytest.raises(OptionError, match="-C"):
+        Predictor(digits_model, hm, epsilon=0.1)
+    with pytest.raises(OptionError, match="-C"):
+        Predictor(digits_model, hm).predict_proba(digits[2])
+
+
+def test_from_calibration_takes_the_chosen_hash_setting_unless_overridden(digits_model, hm):
+    cal = _calibration(digits_model, hm, Setting("hash", 128, 4, None))
+    p = Predictor.from_calibration(digits_model, cal, hm)
+    assert (p.mode, p.filter.bits, p.k, p.epsilon) == ("hash", 128, 4, None)
+    p = Predictor.from_calibration(digits_model, cal, hm, filter_k=2)
+    assert (p.filter.bits, p.k) == (128, 2)
+    assert Predictor.from_calibration(digits_model, cal, hm, exact=True).mode == "exact"
+    with pytest.raises(OptionError, match="-H"):
+        Predictor.from_calibration(digits_model, cal)
+
+
+def test_from_calibration_with_an_exact_setting_predicts_exactly(digits_model, hm, digits):
+    cal = _calibration(digits_model, hm, Setting("exact"))
+    p = Predictor.from_calibration(digits_model, cal, hm)
+    assert p.mode == "exact"
+    proba = p.predict_proba(digits[2][:20])
+    assert proba.shape == (20, 10) and np.allclose(proba.sum(axis=1), 1)
+
+
+def test_codes_of_another_sample_count_are_a_data_error(digits_model, hm, digits, tmp_path):
+    out = tmp_path / "t.codes"
+    hash_data(hm, DIGITS_TEST, out)
+    codes = read_codes(out)
+    p = Predictor(digits_model, hm, filter_k=3)
+    few = [type("Chunk", (), {"X": digits[2][:100], "y": digits[3][:100]})()]
+    with pytest.raises(DataError, match="450 codes but the input has 100 samples"):
+        list(p.iter_predict(few, codes=codes))
+
+
+def test_predict_file_writes_what_iter_predict_yields(digits_model, hm, digits, tmp_path):
+    p = Predictor(digits_model, hm, filter_k=3)
+    out = tmp_path / "p.txt"
+    writer = p.predict_file(DIGITS_TEST, out)
+    expected = p.predict(digits[2])
+    assert out.read_text() == "".join("%d\n" % v for v in expected)
+    assert writer.total == 450 and writer.correct == int((expected == digits[3]).sum())
