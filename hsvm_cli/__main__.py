@@ -1,4 +1,4 @@
 """``python -m hsvm_cli`` runs the ``hsvm`` command."""
-from .cli.main import cli
+from .cli.entry import main
 
-cli(prog_name="hsvm")
+main()

@@ -1,5 +1,6 @@
 """The ``hsvm`` command: a thin layer over the library, one module per subcommand."""
 import os
+import signal
 import sys
 
 import click
@@ -8,11 +9,23 @@ from .. import __version__
 from ..errors import HsvmError, OutputError
 
 
+class Terminated(BaseException):
+    """SIGTERM, raised like KeyboardInterrupt so that every ``finally`` runs:
+    temporary outputs are removed, nothing half-written is left."""
+
+
+def _raise_terminated(signum, frame):
+    raise Terminated()
+
+
 class HsvmGroup(click.Group):
     """Turns library errors into a one-line message and their exit status."""
 
     def invoke(self, ctx):
         try:
+            if threading_main():
+                signal.signal(signal.SIGINT, signal.default_int_handler)
+                signal.signal(signal.SIGTERM, _raise_terminated)
             return super().invoke(ctx)
         except HsvmError as exc:
             click.echo("hsvm: %s" % exc, err=True)
@@ -26,6 +39,14 @@ class HsvmGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("hsvm: interrupted", err=True)
             ctx.exit(130)
+        except Terminated:
+            click.echo("hsvm: terminated", err=True)
+            ctx.exit(143)
+
+
+def threading_main():
+    import threading
+    return threading.current_thread() is threading.main_thread()
 
 
 def _discard_stdout():

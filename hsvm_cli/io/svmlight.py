@@ -35,6 +35,8 @@ _BLOCK_SIZE = 4 << 20
 # Column indices are stored as int32 (scipy's compact index type), and the
 # width, column + 1, must fit too.
 _MAX_COLUMNS = 2**31 - 1
+#: The widest sample hsvm reads (also the largest model width).
+MAX_FEATURES = _MAX_COLUMNS
 
 # load_svmlight builds one chunk holding every row.
 _UNBOUNDED_ROWS = 2**62

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..errors import ModelFormatError, ModelMismatchError, OptionError
 from ..io.container import read_container, write_container
+from .metadata import meta_dict, meta_digest
 
 CALIB_KIND = "hsvm-calibration"
 CALIB_VERSION = 1
@@ -76,7 +77,7 @@ class Calibration:
 
     def check(self, model, h=None):
         """Refuse a model (or hash model) other than the one this was fitted for."""
-        if model.content_sha256() != self.model_sha256:
+        if self.platt_A.shape != (model.n_pairs,) or model.content_sha256() != self.model_sha256:
             raise ModelMismatchError("calibration %s was fitted for another model" % (self.path or "<calibration>"))
         if h is not None and self.hash_identity and hash_identity(h) != self.hash_identity:
             raise ModelMismatchError("calibration %s was fitted with another hash model" % (self.path or "<calibration>"))
@@ -106,20 +107,27 @@ def load_calibration(path):
     """Read and validate an ``hsvm-calibration`` file."""
     c = read_container(path, kind=CALIB_KIND, versions={CALIB_VERSION})
     A, B = c.arrays.get("platt_A"), c.arrays.get("platt_B")
-    if A is None or B is None or A.shape != B.shape or A.ndim != 1 or A.dtype != np.float64:
+    if A is None or B is None or A.shape != B.shape or A.ndim != 1 or A.dtype != np.float64 \
+            or B.dtype != np.float64:
         raise ModelFormatError(c.path, "platt_A and platt_B must be float64 vectors of one length")
+    raw_alphas = meta_dict(c, "alphas")
     try:
-        alphas = {int(b): float(a) for b, a in c.meta["alphas"].items()}
-        model_sha = str(c.meta["model_sha256"])
-    except (KeyError, TypeError, ValueError, AttributeError):
-        raise ModelFormatError(c.path, "metadata lacks alphas or model_sha256") from None
-    if any(not np.isfinite(a) or a <= 0 for a in alphas.values()):
-        raise ModelFormatError(c.path, "temperatures must be positive")
+        alphas = {int(b): float(a) for b, a in raw_alphas.items()}
+    except (TypeError, ValueError, OverflowError):
+        raise ModelFormatError(c.path, "alphas must map bit counts to temperatures") from None
+    if any(not np.isfinite(a) or a <= 0 for a in alphas.values()) or any(b < 64 or b % 64 for b in alphas):
+        raise ModelFormatError(c.path, "temperatures must be positive, at multiples of 64 bits")
+    model_sha = meta_digest(c, "model_sha256")
+    identity = c.meta.get("hash_identity")
+    if identity is not None and not isinstance(identity, dict):
+        raise ModelFormatError(c.path, "hash_identity must be an object")
+    grid, info = c.meta.get("grid") or [], c.meta.get("info") or {}
+    if not isinstance(grid, list) or not isinstance(info, dict):
+        raise ModelFormatError(c.path, "grid must be a list and info an object")
     raw_setting = c.meta.get("setting")
     try:
         setting = Setting.from_dict(raw_setting) if raw_setting else None
     except ValueError as exc:
         raise ModelFormatError(c.path, str(exc)) from None
     return Calibration(alphas=alphas, platt_A=np.array(A), platt_B=np.array(B), model_sha256=model_sha,
-                       hash_identity=c.meta.get("hash_identity"), setting=setting,
-                       grid=c.meta.get("grid") or [], info=c.meta.get("info") or {}, path=c.path)
+                       hash_identity=identity, setting=setting, grid=grid, info=info, path=c.path)

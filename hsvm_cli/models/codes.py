@@ -11,8 +11,9 @@ import numpy as np
 from ..errors import ModelFormatError, ModelMismatchError
 from ..io.container import read_container, write_container
 from ..io.files import atomic_output
-from ..io.svmlight import iter_svmlight
+from ..io.svmlight import MAX_FEATURES, iter_svmlight
 from ..preprocess import prepare
+from .metadata import meta_int, meta_str
 
 CODES_KIND = "hsvm-codes"
 CODES_VERSION = 1
@@ -92,12 +93,13 @@ def read_codes(path):
     if codes.dtype != np.uint64 or labels.dtype != np.int64 or codes.ndim != 2 \
             or labels.shape != (codes.shape[0],):
         raise ModelFormatError(c.path, "codes and labels have inconsistent shapes or types")
-    try:
-        bits = int(c.meta["bits"])
-    except (KeyError, ValueError, TypeError):
-        raise ModelFormatError(c.path, "metadata lacks bits") from None
+    bits = meta_int(c, "bits", 64, 1 << 20)
     if bits != 64 * codes.shape[1]:
         raise ModelFormatError(c.path, "bits %d disagree with %d words per code" % (bits, codes.shape[1]))
+    meta_str(c, "generator")
+    meta_int(c, "seed", -(1 << 63), (1 << 64) - 1)
+    meta_int(c, "n_features", 1, MAX_FEATURES)
+    meta_str(c, "normalize")
     return Codes(codes, labels, c.meta, c.path)
 
 

@@ -15,10 +15,17 @@ from ..hashing.angles import classifier_angles
 from ..hashing.generator import GENERATOR
 from ..hashing.projection import SignProjector, projection_matrix
 from ..hashing.voting import HashVoter
+from ..support.memory import check_allocation
 from ..io.container import read_container, write_container
+from ..io.svmlight import MAX_FEATURES
+from .metadata import meta_digest, meta_int, meta_str
+from .pairs import check_complete_pairs
 
 HBM_KIND = "hsvm-hash-model"
 HBM_VERSION = 1
+# Longer codes than this are no hash filter any more (and would be a D x d
+# projection of gigabytes for ordinary d).
+MAX_BITS = 1 << 20
 
 
 @dataclass
@@ -50,6 +57,8 @@ class HashModel:
         if self.projection_stored is not None:
             return np.asarray(self.projection_stored[:bits])
         if self._projection is None or self._projection.shape[0] < bits:
+            check_allocation(bits * self.n_features * 4, "the %d x %d projection of %s"
+                             % (bits, self.n_features, self.path or "the hash model"))
             self._projection = projection_matrix(bits, self.n_features, seed=self.seed)
         return self._projection[:bits]
 
@@ -81,7 +90,10 @@ class HashModel:
 
     def check_model(self, model):
         """Refuse an exact model other than the one this was made from."""
-        if model.content_sha256() != self.model_sha256:
+        same_shape = (model.n_classes == self.n_classes and model.bags == self.bags
+                      and model.n_features == self.n_features and np.array_equal(model.classes, self.classes)
+                      and np.array_equal(model.pair_a, self.pair_a) and np.array_equal(model.pair_b, self.pair_b))
+        if not same_shape or model.content_sha256() != self.model_sha256:
             raise ModelMismatchError(
                 "hash model %s was made from another model (model digest %s..., %s has %s...)"
                 % (self.path or "<hbm>", self.model_sha256[:12], model.path or "<model>", model.content_sha256()[:12]))
@@ -97,6 +109,8 @@ def hash_model(model, *, bits=1024, seed=0, store_projection=False):
     if model.normalize != "l2":
         raise OptionError("hashing needs unit-length samples: the model was trained with --normalize %s"
                           % model.normalize)
+    model.verify()
+    check_allocation(bits * model.n_features * 4, "the %d x %d projection" % (bits, model.n_features))
     R = projection_matrix(bits, model.n_features, seed=seed)
     projector = SignProjector(R)
     W = np.asarray(model.W, dtype=np.float32)
@@ -137,38 +151,47 @@ def load_hash_model(path):
     """Read and validate an ``hsvm-hash-model`` file."""
     c = read_container(path, kind=HBM_KIND, versions={HBM_VERSION})
     name = c.path
-    for key in ("classes", "pairs", "codes", "theta"):
+    for key, kinds, ndim in (("classes", "i", 1), ("pairs", "u", 2), ("codes", "u", 2), ("theta", "f", 1)):
         if key not in c.arrays:
             raise ModelFormatError(name, "missing array %r" % key)
-    try:
-        bits = int(c.meta["bits"])
-        bags = int(c.meta["bags"])
-        n_features = int(c.meta["n_features"])
-        seed = int(c.meta["seed"])
-        generator = c.meta["generator"]
-        model_sha = str(c.meta["model_sha256"])
-        normalize = c.meta.get("normalize", "l2")
-    except (KeyError, TypeError, ValueError):
-        raise ModelFormatError(name, "metadata lacks bits, bags, seed, generator, n_features or model_sha256") from None
+        if c.arrays[key].dtype.kind not in kinds or c.arrays[key].ndim != ndim:
+            raise ModelFormatError(name, "array %r has the wrong type or shape" % key)
+    bits = meta_int(c, "bits", 64, MAX_BITS)
+    bags = meta_int(c, "bags", 1, 1 << 20)
+    n_features = meta_int(c, "n_features", 1, MAX_FEATURES)
+    seed = meta_int(c, "seed", -(1 << 63), (1 << 64) - 1)
+    generator = meta_str(c, "generator")
+    model_sha = meta_digest(c, "model_sha256")
+    normalize = meta_str(c, "normalize", ("l2",), default="l2")
     classes, pairs, codes, theta = (c.arrays[k] for k in ("classes", "pairs", "codes", "theta"))
     if classes.dtype != np.int64 or codes.dtype != np.uint64 or theta.dtype != np.float32 \
             or pairs.dtype not in (np.uint16, np.uint32):
         raise ModelFormatError(name, "unexpected array dtypes")
-    if bits <= 0 or bits % 64 or bags < 1:
-        raise ModelFormatError(name, "bits must be a positive multiple of 64 and bags >= 1")
+    if bits % 64:
+        raise ModelFormatError(name, "bits must be a multiple of 64")
     K = classes.shape[0]
-    if pairs.ndim != 2 or pairs.shape[1] != 2 or (pairs.size and pairs.max() >= K):
-        raise ModelFormatError(name, "pair index is inconsistent with %d classes" % K)
+    if K < 2 or np.any(np.diff(classes) <= 0):
+        raise ModelFormatError(name, "classes must be at least two, sorted and unique")
+    if pairs.shape[1] != 2:
+        raise ModelFormatError(name, "pairs must have shape [P, 2]")
+    reason = check_complete_pairs(pairs[:, 0], pairs[:, 1], K)
+    if reason:
+        raise ModelFormatError(name, reason)
     P = pairs.shape[0]
     if codes.shape != (P * bags, bits // 64):
         raise ModelFormatError(name, "codes have shape %s, expected %s" % (list(codes.shape), [P * bags, bits // 64]))
     if theta.shape != (P * bags,):
         raise ModelFormatError(name, "theta has %d entries, expected %d" % (theta.shape[0], P * bags))
-    if generator != GENERATOR and "projection" not in c.arrays:
-        raise ModelFormatError(name, "projection generator %r is unknown to this hsvm" % generator)
+    if theta.size and (theta.min() < 0.0 or theta.max() > 1.0):
+        raise ModelFormatError(name, "theta must lie in [0, 1]")
     proj = c.arrays.get("projection")
-    if proj is not None and proj.shape != (bits, n_features):
-        raise ModelFormatError(name, "projection has shape %s, expected %s" % (list(proj.shape), [bits, n_features]))
+    if generator != GENERATOR and proj is None:
+        raise ModelFormatError(name, "projection generator %r is unknown to this hsvm" % generator)
+    if proj is not None:
+        if proj.dtype != np.float32 or proj.shape != (bits, n_features):
+            raise ModelFormatError(name, "projection has shape %s, expected %s" % (list(proj.shape), [bits, n_features]))
+        if not np.any(proj, axis=1).all():
+            raise ModelFormatError(name, "projection has a zero row")
     return HashModel(classes=classes, pair_a=pairs[:, 0].astype(np.int32), pair_b=pairs[:, 1].astype(np.int32),
                      codes=codes, theta=theta, bags=bags, bits=bits, seed=seed, n_features=n_features,
                      normalize=normalize, model_sha256=model_sha, generator=generator,

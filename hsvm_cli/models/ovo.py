@@ -1,15 +1,19 @@
 """The exact one-vs-one model: classes, pair index, W, b, normalisation, provenance.
 
 Stored as an ``hsvm-model`` container (docs/formats.md).  Loading memory-maps W,
-so prediction that touches a few rows reads only those pages."""
+so prediction that touches a few rows reads only those pages; those pages are
+checked against their checksums, and for finite values, before first use
+(:meth:`OvoModel.verify`)."""
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..errors import ModelFormatError
-from ..io.container import read_container, write_container
+from ..io.container import BLOCK_BYTES, array_digests, read_container, write_container
 from ..preprocess import NORMALIZATIONS
-from .pairs import canonical_pairs
+from ..support.arrays import all_finite
+from .metadata import meta_dict, meta_int, meta_str
+from .pairs import canonical_pairs, check_complete_pairs
 
 MODEL_KIND = "hsvm-model"
 MODEL_VERSION = 1
@@ -54,6 +58,7 @@ class OvoModel:
     path: str = None
     content_digest: str = None
     training: TrainingRecord = None
+    container: object = field(default=None, repr=False)   # the file, while W is verified lazily
 
     @property
     def n_classes(self):
@@ -71,22 +76,57 @@ class OvoModel:
     def n_classifiers(self):
         return int(self.W.shape[0])
 
+    def verify(self, rows=None):
+        """Check the rows of W about to be used (all by default) against the
+        file's checksums and for finite values; a model made in memory has
+        nothing to check.  Raises ModelFormatError naming the file."""
+        if self.container is None:
+            return
+        if rows is None:
+            self.container.verify("W")
+        else:
+            self.container.verify_rows("W", rows)
+
+    def stored_arrays(self):
+        """The arrays as the file stores them."""
+        return {
+            "classes": np.asarray(self.classes, dtype=np.int64),
+            "pairs": np.stack([self.pair_a, self.pair_b], axis=1).astype(np.int32),
+            "W": np.asarray(self.W, dtype=np.float32),
+            "b": np.asarray(self.b, dtype=np.float32),
+        }
+
     def content_sha256(self):
-        """SHA-256 over the model's arrays and the settings that change its
-        predictions; recorded in the file at save time so that hash models and
-        codes can name the exact model they belong to without rereading W."""
+        """The model's identity: SHA-256 over its settings and the digests of
+        its stored arrays, so that hash models, codes and calibrations name
+        the exact model they belong to.  It is computed from the content (from
+        the file's checksums, which the content is verified against before
+        use), never taken from a stored field.  A file written before
+        checksums existed gets the SHA-256 of its arrays (the identity it had
+        then)."""
         if self.content_digest is None:
             import hashlib
             h = hashlib.sha256()
-            h.update(("hsvm-model-v%d|bags=%d|normalize=%s|" % (MODEL_VERSION, self.bags, self.normalize)).encode())
-            for arr, dt in ((self.classes, "<i8"), (self.pair_a, "<i4"), (self.pair_b, "<i4"),
-                            (self.W, "<f4"), (self.b, "<f4")):
-                arr = np.asarray(arr, dtype=dt)
-                h.update(str(arr.shape).encode())
-                flat = arr.reshape(-1)
-                step = 1 << 22
-                for s in range(0, flat.shape[0], step):
-                    h.update(np.ascontiguousarray(flat[s:s + step]).tobytes())
+            if self.container is not None and not self.container.checksummed:
+                self.verify()
+                h.update(("hsvm-model-v%d|bags=%d|normalize=%s|" % (MODEL_VERSION, self.bags, self.normalize)).encode())
+                for arr, dt in ((self.classes, "<i8"), (self.pair_a, "<i4"), (self.pair_b, "<i4"),
+                                (self.W, "<f4"), (self.b, "<f4")):
+                    arr = np.asarray(arr, dtype=dt)
+                    h.update(str(arr.shape).encode())
+                    flat = arr.reshape(-1)
+                    step = 1 << 22
+                    for s in range(0, flat.shape[0], step):
+                        h.update(np.ascontiguousarray(flat[s:s + step]).tobytes())
+            else:
+                h.update(("hsvm-model-identity-v2|bags=%d|normalize=%s|block=%d|"
+                          % (self.bags, self.normalize, BLOCK_BYTES)).encode())
+                stored = self.stored_arrays() if self.container is None else self.container.arrays
+                digests = None if self.container is None else self.container.digests
+                for key in ("classes", "pairs", "W", "b"):
+                    arr = stored[key]
+                    h.update(("%s|%s|%s|" % (key, arr.dtype.str, list(arr.shape))).encode())
+                    h.update(",".join(digests[key] if digests is not None else array_digests(arr)).encode())
             self.content_digest = h.hexdigest()
         return self.content_digest
 
@@ -110,38 +150,32 @@ def save_model(model, path):
         "provenance": model.provenance,
         "content_sha256": model.content_sha256(),
     }
-    write_container(path, {
-        "classes": np.asarray(model.classes, dtype=np.int64),
-        "pairs": np.stack([model.pair_a, model.pair_b], axis=1).astype(np.int32),
-        "W": np.asarray(model.W, dtype=np.float32),
-        "b": np.asarray(model.b, dtype=np.float32),
-    }, kind=MODEL_KIND, version=MODEL_VERSION, meta=meta)
+    write_container(path, model.stored_arrays(), kind=MODEL_KIND, version=MODEL_VERSION, meta=meta)
 
 
 def load_model(path):
-    """Read and validate an ``hsvm-model`` file; W and b stay memory-mapped."""
-    c = read_container(path, kind=MODEL_KIND, versions={MODEL_VERSION})
+    """Read and validate an ``hsvm-model`` file; W and b stay memory-mapped, W
+    verified by rows as prediction uses them."""
+    c = read_container(path, kind=MODEL_KIND, versions={MODEL_VERSION}, lazy=("W",))
     name = c.path
-    for key, dt in (("classes", np.int64), ("pairs", np.int32), ("W", np.float32), ("b", np.float32)):
+    for key, dt, ndim in (("classes", np.int64, 1), ("pairs", np.int32, 2), ("W", np.float32, 2),
+                          ("b", np.float32, 1)):
         if key not in c.arrays:
             raise ModelFormatError(name, "missing array %r" % key)
-        if c.arrays[key].dtype != dt:
-            raise ModelFormatError(name, "array %r has dtype %s, expected %s" % (key, c.arrays[key].dtype, np.dtype(dt)))
+        if c.arrays[key].dtype != dt or c.arrays[key].ndim != ndim:
+            raise ModelFormatError(name, "array %r must be a %d-dimensional %s array" % (key, ndim, np.dtype(dt)))
     pairs = c.arrays["pairs"]
-    if pairs.ndim != 2 or pairs.shape[1] != 2:
+    if pairs.shape[1] != 2:
         raise ModelFormatError(name, "pairs must have shape [P, 2]")
-    try:
-        bags = int(c.meta["bags"])
-        normalize = c.meta["normalize"]
-    except (KeyError, TypeError, ValueError):
-        raise ModelFormatError(name, "metadata lacks bags or normalize") from None
+    bags = meta_int(c, "bags", 1, 1 << 20)
+    normalize = meta_str(c, "normalize", NORMALIZATIONS)
+    n_features = meta_int(c, "n_features", 0, 2**31)
     model = OvoModel(
         classes=c.arrays["classes"], pair_a=np.ascontiguousarray(pairs[:, 0]), pair_b=np.ascontiguousarray(pairs[:, 1]),
         W=c.arrays["W"], b=c.arrays["b"], bags=bags, normalize=normalize,
-        params=c.meta.get("params", {}), provenance=c.meta.get("provenance", {}), path=name,
-        content_digest=c.meta.get("content_sha256"))
+        params=meta_dict(c, "params"), provenance=meta_dict(c, "provenance"), path=name, container=c)
     _check_consistent(model, name)
-    if int(c.meta.get("n_features", model.n_features)) != model.n_features:
+    if n_features != model.n_features:
         raise ModelFormatError(name, "n_features in metadata disagrees with W")
     return model
 
@@ -157,15 +191,14 @@ def _check_consistent(m, name):
         bad("bags must be at least 1")
     if m.normalize not in NORMALIZATIONS:
         bad("unknown normalisation %r" % m.normalize)
-    P = m.pair_a.shape[0]
-    if m.pair_b.shape[0] != P:
-        bad("pair index columns differ in length")
     K = m.classes.shape[0]
-    if P and (m.pair_a.min() < 0 or m.pair_b.min() < 0 or m.pair_a.max() >= K or m.pair_b.max() >= K):
-        bad("pair index names a class outside 0..%d" % (K - 1))
-    if P and np.any(m.pair_a == m.pair_b):
-        bad("a pair opposes a class to itself")
+    reason = check_complete_pairs(m.pair_a, m.pair_b, K)
+    if reason:
+        bad(reason)
+    P = m.pair_a.shape[0]
     if m.W.ndim != 2 or m.W.shape[0] != P * m.bags:
         bad("W has %s rows, expected pairs x bags = %d" % (m.W.shape[0] if m.W.ndim == 2 else "?", P * m.bags))
     if m.b.shape != (P * m.bags,):
-        bad("b has %d entries, expected %d" % (m.b.shape[0], P * m.bags))
+        bad("b has %s entries, expected %d" % (m.b.shape, P * m.bags))
+    if m.container is None and not (all_finite(m.W) and all_finite(m.b)):
+        bad("W and b must hold finite values")

@@ -19,6 +19,29 @@ def canonical_pair_id(A, B, n_classes):
     return A * n_classes - (A * (A + 1)) // 2 + (B - A - 1)
 
 
+def check_complete_pairs(pair_a, pair_b, n_classes):
+    """None when the pairs name every unordered pair of ``n_classes`` classes
+    exactly once (in any order and orientation), else the reason they do not."""
+    a = np.asarray(pair_a, dtype=np.int64)
+    b = np.asarray(pair_b, dtype=np.int64)
+    K = int(n_classes)
+    if a.shape != b.shape or a.ndim != 1:
+        return "pair index columns differ in shape"
+    if a.shape[0] != K * (K - 1) // 2:
+        return "%d pairs for %d classes, expected every pair once: %d" % (a.shape[0], K, K * (K - 1) // 2)
+    if a.size and (a.min() < 0 or b.min() < 0 or a.max() >= K or b.max() >= K):
+        return "pair index names a class outside 0..%d" % (K - 1)
+    if np.any(a == b):
+        return "a pair opposes a class to itself"
+    ca, cb = canonical_pairs(K)
+    if np.array_equal(a, ca) and np.array_equal(b, cb):
+        return None
+    keys = np.sort(np.minimum(a, b) * K + np.maximum(a, b))
+    if np.any(keys[1:] == keys[:-1]):
+        return "a pair of classes appears twice"
+    return None
+
+
 class PairLookup:
     """Maps class pairs (a < b) to pair ids and orientation (+1 when the model's
     pair is (a, b), -1 when it is (b, a))."""

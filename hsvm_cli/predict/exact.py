@@ -41,6 +41,7 @@ class ExactScorer:
 
     def __init__(self, model):
         self.model = model
+        model.verify()
         self.W = np.asarray(model.W, dtype=np.float32)
         self.b = np.asarray(model.b, dtype=np.float32)
         self._WT = None

@@ -152,6 +152,7 @@ def refine_decisions(model, Xn, kept, *, lookup, valid=None, threads=1):
         pid, sign = lookup.lookup(A[cell_rows, cell_pairs], B[cell_rows, cell_pairs])
         cx = np.repeat(cell_rows.astype(np.int64), bags)
     rows = (pid[:, None] * bags + np.arange(bags)).reshape(-1) if bags > 1 else pid.astype(np.int64, copy=False)
+    model.verify(rows=rows)
     # Cells grouped by classifier row (a counting sort), so that each row of
     # the memory-mapped W is read once, in file order, for the whole batch.
     order = group_by_key(rows, model.n_classifiers)

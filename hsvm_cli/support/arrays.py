@@ -36,3 +36,12 @@ def proba_matrix(P, name="P"):
     if P.size and P.min() < 0.0:
         raise ValueError("%s has negative probabilities" % name)
     return P
+
+
+def all_finite(a, *, block=1 << 22):
+    """Whether every value of ``a`` is finite, checked in blocks (no temporary
+    the size of a multi-GB array)."""
+    flat = np.asarray(a).reshape(-1)
+    if flat.dtype.kind != "f":
+        return True
+    return all(np.isfinite(flat[s:s + block]).all() for s in range(0, flat.shape[0], block))

@@ -59,6 +59,7 @@ from liblinear import liblinear as _ll
 from ..models.ovo import OvoModel, TrainingRecord
 from ..models.pairs import canonical_pairs
 from ..support.labels import integer_labels
+from ..support.memory import check_allocation
 
 __all__ = ["SOLVERS", "DEFAULT_TOL", "train_pairs", "solver_seeds"]
 
@@ -80,6 +81,7 @@ _srand.argtypes = [ctypes.c_uint]
 _srand.restype = None
 
 _lib_train = _ll.liblinear.train
+_lib_set_print = _ll.liblinear.set_print_string_function
 _lib_free_model = _ll.liblinear.free_and_destroy_model
 _NODE_PP = ctypes.POINTER(ctypes.POINTER(_ll.feature_node))
 _DOUBLE_P = ctypes.POINTER(ctypes.c_double)
@@ -256,6 +258,9 @@ class _Trainer:
         prob.y = ctypes.cast(self.ybuf.ctypes.data, _DOUBLE_P)
         self.prob = prob
         param = _ll.parameter("-q")     # defaults, and LIBLINEAR's printing off
+        # "-q" installs a Python callback; a C one lets Ctrl-C through (see
+        # native/hsvm_callbacks.h).
+        _lib_set_print(_quiet_print())
         param.solver_type = SOLVERS[job.solver]
         param.C = float(job.C)
         param.eps = float(job.tol)
@@ -325,6 +330,20 @@ class _Trainer:
                 _lib_free_model(ctypes.byref(mptr))
             job.counts[j, 0] = na
             job.counts[j, 1] = nb
+
+
+def _quiet_print():
+    from ..support.native import ffi, lib
+    address = int(ffi.cast("uintptr_t", ffi.addressof(lib, "hsvm_print_nothing")))
+    return ctypes.cast(address, _ll.PRINT_STRING_FUN)
+
+
+def _worker_signals():
+    # Workers leave Ctrl-C to the parent, which then stops the pool; a stopped
+    # worker dies quietly instead of printing a traceback of its own.
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 # Set in the parent just before the worker pool is forked; the children read
@@ -435,6 +454,8 @@ def train_pairs(X, y, *, C=1.0, solver="l2loss-dual", tol=None, per_class=None, 
     P = pair_a.shape[0]
     seeds = solver_seeds(seed, classes[pair_a], classes[pair_b], bags)
 
+    check_allocation(P * bags * d * 4, "a model of %d classifiers x %d features (the widest sample reaches "
+                     "feature index %d)" % (P * bags, d, d))
     workers = min(jobs, P)
     if workers > 1 and "fork" not in multiprocessing.get_all_start_methods():
         workers = 1
@@ -490,7 +511,7 @@ def _train_parallel(job, P, workers, progress):
     solver_seconds = 0.0
     try:
         # Fork before tqdm starts its monitor thread.
-        with ctx.Pool(workers) as pool:
+        with ctx.Pool(workers, initializer=_worker_signals) as pool:
             with _progress_bar(P, progress) as bar:
                 for done, secs in pool.imap_unordered(_worker_range, ranges):
                     solver_seconds += secs

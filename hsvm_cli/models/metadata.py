@@ -1,0 +1,49 @@
+"""Typed reading of a container's metadata: every value is checked for its type
+and range before any code uses it, so a forged or damaged header gives one
+clear error naming the file and the key, never a traceback or a huge
+allocation."""
+from ..errors import ModelFormatError
+
+_MISSING = object()
+
+
+def _get(c, key, default):
+    value = c.meta.get(key, _MISSING)
+    if value is _MISSING:
+        if default is _MISSING:
+            raise ModelFormatError(c.path, "metadata lacks %r" % key)
+        return default
+    return value
+
+
+def meta_int(c, key, lo, hi, default=_MISSING):
+    """An integer in [lo, hi]."""
+    value = _get(c, key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise ModelFormatError(c.path, "metadata %r must be an integer in [%d, %d], not %r" % (key, lo, hi, value))
+    return value
+
+
+def meta_str(c, key, choices=None, default=_MISSING):
+    """A string (one of ``choices`` when given)."""
+    value = _get(c, key, default)
+    if not isinstance(value, str) or (choices is not None and value not in choices):
+        raise ModelFormatError(c.path, "metadata %r must be %s, not %r"
+                               % (key, "one of " + ", ".join(choices) if choices else "a string", value))
+    return value
+
+
+def meta_dict(c, key, default=None):
+    """A JSON object (an empty one when absent)."""
+    value = _get(c, key, {} if default is None else default)
+    if not isinstance(value, dict):
+        raise ModelFormatError(c.path, "metadata %r must be an object, not %s" % (key, type(value).__name__))
+    return value
+
+
+def meta_digest(c, key):
+    """A SHA-256 hex digest."""
+    value = _get(c, key, _MISSING)
+    if not isinstance(value, str) or len(value) != 64 or any(ch not in "0123456789abcdef" for ch in value):
+        raise ModelFormatError(c.path, "metadata %r must be a SHA-256 hex digest" % key)
+    return value

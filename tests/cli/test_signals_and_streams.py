@@ -1,0 +1,105 @@
+"""A real hsvm process: Ctrl-C and SIGTERM stop it at once and leave nothing
+half-written; training input is read once, so FIFOs and process substitution
+work and the recorded digest is of what was trained on."""
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from hsvm_cli.models.ovo import load_model
+
+from conftest import BUNDLED, DIGITS_TEST, DIGITS_TRAIN
+
+HSVM = [sys.executable, "-m", "hsvm_cli"]
+OMNIGLOT_TRAIN = str(BUNDLED / "omniglot-242" / "train.svm.gz")
+
+
+def _start(args, **kw):
+    return subprocess.Popen(HSVM + [str(a) for a in args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+@pytest.mark.parametrize("sig, code, word", [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")])
+def test_a_signal_stops_training_with_its_exit_status_and_no_model(tmp_path, jobs, sig, code, word):
+    # The input comes through a FIFO: once all of it is written the reader
+    # has parsed it, so the signal arrives while the pairs train.
+    fifo = tmp_path / "train.svm"
+    os.mkfifo(fifo)
+    out = tmp_path / "m.hsvm"
+    proc = _start(["train-ovo", fifo, "-c", "0.1", "-j", jobs, "-q", "-o", out])
+    with open(fifo, "wb") as w:
+        w.write(_plain(OMNIGLOT_TRAIN))
+    time.sleep(0.5)
+    assert proc.poll() is None, proc.communicate()
+    started = time.monotonic()
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == code, err
+    assert err.decode().splitlines()[-1] == "hsvm: %s" % word
+    assert time.monotonic() - started < 10
+    assert [p.name for p in tmp_path.iterdir()] == ["train.svm"]
+
+
+def test_sigterm_while_predicting_leaves_no_temporary_output(tmp_path, digits_model_file):
+    fifo = tmp_path / "in.svm"
+    os.mkfifo(fifo)
+    out = tmp_path / "p.txt"
+    proc = _start(["predict", "-q", "-m", digits_model_file, "--chunk-rows", "8", fifo, "-o", out])
+    with open(fifo, "wb") as w:
+        w.write(_plain(DIGITS_TEST)[:20000])
+        w.flush()
+        time.sleep(1.0)   # the reader has parsed what there is and waits for more
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.svm"]
+
+
+def test_sigterm_while_hashing_data_leaves_no_temporary_directory(tmp_path, digits_files):
+    _, hbm, _ = digits_files
+    fifo = tmp_path / "in.svm"
+    os.mkfifo(fifo)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    proc = _start(["hash-data", "-q", "-H", hbm, "--chunk-rows", "8", fifo, "-o", tmp_path / "c.codes"],
+                  env=dict(os.environ, TMPDIR=str(scratch)))
+    with open(fifo, "wb") as w:
+        w.write(_plain(DIGITS_TEST)[:20000])
+        w.flush()
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert list(scratch.iterdir()) == [] and not (tmp_path / "c.codes").exists()
+
+
+def _plain(path):
+    import gzip
+    return gzip.decompress(open(path, "rb").read())
+
+
+def test_training_from_a_fifo_reads_it_once_and_records_its_digest(tmp_path):
+    data = _plain(DIGITS_TRAIN)
+    fifo = tmp_path / "train.svm"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: open(fifo, "wb").write(data))
+    writer.start()
+    out = tmp_path / "m.hsvm"
+    r = subprocess.run(HSVM + ["train-ovo", "-q", str(fifo), "-o", str(out)], capture_output=True, timeout=120)
+    writer.join(timeout=10)
+    assert r.returncode == 0, r.stderr
+    assert load_model(out).provenance["train_sha256"] == hashlib.sha256(data).hexdigest()
+
+
+def test_training_from_process_substitution_records_the_digest_of_what_it_read(tmp_path):
+    out = tmp_path / "m.hsvm"
+    cmd = "%s -m hsvm_cli train-ovo -q <(cat %s) -o %s" % (sys.executable, DIGITS_TRAIN, out)
+    r = subprocess.run(["bash", "-c", cmd], capture_output=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    want = hashlib.sha256(open(DIGITS_TRAIN, "rb").read()).hexdigest()
+    assert load_model(out).provenance["train_sha256"] == want

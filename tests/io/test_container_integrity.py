@@ -1,0 +1,143 @@
+"""Checksums and forged headers: a damaged or forged container is refused with
+one line naming the file, before any array is used; nothing is trusted from
+the header that the content can contradict."""
+import json
+import struct
+
+import numpy as np
+import pytest
+
+from hsvm_cli.errors import ModelFormatError
+from hsvm_cli.io import container
+from hsvm_cli.io.container import read_container, write_container
+
+
+def _arrays(n=5000):
+    rng = np.random.default_rng(3)
+    return {"W": rng.standard_normal((n, 8)).astype(np.float32), "k": np.arange(n, dtype=np.int64)}
+
+
+def _write(p, **kw):
+    write_container(p, kw.get("arrays") or _arrays(), kind="hsvm-test", version=1, meta={"seed": 7, "x": [1, 2]})
+    return p
+
+
+def _header(p):
+    raw = p.read_bytes()
+    (n,) = struct.unpack("<Q", raw[:8])
+    return raw, n, json.loads(raw[8:8 + n])
+
+
+def _rewrite(p, header):
+    raw, n, _ = _header(p)
+    text = json.dumps(header, separators=(",", ":")).encode()
+    assert len(text) <= n
+    p.write_bytes(raw[:8] + text + b" " * (n - len(text)) + raw[8 + n:])
+
+
+def test_every_single_bit_flip_of_a_small_file_is_refused_or_harmless(tmp_path):
+    p = _write(tmp_path / "f.bin", arrays={"W": np.arange(12, dtype=np.float32).reshape(3, 4) / 7,
+                                           "k": np.arange(5, dtype=np.int64)})
+    good = p.read_bytes()
+    _, n, _ = _header(p)
+    refused = harmless = 0
+    for byte in range(len(good)):
+        for bit in range(8):
+            bad = bytearray(good)
+            bad[byte] ^= 1 << bit
+            p.write_bytes(bytes(bad))
+            try:
+                c = read_container(p, kind="hsvm-test", versions={1})
+            except ModelFormatError as exc:
+                assert str(p) in str(exc) and "\n" not in str(exc)
+                refused += 1
+                continue
+            # Accepted only if nothing anyone reads changed (header padding).
+            assert 8 <= byte < 8 + n
+            assert c.meta == {"seed": 7, "x": [1, 2]}
+            harmless += 1
+    assert refused + harmless == 8 * len(good) and harmless == 0
+
+
+def test_a_flipped_bit_in_lazily_read_data_is_caught_when_its_rows_are_used(tmp_path):
+    p = _write(tmp_path / "f.bin", arrays={"W": np.ones((1 << 21, 4), dtype=np.float32),  # 32 MiB: 2 blocks
+                                           "k": np.arange(3, dtype=np.int64)})
+    raw = bytearray(p.read_bytes())
+    raw[-5] ^= 0x10  # in the last row, second block
+    p.write_bytes(bytes(raw))
+    c = read_container(p, kind="hsvm-test", versions={1}, lazy=("W",))
+    c.verify_rows("W", [0, 1, 100])          # the first block is intact
+    with pytest.raises(ModelFormatError, match="array 'W' is corrupt"):
+        c.verify_rows("W", [(1 << 21) - 1])
+    with pytest.raises(ModelFormatError, match="array 'W' is corrupt"):
+        read_container(p, kind="hsvm-test", versions={1})
+
+
+def test_nan_in_a_float_array_is_refused_even_with_matching_checksums(tmp_path):
+    W = np.ones((10, 4), dtype=np.float32)
+    W[3, 2] = np.nan
+    p = _write(tmp_path / "f.bin", arrays={"W": W, "k": np.arange(3, dtype=np.int64)})
+    with pytest.raises(ModelFormatError, match="NaN or infinite"):
+        read_container(p, kind="hsvm-test", versions={1})
+
+
+def test_an_edited_metadata_value_is_refused(tmp_path):
+    p = _write(tmp_path / "f.bin")
+    _, _, h = _header(p)
+    h["__metadata__"]["hsvm"] = h["__metadata__"]["hsvm"].replace('"seed":7', '"seed":8')
+    _rewrite(p, h)
+    with pytest.raises(ModelFormatError, match="header is corrupt: checksum mismatch"):
+        read_container(p, kind="hsvm-test", versions={1})
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda h: h["__metadata__"].update(format_version=None), "metadata values must be strings"),
+    (lambda h: h["__metadata__"].update(format_version="1e3"), "bad format_version"),
+    (lambda h: h["__metadata__"].update(hsvm="[" * 100000 + "]" * 100000), "not JSON"),
+    (lambda h: h["__metadata__"].update(hsvm="[1, 2]"), "not a JSON object"),
+    (lambda h: h["__metadata__"].update(checksums='{"algorithm": "md5"}'), "unknown checksum algorithm"),
+    (lambda h: h["W"].update(shape=[2**62, 2**3]), "does not match"),        # wraps to the right size in int64
+    (lambda h: h["W"].update(shape=[40000.0]), "malformed shape"),
+    (lambda h: h["W"].update(shape=True), "malformed shape"),
+    (lambda h: h["W"].update(data_offsets=[0, "x"]), "malformed data_offsets"),
+    (lambda h: h.update(extra={"dtype": "F32", "shape": [], "data_offsets": [0, 4]}), "overlaps|checksums"),
+])
+def test_forged_headers_are_refused_with_one_line(tmp_path, edit, message):
+    p = _write(tmp_path / "f.bin")
+    _, _, h = _header(p)
+    edit(h)
+    raw, n, _ = _header(p)
+    text = json.dumps(h, separators=(",", ":")).encode()
+    p.write_bytes(struct.pack("<Q", max(n, len(text))) + text + b" " * (n - len(text)) + raw[8 + n:])
+    with pytest.raises(ModelFormatError, match=message) as exc:
+        read_container(p, kind="hsvm-test", versions={1})
+    assert "\n" not in str(exc.value)
+
+
+def test_deeply_nested_header_json_is_refused(tmp_path):
+    p = tmp_path / "f.bin"
+    text = b"[" * 200000 + b"]" * 200000
+    p.write_bytes(struct.pack("<Q", len(text)) + text)
+    with pytest.raises(ModelFormatError, match="header is not JSON"):
+        read_container(p, kind="hsvm-test", versions={1})
+
+
+def test_files_without_checksums_are_still_read(tmp_path):
+    p = _write(tmp_path / "f.bin")
+    _, _, h = _header(p)
+    del h["__metadata__"]["checksums"]
+    _rewrite(p, h)
+    c = read_container(p, kind="hsvm-test", versions={1})
+    assert not c.checksummed and np.array_equal(c.arrays["k"], np.arange(5000))
+
+
+def test_checksums_cover_each_block_of_an_array(tmp_path, monkeypatch):
+    monkeypatch.setattr(container, "BLOCK_BYTES", 4096)
+    arrays = {"W": np.arange(5000 * 8, dtype=np.float32).reshape(5000, 8), "k": np.arange(5, dtype=np.int64)}
+    p = _write(tmp_path / "f.bin", arrays=arrays)
+    _, _, h = _header(p)
+    cs = json.loads(h["__metadata__"]["checksums"])
+    assert cs["block_bytes"] == 4096 and len(cs["arrays"]["W"]) == -(-5000 * 8 * 4 // 4096)
+    c = read_container(p, kind="hsvm-test", versions={1}, lazy=("W",))
+    c.verify_rows("W", [4999])
+    assert c._done["W"].sum() == 1

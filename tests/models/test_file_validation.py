@@ -1,0 +1,164 @@
+"""Well-formed files that say impossible things (written with valid checksums,
+so that the rules of each file kind, not the checksums, must catch them), and
+damaged files, through the command line: one line naming the file, exit 65."""
+import json
+import struct
+
+import numpy as np
+import pytest
+
+from hsvm_cli.io.container import read_container, write_container
+from hsvm_cli.models.calibration import CALIB_KIND
+from hsvm_cli.models.codes import CODES_KIND
+from hsvm_cli.models.hashed import HBM_KIND
+from hsvm_cli.models.ovo import MODEL_KIND
+
+from conftest import DIGITS_TEST, run
+
+
+def _rewrite(src, dst, kind, edit_arrays=None, edit_meta=None):
+    """Copy container ``src`` to ``dst`` with edited arrays/metadata and fresh checksums."""
+    c = read_container(src, kind=kind, versions={1})
+    arrays = {k: np.array(v) for k, v in c.arrays.items()}
+    meta = json.loads(json.dumps(c.meta))
+    if edit_arrays:
+        edit_arrays(arrays)
+    if edit_meta:
+        edit_meta(meta)
+    write_container(dst, arrays, kind=kind, version=1, meta=meta)
+    return str(dst)
+
+
+def _predict_fails(args, message):
+    r = run(["predict", "-q"] + args + [DIGITS_TEST], exit_code=65)
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("hsvm: ") and message in lines[0], r.stderr
+    assert r.stdout == ""
+
+
+def _nan_weight(a):
+    a["W"][5, 3] = np.nan
+
+
+def _duplicate_pair(a):
+    a["pairs"][1] = a["pairs"][0]
+
+
+def _no_pairs(a):
+    a["pairs"], a["W"], a["b"] = a["pairs"][:0], a["W"][:0], a["b"][:0]
+
+
+@pytest.mark.parametrize("edit_arrays, edit_meta, message", [
+    (_nan_weight, None, "NaN or infinite"),
+    (lambda a: a["b"].__setitem__(0, np.inf), None, "NaN or infinite"),
+    (_duplicate_pair, None, "appears twice"),
+    (_no_pairs, None, "0 pairs for 10 classes"),
+    (None, lambda m: m.update(n_features="64"), "n_features"),
+    (None, lambda m: m.update(bags=None), "bags"),
+    (None, lambda m: m.update(normalize="l3"), "normalize"),
+    (None, lambda m: m.update(params=[1]), "params"),
+])
+def test_impossible_models_are_refused(digits_files, tmp_path, edit_arrays, edit_meta, message):
+    model, _, _ = digits_files
+    bad = _rewrite(model, tmp_path / "bad.hsvm", MODEL_KIND, edit_arrays, edit_meta)
+    _predict_fails(["--exact", "-m", bad], message)
+
+
+@pytest.mark.parametrize("edit_arrays, edit_meta, message", [
+    (lambda a: a["theta"].__setitem__(2, 1.5), None, "theta must lie in [0, 1]"),
+    (lambda a: a["theta"].__setitem__(2, np.nan), None, "NaN or infinite"),
+    (lambda a: a["classes"].__setitem__(0, -7), None, "another model"),
+    (lambda a: a["pairs"].__setitem__(0, a["pairs"][0][::-1].copy()), None, "another model"),
+    (None, lambda m: m.update(n_features=10**12), "n_features"),
+    (None, lambda m: m.update(bits=100), "multiple of 64"),
+    (None, lambda m: m.update(model_sha256="beef"), "SHA-256"),
+])
+def test_impossible_hash_models_are_refused(digits_files, tmp_path, edit_arrays, edit_meta, message):
+    model, hbm, _ = digits_files
+    bad = _rewrite(hbm, tmp_path / "bad.hbm", HBM_KIND, edit_arrays, edit_meta)
+    _predict_fails(["-m", model, "-H", bad], message)
+
+
+def test_a_hash_model_whose_seed_was_edited_in_place_is_refused(digits_files, tmp_path):
+    # The seed names the projection the codes were made with: an edited seed
+    # (the bytes changed, the checksums not) must not hash samples with
+    # another projection.
+    model, hbm, _ = digits_files
+    raw = open(hbm, "rb").read()
+    (n,) = struct.unpack("<Q", raw[:8])
+    head = json.loads(raw[8:8 + n])
+    meta = json.loads(head["__metadata__"]["hsvm"])
+    meta["seed"] += 1
+    head["__metadata__"]["hsvm"] = json.dumps(meta, sort_keys=True, separators=(",", ":"))
+    text = json.dumps(head, separators=(",", ":")).encode()
+    bad = tmp_path / "bad.hbm"
+    bad.write_bytes(raw[:8] + text + b" " * (n - len(text)) + raw[8 + n:])
+    _predict_fails(["-m", model, "-H", str(bad)], "header is corrupt")
+
+
+def test_zero_row_in_a_stored_projection_is_refused(digits_model, tmp_path):
+    from hsvm_cli.models.hashed import hash_model, load_hash_model, save_hash_model
+    h = hash_model(digits_model, bits=64, seed=0, store_projection=True)
+    h.projection_stored = h.projection_stored.copy()
+    h.projection_stored[3] = 0
+    save_hash_model(h, tmp_path / "z.hbm")
+    from hsvm_cli.errors import ModelFormatError
+    with pytest.raises(ModelFormatError, match="zero row"):
+        load_hash_model(tmp_path / "z.hbm")
+
+
+def _calibrate(digits_files, tmp_path):
+    model, hbm, _ = digits_files
+    cal = tmp_path / "d.cal"
+    run(["calibrate", "-q", "-m", model, "-H", hbm, DIGITS_TEST, "--bits", "64", "--k", "2", "--epsilon", "0.1",
+         "--repeat", "1", "-o", cal])
+    return model, hbm, str(cal)
+
+
+@pytest.mark.parametrize("edit_arrays, edit_meta, message", [
+    (lambda a: a.update(platt_A=a["platt_A"][:-1], platt_B=a["platt_B"][:-1]), None, "another model"),
+    (None, lambda m: m.update(setting=[1, 2]), "setting must be an object"),
+    (None, lambda m: m.update(setting={"mode": "fast"}), "setting mode"),
+    (None, lambda m: m.update(alphas={"64": -1.0}), "temperatures"),
+    (None, lambda m: m.update(alphas=[1]), "alphas"),
+])
+def test_impossible_calibrations_are_refused(digits_files, tmp_path, edit_arrays, edit_meta, message):
+    model, hbm, cal = _calibrate(digits_files, tmp_path)
+    bad = _rewrite(cal, tmp_path / "bad.cal", CALIB_KIND, edit_arrays, edit_meta)
+    _predict_fails(["-m", model, "-H", hbm, "-C", bad, "--proba"], message)
+
+
+def test_codes_with_inconsistent_bits_are_refused(digits_files, tmp_path):
+    model, hbm, _ = digits_files
+    codes = tmp_path / "t.codes"
+    run(["hash-data", "-q", "-H", hbm, DIGITS_TEST, "-o", codes])
+    bad = _rewrite(codes, tmp_path / "bad.codes", CODES_KIND, None, lambda m: m.update(bits=128))
+    _predict_fails(["-m", model, "-H", hbm, "--codes", bad], "disagree")
+
+
+@pytest.mark.parametrize("kind", ["model", "hbm", "codes", "cal"])
+def test_bit_flips_anywhere_in_a_file_never_change_an_output_silently(digits_files, tmp_path, kind):
+    model, hbm, cal = _calibrate(digits_files, tmp_path)
+    codes = str(tmp_path / "t.codes")
+    run(["hash-data", "-q", "-H", hbm, DIGITS_TEST, "-o", codes])
+    paths = {"model": model, "hbm": hbm, "codes": codes, "cal": cal}
+    args = ["-m", paths["model"], "-H", paths["hbm"], "-C", paths["cal"], "--codes", paths["codes"], "--bits", "64", "-k", "3",
+            "--proba"]
+    good = run(["predict", "-q"] + args + [DIGITS_TEST]).stdout
+    raw = open(paths[kind], "rb").read()
+    rng = np.random.default_rng(5)
+    # The header (where a flip is most likely to be mis-parsed) byte by byte
+    # in a sample, the data at random.
+    (n,) = struct.unpack("<Q", raw[:8])
+    spots = np.concatenate([rng.choice(8 + n, size=min(60, 8 + n), replace=False),
+                            rng.integers(8 + n, len(raw), size=60)])
+    bad = tmp_path / ("bad-" + kind)
+    for i, spot in enumerate(spots):
+        flipped = bytearray(raw)
+        flipped[spot] ^= 1 << int(rng.integers(0, 8))
+        bad.write_bytes(bytes(flipped))
+        a = [str(bad) if v == paths[kind] else v for v in args]
+        r = run(["predict", "-q"] + a + [DIGITS_TEST], exit_code=None)
+        assert r.exit_code == 65 or (r.exit_code == 0 and r.stdout == good), (spot, r.exit_code, r.stderr)
+        if r.exit_code == 65:
+            assert len(r.stderr.splitlines()) == 1 and str(bad) in r.stderr
