@@ -3,13 +3,13 @@ import json
 
 import click
 
-from . import options
 from ..io.files import atomic_output
 from ..io.svmlight import load_svmlight
 from ..models.calibration import save_calibration
 from ..models.hashed import load_hash_model
 from ..models.ovo import load_model
 from ..tune import calibrate, format_grid
+from . import options
 
 
 @click.command("calibrate")

@@ -3,8 +3,8 @@ scores also top-k (filter) recall, with probabilities NLL, calibration and
 Chow's error-reject trade-off; agreement with a reference; an optional plot."""
 import click
 
-from . import options
 from ..evaluation.file_report import evaluate
+from . import options
 
 
 def _parse_ks(ctx, param, value):

@@ -1,10 +1,10 @@
 """hsvm hash-data: the sign-projection codes of samples, for predict --codes or other tools."""
 import click
 
-from . import options
 from ..errors import OptionError
 from ..models.codes import hash_data
 from ..models.hashed import load_hash_model
+from . import options
 
 
 @click.command("hash-data")

@@ -3,9 +3,9 @@ import os
 
 import click
 
-from . import options
 from ..models.hashed import hash_model, save_hash_model
 from ..models.ovo import load_model
+from . import options
 
 
 @click.command("hash-model")

@@ -1,9 +1,9 @@
 """hsvm predict: exact OvO prediction, or hash filter + exact refine."""
 import click
 
-from . import options
 from ..models.ovo import load_model
 from ..predict.predictor import Predictor
+from . import options
 
 
 @click.command("predict")

@@ -1,10 +1,10 @@
 """hsvm train-ovo: one LIBLINEAR classifier per class pair (and bag)."""
 import click
 
-from . import options
 from ..models.ovo import save_model
 from ..train.liblinear import SOLVERS
 from ..train.ovo import train_ovo_file
+from . import options
 
 
 @click.command("train-ovo")

@@ -6,8 +6,7 @@ import numpy as np
 from ..errors import InputFormatError, OptionError
 from ..io.files import display_name
 from ..io.grid import read_grid
-from ..io.predictions import (looks_like_probabilities, read_predictions, read_scored_predictions,
-                              require_probabilities)
+from ..io.predictions import looks_like_probabilities, read_predictions, read_scored_predictions, require_probabilities
 from ..io.svmlight import iter_svmlight
 from ..support.labels import class_index
 from .formatting import format_json, format_report

@@ -6,7 +6,6 @@ import numpy as np
 from .calibration_metrics import expected_calibration_error, nll, reject_at_error, reject_curve
 from .metrics import class_ranks, recall_curve, subsample
 
-
 ERROR_TARGETS = (0.005, 0.004, 0.003, 0.002, 0.001)
 ECE_BINS = 15
 

@@ -15,9 +15,9 @@ from ..hashing.angles import classifier_angles
 from ..hashing.generator import GENERATOR
 from ..hashing.projection import SignProjector, projection_matrix
 from ..hashing.voting import HashVoter
-from ..support.memory import check_allocation
 from ..io.container import read_container, write_container
 from ..io.svmlight import MAX_FEATURES
+from ..support.memory import check_allocation
 from .metadata import meta_digest, meta_int, meta_str
 from .pairs import check_complete_pairs
 
