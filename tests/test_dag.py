@@ -16,17 +16,20 @@ from hsvm_cli.refine import sddmm
 
 def oracle_dag(dec, pair_a, pair_b, bags, lists):
     """DDAG in plain Python from a full decision matrix dec [n, P*bags]:
-    labels [n] and margins (lists of floats per row)."""
+    labels [n] and margins (lists of floats per row).  oracle_dag.visits
+    receives the set of (step, pair) nodes the samples went through."""
     where = {}
     for p, (a, b) in enumerate(zip(pair_a.tolist(), pair_b.tolist())):
         where.setdefault((min(a, b), max(a, b)), p)
     labels, margins = [], []
+    oracle_dag.visits = set()
     for i, row in enumerate(lists):
         L = [int(c) for c in row if c >= 0]
         path = []
         while len(L) > 1:
             u, v = L[0], L[-1]
             p = where[(min(u, v), max(u, v))]
+            oracle_dag.visits.add((len(path), p))
             vals = [float(x) for x in dec[i, p * bags:(p + 1) * bags]]
             pos = sum(x > 0 for x in vals)
             total = 0.0
@@ -155,6 +158,32 @@ def test_dag_margins_are_the_refine_steps_decision_values(sparse, bags):
     if bags == 1:
         # One bag: the margin is the refine step's value itself, up to its sign.
         assert all(np.float32(abs(m)) in set(np.abs(dec[i]).tolist()) for i, p in enumerate(paths) for m in p)
+
+
+def test_dag_groups_many_samples_over_many_classes():
+    # Enough samples for the radix grouping (not the small-group sort) and
+    # K^2 > 2^11 for two radix digits on candidate lists.
+    rng = np.random.default_rng(21)
+    K, d, n = 70, 40, 400
+    W, b, pa, pb = float_model(rng, K, d, 1, shuffle=True)
+    X = rng.standard_normal((n, d)).astype(np.float32)
+    dec = all_decisions(X, W, b)
+    dag = DecisionDag(W, b, pa, pb, bags=1, n_classes=K)
+    want, paths = oracle_dag(dec, pa, pb, 1, np.tile(np.arange(K), (n, 1)))
+    got, margins = dag.predict(X, return_margins=True)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(margins, as_margin_matrix(paths, K - 1).astype(np.float32))
+    assert dag.stats["row_fetches"] == len(oracle_dag.visits)
+    cand = np.stack([rng.choice(K, 12, replace=False) for _ in range(n)]).astype(np.int32)
+    # Samples sharing their list share every pair: make a third of them alike.
+    cand[::3] = cand[0]
+    want, paths = oracle_dag(dec, pa, pb, 1, cand)
+    dag.stats.update(evaluations=0, row_fetches=0)
+    got, margins = dag.predict(X, candidates=cand, return_margins=True)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(margins, as_margin_matrix(paths, 11).astype(np.float32))
+    # Every sample at the same step and pair is in one group: one fetch each.
+    assert dag.stats["row_fetches"] == len(oracle_dag.visits) < dag.stats["evaluations"]
 
 
 def test_dag_kernels_give_identical_bits(monkeypatch):
