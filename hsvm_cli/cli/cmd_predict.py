@@ -11,6 +11,12 @@ from . import options
 @options.model
 @options.hash_model(help="Hash model (.hbm): filter with hash votes, then refine exactly.")
 @click.option("--exact", is_flag=True, help="Exact prediction: every pair's classifier on every sample (the default without -H).")
+@click.option("--dag", is_flag=True,
+              help="Exact labels from a decision DAG: K-1 classifier evaluations per sample instead of K(K-1)/2 "
+                   "(classes listed in class order; no hash model, no --scores or --proba).")
+@click.option("--refine", "refine_rule", type=click.Choice(["vote", "dag"]), default="vote", show_default=True,
+              help="How the exact classifiers decide among the classes the hash filter kept: max-wins voting over "
+                   "their pairs, or a decision DAG over them (k-1 evaluations; no --scores or --proba).")
 @click.option("--bits", type=int, default=None,
               help="Bits of the codes to use: a multiple of 64 up to the hashed D (default: D).")
 @click.option("-k", "--filter-k", type=click.IntRange(min=1), default=None,
@@ -37,20 +43,28 @@ from . import options
 @options.extra_features
 @options.chunk_rows
 @options.quiet
-def command(test, model_path, hbm_path, exact, bits, filter_k, no_refine, codes_path, calib_path, epsilon, output,
-            scores, proba, threads, timings, zero_based, extra_features, chunk_rows, quiet):
+def command(test, model_path, hbm_path, exact, dag, refine_rule, bits, filter_k, no_refine, codes_path, calib_path,
+            epsilon, output, scores, proba, threads, timings, zero_based, extra_features, chunk_rows, quiet):
     """Predict the samples of the svmlight file TEST ('-': stdin), one label per line.
 
     When the input carries labels of the model's classes, the accuracy goes to
     stderr as with LIBSVM's svm-predict."""
     if proba and scores:
         raise click.UsageError("--proba and --scores are exclusive")
+    if dag and (exact or hbm_path is not None):
+        raise click.UsageError("--dag is exact prediction by a decision DAG: no -H, no --exact (for a DAG after "
+                               "the hash filter use --refine dag)")
+    rule = "dag" if dag or refine_rule == "dag" else "vote"
+    if rule == "dag" and scores:
+        raise click.UsageError("a decision DAG gives labels only, no vote counts: --scores needs max-wins voting")
     model = load_model(model_path)
     h = None
     if hbm_path is not None and not exact:
         from ..models.hashed import load_hash_model
         h = load_hash_model(hbm_path)
-    settings = dict(bits=bits, filter_k=filter_k, refine=not no_refine, epsilon=epsilon, threads=threads)
+    elif refine_rule == "dag" and not dag:
+        raise click.UsageError("--refine dag needs a hash model (-H) and no --exact; --dag is the exact DAG")
+    settings = dict(bits=bits, filter_k=filter_k, refine=not no_refine, epsilon=epsilon, threads=threads, rule=rule)
     if calib_path:
         from ..models.calibration import load_calibration
         predictor = Predictor.from_calibration(model, load_calibration(calib_path), h, exact=exact, **settings)

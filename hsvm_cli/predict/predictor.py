@@ -15,13 +15,19 @@ from ..preprocess import prepare
 from ..proba.estimators import combine
 from ..proba.stages import exact_proba, first_stage_proba, second_stage_proba
 from ..support.timing import NullTimings, Timings, timed_chunks
+from ..support.threads import resolve_threads
+from .dag import DecisionDag, candidate_lists
 from .exact import ExactScorer
 from .filter import HashFilter
 from .ranking import best_class, top_classes
 from .refine import refine_decisions
 
 EXACT_PHASES = ("parse", "normalise", "score", "vote", "write")
+DAG_PHASES = ("parse", "normalise", "dag", "write")
 HASH_PHASES = ("parse", "normalise", "hash", "filter", "refine", "write")
+#: How the exact classifiers decide among the classes they get: max-wins
+#: voting over every pair, or a decision DAG (K - 1 pairs; predict/dag.py).
+RULES = ("vote", "dag")
 
 
 @dataclass
@@ -30,8 +36,9 @@ class Prediction:
 
     ``labels`` int64 [n]: the predicted class labels; ``votes`` int32 [n, K]:
     the final vote counts (exact, or exact among the refined classes; the
-    filter's with no refine); ``confidence`` float64 [n, K]: the tie-break
-    term matching ``votes``; ``proba`` float64 [n, K] when probabilities were
+    filter's with no refine; None with a decision DAG, which counts no
+    votes); ``confidence`` float64 [n, K]: the tie-break term matching
+    ``votes``; ``proba`` float64 [n, K] when probabilities were
     asked for; ``y_true``: the labels read from the input, if any."""
 
     y_true: np.ndarray
@@ -58,6 +65,10 @@ class Predictor:
     probability exceeds it (at least one, at most ``filter_k``, default all).
     ``calibration`` (from :func:`hsvm_cli.tune.calibrate`) enables ``epsilon``
     and probabilities; :meth:`from_calibration` also takes its chosen setting.
+    ``rule``: how the exact classifiers decide, among all classes or the kept
+    ones -- ``"vote"`` (max-wins over every pair) or ``"dag"`` (a decision
+    DAG over the classes in class order, K - 1 pairs; no probabilities, no
+    vote counts).
     ``threads``: worker threads of the hashed path (default: the CPUs this
     process may use); ``kernel``: force a native code path (see
     :mod:`hsvm_cli.support.kernels`)."""
@@ -67,11 +78,16 @@ class Predictor:
     MAX_CELLS = 1 << 21
 
     def __init__(self, model, hash_model=None, *, bits=None, filter_k=None, refine=True, epsilon=None,
-                 calibration=None, threads=None, kernel=None):
+                 calibration=None, threads=None, kernel=None, rule="vote"):
         self.model = model
         self.hash_model = hash_model
         self.calibration = calibration
         self.threads = threads
+        self.kernel = kernel
+        if rule not in RULES:
+            raise OptionError("the decision rule must be vote or dag, not %r" % (rule,))
+        self.rule = rule
+        self.dag = DecisionDag.from_model(model) if rule == "dag" else None
         if calibration is not None:
             calibration.check(model, hash_model)
         if hash_model is None:
@@ -81,7 +97,7 @@ class Predictor:
             if not refine:
                 raise OptionError("--no-refine needs a hash model (-H) and no --exact")
             self.filter = None
-            self.scorer = ExactScorer(model)
+            self.scorer = ExactScorer(model) if rule == "vote" else None
             return
         hash_model.check_model(model)
         K = model.n_classes
@@ -100,12 +116,13 @@ class Predictor:
         self.epsilon = None if epsilon is None else float(epsilon)
         self.alpha = calibration.alpha(self.filter.bits) if calibration is not None else None
         self.lookup = PairLookup(model.pair_a, model.pair_b, K)
-        # When the filter keeps every class, refining is exact prediction.
-        self.scorer = ExactScorer(model) if self.refine and self.k == K and self.epsilon is None else None
+        # When the filter keeps every class, refining by votes is exact prediction.
+        self.scorer = (ExactScorer(model) if rule == "vote" and self.refine and self.k == K and self.epsilon is None
+                       else None)
 
     @classmethod
     def from_calibration(cls, model, calibration, hash_model=None, *, exact=False, bits=None, filter_k=None,
-                         epsilon=None, refine=True, threads=None, kernel=None):
+                         epsilon=None, refine=True, threads=None, kernel=None, rule="vote"):
         """A predictor with the setting ``calibration`` chose (exact, or the hash
         filter at its bits with its k or threshold), as ``hsvm predict -C``
         does: explicit arguments override the setting, ``exact=True`` forces
@@ -121,7 +138,7 @@ class Predictor:
         elif chosen is not None and chosen.mode == "exact" and bits is None and filter_k is None and epsilon is None:
             exact = True
         return cls(model, None if exact else hash_model, bits=bits, filter_k=filter_k, refine=refine,
-                   epsilon=epsilon, calibration=calibration, threads=threads, kernel=kernel)
+                   epsilon=epsilon, calibration=calibration, threads=threads, kernel=kernel, rule=rule)
 
     @property
     def mode(self):
@@ -131,7 +148,9 @@ class Predictor:
     @property
     def phases(self):
         """The timing phases of a prediction run in this mode."""
-        return EXACT_PHASES if self.filter is None else HASH_PHASES
+        if self.filter is not None:
+            return HASH_PHASES
+        return DAG_PHASES if self.rule == "dag" else EXACT_PHASES
 
     # ------------------------------------------------------------ plain calls
 
@@ -154,6 +173,9 @@ class Predictor:
         to charge the phases to."""
         if proba and self.calibration is None:
             raise OptionError("--proba needs a calibration (-C)")
+        if proba and self.rule == "dag":
+            raise OptionError("--proba needs every pair among the refined classes (pairwise coupling): "
+                              "use the vote rule, not --dag or --refine dag")
         t = timings or NullTimings()
         if self.filter is None:
             return self._predict_exact(X, y, proba, t)
@@ -198,6 +220,8 @@ class Predictor:
         running accuracy; ``timings`` (a Timings) receives the phases and, in
         hash mode, the mean number of refined classes and the setting."""
         t = timings if timings is not None else NullTimings()
+        if scores and self.rule == "dag":
+            raise OptionError("a decision DAG gives labels only, no vote counts: --scores needs max-wins voting")
         writer = PredictionWriter(self.model.classes, scores=scores, proba=proba)
         chunks = None
         if source is not None:
@@ -217,9 +241,16 @@ class Predictor:
 
     # ------------------------------------------------------------ steps
 
+    def _threads(self):
+        return resolve_threads(self.threads)
+
     def _predict_exact(self, X, y, proba, t):
         m = self.model
         Xn = prepare(m.normalize, X, timings=t)
+        if self.dag is not None:
+            with t.phase("dag"):
+                best = self.dag.predict(Xn, threads=self._threads(), kernel=self.kernel)
+            return Prediction(y, m.classes[best], None, None)
         if proba:
             votes, conf, P = exact_proba(m, self.calibration, Xn, scorer=self.scorer, timings=t)
             # As LIBSVM's svm-predict -b 1: with probabilities, the most probable class.
@@ -267,6 +298,12 @@ class Predictor:
             t.count("refined_classes", int(kept.shape[0]))
             best = kept[:, 0] if p1 is None else np.argmax(p1, axis=1)
             return Prediction(y, m.classes[best], hv, hm, p1)
+        if self.dag is not None:
+            with t.phase("refine"):
+                lists = candidate_lists(kept, order="class", valid=valid)
+                best = self.dag.predict(Xn, candidates=lists, threads=self._threads(), kernel=self.kernel)
+            t.count("refined_classes", int(kept.size if valid is None else valid.sum()))
+            return Prediction(y, m.classes[best], None, None)
         P = None
         with t.phase("refine"):
             if self.scorer is not None:
