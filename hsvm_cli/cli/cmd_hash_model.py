@@ -15,13 +15,17 @@ from . import options
 @options.output(required=True, what="Hash model to write (.hbm)")
 @click.option("--store-projection", is_flag=True,
               help="Store the D x d projection in the file (default: derive it from the seed when needed).")
+@click.option("--class-scores", is_flag=True,
+              help="Also store the K x d class-score summaries, so that predict --first-stage scores or "
+                   "hashed-scores need no pass over the model's weights.")
 @options.seed
 @options.quiet
-def command(model_path, bits, output, store_projection, seed, quiet):
+def command(model_path, bits, output, store_projection, class_scores, seed, quiet):
     """Hash the classifiers of MODEL with D sign random projections."""
     if bits % 64:
         raise click.BadParameter("must be a multiple of 64, got %d" % bits, param_hint="--bits")
-    h = hash_model(load_model(model_path), bits=bits, seed=seed, store_projection=store_projection)
+    h = hash_model(load_model(model_path), bits=bits, seed=seed, store_projection=store_projection,
+                   class_scores=class_scores)
     save_hash_model(h, output)
     if not quiet:
         click.echo("hsvm: %d classifiers x %d bits -> %s (%.1f KiB; model %.1f KiB)"

@@ -14,6 +14,11 @@ from . import options
 @click.option("--dag", is_flag=True,
               help="Exact labels from a decision DAG: K-1 classifier evaluations per sample instead of K(K-1)/2 "
                    "(classes listed in class order; no hash model, no --scores or --proba).")
+@click.option("--first-stage", type=click.Choice(["votes", "scores", "hashed-scores"]), default=None,
+              help="What ranks the classes for the refine: votes (the hash filter, every pair's Hamming range "
+                   "query; the default with -H), scores (each class's summed normalised pair margins: one K x d "
+                   "product, cost growing with K, not K^2; no hash model needed) or hashed-scores (those scores "
+                   "estimated from the hash model's codes, for K much larger than --bits).")
 @click.option("--refine", "refine_rule", type=click.Choice(["vote", "dag"]), default="vote", show_default=True,
               help="How the exact classifiers decide among the classes the hash filter kept: max-wins voting over "
                    "their pairs, or a decision DAG over them (k-1 evaluations; no --scores or --proba).")
@@ -43,8 +48,8 @@ from . import options
 @options.extra_features
 @options.chunk_rows
 @options.quiet
-def command(test, model_path, hbm_path, exact, dag, refine_rule, bits, filter_k, no_refine, codes_path, calib_path,
-            epsilon, output, scores, proba, threads, timings, zero_based, extra_features, chunk_rows, quiet):
+def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bits, filter_k, no_refine, codes_path,
+            calib_path, epsilon, output, scores, proba, threads, timings, zero_based, extra_features, chunk_rows, quiet):
     """Predict the samples of the svmlight file TEST ('-': stdin), one label per line.
 
     When the input carries labels of the model's classes, the accuracy goes to
@@ -62,9 +67,13 @@ def command(test, model_path, hbm_path, exact, dag, refine_rule, bits, filter_k,
     if hbm_path is not None and not exact:
         from ..models.hashed import load_hash_model
         h = load_hash_model(hbm_path)
-    elif refine_rule == "dag" and not dag:
-        raise click.UsageError("--refine dag needs a hash model (-H) and no --exact; --dag is the exact DAG")
-    settings = dict(bits=bits, filter_k=filter_k, refine=not no_refine, epsilon=epsilon, threads=threads, rule=rule)
+    elif refine_rule == "dag" and not dag and first_stage is None:
+        raise click.UsageError("--refine dag needs a first stage (-H, or --first-stage scores) and no --exact; "
+                               "--dag is the exact DAG")
+    if exact and first_stage is not None:
+        raise click.UsageError("--first-stage and --exact are exclusive")
+    settings = dict(bits=bits, filter_k=filter_k, refine=not no_refine, epsilon=epsilon, threads=threads, rule=rule,
+                    first_stage=first_stage)
     if calib_path:
         from ..models.calibration import load_calibration
         predictor = Predictor.from_calibration(model, load_calibration(calib_path), h, exact=exact, **settings)

@@ -43,6 +43,8 @@ class HashModel:
     model_sha256: str            # content digest of the exact model it was made from
     generator: str = GENERATOR
     projection_stored: np.ndarray = None  # float32 [D, d] when stored in the file
+    class_W: np.ndarray = None   # float32 [K, d]: the class-score summaries, when stored (predict/class_scores.py)
+    class_b: np.ndarray = None   # float32 [K]
     meta: dict = field(default_factory=dict)
     path: str = None
     _projection: np.ndarray = None
@@ -99,10 +101,12 @@ class HashModel:
                 % (self.path or "<hbm>", self.model_sha256[:12], model.path or "<model>", model.content_sha256()[:12]))
 
 
-def hash_model(model, *, bits=1024, seed=0, store_projection=False):
+def hash_model(model, *, bits=1024, seed=0, store_projection=False, class_scores=False):
     """Hash every classifier of ``model`` (an :class:`OvoModel` trained with
     L2 normalisation) with ``bits`` sign random projections derived from
-    ``seed``; returns a :class:`HashModel`."""
+    ``seed``; returns a :class:`HashModel`.  ``class_scores``: also keep the
+    K x d class-score summaries (predict/class_scores.py), so that the
+    class-score first stage needs no pass over the model's W."""
     bits = int(bits)
     if bits <= 0 or bits % 64:
         raise OptionError("bits must be a positive multiple of 64, got %d" % bits)
@@ -119,11 +123,15 @@ def hash_model(model, *, bits=1024, seed=0, store_projection=False):
     for s in range(0, W.shape[0], step):
         codes[s:s + step] = projector.codes(W[s:s + step])
     theta = classifier_angles(W, model.b)
+    class_W = class_b = None
+    if class_scores:
+        from ..predict.class_scores import class_score_weights
+        class_W, class_b = class_score_weights(model)
     return HashModel(classes=np.asarray(model.classes), pair_a=np.asarray(model.pair_a), pair_b=np.asarray(model.pair_b),
                      codes=codes, theta=theta, bags=model.bags, bits=bits, seed=int(seed),
                      n_features=model.n_features, normalize=model.normalize,
                      model_sha256=model.content_sha256(),
-                     projection_stored=R if store_projection else None)
+                     projection_stored=R if store_projection else None, class_W=class_W, class_b=class_b)
 
 
 def save_hash_model(h, path, *, extra_meta=None):
@@ -138,6 +146,9 @@ def save_hash_model(h, path, *, extra_meta=None):
     }
     if h.projection_stored is not None:
         arrays["projection"] = np.asarray(h.projection_stored, dtype=np.float32)
+    if h.class_W is not None:
+        arrays["class_W"] = np.asarray(h.class_W, dtype=np.float32)
+        arrays["class_b"] = np.asarray(h.class_b, dtype=np.float32)
     meta = {
         "bits": h.bits, "seed": h.seed, "generator": h.generator, "bags": h.bags,
         "n_features": h.n_features, "normalize": h.normalize, "model_sha256": h.model_sha256,
@@ -192,7 +203,12 @@ def load_hash_model(path):
             raise ModelFormatError(name, "projection has shape %s, expected %s" % (list(proj.shape), [bits, n_features]))
         if not np.any(proj, axis=1).all():
             raise ModelFormatError(name, "projection has a zero row")
+    class_W, class_b = c.arrays.get("class_W"), c.arrays.get("class_b")
+    if (class_W is None) != (class_b is None) or (class_W is not None and (
+            class_W.dtype != np.float32 or class_W.shape != (K, n_features)
+            or class_b.dtype != np.float32 or class_b.shape != (K,))):
+        raise ModelFormatError(name, "class scores must be class_W float32 [K, d] and class_b float32 [K]")
     return HashModel(classes=classes, pair_a=pairs[:, 0].astype(np.int32), pair_b=pairs[:, 1].astype(np.int32),
                      codes=codes, theta=theta, bags=bags, bits=bits, seed=seed, n_features=n_features,
                      normalize=normalize, model_sha256=model_sha, generator=generator,
-                     projection_stored=proj, meta=c.meta, path=name)
+                     projection_stored=proj, class_W=class_W, class_b=class_b, meta=c.meta, path=name)

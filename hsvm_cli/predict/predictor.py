@@ -16,6 +16,7 @@ from ..proba.estimators import combine
 from ..proba.stages import exact_proba, first_stage_proba, second_stage_proba
 from ..support.timing import NullTimings, Timings, timed_chunks
 from ..support.threads import resolve_threads
+from .class_scores import FIRST_STAGES, ClassScoreFilter, class_score_weights
 from .dag import DecisionDag, candidate_lists
 from .exact import ExactScorer
 from .filter import HashFilter
@@ -69,6 +70,12 @@ class Predictor:
     ones -- ``"vote"`` (max-wins over every pair) or ``"dag"`` (a decision
     DAG over the classes in class order, K - 1 pairs; no probabilities, no
     vote counts).
+    ``first_stage``: what ranks the classes for the refine -- ``"votes"``
+    (the hash filter: every pair's Hamming range query; the default with a
+    hash model), ``"scores"`` (each class's summed normalised pair margins,
+    one K x d product: no hash model needed) or ``"hashed-scores"`` (those
+    scores estimated from the hash model's codes, for K much larger than the
+    code length); see predict/class_scores.py.
     ``threads``: worker threads of the hashed path (default: the CPUs this
     process may use); ``kernel``: force a native code path (see
     :mod:`hsvm_cli.support.kernels`)."""
@@ -78,7 +85,7 @@ class Predictor:
     MAX_CELLS = 1 << 21
 
     def __init__(self, model, hash_model=None, *, bits=None, filter_k=None, refine=True, epsilon=None,
-                 calibration=None, threads=None, kernel=None, rule="vote"):
+                 calibration=None, threads=None, kernel=None, rule="vote", first_stage=None):
         self.model = model
         self.hash_model = hash_model
         self.calibration = calibration
@@ -90,31 +97,54 @@ class Predictor:
         self.dag = DecisionDag.from_model(model) if rule == "dag" else None
         if calibration is not None:
             calibration.check(model, hash_model)
-        if hash_model is None:
+        if first_stage is None and hash_model is not None:
+            first_stage = "votes"
+        if first_stage is not None and first_stage not in FIRST_STAGES:
+            raise OptionError("the first stage must be one of %s, not %r" % (", ".join(FIRST_STAGES), first_stage))
+        if first_stage in ("votes", "hashed-scores") and hash_model is None:
+            raise OptionError("--first-stage %s needs a hash model (-H)" % first_stage)
+        self.first_stage = first_stage
+        if first_stage is None:
             for flag, value in (("--bits", bits), ("--filter-k", filter_k), ("--filter-threshold", epsilon)):
                 if value is not None:
-                    raise OptionError("%s needs a hash model (-H) and no --exact" % flag)
+                    raise OptionError("%s needs a first stage (a hash model -H, or --first-stage scores) and no "
+                                      "--exact" % flag)
             if not refine:
-                raise OptionError("--no-refine needs a hash model (-H) and no --exact")
+                raise OptionError("--no-refine needs a first stage (a hash model -H, or --first-stage scores) and "
+                                  "no --exact")
             self.filter = None
             self.scorer = ExactScorer(model) if rule == "vote" else None
             return
-        hash_model.check_model(model)
+        if hash_model is not None:
+            hash_model.check_model(model)
         K = model.n_classes
         if epsilon is not None:
             if calibration is None:
                 raise OptionError("--filter-threshold needs a calibration (-C)")
+            if first_stage != "votes":
+                raise OptionError("--filter-threshold is calibrated for the vote first stage only")
             if not 0.0 <= float(epsilon) < 1.0:
                 raise OptionError("--filter-threshold must be in [0, 1)")
         if filter_k is None:
             filter_k = K if epsilon is not None else default_filter_k(K)
         if int(filter_k) < 1:
             raise OptionError("--filter-k must be at least 1")
-        self.filter = HashFilter(hash_model, bits=bits, threads=threads, kernel=kernel)
+        if first_stage == "votes":
+            self.filter = HashFilter(hash_model, bits=bits, threads=threads, kernel=kernel)
+        else:
+            if first_stage == "scores" and bits is not None:
+                raise OptionError("--bits is for a hashed first stage (votes, hashed-scores)")
+            if hash_model is not None and hash_model.class_W is not None:
+                U, beta = hash_model.class_W, hash_model.class_b
+            else:
+                U, beta = class_score_weights(model)
+            encoder = hash_model.encoder(bits) if first_stage == "hashed-scores" else None
+            self.filter = ClassScoreFilter(U, beta, encoder=encoder, threads=threads, kernel=kernel)
         self.k = min(int(filter_k), K)
         self.refine = bool(refine) and self.k > 1
         self.epsilon = None if epsilon is None else float(epsilon)
-        self.alpha = calibration.alpha(self.filter.bits) if calibration is not None else None
+        self.alpha = (calibration.alpha(self.filter.bits) if calibration is not None and first_stage == "votes"
+                      else None)
         self.lookup = PairLookup(model.pair_a, model.pair_b, K)
         # When the filter keeps every class, refining by votes is exact prediction.
         self.scorer = (ExactScorer(model) if rule == "vote" and self.refine and self.k == K and self.epsilon is None
@@ -122,7 +152,7 @@ class Predictor:
 
     @classmethod
     def from_calibration(cls, model, calibration, hash_model=None, *, exact=False, bits=None, filter_k=None,
-                         epsilon=None, refine=True, threads=None, kernel=None, rule="vote"):
+                         epsilon=None, refine=True, threads=None, kernel=None, rule="vote", first_stage=None):
         """A predictor with the setting ``calibration`` chose (exact, or the hash
         filter at its bits with its k or threshold), as ``hsvm predict -C``
         does: explicit arguments override the setting, ``exact=True`` forces
@@ -138,7 +168,8 @@ class Predictor:
         elif chosen is not None and chosen.mode == "exact" and bits is None and filter_k is None and epsilon is None:
             exact = True
         return cls(model, None if exact else hash_model, bits=bits, filter_k=filter_k, refine=refine,
-                   epsilon=epsilon, calibration=calibration, threads=threads, kernel=kernel, rule=rule)
+                   epsilon=epsilon, calibration=calibration, threads=threads, kernel=kernel, rule=rule,
+                   first_stage=None if exact else first_stage)
 
     @property
     def mode(self):
@@ -176,6 +207,8 @@ class Predictor:
         if proba and self.rule == "dag":
             raise OptionError("--proba needs every pair among the refined classes (pairwise coupling): "
                               "use the vote rule, not --dag or --refine dag")
+        if proba and self.first_stage not in (None, "votes"):
+            raise OptionError("--proba is calibrated for the vote first stage only")
         t = timings or NullTimings()
         if self.filter is None:
             return self._predict_exact(X, y, proba, t)
@@ -196,6 +229,8 @@ class Predictor:
         if codes is not None:
             if self.filter is None:
                 raise OptionError("--codes needs a hash model (-H) and no --exact")
+            if self.first_stage == "scores":
+                raise OptionError("--codes are for a hashed first stage (votes, hashed-scores), not scores")
             codes.check_compatible(self.hash_model, self.filter.bits)
             if chunks is None:
                 if self.refine:
@@ -222,6 +257,8 @@ class Predictor:
         t = timings if timings is not None else NullTimings()
         if scores and self.rule == "dag":
             raise OptionError("a decision DAG gives labels only, no vote counts: --scores needs max-wins voting")
+        if scores and self.first_stage not in (None, "votes") and not self.refine:
+            raise OptionError("--scores gives vote counts: with a class-score first stage they come from the refine")
         writer = PredictionWriter(self.model.classes, scores=scores, proba=proba)
         chunks = None
         if source is not None:
@@ -231,8 +268,10 @@ class Predictor:
         if self.filter is not None:
             if writer.total:
                 t.counters["mean_refined_classes"] = round(t.counters.pop("refined_classes", 0) / writer.total, 3)
-            t.counters.update({"bits": self.filter.bits, "filter_k": self.k, "refined": self.refine,
-                               "filter_threshold": self.epsilon})
+            t.counters.update({"bits": getattr(self.filter, "bits", None), "filter_k": self.k,
+                               "refined": self.refine, "filter_threshold": self.epsilon})
+            if self.first_stage != "votes":
+                t.counters["first_stage"] = self.first_stage
         return writer
 
     def new_timings(self):
@@ -261,8 +300,13 @@ class Predictor:
         return Prediction(y, labels, votes, conf)
 
     def _filter(self, X, xcodes, t):
-        """Hash votes and margins of the block, and the normalised samples."""
+        """The first stage's ranking of the block (votes and margins, or zero
+        votes and class scores), and the normalised samples."""
         Xn = prepare(self.model.normalize, X, timings=t) if X is not None else None
+        if self.first_stage != "votes":
+            scores = (self.filter.scores(Xn, timings=t) if xcodes is None
+                      else self.filter.scores_of_codes(xcodes, timings=t))
+            return Xn, np.zeros(scores.shape, dtype=np.int32), scores
         if xcodes is None:
             hv, hm = self.filter.hash_and_vote(Xn, timings=t)
         else:
