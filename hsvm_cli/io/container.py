@@ -164,6 +164,8 @@ class Container:
 
     def verify_rows(self, name, rows):
         """Verify the blocks holding the given first-axis rows of array ``name``."""
+        if self._done[name].all():
+            return
         arr = self.arrays[name]
         row_bytes = arr.nbytes // max(1, arr.shape[0]) if arr.ndim else arr.nbytes
         rows = np.asarray(rows, dtype=np.int64).reshape(-1)

@@ -157,7 +157,10 @@ def refine_decisions(model, Xn, kept, *, lookup, valid=None, threads=1):
     rows = (pid[:, None] * bags + np.arange(bags)).reshape(-1) if bags > 1 else pid.astype(np.int64, copy=False)
     model.verify(rows=rows)
     # Cells grouped by classifier row (a counting sort), so that each row of
-    # the memory-mapped W is read once, in file order, for the whole batch.
+    # the memory-mapped W is read once, in file order, for the whole batch:
+    # W streams in; the sample rows are reread from the caches.  (Tiling the
+    # samples to keep their rows in L2 was measured slower: the classifier
+    # rows a tile needs are then scattered reads, not a stream.)
     order = group_by_key(rows, model.n_classifiers)
     flat = sddmm(Xn, model.W, model.b, cx, rows, order=order, threads=threads).reshape(-1, bags)
     if every:
