@@ -5,7 +5,7 @@ import sys
 import click
 
 from .. import __version__
-from ..errors import HsvmError, OutputError
+from ..errors import HsvmError, OutputError, printable
 
 
 class HsvmGroup(click.Group):
@@ -15,7 +15,8 @@ class HsvmGroup(click.Group):
         try:
             return super().invoke(ctx)
         except HsvmError as exc:
-            click.echo("hsvm: %s" % exc, err=True)
+            # one line whatever a file name or a file held (control bytes escaped)
+            click.echo("hsvm: %s" % printable(str(exc)), err=True)
             if isinstance(exc, OutputError):
                 _discard_stdout()
             ctx.exit(exc.exit_code)

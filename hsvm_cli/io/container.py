@@ -19,8 +19,8 @@ import struct
 
 import numpy as np
 
-from ..errors import InputNotFoundError, ModelFormatError
-from .files import atomic_output
+from ..errors import ModelFormatError
+from .files import atomic_output, open_raw
 
 _DTYPES = {
     "F64": np.dtype("<f8"), "F32": np.dtype("<f4"),
@@ -87,12 +87,11 @@ def read_container(path, *, kind, versions):
     truncation, shapes that disagree with offsets) raises ModelFormatError naming
     the file; nothing is trusted before it is checked."""
     name = os.fspath(path)
+    fh = open_raw(name)  # missing, a directory, unreadable: InputNotFoundError
     try:
-        size = os.path.getsize(name)
-        fh = open(name, "rb")
-    except FileNotFoundError:
-        raise InputNotFoundError("%s: no such file" % name) from None
+        size = os.fstat(fh.fileno()).st_size
     except OSError as exc:
+        fh.close()
         raise ModelFormatError(name, "cannot read: %s" % (exc.strerror or exc)) from None
     with fh:
         head = fh.read(8)

@@ -48,7 +48,7 @@ def read_training_file(path, *, zero_based=False):
         owned = raw
     try:
         hashing = HashingReader(raw)
-        X, y = load_svmlight(open_input(hashing), zero_based=zero_based, name=name)
+        X, y = load_svmlight(open_input(hashing, name=name), zero_based=zero_based, name=name)
         # Whatever the parser did not need (nothing, for a well-formed file)
         # still belongs to the input's digest.
         while hashing.read(1 << 20):
