@@ -62,7 +62,7 @@ def open_input(path, *, name=None):
         raw = owned = open_raw(path)
         name = name or display_name(path)
     try:
-        raw = _with_full_head(raw, name, close_rest=owned is not None)
+        raw = _with_full_head(raw, name, close_rest=not hasattr(path, "read"))
         head = _read_error_guard(lambda: raw.peek(_MAGIC_LEN)[:_MAGIC_LEN], name)
         for magic, kind, opener in _MAGIC:
             if head.startswith(magic):
@@ -77,7 +77,9 @@ def open_input(path, *, name=None):
         if owned is not None:
             owned.close()
         raise
-    return raw
+    # plain input: its read errors named too (a plain path or stdin is closed
+    # with the returned object, as before; a caller's object never is)
+    return io.BufferedReader(_ReadGuard(raw, name, close_inner=not hasattr(path, "read")), buffer_size=1 << 20)
 
 
 def _with_full_head(raw, name, close_rest):
@@ -131,6 +133,31 @@ class _Prefixed(io.RawIOBase):
         data = self._rest.read(len(buf))
         buf[:len(data)] = data
         return len(data)
+
+
+class _ReadGuard(io.RawIOBase):
+    """A readable stream whose failing reads (EIO) raise InputReadError."""
+
+    def __init__(self, inner, name, *, close_inner):
+        self._inner = inner
+        self._name = name
+        self._close_inner = close_inner
+
+    def readable(self):
+        return True
+
+    def readinto(self, buf):
+        try:
+            return self._inner.readinto(buf)
+        except OSError as exc:
+            raise InputReadError(self._name, _strerror(exc)) from None
+
+    def close(self):
+        try:
+            if self._close_inner:
+                self._inner.close()
+        finally:
+            super().close()
 
 
 class _CountingReader:
