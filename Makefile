@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.hsvm-installed
 BENCH_STAMP := $(VENV)/.hsvm-bench-installed
 NATIVE := $(wildcard native/*.c native/*.h native/*.py)
 
-.PHONY: all install native test demo bench clean
+.PHONY: all install native test demo bench fuzz clean
 
 all: install
 
@@ -32,6 +32,19 @@ test: $(STAMP)
 $(BENCH_STAMP): $(STAMP)
 	$(PIP) install -q -e '.[test,bench]'
 	@touch $@
+
+# Coverage-guided fuzzing of the svmlight reader (atheris, from PyPI) for
+# FUZZ_SECONDS.  New inputs go to build/fuzz/corpus (the committed seeds in
+# tests/fuzz/corpus/svmlight stay small), crashes to build/fuzz/crash-*, the
+# counts to build/fuzz/stats.json.
+FUZZ_SECONDS ?= 60
+FUZZ_DIR := build/fuzz
+fuzz: $(STAMP)
+	$(PIP) install -q atheris
+	@mkdir -p $(FUZZ_DIR)/corpus
+	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_STATS=$(FUZZ_DIR)/stats.json $(PY) tests/fuzz/fuzz_svmlight.py \
+		$(FUZZ_DIR)/corpus tests/fuzz/corpus/svmlight -max_len=4096 -artifact_prefix=$(FUZZ_DIR)/ \
+		-max_total_time=$$(( $(FUZZ_SECONDS) + 60 ))
 
 # The main job on the bundled data: train, hash, filter-and-refine predict, eval.
 demo: $(STAMP)

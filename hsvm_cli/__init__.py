@@ -39,7 +39,7 @@ _API = {
     "evaluate": "evaluation.file_report", "Evaluation": "evaluation.file_report",
     "HsvmError": "errors", "InputFormatError": "errors", "ModelFormatError": "errors", "DataError": "errors",
     "ModelMismatchError": "errors", "InputNotFoundError": "errors", "OutputError": "errors",
-    "OptionError": "errors",
+    "OptionError": "errors", "CorruptInputError": "errors", "InputReadError": "errors",
 }
 
 __all__ = sorted(_API) + ["__version__"]

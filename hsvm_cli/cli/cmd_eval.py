@@ -19,7 +19,7 @@ def _parse_ks(ctx, param, value):
     return ks
 
 
-_path = click.Path(dir_okay=False, allow_dash=True)
+_path = options.INPUT
 
 
 @click.command("eval")

@@ -7,7 +7,7 @@ from . import options
 
 
 @click.command("predict")
-@click.argument("test", required=False, type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("test", required=False, type=options.INPUT)
 @options.model
 @options.hash_model(help="Hash model (.hbm): filter with hash votes, then refine exactly.")
 @click.option("--exact", is_flag=True, help="Exact prediction: every pair's classifier on every sample (the default without -H).")
@@ -28,10 +28,10 @@ from . import options
               help="Classes kept by the hash filter and refined exactly (default: 10%% of the classes, "
                    "at least 2; 1 = pure hash classifier; K = exact).")
 @click.option("--no-refine", is_flag=True, help="Pure hash classifier: the filter's best class is the prediction.")
-@click.option("--codes", "codes_path", type=click.Path(dir_okay=False),
+@click.option("--codes", "codes_path", type=options.INPUT_FILE,
               help="Sample codes from `hsvm hash-data` instead of hashing on the fly (TEST still gives the raw "
                    "features for the refine step; it may be omitted with --no-refine).")
-@click.option("-C", "--calibration", "calib_path", type=click.Path(dir_okay=False),
+@click.option("-C", "--calibration", "calib_path", type=options.INPUT_FILE,
               help="Calibration from `hsvm calibrate`: its chosen setting (exact, or bits and k or threshold) "
                    "becomes the default, and it enables --proba and --filter-threshold.")
 @click.option("--filter-threshold", "epsilon", type=float, default=None,

@@ -6,7 +6,7 @@ import sys
 import click
 
 from .. import __version__
-from ..errors import HsvmError, OutputError
+from ..errors import HsvmError, OutputError, printable
 
 
 class Terminated(BaseException):
@@ -28,7 +28,8 @@ class HsvmGroup(click.Group):
                 signal.signal(signal.SIGTERM, _raise_terminated)
             return super().invoke(ctx)
         except HsvmError as exc:
-            click.echo("hsvm: %s" % exc, err=True)
+            # one line whatever a file name or a file held (control bytes escaped)
+            click.echo("hsvm: %s" % printable(str(exc)), err=True)
             if isinstance(exc, OutputError):
                 _discard_stdout()
             ctx.exit(exc.exit_code)

@@ -20,7 +20,15 @@ chunk_rows = click.option("--chunk-rows", type=click.IntRange(min=1), default=16
 extra_features = click.option("--extra-features", type=click.Choice(["error", "ignore"]), default="error",
                               show_default=True,
                               help="What to do with feature indices beyond the model's dimension.")
-model = click.option("-m", "--model", "model_path", required=True, type=click.Path(dir_okay=False),
+# Input paths are checked by the library as it opens them: a missing,
+# unreadable or directory path is then one line and exit 66, where click's own
+# checks would print a usage message and exit 2.
+#: A data file: a path or '-' for stdin.
+INPUT = click.Path(allow_dash=True, readable=False)
+#: A model, hash model, calibration or codes file (no stdin: they are mapped).
+INPUT_FILE = click.Path(readable=False)
+
+model = click.option("-m", "--model", "model_path", required=True, type=INPUT_FILE,
                      help="Exact model (.hsvm).")
 
 _OUTPUT_HELP = ("Written to a temporary name, then renamed (a device, FIFO or /dev/stdout is written "
@@ -38,7 +46,7 @@ def output(required=False, what="Output file"):
 
 
 def hash_model(required=False, help="Hash model (.hbm)."):
-    return click.option("-H", "--hash-model", "hbm_path", required=required, type=click.Path(dir_okay=False),
+    return click.option("-H", "--hash-model", "hbm_path", required=required, type=INPUT_FILE,
                         help=help)
 
 
@@ -61,7 +69,7 @@ def show_progress(quiet_flag):
 
 
 def input_path(**kw):
-    return click.argument(kw.pop("name", "input"), type=click.Path(dir_okay=False, allow_dash=True), **kw)
+    return click.argument(kw.pop("name", "input"), type=INPUT, **kw)
 
 
 def comma_list(kind, what):

@@ -30,8 +30,8 @@ import struct
 import numpy as np
 import xxhash
 
-from ..errors import InputNotFoundError, ModelFormatError
-from .files import atomic_output
+from ..errors import ModelFormatError
+from .files import atomic_output, open_raw
 
 _DTYPES = {
     "F64": np.dtype("<f8"), "F32": np.dtype("<f4"),
@@ -190,16 +190,11 @@ def read_container(path, *, kind, versions, lazy=()):
     ``lazy`` are verified later, as they are used (:meth:`Container.verify`)."""
     name = os.fspath(path)
     what = "not an hsvm %s file" % kind[len("hsvm-"):] if kind.startswith("hsvm-") else "not an hsvm %s file" % kind
+    fh = open_raw(name)  # missing, a directory, unreadable: InputNotFoundError
     try:
-        size = os.path.getsize(name)
-        fh = open(name, "rb")
-    except FileNotFoundError:
-        raise InputNotFoundError("%s: no such file" % name) from None
-    except IsADirectoryError:
-        raise InputNotFoundError("%s: is a directory" % name) from None
-    except PermissionError:
-        raise InputNotFoundError("%s: permission denied" % name) from None
+        size = os.fstat(fh.fileno()).st_size
     except OSError as exc:
+        fh.close()
         raise ModelFormatError(name, "cannot read: %s" % (exc.strerror or exc)) from None
     with fh:
         head = fh.read(8)

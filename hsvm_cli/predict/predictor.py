@@ -14,8 +14,8 @@ from ..models.pairs import PairLookup
 from ..preprocess import prepare
 from ..proba.estimators import combine
 from ..proba.stages import exact_proba, first_stage_proba, second_stage_proba
-from ..support.timing import NullTimings, Timings, timed_chunks
 from ..support.threads import resolve_threads
+from ..support.timing import NullTimings, Timings, timed_chunks
 from .class_scores import FIRST_STAGES, ClassScoreFilter, class_score_weights
 from .dag import DecisionDag, candidate_lists
 from .exact import ExactScorer

@@ -56,6 +56,7 @@ import numpy as np
 import scipy.sparse as sp
 from liblinear import liblinear as _ll
 
+from ..io.svmlight import MAX_FEATURES
 from ..models.ovo import OvoModel, TrainingRecord
 from ..models.pairs import canonical_pairs
 from ..support.labels import integer_labels
@@ -182,8 +183,10 @@ def _as_csr(X):
         X = sp.csr_matrix(X)
     if not np.all(np.isfinite(X.data)):
         raise ValueError("X contains NaN or infinite values")
-    if X.shape[1] + 1 > np.iinfo(np.int32).max:
-        raise ValueError("X has too many columns for LIBLINEAR")
+    if X.shape[1] > MAX_FEATURES:
+        # feature indices are C int in LIBLINEAR, and the bias takes index d + 1
+        raise ValueError("X has %d columns; LIBLINEAR takes at most %d (with the bias feature at d + 1)"
+                         % (X.shape[1], MAX_FEATURES))
     return X
 
 

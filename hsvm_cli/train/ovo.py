@@ -3,7 +3,7 @@ as asked, train every pair (train/liblinear.py), record parameters and
 provenance."""
 import numpy as np
 
-from ..errors import DataError
+from ..errors import DataError, InputReadError
 from ..io.files import HashingReader, display_name, open_input, open_raw
 from ..io.svmlight import load_svmlight
 from ..models.provenance import provenance
@@ -48,11 +48,14 @@ def read_training_file(path, *, zero_based=False):
         owned = raw
     try:
         hashing = HashingReader(raw)
-        X, y = load_svmlight(open_input(hashing), zero_based=zero_based, name=name)
+        X, y = load_svmlight(open_input(hashing, name=name), zero_based=zero_based, name=name)
         # Whatever the parser did not need (nothing, for a well-formed file)
         # still belongs to the input's digest.
-        while hashing.read(1 << 20):
-            pass
+        try:
+            while hashing.read(1 << 20):
+                pass
+        except OSError as exc:
+            raise InputReadError(name, exc.strerror or str(exc)) from None
     finally:
         if owned is not None:
             owned.close()
