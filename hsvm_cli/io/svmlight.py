@@ -64,6 +64,8 @@ _INT32_MAX = 2**31 - 1
 _UNBOUNDED_ROWS = 2**62
 
 _INITIAL_ROWS = 1024
+# The most values one growth step reserves ahead (12 bytes each).
+_MAX_NNZ_HINT = 1 << 28
 _INITIAL_NNZ = 1 << 16
 
 _TOKEN = re.compile(rb"[^ \t\r\n\v\f#]*")
@@ -301,8 +303,12 @@ class _ChunkBuilder:
         self._bind()
 
     def _grow_nnz(self, need):
-        nnz = self.st.nnz
-        self.nnz_cap = max(2 * self.nnz_cap, nnz + need)
+        nnz, rows = self.st.nnz, self.st.rows
+        # Room for the whole chunk at the rows' density so far (plus an
+        # eighth): one copy instead of a doubling series.  Untouched capacity
+        # costs no memory until used (np.empty maps pages on first write).
+        whole = nnz // rows * self.opts.chunk_rows * 9 // 8 if rows and self.opts.chunk_rows < _UNBOUNDED_ROWS else 0
+        self.nnz_cap = max(2 * self.nnz_cap, nnz + need, min(whole, _MAX_NNZ_HINT))
         indices = np.empty(self.nnz_cap, dtype=np.int32)
         indices[:nnz] = self.indices[:nnz]
         values = np.empty(self.nnz_cap, dtype=np.float64)

@@ -21,7 +21,7 @@ from .dag import DecisionDag, candidate_lists
 from .exact import ExactScorer
 from .filter import HashFilter
 from .ranking import best_class, top_classes
-from .refine import refine_decisions
+from .refine import dense_is_cheaper, refine_decisions
 
 EXACT_PHASES = ("parse", "normalise", "score", "vote", "write")
 DAG_PHASES = ("parse", "normalise", "dag", "write")
@@ -149,6 +149,7 @@ class Predictor:
         # When the filter keeps every class, refining by votes is exact prediction.
         self.scorer = (ExactScorer(model) if rule == "vote" and self.refine and self.k == K and self.epsilon is None
                        else None)
+        self._all_pairs = None  # the exact scorer a refine of many classes uses
 
     @classmethod
     def from_calibration(cls, model, calibration, hash_model=None, *, exact=False, bits=None, filter_k=None,
@@ -357,7 +358,15 @@ class Predictor:
                     votes, conf = self.scorer.votes(Xn)
                 nvalid = np.full(votes.shape[0], self.k)
             else:
-                refined = refine_decisions(m, Xn, kept, lookup=self.lookup, valid=valid, threads=self.threads or 1)
+                cells = kept.shape[1] * (kept.shape[1] - 1) // 2 * m.bags
+                dense = None
+                if dense_is_cheaper(cells, m.n_classifiers):
+                    # Scoring every classifier costs less than these cells.
+                    if self._all_pairs is None:
+                        self._all_pairs = ExactScorer(m)
+                    dense = self._all_pairs.decision(Xn)
+                refined = refine_decisions(m, Xn, kept, lookup=self.lookup, valid=valid, threads=self.threads or 1,
+                                           decisions=dense)
                 votes, conf = refined.votes(m.n_classes)
                 nvalid = refined.nvalid
                 # Only kept classes compete for the final label.

@@ -119,13 +119,29 @@ class RefinedPairs:
         return votes, conf
 
 
-def refine_decisions(model, Xn, kept, *, lookup, valid=None, threads=1):
+# What a refine cell (one sample and classifier, the sampled product) costs
+# against a cell of the dense product of exact scoring (BLAS): measured on
+# this project's machine at 10-37 for d = 784 to 11,698 (BENCHMARKS.md,
+# "Refine against exact").  When the cells of a block would cost more than
+# scoring every classifier, the refine scores every classifier instead.
+CELL_COST = 12
+
+
+def dense_is_cheaper(cells_per_sample, n_classifiers):
+    """Whether exact scoring of all classifiers costs less than refining
+    ``cells_per_sample`` (sample, classifier) cells per sample."""
+    return cells_per_sample * CELL_COST > n_classifiers
+
+
+def refine_decisions(model, Xn, kept, *, lookup, valid=None, threads=1, decisions=None):
     """Exact decision values of the pairs among each row's kept classes.
 
     ``kept`` [n, k] class indices; ``valid`` [n, k] marks the entries in use
     (rows may refine fewer than k classes; default: all); ``lookup`` the
-    model's :class:`~hsvm_cli.models.pairs.PairLookup`.  Returns
-    :class:`RefinedPairs`."""
+    model's :class:`~hsvm_cli.models.pairs.PairLookup`.  ``decisions``: the
+    exact scorer's decision values of every classifier [n, P*bags], when
+    scoring all of them was cheaper than the sampled product: the cells are
+    then read from it instead of computed.  Returns :class:`RefinedPairs`."""
     n, k = kept.shape
     bags = model.bags
     iu, ju = canonical_pairs(k)
@@ -155,6 +171,9 @@ def refine_decisions(model, Xn, kept, *, lookup, valid=None, threads=1):
         pid, sign = lookup.lookup(A[cell_rows, cell_pairs], B[cell_rows, cell_pairs])
         cx = np.repeat(cell_rows.astype(np.int64), bags)
     rows = (pid[:, None] * bags + np.arange(bags)).reshape(-1) if bags > 1 else pid.astype(np.int64, copy=False)
+    if decisions is not None:
+        flat = np.ascontiguousarray(decisions[cx, rows], dtype=np.float32).reshape(-1, bags)
+        return _assemble(A, B, flat, pmask, S, nvalid, sign, every, None if every else (cell_rows, cell_pairs))
     model.verify(rows=rows)
     # Cells grouped by classifier row (a counting sort), so that each row of
     # the memory-mapped W is read once, in file order, for the whole batch:
@@ -163,9 +182,16 @@ def refine_decisions(model, Xn, kept, *, lookup, valid=None, threads=1):
     # rows a tile needs are then scattered reads, not a stream.)
     order = group_by_key(rows, model.n_classifiers)
     flat = sddmm(Xn, model.W, model.b, cx, rows, order=order, threads=threads).reshape(-1, bags)
+    return _assemble(A, B, flat, pmask, S, nvalid, sign, every, None if every else (cell_rows, cell_pairs))
+
+
+def _assemble(A, B, flat, pmask, S, nvalid, sign, every, cells):
+    n, q = A.shape
+    bags = flat.shape[1]
     if every:
         return RefinedPairs(A, B, flat.reshape(n, q, bags), pmask, S, nvalid,
                             None if sign is None else sign.reshape(n, q))
+    cell_rows, cell_pairs = cells
     dec = np.zeros((n, q, bags), dtype=np.float32)
     dec[cell_rows, cell_pairs] = flat
     cell_sign = None

@@ -32,4 +32,4 @@ def test_dag_refuses_what_needs_vote_counts_or_pairwise_coupling(digits_files):
     r = run(["predict", "--dag", "-m", model, "-H", hbm, DIGITS_TEST], exit_code=2)
     assert "--refine dag" in r.stderr
     r = run(["predict", "--refine", "dag", "-m", model, DIGITS_TEST], exit_code=2)
-    assert "needs a hash model" in r.stderr
+    assert "needs a first stage" in r.stderr

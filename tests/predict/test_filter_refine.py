@@ -155,3 +155,29 @@ def test_refine_applies_the_vote_rule_in_the_models_own_pair_orientation(digits_
     valid = np.ones(kept.shape, dtype=bool)
     v2, _ = refine_decisions(model, Xn, kept, lookup=lookup, valid=valid).votes(K)
     assert np.array_equal(v2, exact.votes)
+
+
+def test_refine_from_exact_scoring_equals_the_sampled_product(digits_model, digits):
+    from hsvm_cli.predict.exact import ExactScorer
+    _, _, Xt, _ = digits
+    Xn = prepare("l2", Xt)
+    K = digits_model.n_classes
+    rng = np.random.default_rng(4)
+    kept = np.argsort(rng.random((Xt.shape[0], K)), axis=1)[:, :6].astype(np.int32)
+    lookup = PairLookup(digits_model.pair_a, digits_model.pair_b, K)
+    sampled = refine_decisions(digits_model, Xn, kept, lookup=lookup)
+    dense = refine_decisions(digits_model, Xn, kept, lookup=lookup,
+                             decisions=ExactScorer(digits_model).decision(Xn))
+    assert np.allclose(sampled.dec, dense.dec, atol=1e-5)
+    assert np.array_equal(sampled.votes(K)[0], dense.votes(K)[0])
+
+
+def test_a_refine_of_almost_every_class_scores_every_classifier(digits_model, digits):
+    from hsvm_cli.predict.refine import dense_is_cheaper
+    _, _, Xt, _ = digits
+    h = hash_model(digits_model, bits=256, seed=0)
+    p = Predictor(digits_model, h, filter_k=9)
+    assert dense_is_cheaper(9 * 8 // 2, digits_model.n_classifiers)
+    labels = p.predict(Xt)
+    assert p._all_pairs is not None
+    assert (labels == Predictor(digits_model).predict(Xt)).mean() > 0.99
