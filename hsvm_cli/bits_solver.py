@@ -41,7 +41,7 @@ from .train import (DEFAULT_TOL, OvoTraining, _STREAM_BOOTSTRAP, _STREAM_SUBSET,
                     solver_seeds)
 
 __all__ = ["BITS_SOLVERS", "MAX_ITER", "BitsOvoTraining", "train_ovo_codes", "dcd_pair", "expand_codes",
-           "codes_decision"]
+           "codes_decision", "predict_codes"]
 
 #: Solvers on codes and the LIBLINEAR ``-s`` value each reproduces.
 BITS_SOLVERS = {"l2loss-dual": 1, "l1loss-dual": 3}
@@ -279,3 +279,17 @@ def codes_decision(codes, W, b, *, bits=None, block=2048):
         out[s:s + block] = expand_codes(codes[s:s + block], bits) @ W.T
     out += np.asarray(b, dtype=np.float32)
     return out
+
+
+def predict_codes(training, codes, *, bits=None):
+    """Class labels of held-out codes under a model trained on codes (any
+    object with ``classes, pair_a, pair_b, W, b, bags``): exact OvO voting on
+    the decision values, ranked as everywhere in hsvm (votes, then the signed
+    decision sum, then the lower label).  Returns (labels int64 [n], votes,
+    confidences)."""
+    from .exact import ovo_votes
+    from .ranking import best_class
+    dec = codes_decision(codes, training.W, training.b, bits=bits)
+    votes, conf = ovo_votes(dec, training.pair_a, training.pair_b, bags=training.bags,
+                            n_classes=int(np.asarray(training.classes).shape[0]))
+    return np.asarray(training.classes)[best_class(votes, conf)], votes, conf

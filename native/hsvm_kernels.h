@@ -37,15 +37,27 @@ int hsvm_kernel_block(int kind, const float *X, int64_t n, int64_t d, const floa
  *   taken  [nc] int8 out: 1 where the candidate was kept;
  *   resid  [nc] double out: squared residual over k(c, c) (relative), or -1
  *          where the candidate was not examined because mcap were kept;
- *   work   [mcap] double scratch.
+ *   work   unused (kept for the signature).
+ * Candidates are processed as a block (panels of L reused across the block)
+ * in exactly the per-entry operation order of offering them one at a time,
+ * so the result does not depend on how candidates are split into calls.
  * A candidate c is kept when its squared residual r^2 = k(c,c) - |l|^2, with
  * L l = k(Z, c), exceeds tol * k(c,c); the new row of L is (l^T, r).
- * Returns the new number kept, or -1 for an unknown kind. */
+ * Returns the new number kept, -1 for an unknown kind, -2 out of memory. */
 int64_t hsvm_krsh_offer(int kind, double gamma, double coef0, int degree, const float *C, int64_t nc, int64_t d,
                         float *ZT, double *Lc, double *diag, int64_t mcap, int64_t kept, double tol,
                         int8_t *taken, double *resid, double *work);
 
-/* Index (FILE order) of the first negative or non-finite entry of X [n, d], or
+/* sum_l a_l b_l of float32 vectors in double (products exact) in a fixed
+ * order: eight partial sums over l mod 8, each in index order, added in
+ * order.  The canonical value behind a KRSH code bit. */
+double hsvm_exact_dot(const float *a, const float *b, int64_t m);
+
+/* out[t] = hsvm_exact_dot(Y + ii[t]*ldy, R + jj[t]*ldr, m) for t < count. */
+void hsvm_exact_dots(const float *Y, int64_t ldy, const float *R, int64_t ldr, int64_t m, const int64_t *ii,
+                     const int64_t *jj, int64_t count, double *out);
+
+/* Index (row-major order) of the first negative or non-finite entry of X [n, d], or
  * -1 when every entry is finite and >= 0 (chi2 and intersection need that). */
 int64_t hsvm_first_negative(const float *X, int64_t n, int64_t d);
 
