@@ -464,6 +464,7 @@ def fit_kernel_hash(X, *, kernel, gamma="auto", degree=3, coef0=1.0, landmarks, 
     seed = _check_int("seed", seed, 0)
     if not (isinstance(tol, (int, float, np.integer, np.floating)) and 0 < tol < 1):
         raise ValueError("tol must be in (0, 1), not %r" % (tol,))
+    _check_kernel_input(X if sp.issparse(X) else np.asarray(X, dtype=np.float32), kernel)
     info = {}
     if kernel in _USES_GAMMA:
         if gamma is None or (isinstance(gamma, str) and gamma == "auto"):
@@ -502,7 +503,7 @@ def fit_kernel_hash(X, *, kernel, gamma="auto", degree=3, coef0=1.0, landmarks, 
                                        ptr("double *", resid), ptr("double *", work)))
         if kept < 0:
             raise MemoryError("krsh: out of memory")
-        looked = resid >= 0
+        looked = ~np.isnan(resid)
         examined += int(looked.sum())
         discarded += int((looked & (taken == 0)).sum())
         if taken.any():

@@ -35,7 +35,7 @@ int hsvm_kernel_block(int kind, const float *X, int64_t n, int64_t d, const floa
  *   Lc     [mcap, mcap] double, L stored column-major (Lc[j*mcap + i] = L_ij);
  *   diag   [mcap] double, k(z, z) of the kept landmarks (recorded);
  *   taken  [nc] int8 out: 1 where the candidate was kept;
- *   resid  [nc] double out: squared residual over k(c, c) (relative), or -1
+ *   resid  [nc] double out: squared residual over k(c, c) (relative), or NaN
  *          where the candidate was not examined because mcap were kept;
  *   work   unused (kept for the signature).
  * Candidates are processed as a block (panels of L reused across the block)

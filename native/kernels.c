@@ -141,7 +141,7 @@ int64_t hsvm_krsh_offer(int kind, double gamma, double coef0, int degree, const 
         return -1;
     for (int64_t c = 0; c < nc; c++) {
         taken[c] = 0;
-        resid[c] = -1.0;
+        resid[c] = NAN;
     }
     if (nc <= 0 || kept >= mcap)
         return kept;
