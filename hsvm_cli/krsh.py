@@ -74,7 +74,7 @@ from .hashmodel import pack_signs
 
 __all__ = ["KERNELS", "KHM_KIND", "KHM_VERSION", "PROJECTION_STREAM", "DEFAULT_TOL", "KernelHash",
            "kernel_matrix", "auto_gamma", "fit_kernel_hash", "save_kernel_hash", "load_kernel_hash",
-           "first_negative", "check_codes_meta"]
+           "first_negative", "check_codes_meta", "NegativeFeatureError", "normals"]
 
 #: Kernel names and their ids in native/hsvm_kernels.h.
 KERNELS = {"linear": 0, "poly": 1, "rbf": 2, "chi2": 3, "intersection": 4}
@@ -141,12 +141,24 @@ def first_negative(X):
     return None if k < 0 else divmod(k, X.shape[1])
 
 
+class NegativeFeatureError(ValueError):
+    """A negative (or non-finite) feature given to the chi2 or intersection
+    kernel.  ``row`` is the 0-based row of the array passed in (the caller
+    maps it to FILE:LINE), ``feature`` the 1-based feature index."""
+
+    def __init__(self, kernel, row, feature, value):
+        super().__init__("the %s kernel needs non-negative features: row %d, feature %d is %r"
+                         % (kernel, row, feature, value))
+        self.kernel, self.row, self.feature, self.value = kernel, row, feature, value
+
+
 def _check_kernel_input(X, kernel):
     if kernel in _NONNEGATIVE:
         bad = first_negative(X)
         if bad is not None:
-            raise ValueError("the %s kernel needs non-negative features: row %d, feature %d is %r"
-                             % (kernel, bad[0], bad[1] + 1, float(np.asarray(X[bad[0], bad[1]]).ravel()[0])))
+            raise NegativeFeatureError(kernel, bad[0], bad[1] + 1,
+                                       float(np.asarray(X[bad[0], bad[1]].toarray() if sp.issparse(X)
+                                                        else X[bad[0], bad[1]]).ravel()[0]))
     elif not np.all(np.isfinite(X.data if sp.issparse(X) else X)):
         raise ValueError("samples contain NaN or infinite values")
 
@@ -343,7 +355,11 @@ class KernelHash:
         n = X.shape[0]
         out = np.empty((n, self.n_landmarks), dtype=np.float64)
         for s in range(0, n, chunk_rows):
-            out[s:s + chunk_rows] = self._solve(self.kernel_values(X[s:s + chunk_rows]))
+            try:
+                K = self.kernel_values(X[s:s + chunk_rows])
+            except NegativeFeatureError as e:
+                raise NegativeFeatureError(e.kernel, e.row + s, e.feature, e.value) from None
+            out[s:s + chunk_rows] = self._solve(K)
         return out
 
     def codes_from_y(self, Y, bits=None):
@@ -401,7 +417,11 @@ class KernelHash:
         """(start, codes) per chunk of rows: streaming hashing."""
         bits = self.check_bits(bits)
         for s in range(0, X.shape[0], chunk_rows):
-            yield s, self.codes_from_y(self._solve(self.kernel_values(X[s:s + chunk_rows])), bits)
+            try:
+                K = self.kernel_values(X[s:s + chunk_rows])
+            except NegativeFeatureError as e:
+                raise NegativeFeatureError(e.kernel, e.row + s, e.feature, e.value) from None
+            yield s, self.codes_from_y(self._solve(K), bits)
 
     def codes(self, X, bits=None, *, chunk_rows=1024):
         """Kernel hash codes uint64 [n, bits/64] of the rows of X (dense or

@@ -283,8 +283,13 @@ def test_bad_arguments_are_refused(digits32):
         with pytest.raises(ValueError, match="row 17, feature 5"):
             fit_kernel_hash(neg, kernel=kernel, landmarks=30, bits=64)
     h = fit_kernel_hash(X, kernel="chi2", landmarks=10, bits=64)
-    with pytest.raises(ValueError, match="row 17, feature 5"):
-        h.codes(neg)
+    with pytest.raises(krsh.NegativeFeatureError, match="row 17, feature 5") as err:
+        h.codes(sp.csr_matrix(neg))
+    assert (err.value.row, err.value.feature, err.value.value) == (17, 5, -0.5)
+    with pytest.raises(krsh.NegativeFeatureError, match="row 17, feature 5"):
+        h.codes(neg, chunk_rows=4)                 # rows counted across chunks
+    with pytest.raises(krsh.NegativeFeatureError, match="row 17, feature 5"):
+        h.transform(neg, chunk_rows=5)
     assert krsh.first_negative(sp.csr_matrix(neg)) == (17, 4)
     with pytest.raises(ValueError, match="features"):
         h.codes(np.zeros((2, X.shape[1] + 1), np.float32))
