@@ -23,6 +23,7 @@ skips what is there; --fresh starts over) and the tables are printed as
 markdown.
 
     .venv/bin/python bench/bench_hashsvm.py [--sets a,b] [--seeds 5] [--parts table,fig1,fig2,throughput]
+    (--parts summary prints the table from the recorded results without running anything)
 """
 import argparse
 import json
@@ -431,6 +432,8 @@ def main():
         with threadpool_limits(1):
             table(sets, args.seeds, done)
         summarize(sets, done)
+    elif "summary" in parts:              # the table from recorded results only
+        summarize(sets, load_results())
     if "fig1" in parts:
         figure1("fashion-mnist-20k" if "fashion-mnist-20k" in sets else sets[0])
     if "fig2" in parts:
