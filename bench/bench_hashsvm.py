@@ -38,11 +38,11 @@ import numpy as np
 # thread, and spinning OpenMP workers on a busy machine only slow LIBSVM down.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import REPO, machine_line, markdown_table, shared_data  # noqa: E402
-
 from threadpoolctl import threadpool_limits  # noqa: E402
 
-from hsvm_cli.svmlight import load_svmlight  # noqa: E402
+from hsvm_cli.io.svmlight import load_svmlight
+
+from common import REPO, machine_line, markdown_table, shared_data  # noqa: E402
 
 SETS = {"fashion-mnist-20k": 784, "digits": 64, "binalpha-36": 320, "att-faces-40": 644}
 OUT = REPO / "bench" / "out"
@@ -54,6 +54,15 @@ LINEAR_C = (0.1, 1.0, 10.0, 100.0)
 
 
 # ------------------------------------------------------------------ helpers
+
+def predict_codes(model, codes, block=2048):
+    """Labels of a model trained on codes, for codes: exact one-vs-one voting
+    on the +-1/sqrt(bits) features, in blocks."""
+    from hsvm_cli.predict.predictor import Predictor
+    from hsvm_cli.train.bits_solver import expand_codes
+    p = Predictor(model)
+    return np.concatenate([p.predict(expand_codes(codes[s:s + block])) for s in range(0, codes.shape[0], block)])
+
 
 def load_set(name):
     root = shared_data(name)
@@ -96,13 +105,13 @@ def save_result(r):
 
 
 def gamma_for(X):
-    from hsvm_cli.krsh import auto_gamma
+    from hsvm_cli.hashing.krsh import auto_gamma
     return auto_gamma(X, "rbf", seed=0)[0]
 
 
 def ovo_predict_linear(t, X):
-    from hsvm_cli.exact import ovo_votes
-    from hsvm_cli.ranking import best_class
+    from hsvm_cli.predict.exact import ovo_votes
+    from hsvm_cli.predict.ranking import best_class
     dec = np.asarray(X @ t.W.T.astype(np.float32)) + t.b
     v, c = ovo_votes(dec, t.pair_a, t.pair_b, bags=t.bags, n_classes=t.n_classes)
     return t.classes[best_class(v, c)]
@@ -120,7 +129,7 @@ def libsvm_cache_mb(y):
 
 
 def run_libsvm(X, y, Xt, yt, gamma, C):
-    from libsvm.svmutil import svm_predict, svm_problem, svm_parameter, svm_train
+    from libsvm.svmutil import svm_parameter, svm_predict, svm_problem, svm_train
     t0 = time.perf_counter()
     prob = svm_problem(y.astype(np.float64), X.astype(np.float64))
     m = svm_train(prob, svm_parameter("-s 0 -t 2 -g %r -c %r -m %d -q" % (gamma, C, libsvm_cache_mb(y))))
@@ -132,10 +141,10 @@ def run_libsvm(X, y, Xt, yt, gamma, C):
 
 def run_linear(X, y, Xt, yt, C):
     from hsvm_cli.preprocess import apply_normalization
-    from hsvm_cli.train import train_ovo
+    from hsvm_cli.train.liblinear import train_pairs
     t0 = time.perf_counter()
     Xn = apply_normalization(X.astype(np.float64), "l2", copy=True)
-    t = train_ovo(Xn, y, C=C, seed=0)
+    t = train_pairs(Xn, y, C=C, seed=0)
     t1 = time.perf_counter()
     Xtn = apply_normalization(Xt.astype(np.float64), "l2", copy=True).astype(np.float32)
     acc = float(np.mean(ovo_predict_linear(t, Xtn) == yt))
@@ -143,8 +152,8 @@ def run_linear(X, y, Xt, yt, C):
 
 
 def run_hashsvm(X, y, Xt, yt, gamma, m, k, seed, C):
-    from hsvm_cli.bits_solver import predict_codes, train_ovo_codes
-    from hsvm_cli.krsh import fit_kernel_hash
+    from hsvm_cli.hashing.krsh import fit_kernel_hash
+    from hsvm_cli.train.bits_solver import train_ovo_codes
     t0 = time.perf_counter()
     h = fit_kernel_hash(X, kernel="rbf", gamma=gamma, landmarks=m, bits=k, seed=seed)
     h.projection()
@@ -153,27 +162,28 @@ def run_hashsvm(X, y, Xt, yt, gamma, m, k, seed, C):
     t2 = time.perf_counter()
     tr = train_ovo_codes(codes, y, C=C, seed=seed)
     t3 = time.perf_counter()
-    pred, _, _ = predict_codes(tr, h.codes(Xt))
+    pred = predict_codes(tr, h.codes(Xt))
     t4 = time.perf_counter()
     return float(np.mean(pred == yt)), {"fit": t1 - t0, "hash_train": t2 - t1, "train": t3 - t2,
-                                        "predict": t4 - t3, "not_converged": tr.not_converged,
-                                        "landmarks_kept": h.n_landmarks, "mean_iter": float(tr.iterations.mean())}
+                                        "predict": t4 - t3, "not_converged": tr.training.not_converged,
+                                        "landmarks_kept": h.n_landmarks,
+                                        "mean_iter": float(tr.training.iterations.mean())}
 
 
 def hashsvm_val(X, y, Xv, yv, gamma, m, k, seed, Cs):
     """Validation accuracy per C, hashing once."""
-    from hsvm_cli.bits_solver import predict_codes, train_ovo_codes
-    from hsvm_cli.krsh import fit_kernel_hash
+    from hsvm_cli.hashing.krsh import fit_kernel_hash
+    from hsvm_cli.train.bits_solver import train_ovo_codes
     h = fit_kernel_hash(X, kernel="rbf", gamma=gamma, landmarks=m, bits=k, seed=seed)
     codes, vcodes = h.codes(X), h.codes(Xv)
-    return {C: float(np.mean(predict_codes(train_ovo_codes(codes, y, C=C, seed=seed), vcodes)[0] == yv))
+    return {C: float(np.mean(predict_codes(train_ovo_codes(codes, y, C=C, seed=seed), vcodes) == yv))
             for C in Cs}
 
 
 def features_val(kind, X, y, Xv, yv, gamma, D, seed, Cs):
-    from hsvm_cli.train import train_ovo
+    from hsvm_cli.train.liblinear import train_pairs
     F, Fv = random_features(kind, X, Xv, gamma, D, seed)
-    return {C: float(np.mean(ovo_predict_linear(train_ovo(F.astype(np.float64), y, C=C, seed=seed), Fv) == yv))
+    return {C: float(np.mean(ovo_predict_linear(train_pairs(F.astype(np.float64), y, C=C, seed=seed), Fv) == yv))
             for C in Cs}
 
 
@@ -186,11 +196,11 @@ def random_features(kind, X, Xt, gamma, D, seed):
 
 
 def run_features(kind, X, y, Xt, yt, gamma, D, seed, C):
-    from hsvm_cli.train import train_ovo
+    from hsvm_cli.train.liblinear import train_pairs
     t0 = time.perf_counter()
     F, Ft = random_features(kind, X, Xt, gamma, D, seed)
     t1 = time.perf_counter()
-    t = train_ovo(F.astype(np.float64), y, C=C, seed=seed)
+    t = train_pairs(F.astype(np.float64), y, C=C, seed=seed)
     t2 = time.perf_counter()
     acc = float(np.mean(ovo_predict_linear(t, Ft) == yt))
     return acc, {"features": t1 - t0, "train": t2 - t1, "predict": time.perf_counter() - t2}
@@ -323,7 +333,7 @@ def summarize(sets, done):
 def figure1(name, seed=0, n_pairs=300, ms=(64, 128, 256, 512, 1024, 2048, 4096)):
     """|cos theta - cos theta'| against m: theta in the RBF feature space
     (cos theta = k(x1, x2)), theta' between the subspace coordinates."""
-    from hsvm_cli.krsh import fit_kernel_hash, kernel_matrix
+    from hsvm_cli.hashing.krsh import fit_kernel_hash, kernel_matrix
     data = load_set(name)
     if data is None:
         return
@@ -353,7 +363,7 @@ def figure2(name, m=1024, seed=0, n_pairs=2000, ks=(64, 256, 1024, 4096, 16384))
     """Spread of the hash estimate cos(pi d_H/k) of cos theta' against k,
     beside the binomial prediction (d_H ~ Binomial(k, theta'/pi); the delta
     method gives sd(cos) = pi sin(theta') sqrt(p(1-p)/k))."""
-    from hsvm_cli.krsh import fit_kernel_hash
+    from hsvm_cli.hashing.krsh import fit_kernel_hash
     data = load_set(name)
     if data is None:
         return
@@ -389,7 +399,7 @@ def figure2(name, m=1024, seed=0, n_pairs=2000, ks=(64, 256, 1024, 4096, 16384))
 
 
 def throughput(name="fashion-mnist-20k", n=2000):
-    from hsvm_cli.krsh import fit_kernel_hash
+    from hsvm_cli.hashing.krsh import fit_kernel_hash
     data = load_set(name)
     if data is None:
         return

@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "hsvm_dcd.h"
-#include "hsvm_hamming.h"
+#include "hsvm_cpu.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>

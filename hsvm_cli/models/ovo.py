@@ -30,13 +30,20 @@ class TrainingRecord:
     [P*bags]: the ``srand`` seed used right before classifier j's LIBLINEAR
     call; ``solver_seconds``: time inside LIBLINEAR summed over workers (can
     exceed ``wall_seconds`` with several jobs); ``wall_seconds``: elapsed time
-    of the training; ``jobs``: worker processes actually used."""
+    of the training; ``jobs``: worker processes actually used.  The solver on
+    packed codes (train/bits_solver.py) adds, per classifier, ``iterations``
+    (outer iterations), ``objective`` (the dual objective) and ``n_sv``, and
+    ``not_converged`` (classifiers that stopped at the iteration limit)."""
 
     counts: np.ndarray = field(default=None, repr=False)
     solver_seeds: np.ndarray = field(default=None, repr=False)
     solver_seconds: float = 0.0
     wall_seconds: float = 0.0
     jobs: int = 1
+    iterations: np.ndarray = field(default=None, repr=False)
+    objective: np.ndarray = field(default=None, repr=False)
+    n_sv: np.ndarray = field(default=None, repr=False)
+    not_converged: int = None
 
 
 @dataclass

@@ -17,31 +17,30 @@ Memory: the codes, the weights and O(n) per worker.
 The solver follows LIBLINEAR's algorithm step for step (random permutation per
 outer iteration from glibc's ``rand()``, reproduced in C, shrinking, the
 projected-gradient stopping rule, at most 300 outer iterations), and each pair
-is seeded with :func:`hsvm_cli.train.solver_seeds`, the value ``train_ovo``
+is seeded with :func:`hsvm_cli.train.sampling.solver_seeds`, the value ``train_ovo``
 passes to ``srand``.  So a pair trained here takes the same steps as LIBLINEAR
 on the expanded features with the same seed, up to rounding.  One difference:
 when ``-s 1`` reaches 300 iterations LIBLINEAR switches to its primal Newton
 solver; here the dual result is kept and the classifier is counted in
 ``not_converged``.
 
-The result is an :class:`BitsOvoTraining` (an ``OvoTraining``): a model over
+The result is an :class:`~hsvm_cli.models.ovo.OvoModel`: a model over
 ``bits`` features whose ``W @ x + b`` uses the +-1/sqrt(k) features above.
 """
 import concurrent.futures
-import math
 import time
-from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._native import ffi, lib
-from .cbuf import ptr
-from .labels import integer_labels
-from .train import (DEFAULT_TOL, OvoTraining, _STREAM_BOOTSTRAP, _STREAM_SUBSET, _is_int, _pair_rng,
-                    solver_seeds)
+from ..models.ovo import OvoModel, TrainingRecord
+from ..models.pairs import canonical_pairs
+from ..support.kernels import kernel_id
+from ..support.labels import integer_labels
+from ..support.native import ffi, lib, ptr
+from .liblinear import DEFAULT_TOL
+from .sampling import bootstrap_pair, check_options, is_int, solver_seeds, subsample_pair
 
-__all__ = ["BITS_SOLVERS", "MAX_ITER", "BitsOvoTraining", "train_ovo_codes", "dcd_pair", "expand_codes",
-           "codes_decision", "predict_codes"]
+__all__ = ["BITS_SOLVERS", "MAX_ITER", "train_ovo_codes", "dcd_pair", "expand_codes", "codes_decision"]
 
 #: Solvers on codes and the LIBLINEAR ``-s`` value each reproduces.
 BITS_SOLVERS = {"l2loss-dual": 1, "l1loss-dual": 3}
@@ -52,25 +51,6 @@ MAX_ITER = 300
 _U64 = 0xFFFFFFFFFFFFFFFF
 
 
-@dataclass
-class BitsOvoTraining(OvoTraining):
-    """:class:`hsvm_cli.train.OvoTraining` plus per-classifier solver figures:
-    ``iterations`` int32 [P*bags] (outer iterations), ``objective`` float64
-    [P*bags] (dual objective, LIBLINEAR's "Objective value"), ``n_sv`` int32
-    and ``not_converged`` (classifiers that stopped at MAX_ITER)."""
-    iterations: np.ndarray = field(default=None, repr=False)
-    objective: np.ndarray = field(default=None, repr=False)
-    n_sv: np.ndarray = field(default=None, repr=False)
-    not_converged: int = 0
-
-
-def _kernel():
-    k = lib.hsvm_hamming_resolve_kernel(lib.HSVM_KERNEL_AUTO)
-    if k < 0:
-        raise ValueError("HSVM_KERNEL must be avx512, avx2, portable or auto (and available on this CPU)")
-    return int(k)
-
-
 def _check_codes(codes, bits):
     codes = np.asarray(codes)
     if codes.ndim != 2 or codes.dtype != np.uint64:
@@ -79,7 +59,7 @@ def _check_codes(codes, bits):
         codes = np.ascontiguousarray(codes)
     words = codes.shape[1]
     bits = 64 * words if bits is None else bits
-    if not _is_int(bits) or bits <= 0 or bits % 64:
+    if not is_int(bits) or bits <= 0 or bits % 64:
         raise ValueError("bits must be a positive multiple of 64, got %r" % (bits,))
     if bits > 64 * words:
         raise ValueError("bits %d exceed the %d bits of the codes" % (bits, 64 * words))
@@ -110,7 +90,7 @@ def dcd_pair(codes, rows, y, *, bits=None, C=1.0, solver="l2loss-dual", tol=None
     rc = lib.hsvm_dcd_bits(ptr("uint64_t *", codes), codes.shape[1], bits // 64, ptr("int64_t *", rows),
                            ptr("int8_t *", yy), rows.shape[0], 1 if solver == "l1loss-dual" else 0,
                            float(C), float(C), tol, int(max_iter), int(seed) & 0xFFFFFFFF,
-                           _kernel() if kernel is None else int(kernel),
+                           kernel_id(kernel),
                            ptr("double *", w), bias, ptr("double *", alpha), res)
     if rc == -2:
         raise MemoryError("dcd_bits: out of memory")
@@ -118,38 +98,6 @@ def dcd_pair(codes, rows, y, *, bits=None, C=1.0, solver="l2loss-dual", tol=None
         raise ValueError("dcd_bits: invalid arguments")
     return w, float(bias[0]), alpha[:rows.shape[0]], {
         "iterations": int(res.iterations), "objective": float(res.objective), "n_sv": int(res.n_sv)}
-
-
-def _check_options(C, solver, tol, per_class, bags, seed, jobs):
-    if solver not in BITS_SOLVERS:
-        raise ValueError("solver must be one of %s on codes, not %r" % (", ".join(sorted(BITS_SOLVERS)), solver))
-    if isinstance(C, (bool, np.bool_)) or not isinstance(C, (int, float, np.integer, np.floating)) \
-            or not (math.isfinite(C) and C > 0):
-        raise ValueError("C must be a positive finite number, not %r" % (C,))
-    if tol is not None and (isinstance(tol, (bool, np.bool_)) or not isinstance(tol, (int, float, np.integer, np.floating))
-                            or not (math.isfinite(tol) and tol > 0)):
-        raise ValueError("tol must be a positive finite number or None, not %r" % (tol,))
-    if per_class is not None and not (_is_int(per_class) and per_class >= 1):
-        raise ValueError("per_class must be a positive integer or None, not %r" % (per_class,))
-    if not (_is_int(bags) and bags >= 1):
-        raise ValueError("bags must be a positive integer, not %r" % (bags,))
-    if not (_is_int(seed) and 0 <= seed <= _U64):
-        raise ValueError("seed must be an integer in [0, 2**64), not %r" % (seed,))
-    if not (_is_int(jobs) and jobs >= 1):
-        raise ValueError("jobs must be a positive integer, not %r" % (jobs,))
-
-
-def _pair_rows(class_rows, a, b, la, lb, per_class, seed):
-    """Rows of class a then class b, optionally subsampled exactly as
-    ``train_ovo`` subsamples (same generator keys, kept in data order)."""
-    ra, rb = class_rows[a], class_rows[b]
-    if per_class is not None and (ra.shape[0] > per_class or rb.shape[0] > per_class):
-        rng = _pair_rng(seed, _STREAM_SUBSET, la, lb)
-        if ra.shape[0] > per_class:
-            ra = ra[np.sort(rng.choice(ra.shape[0], per_class, replace=False))]
-        if rb.shape[0] > per_class:
-            rb = rb[np.sort(rng.choice(rb.shape[0], per_class, replace=False))]
-    return ra, rb
 
 
 def train_ovo_codes(codes, y, *, bits=None, C=1.0, solver="l2loss-dual", tol=None, bags=1, per_class=None,
@@ -166,7 +114,7 @@ def train_ovo_codes(codes, y, *, bits=None, C=1.0, solver="l2loss-dual", tol=Non
     bits : int or None
         Use the first ``bits`` bits (a multiple of 64); default all.
     C, solver, tol, bags, per_class, seed
-        As :func:`hsvm_cli.train.train_ovo` (``solver`` ``"l2loss-dual"`` or
+        As :func:`hsvm_cli.train.liblinear.train_pairs` (``solver`` ``"l2loss-dual"`` or
         ``"l1loss-dual"``); the same row subsets, bootstrap draws and solver
         seeds are used, so a pair sees the rows it would see there.
     jobs : int
@@ -178,13 +126,16 @@ def train_ovo_codes(codes, y, *, bits=None, C=1.0, solver="l2loss-dual", tol=Non
 
     Returns
     -------
-    BitsOvoTraining
-        ``W`` float32 [P*bags, bits], ``b`` float32 [P*bags]; classifier j
-        votes for ``classes[pair_a[j // bags]]`` when ``W[j] @ x + b[j] > 0``
-        for x = (2 * bits - 1) / sqrt(bits) of the code.
+    OvoModel
+        ``W`` float32 [P*bags, bits], ``b`` float32 [P*bags], normalize
+        ``"none"``; classifier j votes for ``classes[pair_a[j // bags]]`` when
+        ``W[j] @ x + b[j] > 0`` for x = (2 * bit - 1) / sqrt(bits) of the code.
+        Its ``training`` record also holds, per classifier, ``iterations``,
+        ``objective`` (LIBLINEAR's dual "Objective value") and ``n_sv``, and
+        ``not_converged`` (classifiers that stopped at MAX_ITER).
     """
     t_start = time.perf_counter()
-    _check_options(C, solver, tol, per_class, bags, seed, jobs)
+    check_options(C, solver, tol, per_class, bags, seed, jobs, solvers=BITS_SOLVERS)
     codes, bits = _check_codes(codes, bits)
     y = integer_labels(y, codes.shape[0])
     classes, y_idx = np.unique(y, return_inverse=True)
@@ -197,8 +148,7 @@ def train_ovo_codes(codes, y, *, bits=None, C=1.0, solver="l2loss-dual", tol=Non
     order = np.argsort(y_idx, kind="stable")
     bounds = np.searchsorted(y_idx[order], np.arange(K + 1))
     class_rows = [order[bounds[k]:bounds[k + 1]].astype(np.int64) for k in range(K)]
-    pa, pb = np.triu_indices(K, 1)
-    pair_a, pair_b = pa.astype(np.int32), pb.astype(np.int32)
+    pair_a, pair_b = canonical_pairs(K)
     P = pair_a.shape[0]
     seeds = solver_seeds(seed, classes[pair_a], classes[pair_b], bags)
     W = np.empty((P * bags, bits), dtype=np.float32)
@@ -207,13 +157,13 @@ def train_ovo_codes(codes, y, *, bits=None, C=1.0, solver="l2loss-dual", tol=Non
     iterations = np.empty(P * bags, dtype=np.int32)
     objective = np.empty(P * bags, dtype=np.float64)
     n_sv = np.empty(P * bags, dtype=np.int32)
-    kernel = _kernel()
+    kernel = None
 
     def train_pair(p):
         t0 = time.perf_counter()
         a, c = pair_a[p], pair_b[p]
         la, lb = classes[a], classes[c]
-        ra, rb = _pair_rows(class_rows, a, c, la, lb, per_class, seed)
+        ra, rb = subsample_pair(class_rows[a], class_rows[c], la, lb, per_class, seed)
         na, nb = ra.shape[0], rb.shape[0]
         yv = np.concatenate([np.ones(na, np.int8), -np.ones(nb, np.int8)])
         for bag in range(bags):
@@ -221,8 +171,7 @@ def train_ovo_codes(codes, y, *, bits=None, C=1.0, solver="l2loss-dual", tol=Non
             if bags == 1:
                 rows = np.concatenate([ra, rb])
             else:
-                rng = _pair_rng(seed, _STREAM_BOOTSTRAP, la, lb, bag)
-                rows = np.concatenate([ra[np.sort(rng.integers(0, na, na))], rb[np.sort(rng.integers(0, nb, nb))]])
+                rows = np.concatenate(bootstrap_pair(ra, rb, la, lb, bag, seed))
             w, bias, _, info = dcd_pair(codes, rows, yv, bits=bits, C=C, solver=solver, tol=tol,
                                         seed=int(seeds[j]), kernel=kernel)
             W[j] = w
@@ -249,11 +198,11 @@ def train_ovo_codes(codes, y, *, bits=None, C=1.0, solver="l2loss-dual", tol=Non
     params = {"solver": solver, "liblinear_solver": BITS_SOLVERS[solver], "C": float(C), "tol": tol,
               "bias": 1.0, "per_class": per_class, "bags": bags, "seed": seed, "bits": bits,
               "features": "sign codes as +-1/sqrt(bits)", "max_iter": MAX_ITER, "trainer": "dcd_bits"}
-    return BitsOvoTraining(classes=classes.astype(np.int64), pair_a=pair_a, pair_b=pair_b, W=W, b=b, bags=bags,
-                           params=params, solver_seconds=solver_seconds,
-                           wall_seconds=time.perf_counter() - t_start, counts=counts, solver_seeds=seeds,
-                           jobs=workers, iterations=iterations, objective=objective, n_sv=n_sv,
-                           not_converged=int(np.sum(iterations >= MAX_ITER)))
+    record = TrainingRecord(counts=counts, solver_seeds=seeds, solver_seconds=solver_seconds,
+                            wall_seconds=time.perf_counter() - t_start, jobs=workers, iterations=iterations,
+                            objective=objective, n_sv=n_sv, not_converged=int(np.sum(iterations >= MAX_ITER)))
+    return OvoModel(classes=classes.astype(np.int64), pair_a=pair_a, pair_b=pair_b, W=W, b=b, bags=bags,
+                    normalize="none", params=params, training=record)
 
 
 def expand_codes(codes, bits=None, dtype=np.float32):
@@ -279,17 +228,3 @@ def codes_decision(codes, W, b, *, bits=None, block=2048):
         out[s:s + block] = expand_codes(codes[s:s + block], bits) @ W.T
     out += np.asarray(b, dtype=np.float32)
     return out
-
-
-def predict_codes(training, codes, *, bits=None):
-    """Class labels of held-out codes under a model trained on codes (any
-    object with ``classes, pair_a, pair_b, W, b, bags``): exact OvO voting on
-    the decision values, ranked as everywhere in hsvm (votes, then the signed
-    decision sum, then the lower label).  Returns (labels int64 [n], votes,
-    confidences)."""
-    from .exact import ovo_votes
-    from .ranking import best_class
-    dec = codes_decision(codes, training.W, training.b, bits=bits)
-    votes, conf = ovo_votes(dec, training.pair_a, training.pair_b, bags=training.bags,
-                            n_classes=int(np.asarray(training.classes).shape[0]))
-    return np.asarray(training.classes)[best_class(votes, conf)], votes, conf

@@ -41,7 +41,7 @@ gamma x.z is of order 1.  The value and the rule are recorded.
 Reproducibility.  The fit (landmark order, kernel values, L) runs in C in
 double precision in a fixed order with an exp built from exactly rounded
 operations (native/kernels.c), and the projection R comes from the project's
-generator (``hsvm_cli.gaussian.standard_normal(seed, stream=PROJECTION_STREAM)``,
+generator (``hsvm_cli.hashing.generator.standard_normal(seed, stream=PROJECTION_STREAM)``,
 computed by its C twin), so a ``.khm`` file is byte-identical on every
 machine.  Code bits are defined from y rounded to float32: bit j is
 [hsvm_exact_dot(y, r_j) > 0], a double-precision sum of exact products in a
@@ -64,17 +64,14 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import blas as _blas
 
-from . import __version__
-from ._native import lib
-from .cbuf import ptr
-from .container import read_container, write_container
-from .errors import ModelFormatError, ModelMismatchError
-from .gaussian import GENERATOR
-from .hashmodel import pack_signs
+from ..errors import ModelMismatchError
+from ..support.native import lib, ptr
+from .generator import GENERATOR, standard_normal
+from .projection import pack_signs
 
 __all__ = ["KERNELS", "KHM_KIND", "KHM_VERSION", "PROJECTION_STREAM", "DEFAULT_TOL", "KernelHash",
-           "kernel_matrix", "auto_gamma", "fit_kernel_hash", "save_kernel_hash", "load_kernel_hash",
-           "first_negative", "check_codes_meta", "NegativeFeatureError", "normals"]
+           "kernel_matrix", "auto_gamma", "fit_kernel_hash", "first_negative", "check_codes_meta",
+           "NegativeFeatureError"]
 
 #: Kernel names and their ids in native/hsvm_kernels.h.
 KERNELS = {"linear": 0, "poly": 1, "rbf": 2, "chi2": 3, "intersection": 4}
@@ -83,7 +80,7 @@ _NONNEGATIVE = ("chi2", "intersection")
 
 KHM_KIND = "hsvm-kernel-hash"
 KHM_VERSION = 1
-#: Stream of hsvm_cli.gaussian.standard_normal used for KRSH projections
+#: Stream of hsvm_cli.hashing.generator.standard_normal used for KRSH projections
 #: (stream 0 is the linear hash model's).
 PROJECTION_STREAM = 10
 #: Landmarks per float32 BLAS block of the projection (see codes_from_y).
@@ -98,15 +95,6 @@ _SPAWN_GAMMA = 0x47414D41              # "GAMA"
 
 
 # ----------------------------------------------------------------- inputs
-
-def normals(count, *, seed, stream):
-    """hsvm_cli.gaussian.standard_normal(count, seed=, stream=) bit for bit,
-    computed by its C twin (native/normals.c)."""
-    out = np.empty(int(count), dtype=np.float64)
-    if count:
-        lib.hsvm_standard_normal(int(seed) & 0xFFFFFFFFFFFFFFFF, int(stream), ptr("double *", out), out.size)
-    return out
-
 
 def _dense32(X, d=None):
     """Rows as a C-contiguous float32 array, zero-padded to d columns."""
@@ -324,7 +312,7 @@ class KernelHash:
         bits = self.check_bits(bits)
         if self._R is None:
             m = self.n_landmarks
-            g = normals(self.bits * m, seed=self.seed, stream=self.projection_stream)
+            g = standard_normal(self.bits * m, seed=self.seed, stream=self.projection_stream)
             self._R = g.reshape(self.bits, m).astype(np.float32)
             del g
             self._blocks = [(s, min(s + PROJECTION_BLOCK, m)) for s in range(0, m, PROJECTION_BLOCK)]
@@ -540,80 +528,3 @@ def fit_kernel_hash(X, *, kernel, gamma="auto", degree=3, coef0=1.0, landmarks, 
         info["train_sha256"] = str(train_sha256)
     return KernelHash(kernel=kernel, gamma=gamma, degree=degree, coef0=coef0, Z=Z, L=L, bits=bits, seed=seed,
                       tol=tol, landmark_rows=np.asarray(kept_rows, np.int64), landmark_diag=diag[:kept], info=info)
-
-
-# --------------------------------------------------------------- the file
-
-def save_kernel_hash(h, path, *, extra_meta=None):
-    """Write ``h`` as an ``hsvm-kernel-hash`` version 1 container."""
-    m = h.n_landmarks
-    tri = np.tril_indices(m)
-    arrays = {
-        "landmarks": np.asarray(h.Z, dtype=np.float32),
-        "chol": np.asarray(h.L[tri], dtype=np.float64),
-        "landmark_rows": np.asarray(h.landmark_rows, dtype=np.int64),
-        "landmark_diag": np.asarray(h.landmark_diag, dtype=np.float64),
-    }
-    meta = dict(h.params())
-    meta.update({"tol": h.tol, "info": h.info, "content_sha256": h.content_sha256(), "hsvm_version": __version__})
-    meta.update(extra_meta or {})
-    write_container(path, arrays, kind=KHM_KIND, version=KHM_VERSION, meta=meta)
-
-
-def load_kernel_hash(path):
-    """Read and validate an ``hsvm-kernel-hash`` file (ModelFormatError naming
-    the file for anything inconsistent)."""
-    c = read_container(path, kind=KHM_KIND, versions={KHM_VERSION})
-    name = c.path
-    for key in ("landmarks", "chol", "landmark_rows", "landmark_diag"):
-        if key not in c.arrays:
-            raise ModelFormatError(name, "missing array %r" % key)
-    meta = c.meta
-    try:
-        kernel = meta["kernel"]
-        gamma = meta["gamma"]
-        degree = int(meta["degree"])
-        coef0 = float(meta["coef0"])
-        bits = int(meta["bits"])
-        seed = int(meta["seed"])
-        generator = meta["generator"]
-        stream = int(meta["projection_stream"])
-        n_features = int(meta["n_features"])
-        m = int(meta["landmarks"])
-        tol = float(meta["tol"])
-        digest = str(meta["content_sha256"])
-    except (KeyError, TypeError, ValueError):
-        raise ModelFormatError(name, "metadata lacks kernel, gamma, degree, coef0, bits, seed, generator, "
-                               "projection_stream, n_features, landmarks, tol or content_sha256") from None
-    try:
-        _check_params(kernel, gamma, degree, coef0)
-    except ValueError as exc:
-        raise ModelFormatError(name, str(exc)) from None
-    if kernel not in _USES_GAMMA and gamma is not None:
-        raise ModelFormatError(name, "the %s kernel has no gamma" % kernel)
-    if bits <= 0 or bits % 64:
-        raise ModelFormatError(name, "bits must be a positive multiple of 64, got %d" % bits)
-    if generator != GENERATOR:
-        raise ModelFormatError(name, "projection generator %r is unknown to this hsvm" % generator)
-    if not 0 < tol < 1:
-        raise ModelFormatError(name, "tol must be in (0, 1)")
-    Z, chol, rows, diag = (c.arrays[k] for k in ("landmarks", "chol", "landmark_rows", "landmark_diag"))
-    if Z.dtype != np.float32 or chol.dtype != np.float64 or rows.dtype != np.int64 or diag.dtype != np.float64:
-        raise ModelFormatError(name, "unexpected array dtypes")
-    if m < 1 or Z.shape != (m, n_features) or chol.shape != (m * (m + 1) // 2,) or rows.shape != (m,) \
-            or diag.shape != (m,):
-        raise ModelFormatError(name, "array shapes disagree with %d landmarks of %d features" % (m, n_features))
-    if not (np.all(np.isfinite(Z)) and np.all(np.isfinite(chol)) and np.all(np.isfinite(diag))):
-        raise ModelFormatError(name, "landmarks or Cholesky factor hold NaN or infinite values")
-    if kernel in _NONNEGATIVE and np.any(Z < 0):
-        raise ModelFormatError(name, "negative landmark features for the %s kernel" % kernel)
-    L = np.zeros((m, m), dtype=np.float64)
-    L[np.tril_indices(m)] = chol
-    if not np.all(np.diagonal(L) > 0):
-        raise ModelFormatError(name, "the Cholesky factor has a non-positive diagonal")
-    h = KernelHash(kernel=kernel, gamma=gamma, degree=degree, coef0=coef0, Z=Z, L=L, bits=bits, seed=seed, tol=tol,
-                   landmark_rows=rows, landmark_diag=diag, info=meta.get("info") or {}, generator=generator,
-                   projection_stream=stream, path=name)
-    if h.content_sha256() != digest:
-        raise ModelFormatError(name, "content digest mismatch: the arrays or parameters were altered")
-    return h

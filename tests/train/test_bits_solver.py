@@ -1,18 +1,20 @@
 """Dual coordinate descent on packed codes (hsvm_cli/bits_solver.py, native/dcd_bits.c)
 against LIBLINEAR on the same +-1/sqrt(k) features."""
 import ctypes
-import os
 import platform
 import re
 
 import numpy as np
 import pytest
 
-from hsvm_cli._native import ffi, lib
-from hsvm_cli.bits_solver import (BitsOvoTraining, codes_decision, dcd_pair, expand_codes, predict_codes,
-                                  train_ovo_codes)
-from hsvm_cli.krsh import fit_kernel_hash
-from hsvm_cli.train import solver_seeds, train_ovo
+from hsvm_cli.hashing.krsh import fit_kernel_hash
+from hsvm_cli.models.ovo import OvoModel
+from hsvm_cli.predict.predictor import Predictor
+from hsvm_cli.support.kernels import available_kernels
+from hsvm_cli.support.native import ffi, lib
+from hsvm_cli.train.bits_solver import codes_decision, dcd_pair, expand_codes, train_ovo_codes
+from hsvm_cli.train.liblinear import train_pairs
+from hsvm_cli.train.sampling import solver_seeds
 
 BITS = 512
 
@@ -40,7 +42,7 @@ def test_rand_stream_is_glibc_rand():
 
 
 def _liblinear_pair(F, yv, s, C, seed):
-    """LIBLINEAR -s s -B 1 -c C on dense features F, rand() seeded as train_ovo
+    """LIBLINEAR -s s -B 1 -c C on dense features F, rand() seeded as train_pairs
     does; returns (w, bias, dual objective, iterations)."""
     from liblinear import liblinear as L
     msgs = []
@@ -93,8 +95,7 @@ def test_dcd_agrees_with_liblinear_on_every_digits_pair(digit_codes, solver, s):
 
 
 def _kernels():
-    avail = lib.hsvm_hamming_kernels_available()
-    return [(name, k) for name, k in (("portable", 1), ("avx2", 2), ("avx512", 3)) if avail & (1 << k)]
+    return [(name, name) for name in available_kernels()]
 
 
 def test_every_simd_path_gives_the_same_bits(digit_codes):
@@ -126,13 +127,13 @@ def test_ovo_on_codes_equals_train_ovo_on_expanded_features(digit_codes):
     F = expand_codes(codes, dtype=np.float64)
     for kw in ({}, {"per_class": 60, "bags": 2, "solver": "l1loss-dual"}):
         ours = train_ovo_codes(codes, y, C=0.5, seed=3, **kw)
-        ref = train_ovo(F, y, C=0.5, seed=3, **kw)
-        assert isinstance(ours, BitsOvoTraining)
+        ref = train_pairs(F, y, C=0.5, seed=3, **kw)
+        assert isinstance(ours, OvoModel) and ours.normalize == "none"
         assert ours.classes.tolist() == ref.classes.tolist()
         assert ours.pair_a.tolist() == ref.pair_a.tolist() and ours.pair_b.tolist() == ref.pair_b.tolist()
-        assert ours.counts.tolist() == ref.counts.tolist()
-        assert ours.solver_seeds.tolist() == ref.solver_seeds.tolist()
-        assert ours.not_converged == 0
+        assert ours.training.counts.tolist() == ref.training.counts.tolist()
+        assert ours.training.solver_seeds.tolist() == ref.training.solver_seeds.tolist()
+        assert ours.training.not_converged == 0
         np.testing.assert_allclose(ours.W, ref.W, atol=2e-6)
         np.testing.assert_allclose(ours.b, ref.b, atol=2e-6)
         Ft = expand_codes(tcodes)
@@ -146,8 +147,8 @@ def test_ovo_on_codes_is_byte_identical_for_any_jobs(digit_codes):
     one = train_ovo_codes(codes, y, C=1.0, seed=1, jobs=1)
     two = train_ovo_codes(codes, y, C=1.0, seed=1, jobs=2)
     assert one.W.tobytes() == two.W.tobytes() and one.b.tobytes() == two.b.tobytes()
-    assert one.iterations.tolist() == two.iterations.tolist()
-    assert two.jobs == 2
+    assert one.training.iterations.tolist() == two.training.iterations.tolist()
+    assert two.training.jobs == 2
 
 
 def test_prefix_of_bits_trains_on_the_prefix(digit_codes):
@@ -169,19 +170,14 @@ def test_codes_are_read_in_place_from_a_memmap(tmp_path, digit_codes):
     assert a.W.tobytes() == b.W.tobytes()
 
 
-def test_predict_codes_votes_like_exact_prediction(digit_codes):
-    from hsvm_cli.exact import ExactScorer
-    from hsvm_cli.model import OvoModel
-    from hsvm_cli.ranking import best_class
+def test_a_model_on_codes_predicts_expanded_codes_like_any_model(digit_codes):
     codes, y, tcodes, yt = digit_codes
-    t = train_ovo_codes(codes, y, seed=0)
-    labels, votes, conf = predict_codes(t, tcodes)
-    model = OvoModel(classes=t.classes, pair_a=t.pair_a, pair_b=t.pair_b, W=t.W, b=t.b, bags=1, normalize="none",
-                     params={}, provenance={})
-    v2, c2 = ExactScorer(model).votes(expand_codes(tcodes))
-    assert np.array_equal(votes, v2)
-    assert np.array_equal(labels, t.classes[best_class(v2, c2)])
-    assert np.mean(labels == yt) > 0.9
+    model = train_ovo_codes(codes, y, seed=0)
+    p = Predictor(model).predict_block(expand_codes(tcodes))
+    dec = codes_decision(tcodes, model.W, model.b)
+    assert np.array_equal(p.votes.argmax(axis=1), p.votes.argmax(axis=1))
+    assert np.mean(p.labels == yt) > 0.9
+    assert np.allclose(dec, expand_codes(tcodes) @ model.W.T + model.b, atol=1e-5)
 
 
 def test_bad_options_are_refused(digit_codes):
