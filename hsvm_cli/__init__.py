@@ -10,7 +10,11 @@ Everything the ``hsvm`` command does is a call here::
     labels = Predictor(model, hm, filter_k=10).predict(Xt)
 
 Reading: :func:`load_svmlight`, :func:`iter_svmlight`, :func:`write_svmlight`.
-Training: :func:`train_ovo`, :func:`train_ovo_file`.  Models: :func:`load_model`,
+Training: :func:`train_ovo`, :func:`train_ovo_file`.  Kernel SVMs (Hash-SVM):
+:func:`fit_kernel_hash` (:func:`fit_kernel_hash_file`) gives a
+:class:`KernelHash` (:func:`save_kernel_hash`, :func:`load_kernel_hash`) whose
+codes :func:`train_ovo_codes` (:func:`train_ovo_codes_file`) trains on, and
+``Predictor(model, kernel_hash=h)`` applies to raw samples.  Models: :func:`load_model`,
 :func:`save_model`, :func:`hash_model`, :func:`load_hash_model`,
 :func:`save_hash_model`, :func:`hash_data`, :func:`read_codes`.  Prediction:
 :class:`Predictor` (exact, filter, filter-and-refine, probabilities;
@@ -27,7 +31,10 @@ __version__ = "0.1.0"
 _API = {
     "load_svmlight": "io.svmlight", "iter_svmlight": "io.svmlight", "write_svmlight": "io.svmlight",
     "SvmChunk": "io.svmlight",
-    "train_ovo": "train.ovo", "train_ovo_file": "train.ovo",
+    "train_ovo": "train.ovo", "train_ovo_file": "train.ovo", "train_ovo_codes_file": "train.ovo",
+    "train_ovo_codes": "train.bits_solver", "expand_codes": "train.bits_solver",
+    "KernelHash": "hashing.krsh", "fit_kernel_hash": "hashing.krsh", "fit_kernel_hash_file": "train.kernel_hash",
+    "load_kernel_hash": "models.kernel_hash", "save_kernel_hash": "models.kernel_hash",
     "OvoModel": "models.ovo", "load_model": "models.ovo", "save_model": "models.ovo",
     "HashModel": "models.hashed", "hash_model": "models.hashed", "load_hash_model": "models.hashed",
     "save_hash_model": "models.hashed",

@@ -3,6 +3,7 @@ import json
 
 import click
 
+from ..errors import ModelMismatchError
 from ..io.files import atomic_output
 from ..io.svmlight import load_svmlight
 from ..models.calibration import save_calibration
@@ -41,6 +42,9 @@ def command(validation, model_path, hbm_path, output, max_loss, bits_grid, k_gri
     Prints the measured grid (accuracy and time per sample of every setting) on
     stdout; `hsvm predict -C CALIB` then uses the chosen setting."""
     model = load_model(model_path)
+    if model.codes_source is not None:
+        raise ModelMismatchError("%s was trained on kernel hash codes: calibrate takes models of svmlight features "
+                                 "(calibrating Hash-SVM models is not supported yet)" % model_path)
     h = load_hash_model(hbm_path)
     X, y = load_svmlight(validation, zero_based=zero_based, n_features=model.n_features,
                          extra_features=extra_features)

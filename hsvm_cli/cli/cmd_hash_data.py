@@ -2,14 +2,17 @@
 import click
 
 from ..errors import OptionError
+from ..io.container import container_kind
 from ..models.codes import hash_data
 from ..models.hashed import load_hash_model
+from ..models.kernel_hash import KHM_KIND, load_kernel_hash
 from . import options
 
 
 @click.command("hash-data")
 @options.input_path(name="data")
-@options.hash_model(required=True, help="Hash model (.hbm) whose projection to use.")
+@options.hash_model(required=True, help="Hash model (.hbm) whose projection to use, or a kernel hash (.khm, from "
+                                        "`hsvm kernel-hash`) whose kernel hash codes to compute.")
 @click.option("--bits", type=int, default=None, help="Code length (a multiple of 64, default: the hash model's D).")
 @click.option("--format", "fmt", type=click.Choice(["codes", "svm"]), default="codes", show_default=True,
               help="codes: binary hsvm-codes file; svm: the bits as +1/-1 features in svmlight text.")
@@ -19,11 +22,13 @@ from . import options
 @options.chunk_rows
 @options.quiet
 def command(data, hbm_path, bits, fmt, output, zero_based, extra_features, chunk_rows, quiet):
-    """L2-normalise, project and take signs of the samples of DATA ('-': stdin)."""
-    h = load_hash_model(hbm_path)
+    """Hash the samples of DATA ('-': stdin): with a hash model, normalise them
+    as its exact model does, project and take signs; with a kernel hash, their
+    kernel subspace coordinates, projected and signed."""
+    h = load_kernel_hash(hbm_path) if container_kind(hbm_path) == KHM_KIND else load_hash_model(hbm_path)
     try:
         h.check_bits(bits)
-    except OptionError as exc:
+    except (OptionError, ValueError) as exc:
         raise click.BadParameter(str(exc), param_hint="--bits") from None
     if fmt == "codes" and output == "-" and not quiet and click.get_binary_stream("stdout").isatty():
         raise click.UsageError("refusing to write binary codes to a terminal; use -o FILE or --format svm")

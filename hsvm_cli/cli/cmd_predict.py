@@ -30,7 +30,11 @@ from . import options
 @click.option("--no-refine", is_flag=True, help="Pure hash classifier: the filter's best class is the prediction.")
 @click.option("--codes", "codes_path", type=options.INPUT_FILE,
               help="Sample codes from `hsvm hash-data` instead of hashing on the fly (TEST still gives the raw "
-                   "features for the refine step; it may be omitted with --no-refine).")
+                   "features for the refine step; it may be omitted with --no-refine). For a model trained on "
+                   "kernel hash codes: their codes (`hash-data -H KERNEL.khm`), which replace TEST.")
+@click.option("--kernel-hash", "khm_path", type=options.INPUT_FILE,
+              help="For a model trained on kernel hash codes (Hash-SVM): the kernel hash (.khm) that made them; "
+                   "TEST then holds raw samples, hashed on the fly.")
 @click.option("-C", "--calibration", "calib_path", type=options.INPUT_FILE,
               help="Calibration from `hsvm calibrate`: its chosen setting (exact, or bits and k or threshold) "
                    "becomes the default, and it enables --proba and --filter-threshold.")
@@ -49,7 +53,7 @@ from . import options
 @options.chunk_rows
 @options.quiet
 def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bits, filter_k, no_refine, codes_path,
-            calib_path, epsilon, output, scores, proba, threads, timings, zero_based, extra_features, chunk_rows, quiet):
+            khm_path, calib_path, epsilon, output, scores, proba, threads, timings, zero_based, extra_features, chunk_rows, quiet):
     """Predict the samples of the svmlight file TEST ('-': stdin), one label per line.
 
     When the input carries labels of the model's classes, the accuracy goes to
@@ -72,8 +76,12 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
                                "--dag is the exact DAG")
     if exact and first_stage is not None:
         raise click.UsageError("--first-stage and --exact are exclusive")
+    kernel_hash = None
+    if khm_path is not None:
+        from ..models.kernel_hash import load_kernel_hash
+        kernel_hash = load_kernel_hash(khm_path)
     settings = dict(bits=bits, filter_k=filter_k, refine=not no_refine, epsilon=epsilon, threads=threads, rule=rule,
-                    first_stage=first_stage)
+                    first_stage=first_stage, kernel_hash=kernel_hash)
     if calib_path:
         from ..models.calibration import load_calibration
         predictor = Predictor.from_calibration(model, load_calibration(calib_path), h, exact=exact, **settings)

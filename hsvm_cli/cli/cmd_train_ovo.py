@@ -2,13 +2,18 @@
 import click
 
 from ..models.ovo import save_model
+from ..train.bits_solver import BITS_SOLVERS
 from ..train.liblinear import SOLVERS
-from ..train.ovo import train_ovo_file
+from ..train.ovo import train_ovo_codes_file, train_ovo_file
 from . import options
 
 
 @click.command("train-ovo")
-@options.input_path(name="train")
+@options.input_path(name="train", required=False)
+@click.option("--codes", "codes_path", type=options.INPUT_FILE, default=None,
+              help="Train on the packed bits of this codes file (`hsvm hash-data -H KERNEL.khm`: Hash-SVM) instead of "
+                   "svmlight TRAIN; the bits are the features, as +-1/sqrt(bits), and are never expanded.")
+@click.option("--bits", type=int, default=None, help="With --codes: use the first BITS bits (default: all).")
 @options.output(required=True, what="Model file to write (.hsvm)")
 @click.option("-c", "C", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
               help="Cost parameter C of every pair's SVM.")
@@ -26,8 +31,32 @@ from . import options
 @options.jobs
 @options.zero_based
 @options.quiet
-def command(train, output, C, solver, tol, per_class, bags, normalize, seed, jobs, zero_based, quiet):
-    """Train a one-vs-one linear SVM model from the svmlight file TRAIN ('-': stdin)."""
+def command(train, codes_path, bits, output, C, solver, tol, per_class, bags, normalize, seed, jobs, zero_based,
+            quiet):
+    """Train a one-vs-one linear SVM model from the svmlight file TRAIN ('-': stdin),
+    or from the codes file given with --codes."""
+    if codes_path is not None:
+        ctx = click.get_current_context()
+        if train is not None:
+            raise click.UsageError("give TRAIN or --codes, not both")
+        for name in ("normalize", "zero_based"):
+            if ctx.get_parameter_source(name) != click.core.ParameterSource.DEFAULT:
+                raise click.UsageError("--%s is for svmlight input; codes are the features as they are"
+                                       % name.replace("_", "-"))
+        if solver not in BITS_SOLVERS:
+            raise click.BadParameter("training on codes takes a dual solver: %s" % ", ".join(sorted(BITS_SOLVERS)),
+                                     param_hint="--solver")
+        model = train_ovo_codes_file(codes_path, bits=bits, C=C, solver=solver, tol=tol, per_class=per_class,
+                                     bags=bags, seed=seed, jobs=jobs, progress=options.show_progress(quiet))
+        save_model(model, output)
+        if not quiet:
+            click.echo("hsvm: %d classes, %d pairs x %d bags, %d bits (codes) -> %s"
+                       % (model.n_classes, model.n_pairs, model.bags, model.n_features, output), err=True)
+        return
+    if train is None:
+        raise click.UsageError("missing TRAIN (or --codes CODES)")
+    if bits is not None:
+        raise click.UsageError("--bits is for training on --codes")
     model = train_ovo_file(train, C=C, solver=solver, tol=tol, per_class=per_class, bags=bags, normalize=normalize,
                            seed=seed, jobs=jobs, zero_based=zero_based, progress=options.show_progress(quiet))
     save_model(model, output)

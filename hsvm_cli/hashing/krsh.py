@@ -144,9 +144,10 @@ def _check_kernel_input(X, kernel):
     if kernel in _NONNEGATIVE:
         bad = first_negative(X)
         if bad is not None:
-            raise NegativeFeatureError(kernel, bad[0], bad[1] + 1,
-                                       float(np.asarray(X[bad[0], bad[1]].toarray() if sp.issparse(X)
-                                                        else X[bad[0], bad[1]]).ravel()[0]))
+            value = X[bad[0], bad[1]]
+            # a scalar, or a 1 x 1 sparse matrix on older scipy
+            value = value.toarray() if hasattr(value, "toarray") else value
+            raise NegativeFeatureError(kernel, bad[0], bad[1] + 1, float(np.asarray(value).ravel()[0]))
     elif not np.all(np.isfinite(X.data if sp.issparse(X) else X)):
         raise ValueError("samples contain NaN or infinite values")
 
@@ -249,7 +250,7 @@ class KernelHash:
 
     def __init__(self, *, kernel, gamma, degree, coef0, Z, L, bits, seed, tol, landmark_rows=None,
                  landmark_diag=None, info=None, generator=GENERATOR, projection_stream=PROJECTION_STREAM,
-                 path=None):
+                 path=None, provenance=None):
         self.kernel = kernel
         self.gamma = None if gamma is None else float(gamma)
         self.degree = int(degree)
@@ -266,6 +267,8 @@ class KernelHash:
         self.generator = generator
         self.projection_stream = int(projection_stream)
         self.path = path
+        #: hsvm version, command line and training input (models/provenance.py)
+        self.provenance = dict(provenance or {})
         self._R = None
         self._digest = None
         #: entries recomputed exactly by codes_from_y so far (diagnostics)

@@ -325,3 +325,25 @@ def _checksums(name, md, kind, version_text, meta_text, specs):
     if cs.get("header") != _header_digest(kind, version_text, meta_text, specs):
         raise ModelFormatError(name, "header is corrupt: checksum mismatch")
     return arrays, block
+
+
+def container_kind(path):
+    """The ``format`` a container file declares (``hsvm-hash-model``,
+    ``hsvm-kernel-hash``, ...), or None when it is not a container: lets a
+    command that takes either of two kinds pick the reader, which then
+    validates everything."""
+    fh = open_raw(os.fspath(path))
+    with fh:
+        head = fh.read(8)
+        if len(head) < 8:
+            return None
+        (hlen,) = struct.unpack("<Q", head)
+        if hlen < 2 or hlen > _MAX_HEADER:
+            return None
+        raw = fh.read(hlen)
+    try:
+        md = json.loads(raw.decode("utf-8")).get("__metadata__")
+    except (UnicodeDecodeError, ValueError, RecursionError, AttributeError):
+        return None
+    kind = md.get("format") if isinstance(md, dict) else None
+    return kind if isinstance(kind, str) else None

@@ -29,6 +29,7 @@ import math
 import numbers
 import os
 import re
+import stat
 from dataclasses import dataclass
 
 import numpy as np
@@ -541,3 +542,26 @@ def _format_values(data):
         if not len(pending):
             break
     return out
+
+
+def line_of_row(source, row):
+    """The 1-based file line of data row ``row`` (0-based) of the svmlight
+    file ``source``, counting lines as the reader does (blank and
+    comment-only lines are skipped), or None when the input cannot be read
+    again (stdin, a pipe).  For messages about a valid row that a later step
+    refuses (a negative feature for the chi2 kernel): an error path only."""
+    if source is None or source == "-" or not isinstance(source, (str, bytes, os.PathLike)):
+        return None
+    try:
+        if not stat.S_ISREG(os.stat(source).st_mode):
+            return None
+    except OSError:
+        return None
+    seen = -1
+    with open_input(source) as fh:
+        for lineno, line in enumerate(fh, 1):
+            if line.split(b"#", 1)[0].strip():
+                seen += 1
+                if seen == row:
+                    return lineno
+    return None

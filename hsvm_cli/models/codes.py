@@ -8,7 +8,7 @@ import tempfile
 
 import numpy as np
 
-from ..errors import ModelFormatError, ModelMismatchError
+from ..errors import ModelFormatError, ModelMismatchError, OptionError
 from ..io.container import read_container, write_container
 from ..io.files import atomic_output
 from ..io.svmlight import MAX_FEATURES, iter_svmlight
@@ -72,8 +72,17 @@ class Codes:
     def bits(self):
         return int(self.meta["bits"])
 
+    @property
+    def kernel_hash_sha256(self):
+        """The digest of the kernel hash that made these codes (None: codes of
+        a hash model's projection)."""
+        return self.meta.get("kernel_hash_sha256")
+
     def check_compatible(self, h, bits):
         """Refuse codes made with another projection or too few bits."""
+        if self.kernel_hash_sha256 is not None:
+            raise ModelMismatchError("%s: kernel hash codes (the features of a model trained on codes), not codes "
+                                     "of the hash model's projection" % self.path)
         want = h.identity(bits)
         for key in ("generator", "seed", "n_features", "normalize"):
             if self.meta.get(key) != want[key]:
@@ -117,31 +126,64 @@ def write_codes_svm(fh, codes, labels, bits):
 
 def hash_data(h, source, output, *, bits=None, fmt="codes", zero_based=False, extra_features="error",
               chunk_rows=16384):
-    """What ``hsvm hash-data`` does: normalise, project and take signs of the
-    samples of the svmlight file ``source`` with the projection of the hash
-    model ``h`` at ``bits`` (default: all of its bits), and write them to
-    ``output``: an ``hsvm-codes`` file (``fmt="codes"``) or the bits as +1/-1
-    features in svmlight text (``fmt="svm"``).  Returns the number of samples."""
+    """What ``hsvm hash-data`` does: the codes of the samples of the svmlight
+    file ``source`` at ``bits`` (default: all of the hash's bits), written to
+    ``output`` as an ``hsvm-codes`` file (``fmt="codes"``) or as +1/-1
+    features in svmlight text (``fmt="svm"``).  ``h``: a hash model
+    (:class:`~hsvm_cli.models.hashed.HashModel`: samples normalised as its
+    exact model was, then sign projections) or a kernel hash
+    (:class:`~hsvm_cli.hashing.krsh.KernelHash`: raw samples, kernel subspace
+    coordinates, then sign projections).  Returns the number of samples."""
     if fmt not in ("codes", "svm"):
         raise ValueError("fmt must be 'codes' or 'svm', not %r" % (fmt,))
-    encoder = h.encoder(bits)
+    from ..hashing.krsh import KernelHash
+    if isinstance(h, KernelHash):
+        bits = _kernel_bits(h, bits)
+        meta = h.codes_meta(bits)
+        encode = _kernel_encoder(h, bits, source, zero_based)
+    else:
+        encoder = h.encoder(bits)
+        bits = encoder.bits
+        meta = h.identity(bits)
+        meta["hash_model_sha256"] = h.model_sha256
+
+        def encode(chunk, start):
+            return encoder.codes(prepare(h.normalize, chunk.X))
     chunks = iter_svmlight(source, zero_based=zero_based, n_features=h.n_features,
                            extra_features=extra_features, chunk_rows=chunk_rows)
     n = 0
     if fmt == "svm":
         with atomic_output(output, "wb") as fh:
             for chunk in chunks:
-                write_codes_svm(fh, encoder.codes(prepare(h.normalize, chunk.X)), chunk.y, encoder.bits)
+                write_codes_svm(fh, encode(chunk, n), chunk.y, bits)
                 n += chunk.y.shape[0]
         return n
-    meta = h.identity(encoder.bits)
-    meta["hash_model_sha256"] = h.model_sha256
-    writer = CodesWriter(output, words=encoder.bits // 64, meta=meta)
+    writer = CodesWriter(output, words=bits // 64, meta=meta)
     try:
         for chunk in chunks:
-            writer.write(encoder.codes(prepare(h.normalize, chunk.X)), chunk.y)
+            writer.write(encode(chunk, writer.n), chunk.y)
     except BaseException:
         writer.abort()
         raise
     writer.close()
     return writer.n
+
+
+def _kernel_bits(h, bits):
+    try:
+        return h.check_bits(bits)
+    except ValueError as exc:
+        raise OptionError(str(exc)) from None
+
+
+def _kernel_encoder(h, bits, source, zero_based):
+    from ..hashing.krsh import NegativeFeatureError
+    from ..train.kernel_hash import negative_feature_error
+
+    def encode(chunk, start):
+        try:
+            return h.codes(chunk.X, bits)
+        except NegativeFeatureError as exc:
+            raise negative_feature_error(exc, source, row_offset=start, zero_based=zero_based,
+                                         first_line=chunk.first_line) from None
+    return encode

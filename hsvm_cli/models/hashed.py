@@ -110,7 +110,9 @@ def hash_model(model, *, bits=1024, seed=0, store_projection=False, class_scores
     bits = int(bits)
     if bits <= 0 or bits % 64:
         raise OptionError("bits must be a positive multiple of 64, got %d" % bits)
-    if model.normalize != "l2":
+    # Hashing needs unit-length samples: L2-normalised ones, or the
+    # +-1/sqrt(bits) features of a model trained on codes (unit length as made).
+    if model.normalize != "l2" and model.codes_source is None:
         raise OptionError("hashing needs unit-length samples: the model was trained with --normalize %s"
                           % model.normalize)
     model.verify()
@@ -173,7 +175,8 @@ def load_hash_model(path):
     seed = meta_int(c, "seed", -(1 << 63), (1 << 64) - 1)
     generator = meta_str(c, "generator")
     model_sha = meta_digest(c, "model_sha256")
-    normalize = meta_str(c, "normalize", ("l2",), default="l2")
+    # "none": a model trained on codes, whose features are unit length as made.
+    normalize = meta_str(c, "normalize", ("l2", "none"), default="l2")
     classes, pairs, codes, theta = (c.arrays[k] for k in ("classes", "pairs", "codes", "theta"))
     if classes.dtype != np.int64 or codes.dtype != np.uint64 or theta.dtype != np.float32 \
             or pairs.dtype not in (np.uint16, np.uint32):

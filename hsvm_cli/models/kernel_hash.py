@@ -22,7 +22,8 @@ def save_kernel_hash(h, path, *, extra_meta=None):
         "landmark_diag": np.asarray(h.landmark_diag, dtype=np.float64),
     }
     meta = dict(h.params())
-    meta.update({"tol": h.tol, "info": h.info, "content_sha256": h.content_sha256(), "hsvm_version": __version__})
+    meta.update({"tol": h.tol, "info": h.info, "content_sha256": h.content_sha256(), "hsvm_version": __version__,
+                 "provenance": h.provenance})
     meta.update(extra_meta or {})
     write_container(path, arrays, kind=KHM_KIND, version=KHM_VERSION, meta=meta)
 
@@ -80,7 +81,8 @@ def load_kernel_hash(path):
         raise ModelFormatError(name, "the Cholesky factor has a non-positive diagonal")
     h = KernelHash(kernel=kernel, gamma=gamma, degree=degree, coef0=coef0, Z=Z, L=L, bits=bits, seed=seed, tol=tol,
                    landmark_rows=rows, landmark_diag=diag, info=meta.get("info") or {}, generator=generator,
-                   projection_stream=stream, path=name)
+                   projection_stream=stream, path=name,
+                   provenance=meta.get("provenance") if isinstance(meta.get("provenance"), dict) else None)
     if h.content_sha256() != digest:
         raise ModelFormatError(name, "content digest mismatch: the arrays or parameters were altered")
     return h

@@ -76,6 +76,14 @@ class OvoModel:
         return int(self.pair_a.shape[0])
 
     @property
+    def codes_source(self):
+        """For a model trained on codes (``train-ovo --codes``): what made its
+        features, e.g. ``{"kernel_hash_sha256": ..., "kernel": "rbf",
+        "input_features": 784}``; None for a model of svmlight features."""
+        source = self.params.get("codes")
+        return source if isinstance(source, dict) else None
+
+    @property
     def n_features(self):
         return int(self.W.shape[1])
 

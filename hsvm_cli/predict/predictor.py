@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import DataError, OptionError
+from ..errors import DataError, ModelMismatchError, OptionError
 from ..io.predictions import PredictionWriter
 from ..io.svmlight import SvmChunk, iter_svmlight
 from ..models.pairs import PairLookup
@@ -19,6 +19,7 @@ from ..support.timing import NullTimings, Timings, timed_chunks
 from .class_scores import FIRST_STAGES, ClassScoreFilter, class_score_weights
 from .dag import DecisionDag, candidate_lists
 from .exact import ExactScorer
+from .features import KernelHashFeatures, PackedCodeFeatures, block_rows, check_model_codes
 from .filter import HashFilter
 from .ranking import best_class, top_classes
 from .refine import dense_is_cheaper, refine_decisions
@@ -76,6 +77,12 @@ class Predictor:
     one K x d product: no hash model needed) or ``"hashed-scores"`` (those
     scores estimated from the hash model's codes, for K much larger than the
     code length); see predict/class_scores.py.
+    ``kernel_hash``: for a model trained on kernel hash codes (Hash-SVM,
+    ``train-ovo --codes``), the :class:`~hsvm_cli.hashing.krsh.KernelHash`
+    that made them: samples given to the predictor are then raw, and are
+    hashed to the model's features on the fly (without it, such a model takes
+    its +-1/sqrt(bits) features as given, e.g. from
+    :func:`~hsvm_cli.train.bits_solver.expand_codes`).
     ``threads``: worker threads of the hashed path (default: the CPUs this
     process may use); ``kernel``: force a native code path (see
     :mod:`hsvm_cli.support.kernels`)."""
@@ -85,9 +92,13 @@ class Predictor:
     MAX_CELLS = 1 << 21
 
     def __init__(self, model, hash_model=None, *, bits=None, filter_k=None, refine=True, epsilon=None,
-                 calibration=None, threads=None, kernel=None, rule="vote", first_stage=None):
+                 calibration=None, threads=None, kernel=None, rule="vote", first_stage=None, kernel_hash=None):
         self.model = model
         self.hash_model = hash_model
+        self.features = None
+        if kernel_hash is not None:
+            check_model_codes(model, kernel_hash=kernel_hash, model_name=model.path or "the model")
+            self.features = KernelHashFeatures(kernel_hash, model.n_features)
         self.calibration = calibration
         self.threads = threads
         self.kernel = kernel
@@ -153,7 +164,8 @@ class Predictor:
 
     @classmethod
     def from_calibration(cls, model, calibration, hash_model=None, *, exact=False, bits=None, filter_k=None,
-                         epsilon=None, refine=True, threads=None, kernel=None, rule="vote", first_stage=None):
+                         epsilon=None, refine=True, threads=None, kernel=None, rule="vote", first_stage=None,
+                         kernel_hash=None):
         """A predictor with the setting ``calibration`` chose (exact, or the hash
         filter at its bits with its k or threshold), as ``hsvm predict -C``
         does: explicit arguments override the setting, ``exact=True`` forces
@@ -170,7 +182,7 @@ class Predictor:
             exact = True
         return cls(model, None if exact else hash_model, bits=bits, filter_k=filter_k, refine=refine,
                    epsilon=epsilon, calibration=calibration, threads=threads, kernel=kernel, rule=rule,
-                   first_stage=None if exact else first_stage)
+                   first_stage=None if exact else first_stage, kernel_hash=kernel_hash)
 
     @property
     def mode(self):
@@ -179,10 +191,12 @@ class Predictor:
 
     @property
     def phases(self):
-        """The timing phases of a prediction run in this mode."""
-        if self.filter is not None:
-            return HASH_PHASES
-        return DAG_PHASES if self.rule == "dag" else EXACT_PHASES
+        """The timing phases of a prediction run in this mode (``features``:
+        making a codes-trained model's features, from raw samples or codes)."""
+        phases = HASH_PHASES if self.filter is not None else DAG_PHASES if self.rule == "dag" else EXACT_PHASES
+        if self.model.codes_source is not None:
+            phases = phases[:1] + ("features",) + phases[1:]
+        return phases
 
     # ------------------------------------------------------------ plain calls
 
@@ -198,11 +212,29 @@ class Predictor:
 
     # ------------------------------------------------------------ blocks and streams
 
-    def predict_block(self, X, *, y=None, xcodes=None, proba=False, timings=None):
+    def predict_block(self, X, *, y=None, xcodes=None, proba=False, timings=None, features=None):
         """A :class:`Prediction` of the raw samples X; ``xcodes``: their codes
         (from a codes file) instead of hashing them, X may then be None when
         nothing is refined; ``timings``: a :class:`~hsvm_cli.support.timing.Timings`
-        to charge the phases to."""
+        to charge the phases to; ``features``: what turns X into the model's
+        features (default: the kernel hash given to the predictor, if any)."""
+        features = self.features if features is None else features
+        if features is not None and X is not None:
+            step = block_rows(self.model.n_features)
+            parts = []
+            for s in range(0, X.shape[0], step):
+                with (timings or NullTimings()).phase("features"):
+                    F = features(X[s:s + step])
+                parts.append(self._predict_features(F, _rows(y, s, step), _rows(xcodes, s, step), proba, timings))
+            if len(parts) == 1:
+                return parts[0]
+            if not parts:
+                return self._predict_features(np.zeros((0, self.model.n_features), np.float32), y, xcodes, proba,
+                                              timings)
+            return _concatenate(parts, y)
+        return self._predict_features(X, y, xcodes, proba, timings)
+
+    def _predict_features(self, X, y, xcodes, proba, timings):
         if proba and self.calibration is None:
             raise OptionError("--proba needs a calibration (-C)")
         if proba and self.rule == "dag":
@@ -221,7 +253,7 @@ class Predictor:
                                  for s in range(0, n, rows)], y)
         return self._predict_hashed(X, y, xcodes, proba, t)
 
-    def iter_predict(self, chunks, *, codes=None, proba=False, timings=None):
+    def iter_predict(self, chunks, *, codes=None, proba=False, timings=None, features=None):
         """:class:`Prediction` per chunk of an iterable of
         :class:`~hsvm_cli.io.svmlight.SvmChunk` (as ``iter_svmlight`` yields
         them).  ``codes``: a codes file (:func:`hsvm_cli.models.codes.read_codes`)
@@ -244,7 +276,8 @@ class Predictor:
         else:
             pairs = ((c, None) for c in chunks)
         for chunk, xcodes in pairs:
-            yield self.predict_block(chunk.X, y=chunk.y, xcodes=xcodes, proba=proba, timings=timings)
+            yield self.predict_block(chunk.X, y=chunk.y, xcodes=xcodes, proba=proba, timings=timings,
+                                     features=features)
 
     def predict_file(self, source, output="-", *, codes=None, scores=False, proba=False, timings=None,
                      zero_based=False, extra_features="error", chunk_rows=16384):
@@ -261,11 +294,33 @@ class Predictor:
         if scores and self.first_stage not in (None, "votes") and not self.refine:
             raise OptionError("--scores gives vote counts: with a class-score first stage they come from the refine")
         writer = PredictionWriter(self.model.classes, scores=scores, proba=proba)
-        chunks = None
-        if source is not None:
-            chunks = timed_chunks(iter_svmlight(source, zero_based=zero_based, n_features=self.model.n_features,
+        chunks = features = None
+        if self.model.codes_source is not None:
+            # A model trained on codes: raw samples through its kernel hash, or
+            # the codes themselves; never svmlight rows taken as its features.
+            if codes is not None and codes.kernel_hash_sha256 is not None:
+                check_model_codes(self.model, codes=codes, model_name=self.model.path or "the model")
+                if source is not None:
+                    raise OptionError("--codes holds the samples of a model trained on codes: no TEST")
+                chunks = _code_chunks(codes, chunk_rows)
+                features = PackedCodeFeatures(self.model.n_features)
+                codes = None
+            elif self.features is None:
+                raise ModelMismatchError(
+                    "%s was trained on codes of kernel hash %s: give that kernel hash (--kernel-hash KERNEL.khm) "
+                    "to hash raw samples, or their codes (--codes)" % (
+                        self.model.path or "the model",
+                        (self.model.codes_source.get("kernel_hash_sha256") or "?")[:12] + "..."))
+            else:
+                features = _Located(self.features, source, zero_based)
+        elif codes is not None and codes.kernel_hash_sha256 is not None:
+            check_model_codes(self.model, codes=codes, model_name=self.model.path or "the model")
+        if chunks is None and source is not None:
+            width = self.features.n_input_features if self.features is not None else self.model.n_features
+            chunks = timed_chunks(iter_svmlight(source, zero_based=zero_based, n_features=width,
                                                 extra_features=extra_features, chunk_rows=chunk_rows), t)
-        writer.write_all(self.iter_predict(chunks, codes=codes, proba=proba, timings=t), output, timings=t)
+        writer.write_all(self.iter_predict(chunks, codes=codes, proba=proba, timings=t, features=features), output,
+                         timings=t)
         if self.filter is not None:
             if writer.total:
                 t.counters["mean_refined_classes"] = round(t.counters.pop("refined_classes", 0) / writer.total, 3)
@@ -386,6 +441,25 @@ class Predictor:
         return Prediction(y, m.classes[best], votes, conf, P)
 
 
+class _Located:
+    """Kernel hash features that name FILE:LINE for a refused sample (a
+    negative feature for the chi2 kernel): counts the rows as they pass."""
+
+    def __init__(self, features, source, zero_based):
+        self.features, self.source, self.zero_based = features, source, zero_based
+        self.row = 0
+
+    def __call__(self, X):
+        from ..hashing.krsh import NegativeFeatureError
+        from ..train.kernel_hash import negative_feature_error
+        try:
+            return self.features(X)
+        except NegativeFeatureError as exc:
+            raise negative_feature_error(exc, self.source, row_offset=self.row, zero_based=self.zero_based) from None
+        finally:
+            self.row += X.shape[0]
+
+
 def _rows(a, start, count):
     return None if a is None else a[start:start + count]
 
@@ -413,3 +487,9 @@ def _with_codes(codes, chunks):
 def _codes_only_chunks(codes, chunk_rows):
     for s in range(0, codes.codes.shape[0], chunk_rows):
         yield SvmChunk(X=None, y=codes.labels[s:s + chunk_rows], first_line=s + 1), codes.codes[s:s + chunk_rows]
+
+
+def _code_chunks(codes, chunk_rows):
+    """A codes file's rows as chunks whose X is the packed codes."""
+    for s in range(0, codes.codes.shape[0], chunk_rows):
+        yield SvmChunk(X=codes.codes[s:s + chunk_rows], y=codes.labels[s:s + chunk_rows], first_line=s + 1)

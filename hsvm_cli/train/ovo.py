@@ -72,3 +72,40 @@ def train_ovo_file(path, *, zero_based=False, **kw):
         raise DataError("%s: training needs samples of at least two classes, found %d"
                         % (display_name(path), n_classes))
     return train_ovo(X, y, train_path=display_name(path), train_sha256=sha, **kw)
+
+
+def train_ovo_codes_file(path, *, bits=None, **kw):
+    """What ``hsvm train-ovo --codes`` does: train the one-vs-one model on the
+    packed bits of the ``hsvm-codes`` file ``path`` (from ``hash-data``; read
+    in place, never expanded), with the dual coordinate descent of
+    :func:`~hsvm_cli.train.bits_solver.train_ovo_codes` (keyword arguments as
+    there).  The model's features are the bits as +-1/sqrt(bits); it records
+    the digest of the kernel hash (or hash model) that made the codes, so that
+    prediction can insist on the same features."""
+    from ..models.codes import read_codes
+    from .bits_solver import train_ovo_codes
+    codes = read_codes(path)
+    name = display_name(path)
+    n_classes = np.unique(codes.labels).shape[0]
+    if n_classes < 2:
+        raise DataError("%s: training needs samples of at least two classes, found %d" % (name, n_classes))
+    if bits is not None and (bits <= 0 or bits % 64 or bits > codes.bits):
+        raise DataError("%s: --bits must be a multiple of 64 up to the codes' %d, got %d" % (name, codes.bits, bits))
+    model = train_ovo_codes(codes.codes, codes.labels, bits=bits, **kw)
+    source = {key: codes.meta[key] for key in ("kernel_hash_sha256", "kernel", "hash_model_sha256")
+              if key in codes.meta}
+    source["input_features"] = int(codes.meta["n_features"])
+    model.params = dict(model.params, codes=source)
+    model.provenance = provenance(name, _file_sha256(path))
+    return model
+
+
+def _file_sha256(path):
+    import hashlib
+    h = hashlib.sha256()
+    with open_raw(path) as fh:
+        while True:
+            block = fh.read(1 << 22)
+            if not block:
+                return h.hexdigest()
+            h.update(block)
