@@ -17,7 +17,7 @@ $(PY):
 	$(PIP) install -q --upgrade pip setuptools wheel
 
 $(STAMP): $(PY) pyproject.toml setup.py $(NATIVE)
-	$(PIP) install -q -e '.[test]'
+	$(PIP) install -q -e '.[test,dask]'
 	@touch $@
 
 install: $(STAMP)
