@@ -17,8 +17,9 @@ from . import options
 @options.zero_based
 @options.extra_features
 @options.chunk_rows
+@options.shard
 @options.quiet
-def command(data, hbm_path, bits, fmt, output, zero_based, extra_features, chunk_rows, quiet):
+def command(data, hbm_path, bits, fmt, output, zero_based, extra_features, chunk_rows, shard, quiet):
     """L2-normalise, project and take signs of the samples of DATA ('-': stdin)."""
     h = load_hash_model(hbm_path)
     try:
@@ -27,5 +28,7 @@ def command(data, hbm_path, bits, fmt, output, zero_based, extra_features, chunk
         raise click.BadParameter(str(exc), param_hint="--bits") from None
     if fmt == "codes" and output == "-" and not quiet and click.get_binary_stream("stdout").isatty():
         raise click.UsageError("refusing to write binary codes to a terminal; use -o FILE or --format svm")
-    hash_data(h, data, output, bits=bits, fmt=fmt, zero_based=zero_based, extra_features=extra_features,
-              chunk_rows=chunk_rows)
+    n = hash_data(h, data, output, bits=bits, fmt=fmt, zero_based=zero_based, extra_features=extra_features,
+                  chunk_rows=chunk_rows, shard=shard)
+    if shard is not None and not quiet:
+        click.echo("hsvm: hash-data: shard %s: %d samples -> %s" % (shard, n, output), err=True)

@@ -51,7 +51,7 @@ from typing import NamedTuple
 from ..errors import InputReadError, OptionError
 from .files import compression_of, open_raw
 
-__all__ = ["Shard", "ByteRange", "ShardError", "parse_shard", "shard_from_slurm", "shard_byte_range",
+__all__ = ["Shard", "ByteRange", "ShardError", "parse_shard", "as_shard", "shard_from_slurm", "shard_byte_range",
            "ShardReader", "open_shard", "count_newlines"]
 
 # Blocks for scanning to a newline and for counting newlines: big enough that
@@ -76,6 +76,11 @@ class Shard(NamedTuple):
     def __str__(self):
         return "%d/%d" % (self.index, self.count)
 
+    @property
+    def is_first(self):
+        """Whether this shard comes first (its output carries a file's header)."""
+        return self.index == 0
+
 
 class ByteRange(NamedTuple):
     """An explicit byte range ``[start, end)`` read with the shard line rule
@@ -84,6 +89,16 @@ class ByteRange(NamedTuple):
 
     start: int
     end: int
+
+    def __str__(self):
+        return "bytes %d..%d" % (self.start, self.end)
+
+    @property
+    def is_first(self):
+        """Whether this range holds the file's first byte (its output carries
+        a file's header; an empty range at 0 does not -- the range after it
+        holds byte 0)."""
+        return self.start == 0 and self.end > 0
 
 
 def _check_shard(index, count):
@@ -106,6 +121,8 @@ def parse_shard(spec):
     ``Shard`` or ``(i, N)`` pair, or from ``"slurm"`` (this job array task's
     shard, :func:`shard_from_slurm`).  Raises :class:`ShardError` with the
     reason otherwise."""
+    if isinstance(spec, ByteRange):
+        raise ShardError("a byte range is not a shard i/N: use as_shard for either")
     if isinstance(spec, tuple) and len(spec) == 2:
         for v in spec:
             if isinstance(v, bool) or not isinstance(v, numbers.Integral):
@@ -119,6 +136,11 @@ def parse_shard(spec):
     if not m:
         raise ShardError("bad shard %r: expected i/N with integers 0 <= i < N (e.g. 0/4), or 'slurm'" % spec)
     return _check_shard(int(m.group(1)), int(m.group(2)))
+
+
+def as_shard(spec):
+    """A :class:`ByteRange` as it is, anything else through :func:`parse_shard`."""
+    return spec if isinstance(spec, ByteRange) else parse_shard(spec)
 
 
 def shard_from_slurm(environ=None):

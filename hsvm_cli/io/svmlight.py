@@ -38,7 +38,7 @@ from ..errors import CorruptInputError, InputFormatError, InputReadError, printa
 from ..support.labels import integer_labels
 from ..support.native import ffi, lib
 from .files import display_name, open_input
-from .shard import ByteRange, open_shard, parse_shard
+from .shard import as_shard, open_shard
 
 __all__ = ["MAX_FEATURES", "MAX_LINE_BYTES", "SvmChunk", "iter_svmlight", "load_svmlight", "write_svmlight"]
 
@@ -161,7 +161,7 @@ def iter_svmlight(source, *, zero_based=False, n_features=None, extra_features="
     opts = _validate(zero_based, n_features, extra_features, chunk_rows, dtype, _block_size, _line_limit)
     _check_source(source)
     if shard is not None:
-        return _generate_shard(source, _shard_spec(shard), opts, name)
+        return _generate_shard(source, as_shard(shard), opts, name)
     return _generate(source, opts, name)
 
 
@@ -173,7 +173,7 @@ def load_svmlight(source, *, zero_based=False, n_features=None, extra_features="
     opts = _validate(zero_based, n_features, extra_features, _UNBOUNDED_ROWS, dtype, _block_size, _line_limit)
     _check_source(source)
     if shard is not None:
-        chunks = list(_generate_shard(source, _shard_spec(shard), opts, name))
+        chunks = list(_generate_shard(source, as_shard(shard), opts, name))
     else:
         chunks = list(_generate(source, opts, name))
     if chunks:
@@ -487,11 +487,6 @@ def _show(raw, limit=40):
 
 
 # --------------------------------------------------------------- sharding
-
-def _shard_spec(shard):
-    # checked at the call, like the other options
-    return shard if isinstance(shard, ByteRange) else parse_shard(shard)
-
 
 def _generate_shard(source, shard, opts, name):
     # Opened (and refused if compressed, stdin or a stream) on the first

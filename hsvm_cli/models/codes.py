@@ -116,17 +116,20 @@ def write_codes_svm(fh, codes, labels, bits):
 
 
 def hash_data(h, source, output, *, bits=None, fmt="codes", zero_based=False, extra_features="error",
-              chunk_rows=16384):
+              chunk_rows=16384, shard=None):
     """What ``hsvm hash-data`` does: normalise, project and take signs of the
     samples of the svmlight file ``source`` with the projection of the hash
     model ``h`` at ``bits`` (default: all of its bits), and write them to
     ``output``: an ``hsvm-codes`` file (``fmt="codes"``) or the bits as +1/-1
-    features in svmlight text (``fmt="svm"``).  Returns the number of samples."""
+    features in svmlight text (``fmt="svm"``).  ``shard``: only shard ``"i/N"``
+    of the plain file ``source`` (io/shard.py): the shards' svm outputs
+    concatenated are the whole file's, and their codes files hold the whole
+    file's codes in shard order.  Returns the number of samples."""
     if fmt not in ("codes", "svm"):
         raise ValueError("fmt must be 'codes' or 'svm', not %r" % (fmt,))
     encoder = h.encoder(bits)
     chunks = iter_svmlight(source, zero_based=zero_based, n_features=h.n_features,
-                           extra_features=extra_features, chunk_rows=chunk_rows)
+                           extra_features=extra_features, chunk_rows=chunk_rows, shard=shard)
     n = 0
     if fmt == "svm":
         with atomic_output(output, "wb") as fh:

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..errors import DataError, OptionError
 from ..io.predictions import PredictionWriter
+from ..io.shard import as_shard
 from ..io.svmlight import SvmChunk, iter_svmlight
 from ..models.pairs import PairLookup
 from ..preprocess import prepare
@@ -246,14 +247,20 @@ class Predictor:
             yield self.predict_block(chunk.X, y=chunk.y, xcodes=xcodes, proba=proba, timings=timings)
 
     def predict_file(self, source, output="-", *, codes=None, scores=False, proba=False, timings=None,
-                     zero_based=False, extra_features="error", chunk_rows=16384):
+                     zero_based=False, extra_features="error", chunk_rows=16384, shard=None, header=None):
         """What ``hsvm predict`` does: predict the svmlight file ``source``
         (a path or ``-``; None with ``codes`` and no refine) chunk by chunk and
         write the labels (with ``scores`` the vote counts, with ``proba`` the
         probabilities, in svm-predict's layout) to ``output``.  Returns the
         :class:`~hsvm_cli.io.predictions.PredictionWriter`, which holds the
         running accuracy; ``timings`` (a Timings) receives the phases and, in
-        hash mode, the mean number of refined classes and the setting."""
+        hash mode, the mean number of refined classes and the setting.
+        ``output`` may also be an open text file object.  ``shard``: predict
+        only shard ``"i/N"`` (or a ``ByteRange``) of the plain file ``source``
+        (io/shard.py);
+        ``header``: whether ``--scores``/``--proba`` output starts with the
+        ``labels ...`` line (default: unless ``shard`` is a shard after the
+        first, so that the shards' outputs concatenated are the whole file's)."""
         t = timings if timings is not None else NullTimings()
         if scores and self.rule == "dag":
             raise OptionError("a decision DAG gives labels only, no vote counts: --scores needs max-wins voting")
@@ -261,10 +268,15 @@ class Predictor:
             raise OptionError("--scores gives vote counts: with a class-score first stage they come from the refine")
         writer = PredictionWriter(self.model.classes, scores=scores, proba=proba)
         chunks = None
+        if shard is not None:
+            shard = as_shard(shard)
+        if header is None:
+            header = shard is None or shard.is_first
         if source is not None:
             chunks = timed_chunks(iter_svmlight(source, zero_based=zero_based, n_features=self.model.n_features,
-                                                extra_features=extra_features, chunk_rows=chunk_rows), t)
-        writer.write_all(self.iter_predict(chunks, codes=codes, proba=proba, timings=t), output, timings=t)
+                                                extra_features=extra_features, chunk_rows=chunk_rows, shard=shard), t)
+        writer.write_all(self.iter_predict(chunks, codes=codes, proba=proba, timings=t), output, timings=t,
+                         header=header)
         if self.filter is not None:
             if writer.total:
                 t.counters["mean_refined_classes"] = round(t.counters.pop("refined_classes", 0) / writer.total, 3)

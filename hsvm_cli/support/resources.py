@@ -1,0 +1,100 @@
+"""What one cluster task needs and may use: the memory of a training block or
+a prediction shard, and its threads.
+
+The memory estimates add the large arrays a task holds at its peak, from the
+data's shape alone, so a job script can ask for ``--mem`` before anything runs.
+They leave out the Python runtime with numpy, scipy and hsvm loaded (about
+50 MB resident); ``bench/bench_cluster.py`` prints them beside the measured
+peaks.
+
+Threads.  hsvm's own thread pools take ``--threads``, whose default is
+OMP_NUM_THREADS, else SLURM_CPUS_PER_TASK, else the CPUs of this process's
+affinity mask (:func:`hsvm_cli.support.threads.default_threads`).  The BLAS
+under numpy (exact prediction's products) reads its thread count once, when
+it is loaded, from OMP_NUM_THREADS / OPENBLAS_NUM_THREADS / MKL_NUM_THREADS,
+and otherwise takes every core it sees -- on a shared node that is the whole
+node, not the task's CPUs.  :func:`blas_threads_from_slurm` therefore sets
+those variables to SLURM_CPUS_PER_TASK before anything loads the BLAS (the
+``hsvm`` command calls it first thing), so that N tasks of c CPUs each run N x
+c threads, never more.  Training (``--jobs``) forks worker processes of one
+thread each.
+"""
+import os
+
+from .threads import default_threads
+
+__all__ = ["training_block_memory", "prediction_shard_memory", "task_threads", "blas_threads_from_slurm",
+           "BLAS_VARIABLES"]
+
+#: The variables the common BLAS libraries read their thread count from.
+BLAS_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def training_block_memory(*, n_rows, nnz, n_features, n_classifiers):
+    """Estimated peak bytes of training one block in one process, by part:
+    the parsed file (CSR, float64 values, int32 indices; twice, since the
+    parser's arrays grow by doubling and the last growth copies), its
+    normalised copy, LIBLINEAR's row pool (16-byte nodes, two extra per row),
+    the block's W and b (float32), and the per-problem buffers (addresses and
+    labels of up to every row, LIBLINEAR's own dual variables).
+    ``n_classifiers``: pairs of the block times bags.  Returns a dict with the
+    parts and ``"total"``."""
+    csr = nnz * 12 + (n_rows + 1) * 8 + n_rows * 8
+    parts = {
+        "parsed": 2 * csr,
+        "normalised": csr,
+        "row_pool": (nnz + 2 * n_rows) * 16,
+        "weights": n_classifiers * (n_features + 1) * 4,
+        "problem": n_rows * (8 + 8 + 8 * 3) + (n_features + 1) * 8 * 2,
+    }
+    parts["total"] = sum(parts.values())
+    return parts
+
+
+def prediction_shard_memory(*, n_features, n_classes, n_classifiers, chunk_rows, nnz_per_row=None,
+                            sparse=False, decision_block_bytes=64 << 20):
+    """Estimated peak bytes of exact prediction of a shard, by part: the model
+    (W and b float32, memory-mapped -- every page is read, so all of it
+    becomes resident, shared between tasks on one node through the page
+    cache), with ``sparse`` (chunks too sparse to densify) the transposed copy
+    of W that sparse scoring makes, one parsed chunk (CSR float64, twice for
+    the parser's growth by doubling; its float32 copy and the normalised copy
+    of that; the dense float32 block when dense enough), one block of decision
+    values (bounded by ``decision_block_bytes``), and the chunk's votes and
+    confidences.  ``nnz_per_row`` defaults to dense rows.  A shard's memory
+    does not grow with the shard: it is bounded by ``chunk_rows``
+    (``--chunk-rows``).  Returns a dict with the parts and ``"total"``."""
+    nnz = chunk_rows * (n_features if nnz_per_row is None else nnz_per_row)
+    W = n_classifiers * (n_features + 1) * 4
+    dense_chunk = chunk_rows * n_features * 4
+    parts = {
+        "model": W,
+        "model_transposed": W if sparse else 0,
+        "chunk": int(2 * (nnz * 12 + (chunk_rows + 1) * 8) + 2 * nnz * 8 + (0 if sparse else dense_chunk)),
+        "decision_block": min(decision_block_bytes, chunk_rows * n_classifiers * 4),
+        "votes": chunk_rows * n_classes * 12,
+    }
+    parts["total"] = sum(parts.values())
+    return parts
+
+
+def task_threads():
+    """Threads one task may use: OMP_NUM_THREADS, else SLURM_CPUS_PER_TASK in
+    a Slurm task, else the CPUs of this process's affinity mask."""
+    return default_threads()
+
+
+def blas_threads_from_slurm(environ=None):
+    """Inside a Slurm task (SLURM_CPUS_PER_TASK set to a positive integer),
+    set each of :data:`BLAS_VARIABLES` that is unset to it, in ``environ``
+    (default ``os.environ``); variables the user set are kept.  Must run
+    before numpy loads its BLAS to take effect.  Returns the names set."""
+    env = os.environ if environ is None else environ
+    cpus = env.get("SLURM_CPUS_PER_TASK", "").strip()
+    if not cpus.isdigit() or int(cpus) < 1:
+        return []
+    chosen = env.get("OMP_NUM_THREADS", "").strip() or str(int(cpus))
+    set_now = [var for var in BLAS_VARIABLES if not env.get(var, "").strip()]
+    for var in set_now:
+        env[var] = chosen
+    return set_now
