@@ -98,3 +98,112 @@ def blas_threads_from_slurm(environ=None):
     for var in set_now:
         env[var] = chosen
     return set_now
+
+
+# ------------------------------------------------ estimates for job scripts
+
+#: Resident memory of the Python runtime with numpy, scipy and hsvm loaded,
+#: added to the estimates a job script asks for (measured: 45-55 MB).
+RUNTIME_BYTES = 64 << 20
+
+
+def scan_samples(path, *, zero_based=False, n_features=None, extra_features="error"):
+    """Rows, non-zeros, width and class counts of an svmlight file, read in
+    chunks (bounded memory): ``(n_rows, nnz, n_features, counts)``."""
+    import numpy as np
+
+    from ..io.svmlight import iter_svmlight
+    n_rows = nnz = width = 0
+    labels = []
+    for chunk in iter_svmlight(path, zero_based=zero_based, n_features=n_features, extra_features=extra_features,
+                               chunk_rows=65536):
+        n_rows += chunk.X.shape[0]
+        nnz += chunk.X.nnz
+        width = max(width, chunk.X.shape[1])
+        labels.append(np.unique(chunk.y, return_counts=True))
+    counts = {}
+    for classes, n in labels:
+        for c, k in zip(classes.tolist(), n.tolist()):
+            counts[c] = counts.get(c, 0) + k
+    return n_rows, nnz, width, np.array([counts[c] for c in sorted(counts)], dtype=np.int64)
+
+
+def training_task_bytes(path, *, blocks=1, bags=1, per_class=None, zero_based=False):
+    """Memory to ask for one ``train-ovo --pairs i/N`` task (the largest of the
+    N blocks), the runtime included."""
+    from ..train.pair_blocks import block_bounds, pair_costs
+    n_rows, nnz, d, counts = scan_samples(path, zero_based=zero_based)
+    bounds = block_bounds(pair_costs(counts, per_class=per_class), blocks)
+    largest = int((bounds[1:] - bounds[:-1]).max()) * bags
+    return training_block_memory(n_rows=n_rows, nnz=nnz, n_features=d, n_classifiers=largest)["total"] + \
+        RUNTIME_BYTES
+
+
+def prediction_task_bytes(model_path, test_path, *, train_path=None, bags=1, chunk_rows=16384, zero_based=False):
+    """Memory to ask for one ``predict --shard i/N`` task of exact
+    prediction, the runtime included (the shard's size does not matter: it
+    is read ``chunk_rows`` at a time).  Without a model yet (a job chain
+    submitted at once), ``model_path=None`` and ``train_path``/``bags`` give
+    its size: K(K-1)/2 x bags classifiers of the training file's width."""
+    from ..preprocess import DENSE_ABOVE
+    if model_path is not None:
+        from ..models.ovo import load_model
+        model = load_model(model_path)
+        d, K, n_classifiers = model.n_features, model.n_classes, model.n_classifiers
+    else:
+        _, _, d, counts = scan_samples(train_path, zero_based=zero_based)
+        K = counts.shape[0]
+        n_classifiers = K * (K - 1) // 2 * bags
+    n_rows, nnz, _, _ = scan_samples(test_path, zero_based=zero_based, n_features=d, extra_features="ignore")
+    density = nnz / max(1, n_rows)
+    sparse = density <= DENSE_ABOVE * d    # the rule preprocess.densify_if_dense applies
+    est = prediction_shard_memory(n_features=d, n_classes=K, n_classifiers=n_classifiers,
+                                  chunk_rows=min(chunk_rows, max(1, n_rows)), nnz_per_row=density, sparse=sparse)
+    return est["total"] + RUNTIME_BYTES
+
+
+def main(argv=None):
+    """``python -m hsvm_cli.support.resources train TRAIN --blocks N
+    [TRAIN_OPTIONS]`` or ``... predict (--model MODEL | --train TRAIN
+    [--bags B]) TEST``: the MiB of memory one task needs, for ``sbatch --mem``.
+    Options of train-ovo other than --bags, --per-class and --zero-based are
+    accepted and ignored, so a job script can pass its own."""
+    import argparse
+    ap = argparse.ArgumentParser(prog="python -m hsvm_cli.support.resources", description=main.__doc__)
+    sub = ap.add_subparsers(dest="what", required=True)
+    t = sub.add_parser("train", help="a train-ovo --pairs i/N task")
+    t.add_argument("train")
+    t.add_argument("--blocks", type=int, default=1)
+    p = sub.add_parser("predict", help="a predict --shard i/N task (exact prediction)")
+    p.add_argument("test")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--model")
+    which.add_argument("--train")
+    p.add_argument("--chunk-rows", type=int, default=16384)
+    for sp in (t, p):
+        sp.add_argument("--bags", type=int, default=1)
+        sp.add_argument("--per-class", type=int, default=None)
+        sp.add_argument("--zero-based", action="store_true")
+    args, _ = ap.parse_known_args(argv)
+    from ..errors import HsvmError, printable
+    try:
+        need = _need(args)
+    except HsvmError as exc:
+        import sys
+        print("hsvm: %s" % printable(str(exc)), file=sys.stderr)
+        raise SystemExit(exc.exit_code) from None
+    print(-(-need // (1 << 20)))
+
+
+def _need(args):
+    if args.what == "train":
+        need = training_task_bytes(args.train, blocks=args.blocks, bags=args.bags, per_class=args.per_class,
+                                   zero_based=args.zero_based)
+    else:
+        need = prediction_task_bytes(args.model, args.test, train_path=args.train, bags=args.bags,
+                                     chunk_rows=args.chunk_rows, zero_based=args.zero_based)
+    return need
+
+
+if __name__ == "__main__":
+    main()

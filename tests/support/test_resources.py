@@ -52,3 +52,23 @@ def test_the_blas_of_a_slurm_task_runs_its_cpus_threads():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     threads = json.loads(out.stdout)
     assert threads and set(threads) == {1}
+
+
+def test_task_estimates_for_job_scripts(tmp_path, digits_model_file):
+    from hsvm_cli.support.resources import RUNTIME_BYTES, main, scan_samples, training_task_bytes
+    from conftest import DIGITS_TEST, DIGITS_TRAIN
+    n, nnz, d, counts = scan_samples(DIGITS_TRAIN)
+    assert (n, d, counts.sum(), len(counts)) == (1347, 64, 1347, 10)
+    one = training_task_bytes(DIGITS_TRAIN, blocks=1)
+    assert one == training_block_memory(n_rows=n, nnz=nnz, n_features=64, n_classifiers=45)["total"] + RUNTIME_BYTES
+    assert training_task_bytes(DIGITS_TRAIN, blocks=3) == one - 30 * 65 * 4
+    import contextlib
+    import io
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        main(["predict", "--model", str(digits_model_file), DIGITS_TEST])
+        main(["predict", "--train", DIGITS_TRAIN, DIGITS_TEST, "-c", "0.5", "--seed", "1"])
+        main(["train", DIGITS_TRAIN, "--blocks", "3", "-c", "1", "--bags", "2", "-j", "4"])
+    from_model, from_train, train = map(int, out.getvalue().split())
+    assert 64 < from_model == from_train < 100
+    assert train == -(-(training_task_bytes(DIGITS_TRAIN, blocks=3, bags=2)) // (1 << 20))
