@@ -59,19 +59,22 @@ def prediction_shard_memory(*, n_features, n_classes, n_classifiers, chunk_rows,
     cache), with ``sparse`` (chunks too sparse to densify) the transposed copy
     of W that sparse scoring makes, one parsed chunk (CSR float64, twice for
     the parser's growth by doubling; its float32 copy and the normalised copy
-    of that; the dense float32 block when dense enough), one block of decision
-    values (bounded by ``decision_block_bytes``), and the chunk's votes and
+    of that; the dense float32 block when dense enough), the blocks of
+    decision values (rows x classifiers float32, as many rows as fit
+    ``decision_block_bytes``; two are alive at once, since the next is
+    computed while the last is still held), and the chunk's votes and
     confidences.  ``nnz_per_row`` defaults to dense rows.  A shard's memory
     does not grow with the shard: it is bounded by ``chunk_rows``
     (``--chunk-rows``).  Returns a dict with the parts and ``"total"``."""
     nnz = chunk_rows * (n_features if nnz_per_row is None else nnz_per_row)
     W = n_classifiers * (n_features + 1) * 4
     dense_chunk = chunk_rows * n_features * 4
+    block_rows = min(chunk_rows, max(1, min(8192, decision_block_bytes // max(1, 4 * n_classifiers))))
     parts = {
         "model": W,
         "model_transposed": W if sparse else 0,
         "chunk": int(2 * (nnz * 12 + (chunk_rows + 1) * 8) + 2 * nnz * 8 + (0 if sparse else dense_chunk)),
-        "decision_block": min(decision_block_bytes, chunk_rows * n_classifiers * 4),
+        "decision_blocks": 2 * block_rows * n_classifiers * 4,
         "votes": chunk_rows * n_classes * 12,
     }
     parts["total"] = sum(parts.values())
