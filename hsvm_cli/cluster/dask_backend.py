@@ -275,7 +275,8 @@ def train_ovo_dask_file(path, client, *, output, zero_based=False, **kw):
     if n_classes < 2:
         raise DataError("%s: training needs samples of at least two classes, found %d"
                         % (display_name(path), n_classes))
-    return train_ovo_dask(X, y, client, output=output, train_path=display_name(path), train_sha256=sha, **kw)
+    with cluster_errors():
+        return train_ovo_dask(X, y, client, output=output, train_path=display_name(path), train_sha256=sha, **kw)
 
 
 def _progress(total, enabled, desc, unit):
@@ -444,6 +445,29 @@ class PredictTask:
 def predict_file_dask(address, sources, output, *, task, n_shards=None, log=None):
     """What ``hsvm predict --dask ADDRESS`` does: connect (see :class:`connect`)
     and run :func:`predict_shards` with the :class:`PredictTask` ``task``;
-    returns the summed counts."""
-    with connect(address) as client:
+    returns the summed counts.  A task lost with its workers too often is
+    :class:`DaskUnavailableError`."""
+    with cluster_errors(), connect(address) as client:
         return predict_shards(client, sources, task, output, n_shards=n_shards, log=log)
+
+
+class cluster_errors:
+    """``with cluster_errors():`` turns the cluster's own failures -- a task
+    whose workers kept dying (``KilledWorker``), a lost connection to the
+    scheduler -- into :class:`DaskUnavailableError` (one line, exit 69) for
+    the command line.  A task's own error (bad input) passes unchanged."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, exc, tb):
+        if exc is None:
+            return False
+        from distributed import KilledWorker
+        from distributed.comm.core import CommClosedError
+        if isinstance(exc, KilledWorker):
+            raise DaskUnavailableError("a Dask task failed: its worker died %s (%s)"
+                                       % ("more often than the scheduler allows", exc)) from None
+        if isinstance(exc, (CommClosedError, TimeoutError)) and not isinstance(exc, HsvmError):
+            raise DaskUnavailableError("lost the Dask cluster: %s" % (exc or type(exc).__name__)) from None
+        return False

@@ -277,3 +277,17 @@ def test_cli_predict_dask_refuses_codes_timings_and_shard(client, tmp_path):
     for extra, words in ((["--shard", "0/2"], "exclusive"), (["--timings"], "--timings"),
                          (["-H", FIX / "digits.hbm", "--codes", FIX / "test.codes"], "--codes")):
         assert words in run(base + extra, exit_code=2).stderr
+
+
+def test_lost_tasks_are_one_line_and_exit_69_on_the_command_line():
+    from types import SimpleNamespace
+
+    from hsvm_cli.cluster.dask_backend import DaskUnavailableError, cluster_errors
+    from hsvm_cli.errors import InputFormatError
+    with pytest.raises(DaskUnavailableError) as info:
+        with cluster_errors():
+            raise distributed.KilledWorker("hsvm-train-block-3", SimpleNamespace(address="tcp://127.0.0.1:1"), 3)
+    assert info.value.exit_code == 69 and "hsvm-train-block-3" in str(info.value)
+    with pytest.raises(InputFormatError):       # a task's own error passes unchanged
+        with cluster_errors():
+            raise InputFormatError("t.svm", 3, "bad label")
