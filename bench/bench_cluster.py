@@ -42,7 +42,7 @@ from common import REPO, machine_line, markdown_table, shared_data
 sys.path.insert(0, str(REPO / "tests" / "slurm"))
 
 from hsvm_cli.io.shard import Shard  # noqa: E402
-from hsvm_cli.models.ovo import OvoModel, save_model  # noqa: E402
+from hsvm_cli.models.ovo import OvoModel  # noqa: E402
 from hsvm_cli.models.pairs import canonical_pairs  # noqa: E402
 from hsvm_cli.models.parts import ModelPart, save_part  # noqa: E402
 from hsvm_cli.support.resources import prediction_shard_memory, training_block_memory  # noqa: E402
@@ -304,7 +304,8 @@ def main():
     rows_train, rows_pred, results = [], [], {}
     try:
         for n in (1, 2):
-            modes = [("plain processes", lambda: train_plain(n)), ("Dask LocalCluster", lambda: train_dask(X, y, sha, n))]
+            modes = [("plain processes", lambda: train_plain(n)),
+                     ("Dask LocalCluster", lambda: train_dask(X, y, sha, n))]
             if cluster is not None:
                 modes.append(("Slurm array", lambda: train_slurm(cluster, n)))
             for name, fn in modes:
@@ -381,10 +382,13 @@ def main():
     print("- pairs K(K-1)/2 = %s; model W = pairs x d x 4 bytes = %.1f GB (+ b %.0f MB, pairs %.0f MB)"
           % (format(P5, ","), W_bytes / 1e9, P5 * 4 / 1e6, P5 * 8 / 1e6))
     print("- measured %.0f us per pair (1 process: task span / pairs; omniglot pairs have 30 rows of 784 features): "
-          "%.1f CPU hours for K=5,000; 100 nodes x 1 task: %.1f min; 100 nodes x 32 tasks: %.0f s.  The solver's "
-          "cost grows about linearly with the rows of a pair: with 300 samples per class expect about 20 times as "
-          "much" % (t_pair * 1e6, proj["cpu_hours"], proj["wall_100_nodes_1_core_min"],
-                    proj["wall_100_nodes_32_cores_s"]))
+          "%.2f CPU hours for K=5,000; 100 nodes x 1 task: %.0f s; 100 nodes x 32 tasks: %.1f s (plus each task's "
+          "reading of the training file).  The solver's cost grows about linearly with the rows of a pair: with 300 "
+          "samples per class expect about 20 times as much"
+          % (t_pair * 1e6, proj["cpu_hours"], proj["wall_100_nodes_1_core_min"] * 60,
+             proj["wall_100_nodes_32_cores_s"]))
+    print("- exact prediction: K(K-1)/2 x d x 2 = %.1f GFLOP per sample (every row of W read per chunk of samples); "
+          "the refine with k=24 evaluates 276 classifiers" % (P5 * d * 2 / 1e9))
     print("- merge at the measured %.0f MB/s: %.0f min for one writer (sequential read of the parts and write)"
           % (merge_rate / 1e6, proj["merge_minutes"]))
     print("- hash model at D=1024: %.1f GB (codes D/8 + theta 4 bytes per classifier + pairs)"

@@ -69,8 +69,7 @@ def cli():
 
 
 def _register():
-    from . import (cmd_calibrate, cmd_eval, cmd_hash_data, cmd_hash_model, cmd_merge_models, cmd_predict,
-                   cmd_train_ovo)
+    from . import cmd_calibrate, cmd_eval, cmd_hash_data, cmd_hash_model, cmd_merge_models, cmd_predict, cmd_train_ovo
     for mod in (cmd_train_ovo, cmd_merge_models, cmd_hash_model, cmd_hash_data, cmd_predict, cmd_calibrate,
                 cmd_eval):
         cli.add_command(mod.command)

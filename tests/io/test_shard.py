@@ -13,8 +13,16 @@ import scipy.sparse as sp
 
 from hsvm_cli.errors import InputFormatError, InputNotFoundError, OptionError
 from hsvm_cli.io import shard as shard_mod
-from hsvm_cli.io.shard import (ByteRange, Shard, ShardError, ShardReader, open_shard, parse_shard,
-                               shard_byte_range, shard_from_slurm)
+from hsvm_cli.io.shard import (
+    ByteRange,
+    Shard,
+    ShardError,
+    ShardReader,
+    open_shard,
+    parse_shard,
+    shard_byte_range,
+    shard_from_slurm,
+)
 from hsvm_cli.io.svmlight import iter_svmlight, load_svmlight
 
 # Small files with everything the reader accepts: comments, blank and
@@ -186,7 +194,7 @@ def test_every_split_point_parses_to_the_unsharded_rows_and_line_numbers(tmp_pat
     for b in range(len(data) + 1):
         left = parse_chunks(path, ByteRange(0, b))
         right = parse_chunks(path, ByteRange(b, len(data)))
-        assert tuple(l + r for l, r in zip(left, right)) == whole, b
+        assert tuple(a + b_ for a, b_ in zip(left, right)) == whole, b
 
 
 @pytest.mark.parametrize("name", ["awkward", "plain", "final-newline"])

@@ -6,8 +6,13 @@ import os
 import subprocess
 import sys
 
-from hsvm_cli.support.resources import (BLAS_VARIABLES, blas_threads_from_slurm, prediction_shard_memory,
-                                        task_threads, training_block_memory)
+from hsvm_cli.support.resources import (
+    BLAS_VARIABLES,
+    blas_threads_from_slurm,
+    prediction_shard_memory,
+    task_threads,
+    training_block_memory,
+)
 
 
 def test_memory_estimates_add_up_their_parts():
@@ -56,6 +61,7 @@ def test_the_blas_of_a_slurm_task_runs_its_cpus_threads():
 
 def test_task_estimates_for_job_scripts(tmp_path, digits_model_file):
     from hsvm_cli.support.resources import RUNTIME_BYTES, main, scan_samples, training_task_bytes
+
     from conftest import DIGITS_TEST, DIGITS_TRAIN
     n, nnz, d, counts = scan_samples(DIGITS_TRAIN)
     assert (n, d, counts.sum(), len(counts)) == (1347, 64, 1347, 10)
