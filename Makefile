@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.hsvm-installed
 BENCH_STAMP := $(VENV)/.hsvm-bench-installed
 NATIVE := $(wildcard native/*.c native/*.h native/*.py)
 
-.PHONY: all install native test demo demo-hashsvm bench fuzz clean
+.PHONY: all install native test test-slurm demo demo-hashsvm bench fuzz clean
 
 all: install
 
@@ -17,7 +17,7 @@ $(PY):
 	$(PIP) install -q --upgrade pip setuptools wheel
 
 $(STAMP): $(PY) pyproject.toml setup.py $(NATIVE)
-	$(PIP) install -q -e '.[test]'
+	$(PIP) install -q -e '.[test,dask]'
 	@touch $@
 
 install: $(STAMP)
@@ -28,6 +28,13 @@ native: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q tests
+
+# Job arrays on a private single-node Slurm that the tests start themselves
+# (tests/slurm/slurm.py): installs Debian's slurm-wlm and munge with apt-get
+# when missing (so root), starts munged, slurmctld and slurmd on localhost,
+# runs examples/slurm through sbatch --wait, stops the daemons it started.
+test-slurm: $(STAMP)
+	$(PY) -m pytest -q tests/slurm
 
 $(BENCH_STAMP): $(STAMP)
 	$(PIP) install -q -e '.[test,bench]'

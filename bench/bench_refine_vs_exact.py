@@ -24,6 +24,7 @@ OUT = REPO / "bench" / "out"
 
 def _model_files():
     from hsvm_cli.models.hashed import hash_model, save_hash_model
+
     from common import load_trained
     got = load_trained("omniglot-242")
     if got is None:

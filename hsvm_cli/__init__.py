@@ -20,7 +20,9 @@ codes :func:`train_ovo_codes` (:func:`train_ovo_codes_file`) trains on, and
 :class:`Predictor` (exact, filter, filter-and-refine, probabilities;
 :meth:`Predictor.from_calibration`).  Probabilities and the accuracy-speed
 setting: :func:`calibrate`, :func:`load_calibration`, :func:`save_calibration`.
-Evaluation: :func:`evaluate`.  Errors: :class:`HsvmError` and its kinds, each
+Evaluation: :func:`evaluate`.  Cluster runs (docs/cluster.md): :func:`parse_shard`,
+:func:`open_shard` and the ``shard=`` of the readers; :func:`train_pair_block`,
+:func:`save_part`, :func:`read_part`, :func:`merge_models`.  Errors: :class:`HsvmError` and its kinds, each
 with the exit status the command uses.
 
 Names are imported on first use, so ``import hsvm_cli`` stays cheap."""
@@ -44,6 +46,9 @@ _API = {
     "Predictor": "predict.predictor", "Prediction": "predict.predictor",
     "calibrate": "tune", "format_grid": "tune",
     "evaluate": "evaluation.file_report", "Evaluation": "evaluation.file_report",
+    "parse_shard": "io.shard", "open_shard": "io.shard", "Shard": "io.shard", "ShardError": "io.shard",
+    "train_pair_block": "train.pair_blocks", "save_part": "models.parts", "read_part": "models.parts",
+    "merge_models": "train.merge",
     "HsvmError": "errors", "InputFormatError": "errors", "ModelFormatError": "errors", "DataError": "errors",
     "ModelMismatchError": "errors", "InputNotFoundError": "errors", "OutputError": "errors",
     "OptionError": "errors", "CorruptInputError": "errors", "InputReadError": "errors",

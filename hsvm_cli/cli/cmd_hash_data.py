@@ -1,4 +1,6 @@
 """hsvm hash-data: the sign-projection codes of samples, for predict --codes or other tools."""
+import sys
+
 import click
 
 from ..errors import OptionError
@@ -20,8 +22,9 @@ from . import options
 @options.zero_based
 @options.extra_features
 @options.chunk_rows
+@options.shard
 @options.quiet
-def command(data, hbm_path, bits, fmt, output, zero_based, extra_features, chunk_rows, quiet):
+def command(data, hbm_path, bits, fmt, output, zero_based, extra_features, chunk_rows, shard, quiet):
     """Hash the samples of DATA ('-': stdin): with a hash model, normalise them
     as its exact model does, project and take signs; with a kernel hash, their
     kernel subspace coordinates, projected and signed."""
@@ -30,7 +33,9 @@ def command(data, hbm_path, bits, fmt, output, zero_based, extra_features, chunk
         h.check_bits(bits)
     except (OptionError, ValueError) as exc:
         raise click.BadParameter(str(exc), param_hint="--bits") from None
-    if fmt == "codes" and output == "-" and not quiet and click.get_binary_stream("stdout").isatty():
+    if fmt == "codes" and output == "-" and not quiet and sys.stdout.isatty():
         raise click.UsageError("refusing to write binary codes to a terminal; use -o FILE or --format svm")
-    hash_data(h, data, output, bits=bits, fmt=fmt, zero_based=zero_based, extra_features=extra_features,
-              chunk_rows=chunk_rows)
+    n = hash_data(h, data, output, bits=bits, fmt=fmt, zero_based=zero_based, extra_features=extra_features,
+                  chunk_rows=chunk_rows, shard=shard)
+    if shard is not None and not quiet:
+        click.echo("hsvm: hash-data: shard %s: %d samples -> %s" % (shard, n, output), err=True)

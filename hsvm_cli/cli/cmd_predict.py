@@ -51,9 +51,13 @@ from . import options
 @options.zero_based
 @options.extra_features
 @options.chunk_rows
+@options.shard
+@options.dask("TEST is split into byte-range shards (2 per worker thread), or, a directory or a quoted glob "
+              "pattern, is one task per file in sorted order; outputs are written in input order.")
 @options.quiet
 def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bits, filter_k, no_refine, codes_path,
-            khm_path, calib_path, epsilon, output, scores, proba, threads, timings, zero_based, extra_features, chunk_rows, quiet):
+            khm_path, calib_path, epsilon, output, scores, proba, threads, timings, zero_based, extra_features,
+            chunk_rows, shard, dask_address, quiet):
     """Predict the samples of the svmlight file TEST ('-': stdin), one label per line.
 
     When the input carries labels of the model's classes, the accuracy goes to
@@ -89,14 +93,53 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
         if proba or epsilon is not None:
             raise click.UsageError("%s needs a calibration (-C)" % ("--proba" if proba else "--filter-threshold"))
         predictor = Predictor(model, h, **settings)
+    if shard is not None or dask_address is not None:                      # cluster runs (issue 12)
+        _check_cluster_options(test, shard, dask_address, codes_path, timings)
+    if dask_address is not None:
+        _predict_dask(dask_address, test, output, model_path=model_path, hbm_path=hbm_path, calib_path=calib_path,
+                      exact=exact, settings=settings, scores=scores, proba=proba, zero_based=zero_based,
+                      extra_features=extra_features, chunk_rows=chunk_rows, quiet=quiet, classes=model.classes)
+        return
     codes = None
     if codes_path:
         from ..models.codes import read_codes
         codes = read_codes(codes_path)
     t = predictor.new_timings()
     writer = predictor.predict_file(test, output, codes=codes, scores=scores, proba=proba, timings=t,
-                                    zero_based=zero_based, extra_features=extra_features, chunk_rows=chunk_rows)
+                                    zero_based=zero_based, extra_features=extra_features, chunk_rows=chunk_rows,
+                                    shard=shard)
+    if not quiet and shard is not None:
+        click.echo("hsvm: predict: shard %s: %d samples -> %s" % (shard, writer.total, output), err=True)
     if not quiet and writer.labelled:
         click.echo(writer.accuracy_line(), err=True)
     if timings:
         click.echo(t.json_line(), err=True)
+
+
+# ------------------------------------------------------------ cluster runs
+
+def _check_cluster_options(test, shard, dask_address, codes_path, timings):
+    if test is None:
+        raise click.UsageError("--shard and --dask need TEST")
+    if shard is not None and dask_address is not None:
+        raise click.UsageError("--shard and --dask are exclusive (--dask makes the shards itself)")
+    if dask_address is not None and codes_path:
+        raise click.UsageError("--codes belong to one input: not with --dask")
+    if dask_address is not None and timings:
+        raise click.UsageError("--timings times this process; with --dask the workers predict")
+
+
+def _predict_dask(address, test, output, *, model_path, hbm_path, calib_path, exact, settings, scores, proba,
+                  zero_based, extra_features, chunk_rows, quiet, classes):
+    from ..cluster.dask_backend import PredictTask, predict_file_dask
+    from ..io.predictions import PredictionWriter
+    task = PredictTask(model_path, hash_model_path=hbm_path, calibration_path=calib_path, exact=exact,
+                       settings=settings, scores=scores, proba=proba, zero_based=zero_based,
+                       extra_features=extra_features, chunk_rows=chunk_rows)
+    log = None if quiet else (lambda msg: click.echo("hsvm: predict --dask: " + msg, err=True))
+    counts = predict_file_dask(address, test, output, task=task, log=log)
+    summary = PredictionWriter(classes)
+    summary.total, summary.correct = counts.get("total", 0), counts.get("correct", 0)
+    summary.labelled_rows = counts.get("labelled", 0)
+    if not quiet and summary.labelled:
+        click.echo(summary.accuracy_line(), err=True)

@@ -1,4 +1,5 @@
-"""hsvm train-ovo: one LIBLINEAR classifier per class pair (and bag)."""
+"""hsvm train-ovo: one LIBLINEAR classifier per class pair (and bag); a block
+of the pairs into a part file (--pairs i/N), or on a Dask cluster (--dask)."""
 import click
 
 from ..models.ovo import save_model
@@ -14,7 +15,7 @@ from . import options
               help="Train on the packed bits of this codes file (`hsvm hash-data -H KERNEL.khm`: Hash-SVM) instead of "
                    "svmlight TRAIN; the bits are the features, as +-1/sqrt(bits), and are never expanded.")
 @click.option("--bits", type=int, default=None, help="With --codes: use the first BITS bits (default: all).")
-@options.output(required=True, what="Model file to write (.hsvm)")
+@options.output(required=True, what="Model file to write (.hsvm); with --pairs, the part file")
 @click.option("-c", "C", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
               help="Cost parameter C of every pair's SVM.")
 @click.option("--solver", type=click.Choice(sorted(SOLVERS)), default="l2loss-dual", show_default=True,
@@ -27,12 +28,19 @@ from . import options
               help="Bootstrap resamples per pair, each its own classifier (1: no bootstrap).")
 @click.option("--normalize", type=click.Choice(["l2", "none"]), default="l2", show_default=True,
               help="Sample normalisation, recorded in the model and applied again at prediction.")
+@click.option("--pairs", "block", callback=options._shard_callback, metavar="i/N",
+              help="Train only block i of N (0-based; 'slurm': this job array task's) of the class pairs -- "
+                   "contiguous blocks of nearly equal estimated cost (rows per pair), the same in every task -- "
+                   "into a part file; `hsvm merge-models` joins the N parts into this command's model without "
+                   "--pairs, byte for byte.")
+@options.dask("Pair blocks become tasks; the training data goes once to each worker; the model is the "
+              "single-process file byte for byte.")
 @options.seed
 @options.jobs
 @options.zero_based
 @options.quiet
-def command(train, codes_path, bits, output, C, solver, tol, per_class, bags, normalize, seed, jobs, zero_based,
-            quiet):
+def command(train, codes_path, bits, output, C, solver, tol, per_class, bags, normalize, block, dask_address, seed,
+            jobs, zero_based, quiet):
     """Train a one-vs-one linear SVM model from the svmlight file TRAIN ('-': stdin),
     or from the codes file given with --codes."""
     if codes_path is not None:
@@ -43,6 +51,8 @@ def command(train, codes_path, bits, output, C, solver, tol, per_class, bags, no
             if ctx.get_parameter_source(name) != click.core.ParameterSource.DEFAULT:
                 raise click.UsageError("--%s is for svmlight input; codes are the features as they are"
                                        % name.replace("_", "-"))
+        if block is not None or dask_address is not None:
+            raise click.UsageError("--pairs and --dask train from svmlight TRAIN, not from --codes")
         if solver not in BITS_SOLVERS:
             raise click.BadParameter("training on codes takes a dual solver: %s" % ", ".join(sorted(BITS_SOLVERS)),
                                      param_hint="--solver")
@@ -57,8 +67,34 @@ def command(train, codes_path, bits, output, C, solver, tol, per_class, bags, no
         raise click.UsageError("missing TRAIN (or --codes CODES)")
     if bits is not None:
         raise click.UsageError("--bits is for training on --codes")
-    model = train_ovo_file(train, C=C, solver=solver, tol=tol, per_class=per_class, bags=bags, normalize=normalize,
-                           seed=seed, jobs=jobs, zero_based=zero_based, progress=options.show_progress(quiet))
+    kw = dict(C=C, solver=solver, tol=tol, per_class=per_class, bags=bags, normalize=normalize, seed=seed)
+    progress = options.show_progress(quiet)
+    log = None if quiet else (lambda msg: click.echo("hsvm: train-ovo: " + msg, err=True))
+    if block is not None and dask_address is not None:
+        raise click.UsageError("--pairs and --dask are exclusive (--dask splits the pairs itself)")
+    if block is not None:
+        from ..models.parts import save_part
+        from ..train.pair_blocks import train_pair_block_file
+        part = train_pair_block_file(train, block=block, zero_based=zero_based, jobs=jobs, progress=progress,
+                                     log=log, **kw)
+        save_part(part, output)
+        if log is not None:
+            log("block %s: %d of %d pairs x %d bags, %d features -> %s"
+                % (block, part.pair_stop - part.pair_start, part.n_pairs, part.model.bags, part.model.n_features,
+                   output))
+        return
+    if dask_address is not None:
+        if jobs != 1:
+            raise click.UsageError("--jobs is for training in this process; with --dask the workers train")
+        from ..cluster.dask_backend import connect, train_ovo_dask_file
+        with connect(dask_address) as client:
+            report = train_ovo_dask_file(train, client, output=output, zero_based=zero_based, progress=progress,
+                                         log=log if not progress else None, **kw)
+        if log is not None:
+            log("%d pairs in %d blocks on %d Dask workers -> %s"
+                % (report["n_pairs"], report["n_blocks"], report["workers"], output))
+        return
+    model = train_ovo_file(train, jobs=jobs, zero_based=zero_based, progress=progress, **kw)
     save_model(model, output)
     if not quiet:
         click.echo("hsvm: %d classes, %d pairs x %d bags, %d features -> %s"

@@ -62,6 +62,34 @@ threads = click.option("--threads", default=None, callback=_threads_callback, me
                             "honouring OMP_NUM_THREADS and SLURM_CPUS_PER_TASK).")
 
 
+def _shard_callback(ctx, param, value):
+    if value is None:
+        return None
+    from ..io.shard import ShardError, parse_shard
+    try:
+        return parse_shard(value)
+    except ShardError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+#: ``--shard i/N``: one byte-range shard of a plain sample file (io/shard.py).
+shard = click.option("--shard", callback=_shard_callback, metavar="i/N",
+                     help="Read only shard i of N (0-based) of the plain input file: its byte range "
+                          "[i*S/N, (i+1)*S/N) with whole lines (the line that crosses the start belongs to the "
+                          "shard before), so N shards read every line once and their outputs concatenated are "
+                          "the whole file's; line numbers in messages stay the file's.  'slurm': this job array "
+                          "task's shard (SLURM_ARRAY_TASK_ID of SLURM_ARRAY_TASK_COUNT).  Compressed input "
+                          "cannot be split: shard by file instead.")
+
+
+def dask(what):
+    """``--dask ADDRESS|local:N``: run on a Dask cluster (cluster/dask_backend.py)."""
+    return click.option("--dask", "dask_address", metavar="ADDRESS|local:N",
+                        help="Run on a Dask cluster (pip install 'hsvm[dask]'): the scheduler at ADDRESS "
+                             "(tcp://host:8786), or local:N, N single-threaded worker processes on this machine. "
+                             + what)
+
+
 def show_progress(quiet_flag):
     """Progress bars only for a person watching: never with --quiet or when
     stderr is a pipe or file (batch jobs, CI logs)."""

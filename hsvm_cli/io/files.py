@@ -30,6 +30,15 @@ _MAGIC_LEN = max(len(m) for m, _, _ in _MAGIC)
 _DECOMPRESSION_ERRORS = (gzip.BadGzipFile, zlib.error, EOFError, OSError, lzma.LZMAError)
 
 
+def compression_of(head):
+    """The compression (``"gzip"``, ``"bz2"``, ``"xz"``) whose magic number
+    ``head`` (a file's first bytes) starts with, or None for plain data."""
+    for magic, kind, _ in _MAGIC:
+        if head.startswith(magic):
+            return kind
+    return None
+
+
 def display_name(path):
     """How a path is named in messages (``<stdin>`` / ``<stdout>`` for ``-``)."""
     if path == "-" or path is None:

@@ -39,6 +39,7 @@ from ..errors import CorruptInputError, InputFormatError, InputReadError, printa
 from ..support.labels import integer_labels
 from ..support.native import ffi, lib
 from .files import display_name, open_input
+from .shard import as_shard, open_shard
 
 __all__ = ["MAX_FEATURES", "MAX_LINE_BYTES", "SvmChunk", "iter_svmlight", "load_svmlight", "write_svmlight"]
 
@@ -132,7 +133,7 @@ def _validate(zero_based, n_features, extra_features, chunk_rows, dtype, block_s
 
 
 def iter_svmlight(source, *, zero_based=False, n_features=None, extra_features="error",
-                  chunk_rows=65536, dtype=np.float64, name=None, _block_size=None, _line_limit=None):
+                  chunk_rows=65536, dtype=np.float64, name=None, shard=None, _block_size=None, _line_limit=None):
     """Stream an svmlight file as :class:`SvmChunk` objects of at most ``chunk_rows`` rows.
 
     ``source``: a path, ``"-"`` for stdin (both opened with
@@ -145,6 +146,13 @@ def iter_svmlight(source, *, zero_based=False, n_features=None, extra_features="
     ``dtype``: float32 or float64 for ``X`` (values are parsed as doubles).
     ``name``: how error messages call the file (default: the path, ``<stdin>``,
     or the file object's ``name``).
+    ``shard``: None, or shard ``"i/N"`` / :class:`~hsvm_cli.io.shard.Shard`
+    (0-based; ``"slurm"``: this job array task's) or a
+    :class:`~hsvm_cli.io.shard.ByteRange`: read only the lines of that byte
+    range of the plain file ``source`` (:mod:`hsvm_cli.io.shard`: every line
+    belongs to exactly one of N shards).  Chunks' ``first_line`` and error
+    messages still give the file's own line numbers.  Compressed input, stdin
+    and file objects raise :class:`~hsvm_cli.io.shard.ShardError`.
 
     Options are checked at the call; the file is opened on the first ``next()``.
     A file without data lines yields no chunk.  Malformed input raises
@@ -155,17 +163,22 @@ def iter_svmlight(source, *, zero_based=False, n_features=None, extra_features="
     ``_line_limit`` are for tests.)"""
     opts = _validate(zero_based, n_features, extra_features, chunk_rows, dtype, _block_size, _line_limit)
     _check_source(source)
+    if shard is not None:
+        return _generate_shard(source, as_shard(shard), opts, name)
     return _generate(source, opts, name)
 
 
 def load_svmlight(source, *, zero_based=False, n_features=None, extra_features="error",
-                  dtype=np.float64, name=None, _block_size=None, _line_limit=None):
+                  dtype=np.float64, name=None, shard=None, _block_size=None, _line_limit=None):
     """Read a whole svmlight file; returns ``(X, y)``: a CSR matrix of shape
     ``(rows, width)`` and int64 labels.  ``width`` is ``n_features`` when given,
     else the largest column + 1 in the file.  Options as for :func:`iter_svmlight`."""
     opts = _validate(zero_based, n_features, extra_features, _UNBOUNDED_ROWS, dtype, _block_size, _line_limit)
     _check_source(source)
-    chunks = list(_generate(source, opts, name))
+    if shard is not None:
+        chunks = list(_generate_shard(source, as_shard(shard), opts, name))
+    else:
+        chunks = list(_generate(source, opts, name))
     if chunks:
         return chunks[0].X, chunks[0].y
     width = 0 if n_features is None else n_features
@@ -179,7 +192,10 @@ def _check_source(source):
         raise TypeError("source must be a path, '-' or a binary file object, not %r" % (source,))
 
 
-def _generate(source, opts, name):
+def _generate(source, opts, name, lines_before=None):
+    # lines_before: for a shard, a callable giving the file lines before it
+    # (counted only when a line number is reported); None for a whole file.
+    here = _LineBase(lines_before)
     if isinstance(source, (str, bytes, os.PathLike)) or source is None:
         if isinstance(source, bytes):
             source = os.fsdecode(source)
@@ -194,12 +210,12 @@ def _generate(source, opts, name):
             given = getattr(fh, "name", None)
             name = given if isinstance(given, str) else "<input>"
     try:
-        builder = _ChunkBuilder(opts, name)
+        builder = _ChunkBuilder(opts, name, here)
         carry = []   # pieces of a line not yet ended by a newline
         carried = 0  # their total length
         line = 0     # 0-based file line at which the carried bytes start
         while True:
-            data = _read_block(fh, opts.block_size, name, line)
+            data = _read_block(fh, opts.block_size, name, line, here)
             if isinstance(data, str):
                 raise TypeError("%s: source must be opened in binary mode" % name)
             if not data:
@@ -211,13 +227,13 @@ def _generate(source, opts, name):
                 carry.append(data)
                 carried += len(data)
                 if carried > opts.line_limit:
-                    raise _line_too_long(name, line, opts.line_limit)
+                    raise _line_too_long(name, here.file_line(line), opts.line_limit)
                 continue
             start = 0
             if carry:
                 first = data.find(b"\n") + 1
                 if carried + first - 1 > opts.line_limit:
-                    raise _line_too_long(name, line, opts.line_limit)
+                    raise _line_too_long(name, here.file_line(line), opts.line_limit)
                 carry.append(data[:first])
                 head = b"".join(carry)
                 carry = []
@@ -230,7 +246,7 @@ def _generate(source, opts, name):
                 carry.append(data[cut + 1:])
                 carried = len(data) - cut - 1
                 if carried > opts.line_limit:  # a read() that returned more than asked
-                    raise _line_too_long(name, line, opts.line_limit)
+                    raise _line_too_long(name, here.file_line(line), opts.line_limit)
         if carry:
             tail = b"".join(carry)
             line = yield from builder.feed(tail, 0, len(tail), line)
@@ -240,15 +256,36 @@ def _generate(source, opts, name):
             fh.close()
 
 
-def _read_block(fh, size, name, line):
+class _LineBase:
+    """File line numbers of a whole file, or of a shard whose preceding lines
+    are counted only when a number is reported (io/shard.py)."""
+
+    def __init__(self, lines_before):
+        self.lines_before = lines_before
+
+    def file_line(self, line):
+        """The 0-based file line of the reader's 0-based line ``line``."""
+        return line if self.lines_before is None else line + self.lines_before()
+
+    def read_error_line(self, line):
+        """``file_line(line) + 1``, or None when counting the lines itself
+        fails (the read error at hand is then reported without a line)."""
+        try:
+            return self.file_line(line) + 1
+        except InputReadError:
+            return None
+
+
+def _read_block(fh, size, name, line, here):
     """The next block of ``fh``; a decompression or read failure names the
     file and the (1-based) line the reader had reached."""
     try:
         return fh.read(size)
     except (CorruptInputError, InputReadError) as exc:
-        raise exc.located(name, line + 1) from None
+        raise exc.located(name, here.read_error_line(line)) from None
     except OSError as exc:
-        raise InputReadError(name, exc.strerror or str(exc) or type(exc).__name__, line=line + 1) from None
+        raise InputReadError(name, exc.strerror or str(exc) or type(exc).__name__,
+                             line=here.read_error_line(line)) from None
 
 
 def _line_too_long(name, line, limit):
@@ -265,9 +302,10 @@ class _ChunkBuilder:
     """The CSR arrays of the chunk being filled, grown on demand, handed out
     as an SvmChunk when ``chunk_rows`` rows are in."""
 
-    def __init__(self, opts, name):
+    def __init__(self, opts, name, here):
         self.opts = opts
         self.name = name
+        self.here = here
         self.st = ffi.new("hsvm_svm_parse_state *")
         self.nnz_hint = _INITIAL_NNZ
         self.n_features = -1 if opts.n_features is None else opts.n_features
@@ -370,7 +408,10 @@ class _ChunkBuilder:
             labels = labels.copy()
         X = sp.csr_matrix((values, indices, indptr), shape=(n, width), copy=False)
         X.has_sorted_indices = True
-        chunk = SvmChunk(X, labels, self.first_line)
+        if self.here.lines_before is None:
+            chunk = SvmChunk(X, labels, self.first_line)
+        else:
+            chunk = _ShardChunk(X, labels, self.first_line, self.here.lines_before)
         # the next chunk most likely looks like this one
         self.nnz_hint = max(_INITIAL_NNZ, nnz + (nnz >> 4))
         self._reset()
@@ -381,7 +422,7 @@ class _ChunkBuilder:
         off = pos + st.err_offset
         raw = _TOKEN.match(data, off).group()
         token = _show(raw)
-        lineno = line + st.err_line + 1
+        lineno = self.here.file_line(line + st.err_line) + 1
         base = 0 if self.opts.zero_based else 1
         index_raw = raw.split(b":", 1)[0]
         index_text = _show(index_raw)
@@ -450,6 +491,37 @@ def _show(raw, limit=40):
     text = raw.decode("utf-8", "surrogateescape")
     text = text if len(text) <= limit else text[:limit] + "..."
     return printable(text)
+
+
+# --------------------------------------------------------------- sharding
+
+def _generate_shard(source, shard, opts, name):
+    # Opened (and refused if compressed, stdin or a stream) on the first
+    # next(), like a whole file.
+    if name is None and isinstance(source, (str, bytes, os.PathLike)):
+        name = display_name(os.fsdecode(os.fspath(source)))
+    fh = open_shard(source, shard, name=name)
+    try:
+        yield from _generate(fh, opts, fh.raw.name, lines_before=fh.raw.lines_before)
+    finally:
+        fh.close()
+
+
+class _ShardChunk(SvmChunk):
+    """A chunk read from a shard: ``first_line`` is the file's line number,
+    resolved on first access because it needs the newlines before the shard
+    counted (:meth:`hsvm_cli.io.shard.ShardReader.lines_before`), which
+    sharded reading never does unless asked."""
+
+    def __init__(self, X, y, relative_line, lines_before):
+        self.X = X
+        self.y = y
+        self._relative_line = relative_line
+        self._lines_before = lines_before
+
+    @property
+    def first_line(self):
+        return self._lines_before() + self._relative_line
 
 
 # ---------------------------------------------------------------- writing
@@ -544,11 +616,12 @@ def _format_values(data):
     return out
 
 
-def line_of_row(source, row):
-    """The 1-based file line of data row ``row`` (0-based) of the svmlight
-    file ``source``, counting lines as the reader does (blank and
-    comment-only lines are skipped), or None when the input cannot be read
-    again (stdin, a pipe).  For messages about a valid row that a later step
+def line_of_row(source, row, *, start_line=1):
+    """The 1-based file line of data row ``row`` (0-based, counted from the
+    data line at or after ``start_line``, e.g. a chunk's or a shard's first)
+    of the svmlight file ``source``, counting lines as the reader does (blank
+    and comment-only lines are skipped), or None when the input cannot be
+    read again (stdin, a pipe).  For messages about a valid row that a later step
     refuses (a negative feature for the chi2 kernel): an error path only."""
     if source is None or source == "-" or not isinstance(source, (str, bytes, os.PathLike)):
         return None
@@ -560,7 +633,7 @@ def line_of_row(source, row):
     seen = -1
     with open_input(source) as fh:
         for lineno, line in enumerate(fh, 1):
-            if line.split(b"#", 1)[0].strip():
+            if lineno >= start_line and line.split(b"#", 1)[0].strip():
                 seen += 1
                 if seen == row:
                     return lineno

@@ -125,7 +125,7 @@ def write_codes_svm(fh, codes, labels, bits):
 
 
 def hash_data(h, source, output, *, bits=None, fmt="codes", zero_based=False, extra_features="error",
-              chunk_rows=16384):
+              chunk_rows=16384, shard=None):
     """What ``hsvm hash-data`` does: the codes of the samples of the svmlight
     file ``source`` at ``bits`` (default: all of the hash's bits), written to
     ``output`` as an ``hsvm-codes`` file (``fmt="codes"``) or as +1/-1
@@ -133,7 +133,10 @@ def hash_data(h, source, output, *, bits=None, fmt="codes", zero_based=False, ex
     (:class:`~hsvm_cli.models.hashed.HashModel`: samples normalised as its
     exact model was, then sign projections) or a kernel hash
     (:class:`~hsvm_cli.hashing.krsh.KernelHash`: raw samples, kernel subspace
-    coordinates, then sign projections).  Returns the number of samples."""
+    coordinates, then sign projections).  ``shard``: only shard ``"i/N"`` of
+    the plain file ``source`` (io/shard.py): the shards' svm outputs
+    concatenated are the whole file's, and their codes files hold the whole
+    file's codes in shard order.  Returns the number of samples."""
     if fmt not in ("codes", "svm"):
         raise ValueError("fmt must be 'codes' or 'svm', not %r" % (fmt,))
     from ..hashing.krsh import KernelHash
@@ -150,7 +153,7 @@ def hash_data(h, source, output, *, bits=None, fmt="codes", zero_based=False, ex
         def encode(chunk, start):
             return encoder.codes(prepare(h.normalize, chunk.X))
     chunks = iter_svmlight(source, zero_based=zero_based, n_features=h.n_features,
-                           extra_features=extra_features, chunk_rows=chunk_rows)
+                           extra_features=extra_features, chunk_rows=chunk_rows, shard=shard)
     n = 0
     if fmt == "svm":
         with atomic_output(output, "wb") as fh:
@@ -184,6 +187,5 @@ def _kernel_encoder(h, bits, source, zero_based):
         try:
             return h.codes(chunk.X, bits)
         except NegativeFeatureError as exc:
-            raise negative_feature_error(exc, source, row_offset=start, zero_based=zero_based,
-                                         first_line=chunk.first_line) from None
+            raise negative_feature_error(exc, source, zero_based=zero_based, start_line=chunk.first_line) from None
     return encode

@@ -134,16 +134,37 @@ class OvoModel:
                     for s in range(0, flat.shape[0], step):
                         h.update(np.ascontiguousarray(flat[s:s + step]).tobytes())
             else:
-                h.update(("hsvm-model-identity-v2|bags=%d|normalize=%s|block=%d|"
-                          % (self.bags, self.normalize, BLOCK_BYTES)).encode())
                 stored = self.stored_arrays() if self.container is None else self.container.arrays
                 digests = None if self.container is None else self.container.digests
-                for key in ("classes", "pairs", "W", "b"):
-                    arr = stored[key]
-                    h.update(("%s|%s|%s|" % (key, arr.dtype.str, list(arr.shape))).encode())
-                    h.update(",".join(digests[key] if digests is not None else array_digests(arr)).encode())
+                self.content_digest = model_identity(
+                    bags=self.bags, normalize=self.normalize,
+                    arrays={key: (arr.dtype.str, arr.shape) for key, arr in stored.items()},
+                    digests={key: digests[key] if digests is not None else array_digests(stored[key])
+                             for key in IDENTITY_ARRAYS})
+                return self.content_digest
             self.content_digest = h.hexdigest()
         return self.content_digest
+
+
+#: The arrays a model's identity covers, in the order it hashes them.
+IDENTITY_ARRAYS = ("classes", "pairs", "W", "b")
+
+
+def model_identity(*, bags, normalize, arrays, digests):
+    """A model's identity (:meth:`OvoModel.content_sha256`) from its settings,
+    its stored arrays' descriptions (``arrays``: key -> (numpy dtype string
+    such as ``"<f4"``, shape)) and their block digests (``digests``: key ->
+    the list :func:`~hsvm_cli.io.container.array_digests` gives), so that a
+    writer that streams the arrays (models/model_stream.py) names the model
+    as :func:`save_model` does."""
+    import hashlib
+    h = hashlib.sha256()
+    h.update(("hsvm-model-identity-v2|bags=%d|normalize=%s|block=%d|" % (bags, normalize, BLOCK_BYTES)).encode())
+    for key in IDENTITY_ARRAYS:
+        dtype, shape = arrays[key]
+        h.update(("%s|%s|%s|" % (key, dtype, [int(v) for v in shape])).encode())
+        h.update(",".join(digests[key]).encode())
+    return h.hexdigest()
 
 
 def bag_mean(decisions, bags):

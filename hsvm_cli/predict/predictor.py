@@ -9,6 +9,7 @@ import numpy as np
 
 from ..errors import DataError, ModelMismatchError, OptionError
 from ..io.predictions import PredictionWriter
+from ..io.shard import as_shard
 from ..io.svmlight import SvmChunk, iter_svmlight
 from ..models.pairs import PairLookup
 from ..preprocess import prepare
@@ -280,14 +281,20 @@ class Predictor:
                                      features=features)
 
     def predict_file(self, source, output="-", *, codes=None, scores=False, proba=False, timings=None,
-                     zero_based=False, extra_features="error", chunk_rows=16384):
+                     zero_based=False, extra_features="error", chunk_rows=16384, shard=None, header=None):
         """What ``hsvm predict`` does: predict the svmlight file ``source``
         (a path or ``-``; None with ``codes`` and no refine) chunk by chunk and
         write the labels (with ``scores`` the vote counts, with ``proba`` the
         probabilities, in svm-predict's layout) to ``output``.  Returns the
         :class:`~hsvm_cli.io.predictions.PredictionWriter`, which holds the
         running accuracy; ``timings`` (a Timings) receives the phases and, in
-        hash mode, the mean number of refined classes and the setting."""
+        hash mode, the mean number of refined classes and the setting.
+        ``output`` may also be an open text file object.  ``shard``: predict
+        only shard ``"i/N"`` (or a ``ByteRange``) of the plain file ``source``
+        (io/shard.py);
+        ``header``: whether ``--scores``/``--proba`` output starts with the
+        ``labels ...`` line (default: unless ``shard`` is a shard after the
+        first, so that the shards' outputs concatenated are the whole file's)."""
         t = timings if timings is not None else NullTimings()
         if scores and self.rule == "dag":
             raise OptionError("a decision DAG gives labels only, no vote counts: --scores needs max-wins voting")
@@ -295,6 +302,10 @@ class Predictor:
             raise OptionError("--scores gives vote counts: with a class-score first stage they come from the refine")
         writer = PredictionWriter(self.model.classes, scores=scores, proba=proba)
         chunks = features = None
+        if shard is not None:
+            shard = as_shard(shard)
+        if header is None:
+            header = shard is None or shard.is_first
         if self.model.codes_source is not None:
             # A model trained on codes: raw samples through its kernel hash, or
             # the codes themselves; never svmlight rows taken as its features.
@@ -302,6 +313,8 @@ class Predictor:
                 check_model_codes(self.model, codes=codes, model_name=self.model.path or "the model")
                 if source is not None:
                     raise OptionError("--codes holds the samples of a model trained on codes: no TEST")
+                if shard is not None:
+                    raise OptionError("--shard splits svmlight text: shard the raw samples with --kernel-hash")
                 chunks = _code_chunks(codes, chunk_rows)
                 features = PackedCodeFeatures(self.model.n_features)
                 codes = None
@@ -318,9 +331,11 @@ class Predictor:
         if chunks is None and source is not None:
             width = self.features.n_input_features if self.features is not None else self.model.n_features
             chunks = timed_chunks(iter_svmlight(source, zero_based=zero_based, n_features=width,
-                                                extra_features=extra_features, chunk_rows=chunk_rows), t)
+                                                extra_features=extra_features, chunk_rows=chunk_rows, shard=shard), t)
+            if isinstance(features, _Located):
+                chunks = features.watch(chunks)
         writer.write_all(self.iter_predict(chunks, codes=codes, proba=proba, timings=t, features=features), output,
-                         timings=t)
+                         timings=t, header=header)
         if self.filter is not None:
             if writer.total:
                 t.counters["mean_refined_classes"] = round(t.counters.pop("refined_classes", 0) / writer.total, 3)
@@ -443,11 +458,19 @@ class Predictor:
 
 class _Located:
     """Kernel hash features that name FILE:LINE for a refused sample (a
-    negative feature for the chi2 kernel): counts the rows as they pass."""
+    negative feature for the chi2 kernel): counts the rows as they pass,
+    from the first line of the first chunk (a shard starts mid-file)."""
 
     def __init__(self, features, source, zero_based):
         self.features, self.source, self.zero_based = features, source, zero_based
         self.row = 0
+        self.first_line = None
+
+    def watch(self, chunks):
+        for chunk in chunks:
+            if self.first_line is None:
+                self.first_line = chunk.first_line
+            yield chunk
 
     def __call__(self, X):
         from ..hashing.krsh import NegativeFeatureError
@@ -455,7 +478,8 @@ class _Located:
         try:
             return self.features(X)
         except NegativeFeatureError as exc:
-            raise negative_feature_error(exc, self.source, row_offset=self.row, zero_based=self.zero_based) from None
+            raise negative_feature_error(exc, self.source, row_offset=self.row, zero_based=self.zero_based,
+                                         start_line=self.first_line or 1) from None
         finally:
             self.row += X.shape[0]
 

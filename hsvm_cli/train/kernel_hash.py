@@ -10,20 +10,21 @@ from ..models.provenance import provenance
 from .ovo import read_training_file
 
 
-def negative_feature_error(exc, source, *, row_offset=0, zero_based=False, first_line=None):
+def negative_feature_error(exc, source, *, row_offset=0, zero_based=False, start_line=1):
     """The FILE:LINE error for a :class:`NegativeFeatureError` raised on rows
-    read from ``source`` (``row_offset``: the data row of the array's first
-    row; ``first_line``: that row's line when the file cannot be read again)."""
+    read from ``source``: ``exc.row + row_offset`` data rows after the data
+    line at or after ``start_line`` (a chunk's first line, say)."""
     name = display_name(source)
     row = exc.row + row_offset
-    line = line_of_row(source, row)
+    line = line_of_row(source, row, start_line=start_line)
     feature = exc.feature - 1 if zero_based else exc.feature
     reason = "the %s kernel needs non-negative features: feature %d is %r" % (exc.kernel, feature, exc.value)
     if line is None:
-        if first_line is not None and exc.row == 0:
-            line = first_line
+        if row == 0 and start_line > 1:
+            line = start_line
         else:
-            return DataError("%s: sample %d: %s" % (name, row + 1, reason))
+            return DataError("%s: sample %d%s: %s" % (name, row + 1, " after line %d" % start_line
+                                                      if start_line > 1 else "", reason))
     return InputFormatError(name, line, reason)
 
 

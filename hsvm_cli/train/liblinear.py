@@ -294,7 +294,7 @@ def _progress_bar(total, enabled):
 
 
 def train_pairs(X, y, *, C=1.0, solver="l2loss-dual", tol=None, per_class=None, bags=1,
-                seed=0, jobs=1, progress=False):
+                seed=0, jobs=1, progress=False, pairs=None):
     """Train one linear SVM per pair of classes (one-vs-one) with LIBLINEAR.
 
     Parameters
@@ -331,6 +331,13 @@ def train_pairs(X, y, *, C=1.0, solver="l2loss-dual", tol=None, per_class=None, 
         serially with the same result).  ``1`` trains in the calling process.
     progress : bool
         Show a tqdm bar on stderr, one tick per pair.
+    pairs : None, or strictly increasing indices into the canonical pair order
+        Train only these pairs (a ``range`` or int array: a block of a
+        distributed run, :mod:`hsvm_cli.train.pair_blocks`).  The result then
+        holds just them, in this order -- an incomplete model, which
+        ``save_model`` refuses (a part file holds it) -- and each classifier is
+        bit-identical to the full run's, since it depends on the pair's labels,
+        data and the seed only.
 
     Returns
     -------
@@ -367,12 +374,15 @@ def train_pairs(X, y, *, C=1.0, solver="l2loss-dual", tol=None, per_class=None, 
     class_addr = [row_addr[order[bounds[k]:bounds[k + 1]]] for k in range(K)]
 
     pair_a, pair_b = canonical_pairs(K)
+    if pairs is not None:
+        chosen = _check_pair_subset(pairs, pair_a.shape[0])
+        pair_a, pair_b = pair_a[chosen], pair_b[chosen]
     P = pair_a.shape[0]
     seeds = solver_seeds(seed, classes[pair_a], classes[pair_b], bags)
 
     check_allocation(P * bags * d * 4, "a model of %d classifiers x %d features (the widest sample reaches "
                      "feature index %d)" % (P * bags, d, d))
-    workers = min(jobs, P)
+    workers = max(1, min(jobs, P))
     if workers > 1 and "fork" not in multiprocessing.get_all_start_methods():
         workers = 1
     if workers > 1:
@@ -414,6 +424,21 @@ def train_pairs(X, y, *, C=1.0, solver="l2loss-dual", tol=None, per_class=None, 
                             wall_seconds=time.perf_counter() - t_start, jobs=workers)
     return OvoModel(classes=classes.astype(np.int64), pair_a=pair_a, pair_b=pair_b, W=W, b=b, bags=bags,
                     normalize="none", params=params, training=record)
+
+
+def _check_pair_subset(pairs, n_pairs):
+    try:
+        idx = np.asarray(pairs)
+    except (TypeError, ValueError):
+        raise ValueError("pairs must be increasing pair indices, not %r" % (pairs,)) from None
+    if idx.ndim != 1 or (idx.size and idx.dtype.kind not in "iu"):
+        raise ValueError("pairs must be a 1-D sequence of integer pair indices")
+    idx = idx.astype(np.int64)
+    if idx.size and (idx[0] < 0 or idx[-1] >= n_pairs):
+        raise ValueError("pair indices must lie in 0..%d" % (n_pairs - 1))
+    if np.any(np.diff(idx) <= 0):
+        raise ValueError("pair indices must be strictly increasing")
+    return idx
 
 
 def _train_parallel(job, P, workers, progress):

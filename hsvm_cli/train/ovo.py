@@ -12,7 +12,7 @@ from .liblinear import train_pairs
 
 
 def train_ovo(X, y, *, C=1.0, normalize="l2", solver="l2loss-dual", tol=None, per_class=None, bags=1,
-              seed=0, jobs=1, progress=False, train_path=None, train_sha256=None):
+              seed=0, jobs=1, progress=False, train_path=None, train_sha256=None, pairs=None):
     """Train a one-vs-one linear SVM model on samples ``X`` (CSR matrix or
     dense array [n, d]) with integer labels ``y``.
 
@@ -22,11 +22,13 @@ def train_ovo(X, y, *, C=1.0, normalize="l2", solver="l2loss-dual", tol=None, pe
     ``tol``, ``per_class``, ``bags``, ``seed``, ``jobs``, ``progress``: see
     :func:`hsvm_cli.train.liblinear.train_pairs`.  ``train_path`` and
     ``train_sha256`` name the training input in the model's provenance.
+    ``pairs``: train only these canonical pair indices (a block of
+    :mod:`hsvm_cli.train.pair_blocks`; the model then holds only them).
     Returns an :class:`~hsvm_cli.models.ovo.OvoModel` (save it with
     :func:`~hsvm_cli.models.ovo.save_model`)."""
     Xn = apply_normalization(X.astype(np.float64), normalize, copy=True)
     model = train_pairs(Xn, y, C=C, solver=solver, tol=tol, per_class=per_class, bags=bags, seed=seed,
-                        jobs=jobs, progress=progress)
+                        jobs=jobs, progress=progress, pairs=pairs)
     model.normalize = normalize
     model.params = dict(model.params, normalize=normalize)
     model.provenance = provenance(train_path, train_sha256)

@@ -55,3 +55,10 @@ def test_training_on_one_class_exits_65_with_a_clear_message(tmp_path):
     r = run(["train-ovo", src, "-o", str(out)], exit_code=65)
     assert not out.exists()
     assert r.stderr == "hsvm: %s: training needs samples of at least two classes, found 1\n" % src
+
+
+def test_recorded_command_leaves_out_every_spelling_of_the_options_that_do_not_change_the_model():
+    from hsvm_cli.models.provenance import recorded_command
+    argv = ["/x/hsvm", "train-ovo", "-j2", "a.svm", "--jobs", "3", "-q", "--pairs", "1/4", "--pairs=2/4",
+            "--dask", "local:2", "--dask=tcp://h:8786", "-c", "0.5", "-o", "m"]
+    assert recorded_command(argv) == "hsvm train-ovo a.svm -c 0.5 -o m"
