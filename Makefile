@@ -17,7 +17,7 @@ $(PY):
 	$(PIP) install -q --upgrade pip setuptools wheel
 
 $(STAMP): $(PY) pyproject.toml setup.py $(NATIVE)
-	$(PIP) install -q -e '.[test,dask]'
+	$(PIP) install -q -e '.[test,dask,plot]'
 	@touch $@
 
 install: $(STAMP)

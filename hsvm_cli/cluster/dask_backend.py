@@ -198,9 +198,10 @@ def train_ovo_dask(X, y, client, *, output, normalize="l2", C=1.0, solver="l2los
     require_distributed()
     from .. import __version__ as here_version
     from ..preprocess import apply_normalization
-    from ..train.liblinear import _check_options
+    from ..train.liblinear import SOLVERS
+    from ..train.sampling import check_options
     # Checked here, before anything is sent (train_pairs checks again on the workers).
-    _check_options(C, solver, tol, per_class, bags, seed, 1)
+    check_options(C, solver, tol, per_class, bags, seed, 1, solvers=SOLVERS)
     labels = integer_labels(y, X.shape[0])
     classes, counts = np.unique(labels, return_counts=True)
     K = classes.shape[0]

@@ -12,8 +12,11 @@ import sys
 import numpy as np
 import pytest
 
-distributed = pytest.importorskip("distributed")
-import dask  # noqa: E402
+try:
+    import dask
+    import distributed
+except ImportError as e:  # fail loudly: `make test` installs the dask extra
+    raise ImportError("the Dask backend tests need dask[distributed]: pip install -e '.[dask]' (%s)" % e) from e
 
 from hsvm_cli.cluster.dask_backend import PredictTask, connect, predict_shards, train_ovo_dask  # noqa: E402
 from hsvm_cli.io.shard import ShardError  # noqa: E402
