@@ -593,6 +593,9 @@ class CirculantProjection:
             raise ValueError("circulant_signs has shape %s, expected %s" % (list(packed.shape), [r.shape[0], (d + 7) // 8]))
         if d % 8 and np.any(packed[:, -1] >> np.uint8(d % 8)):
             raise ValueError("circulant_signs has bits set beyond the %d features" % d)
+        zero = np.flatnonzero(~np.any(r, axis=1))
+        if zero.size:
+            raise ValueError("circulant_r block %d is zero" % zero[0])
         return cls(r, _unpack_signs(packed, d), n_features=d, bits=bits, seed=seed)
 
     @classmethod
