@@ -69,9 +69,18 @@ def cli():
 
 
 def _register():
-    from . import cmd_calibrate, cmd_eval, cmd_hash_data, cmd_hash_model, cmd_kernel_hash, cmd_predict, cmd_train_ovo
+    from . import (
+        cmd_calibrate,
+        cmd_eval,
+        cmd_fit_circulant,
+        cmd_hash_data,
+        cmd_hash_model,
+        cmd_kernel_hash,
+        cmd_predict,
+        cmd_train_ovo,
+    )
     for mod in (cmd_train_ovo, cmd_hash_model, cmd_hash_data, cmd_predict, cmd_calibrate, cmd_eval,
-                cmd_kernel_hash):
+                cmd_kernel_hash, cmd_fit_circulant):
         cli.add_command(mod.command)
 
 
