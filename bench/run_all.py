@@ -7,7 +7,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SCRIPTS = ["bench_parse.py", "bench_train.py", "bench_kernel.py", "bench_fidelity.py", "bench_filter.py",
-           "bench_table1.py", "bench_calibrate.py", "bench_integrity.py"]
+           "bench_table1.py", "bench_calibrate.py", "bench_integrity.py", "bench_dag.py", "bench_first_stage.py",
+           "bench_hashsvm.py"]
 
 
 def main():
