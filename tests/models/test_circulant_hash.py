@@ -15,7 +15,6 @@ from hsvm_cli.train.circulant_fit import circulant_svm_decisions, spread_shifts
 
 from conftest import DIGITS_TEST
 
-
 # ------------------------------------------------------------ learned hashes
 
 def test_learned_hash_evaluates_the_rows_of_circ_w_with_exact_signs():
