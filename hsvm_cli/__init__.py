@@ -14,7 +14,11 @@ Training: :func:`train_ovo`, :func:`train_ovo_file`.  Kernel SVMs (Hash-SVM):
 :func:`fit_kernel_hash` (:func:`fit_kernel_hash_file`) gives a
 :class:`KernelHash` (:func:`save_kernel_hash`, :func:`load_kernel_hash`) whose
 codes :func:`train_ovo_codes` (:func:`train_ovo_codes_file`) trains on, and
-``Predictor(model, kernel_hash=h)`` applies to raw samples.  Models: :func:`load_model`,
+``Predictor(model, kernel_hash=h)`` applies to raw samples.  Circulant hashing:
+``hash_model(model, projection="circulant")`` (a :class:`CirculantProjection`);
+learned circulant hashes :func:`fit_circulant_hash` (:func:`fit_circulant_file`) give a
+:class:`LearnedCirculantHash` (:func:`save_circulant_hash`, :func:`load_circulant_hash`),
+whose codes :func:`hash_data` writes.  Models: :func:`load_model`,
 :func:`save_model`, :func:`hash_model`, :func:`load_hash_model`,
 :func:`save_hash_model`, :func:`hash_data`, :func:`read_codes`.  Prediction:
 :class:`Predictor` (exact, filter, filter-and-refine, probabilities;
@@ -37,6 +41,9 @@ _API = {
     "train_ovo_codes": "train.bits_solver", "expand_codes": "train.bits_solver",
     "KernelHash": "hashing.krsh", "fit_kernel_hash": "hashing.krsh", "fit_kernel_hash_file": "train.kernel_hash",
     "load_kernel_hash": "models.kernel_hash", "save_kernel_hash": "models.kernel_hash",
+    "CirculantProjection": "hashing.circulant", "LearnedCirculantHash": "models.circulant_hash",
+    "load_circulant_hash": "models.circulant_hash", "save_circulant_hash": "models.circulant_hash",
+    "fit_circulant_hash": "train.circulant_fit", "fit_circulant_file": "train.circulant_fit",
     "OvoModel": "models.ovo", "load_model": "models.ovo", "save_model": "models.ovo",
     "HashModel": "models.hashed", "hash_model": "models.hashed", "load_hash_model": "models.hashed",
     "save_hash_model": "models.hashed",

@@ -5,6 +5,7 @@ import click
 
 from ..errors import OptionError
 from ..io.container import container_kind
+from ..models.circulant_hash import CHASH_KIND, load_circulant_hash
 from ..models.codes import hash_data
 from ..models.hashed import load_hash_model
 from ..models.kernel_hash import KHM_KIND, load_kernel_hash
@@ -13,8 +14,9 @@ from . import options
 
 @click.command("hash-data")
 @options.input_path(name="data")
-@options.hash_model(required=True, help="Hash model (.hbm) whose projection to use, or a kernel hash (.khm, from "
-                                        "`hsvm kernel-hash`) whose kernel hash codes to compute.")
+@options.hash_model(required=True, help="Hash model (.hbm) whose projection to use, a kernel hash (.khm, from "
+                                        "`hsvm kernel-hash`) whose kernel hash codes to compute, or a learned "
+                                        "circulant hash (from `hsvm fit-circulant`).")
 @click.option("--bits", type=int, default=None, help="Code length (a multiple of 64, default: the hash model's D).")
 @click.option("--format", "fmt", type=click.Choice(["codes", "svm"]), default="codes", show_default=True,
               help="codes: binary hsvm-codes file; svm: the bits as +1/-1 features in svmlight text.")
@@ -27,8 +29,10 @@ from . import options
 def command(data, hbm_path, bits, fmt, output, zero_based, extra_features, chunk_rows, shard, quiet):
     """Hash the samples of DATA ('-': stdin): with a hash model, normalise them
     as its exact model does, project and take signs; with a kernel hash, their
-    kernel subspace coordinates, projected and signed."""
-    h = load_kernel_hash(hbm_path) if container_kind(hbm_path) == KHM_KIND else load_hash_model(hbm_path)
+    kernel subspace coordinates, projected and signed; with a learned
+    circulant hash, normalise them as it records and take its bits."""
+    loaders = {KHM_KIND: load_kernel_hash, CHASH_KIND: load_circulant_hash}
+    h = loaders.get(container_kind(hbm_path), load_hash_model)(hbm_path)
     try:
         h.check_bits(bits)
     except (OptionError, ValueError) as exc:

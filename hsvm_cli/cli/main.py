@@ -72,6 +72,7 @@ def _register():
     from . import (
         cmd_calibrate,
         cmd_eval,
+        cmd_fit_circulant,
         cmd_hash_data,
         cmd_hash_model,
         cmd_kernel_hash,
@@ -80,7 +81,7 @@ def _register():
         cmd_train_ovo,
     )
     for mod in (cmd_train_ovo, cmd_merge_models, cmd_hash_model, cmd_hash_data, cmd_predict, cmd_calibrate,
-                cmd_eval, cmd_kernel_hash):
+                cmd_eval, cmd_kernel_hash, cmd_fit_circulant):
         cli.add_command(mod.command)
 
 

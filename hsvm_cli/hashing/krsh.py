@@ -20,6 +20,11 @@ k(x, z) = <phi(x), phi(z)>:
    between y(x1) and y(x2), and with the bits read as +-1/sqrt(k) features
    x~,  x~1 . x~2 = 1 - 2 d_H/k  (Hash-SVM's surrogate kernel, Eq. 2) has
    expectation 1 - 2 theta'/pi; cos(pi d_H/k) estimates cos theta'.
+   ``projection="circulant"``: the r_j are instead the rows of blocks of
+   circ(r) diag(s) over the m coordinates (hashing/circulant.py, Yu et al.
+   2014), each bit still a sign random projection, computed by FFT in
+   O(m log m) per block of m bits instead of O(m k) -- at m = 4096 and
+   k = 16384 bits the dense product is most of the time of hashing a sample.
 
 Kernels (inputs are rounded to float32 first, at fit and at transform):
 ``linear`` x.z; ``poly`` (gamma x.z + coef0)^degree; ``rbf``
@@ -65,7 +70,9 @@ import scipy.sparse as sp
 from scipy.linalg import blas as _blas
 
 from ..errors import ModelMismatchError
-from ..support.native import lib, ptr
+from ..support.native import ffi, lib, ptr
+from .circulant import LAYOUT as CIRCULANT_LAYOUT
+from .circulant import CirculantProjection
 from .generator import GENERATOR, standard_normal
 from .projection import pack_signs
 
@@ -83,6 +90,11 @@ KHM_VERSION = 1
 #: Stream of hsvm_cli.hashing.generator.standard_normal used for KRSH projections
 #: (stream 0 is the linear hash model's).
 PROJECTION_STREAM = 10
+#: Streams of a circulant KRSH projection: r from this one, the signs from the
+#: next (1101-1104 are the other circulant uses, hashing/circulant.py).
+CIRCULANT_PROJECTION_STREAM = 1105
+#: Projection kinds of the bits.
+PROJECTIONS = ("gaussian", "circulant")
 #: Landmarks per float32 BLAS block of the projection (see codes_from_y).
 PROJECTION_BLOCK = 512
 #: Default relative residual below which a landmark candidate is discarded.
@@ -249,8 +261,12 @@ class KernelHash:
     (a prefix of the bits)."""
 
     def __init__(self, *, kernel, gamma, degree, coef0, Z, L, bits, seed, tol, landmark_rows=None,
-                 landmark_diag=None, info=None, generator=GENERATOR, projection_stream=PROJECTION_STREAM,
-                 path=None, provenance=None):
+                 landmark_diag=None, info=None, generator=GENERATOR, projection_stream=None,
+                 projection_kind="gaussian", path=None, provenance=None):
+        if projection_kind not in PROJECTIONS:
+            raise ValueError("projection must be one of %s, not %r" % (", ".join(PROJECTIONS), projection_kind))
+        if projection_stream is None:
+            projection_stream = PROJECTION_STREAM if projection_kind == "gaussian" else CIRCULANT_PROJECTION_STREAM
         self.kernel = kernel
         self.gamma = None if gamma is None else float(gamma)
         self.degree = int(degree)
@@ -266,6 +282,8 @@ class KernelHash:
         self.info = dict(info or {})
         self.generator = generator
         self.projection_stream = int(projection_stream)
+        self.projection_kind = projection_kind
+        self._circulant = None
         self.path = path
         #: hsvm version, command line and training input (models/provenance.py)
         self.provenance = dict(provenance or {})
@@ -283,11 +301,16 @@ class KernelHash:
         return int(self.Z.shape[1])
 
     def params(self):
-        """Everything besides Z and L that determines a code."""
-        return {"kernel": self.kernel, "gamma": self.gamma, "degree": self.degree, "coef0": self.coef0,
-                "bits": self.bits, "seed": self.seed, "generator": self.generator,
-                "projection_stream": self.projection_stream, "n_features": self.n_features,
-                "landmarks": self.n_landmarks}
+        """Everything besides Z and L that determines a code (a circulant
+        projection adds its kind and layout; a Gaussian one leaves them out,
+        so that the digests of earlier files stay what they were)."""
+        params = {"kernel": self.kernel, "gamma": self.gamma, "degree": self.degree, "coef0": self.coef0,
+                  "bits": self.bits, "seed": self.seed, "generator": self.generator,
+                  "projection_stream": self.projection_stream, "n_features": self.n_features,
+                  "landmarks": self.n_landmarks}
+        if self.projection_kind != "gaussian":
+            params.update(projection_kind=self.projection_kind, projection_layout=CIRCULANT_LAYOUT)
+        return params
 
     def content_sha256(self):
         """SHA-256 of Z, L and :meth:`params`: names the kernel hash in codes
@@ -311,8 +334,10 @@ class KernelHash:
     def projection(self, bits=None):
         """R float32 [bits, m]: element (j, l) is normal j*m + l of
         standard_normal(seed, stream=projection_stream); a prefix of rows is
-        the projection of a shorter code."""
+        the projection of a shorter code.  (Gaussian projections only.)"""
         bits = self.check_bits(bits)
+        if self.projection_kind != "gaussian":
+            raise ValueError("this kernel hash's projection is %s, not a dense matrix" % self.projection_kind)
         if self._R is None:
             m = self.n_landmarks
             g = standard_normal(self.bits * m, seed=self.seed, stream=self.projection_stream)
@@ -353,10 +378,25 @@ class KernelHash:
             out[s:s + chunk_rows] = self._solve(K)
         return out
 
+    def circulant_projection(self):
+        """The circulant projection of the m subspace coordinates (circulant
+        kernel hashes only): streams projection_stream and the next."""
+        if self.projection_kind != "circulant":
+            raise ValueError("this kernel hash's projection is %s" % self.projection_kind)
+        if self._circulant is None:
+            self._circulant = CirculantProjection.from_seed(
+                bits=self.bits, n_features=self.n_landmarks, seed=self.seed,
+                streams=(self.projection_stream, self.projection_stream + 1))
+        return self._circulant
+
     def codes_from_y(self, Y, bits=None):
         """Packed codes uint64 [n, bits/64] of subspace coordinates Y.
 
-        Bit j of a row is 1 iff ``hsvm_exact_dot(y, r_j) > 0`` (native/
+        A circulant projection: bit j is the sign of its circulant row's
+        canonical double sum over y rounded to float32 (hashing/circulant.py
+        computes it by FFT, recomputing the entries within its round-off
+        band).  A Gaussian projection: bit j of a row is 1 iff
+        ``hsvm_exact_dot(y, r_j) > 0`` (native/
         hsvm_kernels.h: y rounded to float32, products exact in double, a fixed
         summation order).  Computed fast: float32 BLAS over blocks of
         PROJECTION_BLOCK landmarks, the block results added in double; any
@@ -366,6 +406,8 @@ class KernelHash:
         rounding of the bound itself) from zero already has the canonical
         sign, and only the few entries inside it are recomputed exactly."""
         bits = self.check_bits(bits)
+        if self.projection_kind == "circulant":
+            return self.circulant_projection().codes(np.ascontiguousarray(Y, dtype=np.float32), bits)
         R = self.projection(bits)
         Y32 = np.ascontiguousarray(Y, dtype=np.float32)
         n, m = Y32.shape
@@ -392,8 +434,11 @@ class KernelHash:
 
     def codes_reference(self, Y, bits=None):
         """The canonical bits computed the slow way (every entry by
-        hsvm_exact_dot): a test oracle for :meth:`codes_from_y`."""
+        hsvm_exact_dot, or for a circulant projection by the canonical sum of
+        its row, native/circulant.c): a test oracle for :meth:`codes_from_y`."""
         bits = self.check_bits(bits)
+        if self.projection_kind == "circulant":
+            return self._circulant_reference(Y, bits)
         self.projection(bits)
         Y32 = np.ascontiguousarray(Y, dtype=np.float32)
         n, m = Y32.shape
@@ -403,6 +448,24 @@ class KernelHash:
             lib.hsvm_exact_dots(ptr("float *", Y32), m, ptr("float *", self._R), m, m, ptr("int64_t *", ii),
                                 ptr("int64_t *", jj), ii.size, ptr("double *", out))
         return pack_signs(out.reshape(n, bits))
+
+    def _circulant_reference(self, Y, bits):
+        from .circulant import stride_order
+        e = self.circulant_projection().engine
+        Y32 = np.ascontiguousarray(Y, dtype=np.float32)
+        n = Y32.shape[0]
+        rho = stride_order(e.n)
+        out = np.empty((n, bits), dtype=np.float64)
+        for b, c in e.block_sizes(bits):
+            sample = np.repeat(np.arange(n, dtype=np.int64), c)
+            row = np.ascontiguousarray(np.tile(rho[:c], n), dtype=np.int64)
+            vals = np.empty(n * c, dtype=np.float64)
+            if vals.size:
+                lib.hsvm_circ_eval_dense(ptr("float *", Y32), Y32.shape[1], ptr("int64_t *", sample),
+                                         ptr("int64_t *", row), vals.size, ptr("double *", e.r[b]),
+                                         ptr("double *", e.s[b]), e.n, ffi.NULL, ptr("double *", vals))
+            out[:, b * e.block_bits:b * e.block_bits + c] = vals.reshape(n, c)
+        return pack_signs(out)
 
     def iter_codes(self, X, bits=None, *, chunk_rows=1024):
         """(start, codes) per chunk of rows: streaming hashing."""
@@ -451,20 +514,24 @@ def _check_int(name, v, lo):
 
 
 def fit_kernel_hash(X, *, kernel, gamma="auto", degree=3, coef0=1.0, landmarks, bits, seed=0, tol=DEFAULT_TOL,
-                    train_sha256=None, block=256):
+                    train_sha256=None, block=256, projection="gaussian"):
     """Fit KRSH on the training rows X (dense or scipy.sparse [n, d]).
 
     kernel : one of KERNELS; gamma : positive number or "auto" (rbf, chi2,
     poly; must be None or "auto" for linear and intersection); degree, coef0 :
     poly parameters; landmarks : m, at most n; bits : code length, a positive
     multiple of 64; seed : landmark order and projection; tol : relative
-    residual below which a candidate is discarded, in (0, 1).
+    residual below which a candidate is discarded, in (0, 1); projection :
+    "gaussian" (a dense bits x m matrix) or "circulant" (FFT, O(m log m) per
+    block of m bits).
     Returns a :class:`KernelHash`; ``info`` records the gamma rule, the
     candidates examined and discarded, the smallest kept residual and the
     training input's SHA-256 when given.  Fewer than m landmarks are kept only
     when the training rows run out (recorded as ``landmarks_kept``)."""
     if kernel not in KERNELS:
         raise ValueError("unknown kernel %r (choose from %s)" % (kernel, ", ".join(KERNELS)))
+    if projection not in PROJECTIONS:
+        raise ValueError("projection must be one of %s, not %r" % (", ".join(PROJECTIONS), projection))
     n = X.shape[0]
     m = _check_int("landmarks", landmarks, 1)
     if m > n:
@@ -530,4 +597,5 @@ def fit_kernel_hash(X, *, kernel, gamma="auto", degree=3, coef0=1.0, landmarks, 
     if train_sha256 is not None:
         info["train_sha256"] = str(train_sha256)
     return KernelHash(kernel=kernel, gamma=gamma, degree=degree, coef0=coef0, Z=Z, L=L, bits=bits, seed=seed,
-                      tol=tol, landmark_rows=np.asarray(kept_rows, np.int64), landmark_diag=diag[:kept], info=info)
+                      tol=tol, landmark_rows=np.asarray(kept_rows, np.int64), landmark_diag=diag[:kept], info=info,
+                      projection_kind=projection)

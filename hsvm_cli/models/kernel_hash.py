@@ -6,8 +6,9 @@ import numpy as np
 
 from .. import __version__
 from ..errors import ModelFormatError
+from ..hashing.circulant import LAYOUT as CIRCULANT_LAYOUT
 from ..hashing.generator import GENERATOR
-from ..hashing.krsh import _NONNEGATIVE, _USES_GAMMA, KHM_KIND, KHM_VERSION, KernelHash, _check_params
+from ..hashing.krsh import _NONNEGATIVE, _USES_GAMMA, KHM_KIND, KHM_VERSION, PROJECTIONS, KernelHash, _check_params
 from ..io.container import read_container, write_container
 
 
@@ -65,6 +66,14 @@ def load_kernel_hash(path):
         raise ModelFormatError(name, "projection generator %r is unknown to this hsvm" % generator)
     if not 0 < tol < 1:
         raise ModelFormatError(name, "tol must be in (0, 1)")
+    # Files without a projection kind (every file before circulant
+    # projections) are Gaussian.
+    projection_kind = meta.get("projection_kind", "gaussian")
+    if projection_kind not in PROJECTIONS:
+        raise ModelFormatError(name, "projection kind %r is unknown to this hsvm" % (projection_kind,))
+    if projection_kind == "circulant" and meta.get("projection_layout") != CIRCULANT_LAYOUT:
+        raise ModelFormatError(name, "circulant projection layout %r is unknown to this hsvm (it reads %s)"
+                               % (meta.get("projection_layout"), CIRCULANT_LAYOUT))
     Z, chol, rows, diag = (c.arrays[k] for k in ("landmarks", "chol", "landmark_rows", "landmark_diag"))
     if Z.dtype != np.float32 or chol.dtype != np.float64 or rows.dtype != np.int64 or diag.dtype != np.float64:
         raise ModelFormatError(name, "unexpected array dtypes")
@@ -81,7 +90,7 @@ def load_kernel_hash(path):
         raise ModelFormatError(name, "the Cholesky factor has a non-positive diagonal")
     h = KernelHash(kernel=kernel, gamma=gamma, degree=degree, coef0=coef0, Z=Z, L=L, bits=bits, seed=seed, tol=tol,
                    landmark_rows=rows, landmark_diag=diag, info=meta.get("info") or {}, generator=generator,
-                   projection_stream=stream, path=name,
+                   projection_stream=stream, projection_kind=projection_kind, path=name,
                    provenance=meta.get("provenance") if isinstance(meta.get("provenance"), dict) else None)
     if h.content_sha256() != digest:
         raise ModelFormatError(name, "content digest mismatch: the arrays or parameters were altered")

@@ -29,7 +29,7 @@ def negative_feature_error(exc, source, *, row_offset=0, zero_based=False, start
 
 
 def fit_kernel_hash_file(path, *, kernel, landmarks, bits, gamma="auto", degree=3, coef0=1.0, seed=0, tol=None,
-                         zero_based=False):
+                         zero_based=False, projection="gaussian"):
     """Fit a :class:`~hsvm_cli.hashing.krsh.KernelHash` on the svmlight file
     ``path`` (``-``: stdin; compressed input read transparently).  Arguments as
     :func:`~hsvm_cli.hashing.krsh.fit_kernel_hash`; ``tol`` None takes its
@@ -52,7 +52,7 @@ def fit_kernel_hash_file(path, *, kernel, landmarks, bits, gamma="auto", degree=
     kw = {} if tol is None else {"tol": tol}
     try:
         h = fit_kernel_hash(X, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0, landmarks=landmarks,
-                            bits=bits, seed=seed, train_sha256=sha, **kw)
+                            bits=bits, seed=seed, train_sha256=sha, projection=projection, **kw)
     except NegativeFeatureError as exc:
         raise negative_feature_error(exc, path, zero_based=zero_based) from None
     except ValueError as exc:
