@@ -3,15 +3,16 @@ one thread, per instruction-set path, on the synthetic K = 300 and K = 1,000
 models of bench_filter / bench_first_stage (train-ovo defaults, canonical pair
 order, one bag).
 
-    .venv/bin/python bench/bench_exact_votes.py [--sets 300 1000] [--n 1120] [--repeat 5] [--json]
+    .venv/bin/python bench/bench_exact_votes.py [--sets 300 1000] [--n N] [--repeat 7] [--json]
 
 Per model and one thread (BLAS included; OPENBLAS_NUM_THREADS=1), CPU time of
 the calling thread, medians over --repeat rounds that interleave every
 contestant (so a busy machine slows them alike):
 
-* GEMM alone: ``X @ W.T`` in ExactScorer's blocks of rows (float32 BLAS);
-* votes <kernel>: ``ovo_votes`` on those blocks' decision values, as ns per
-  (sample, pair), per code path;
+* GEMM alone: ``X @ W.T`` in ExactScorer's blocks of rows (float32 BLAS,
+  into one reused buffer: the GEMM at its best);
+* votes <kernel>: ``ovo_votes`` on those blocks' products with the bias added
+  by the kernel (as ExactScorer does), as ns per (sample, pair), per code path;
 * exact prediction: ``ExactScorer.votes`` (GEMM + bias + votes), and its ratio
   to GEMM alone (median of the per-round ratios).
 
@@ -37,8 +38,12 @@ from hsvm_cli.support.kernels import available_kernels  # noqa: E402
 
 from common import cached_model, machine_line, markdown_table, synthetic_classes  # noqa: E402
 
-# (classes, dim, per_class, spread): the cache keys of bench_filter and bench_first_stage.
+# (classes, dim, per_class, spread): the cache keys of bench_filter and
+# bench_first_stage; then the default test samples (whole blocks of
+# ExactScorer rows: 2 x 374 at K = 300, 4 x 33 at K = 1,000, whose GEMM takes
+# about 20 ms per sample).
 SETS = {300: (300, 1000, 50, 5.0), 1000: (1000, 1024, 20, 4.5)}
+DEFAULT_N = {300: 748, 1000: 132}
 
 
 def load_set(K, n):
@@ -57,25 +62,27 @@ def thread_seconds(fn):
 
 
 def bench_set(K, a):
-    model, X = load_set(K, a.n)
+    model, X = load_set(K, a.n or DEFAULT_N[K])
     scorer = ExactScorer(model)
     W, m = scorer.W, model
     rows = scorer.block_rows()
     n = X.shape[0] - X.shape[0] % rows if X.shape[0] >= rows else X.shape[0]
     X = np.ascontiguousarray(X[:n])
     blocks = [X[s:s + rows] for s in range(0, n, rows)]
-    decs = [scorer.decision(b) for b in blocks]
+    prods = [scorer.products(b) for b in blocks]
+    buf = np.empty((rows, W.shape[0]), dtype=np.float32)
     cells = n * m.pair_a.size
     kernels = list(reversed(available_kernels()))
 
     def gemm():
         for b in blocks:
-            b @ W.T
+            np.matmul(b, W.T, out=buf[:b.shape[0]])
 
     def votes(kernel):
         def run():
-            for d in decs:
-                ovo_votes(d, m.pair_a, m.pair_b, bags=m.bags, n_classes=m.n_classes, kernel=kernel)
+            for p in prods:
+                ovo_votes(p, m.pair_a, m.pair_b, bags=m.bags, n_classes=m.n_classes, bias=scorer.b,
+                          kernel=kernel)
         return run
 
     def exact():
@@ -96,15 +103,17 @@ def bench_set(K, a):
         "exact_ns_per_cell": 1e9 * med["exact"] / cells,
         "exact_over_gemm": ratio,
         "votes_ns_per_cell": {k: 1e9 * med["votes " + k] / cells for k in kernels},
+        "rounds_seconds": times,
     }
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sets", type=int, nargs="*", default=[300, 1000], choices=sorted(SETS))
-    ap.add_argument("--n", type=int, default=1120,
-                    help="test samples (cut to whole blocks of ExactScorer rows; default 1120)")
-    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--n", type=int, default=None,
+                    help="test samples (cut to whole blocks of ExactScorer rows; default 748 at "
+                         "K = 300, 132 at K = 1,000)")
+    ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
     results = []
