@@ -34,7 +34,7 @@ int32_t hsvm_kernels_available(void)
     return cached;
 }
 
-int64_t hsvm_cache_bytes(int32_t level)
+static int64_t detect_cache_bytes(int32_t level)
 {
     long v = -1;
     int64_t fallback = 0;
@@ -56,6 +56,18 @@ int64_t hsvm_cache_bytes(int32_t level)
     if (v < 4096 || (int64_t)v > ((int64_t)1 << 34))
         return fallback;
     return (int64_t)v;
+}
+
+int64_t hsvm_cache_bytes(int32_t level)
+{
+    /* glibc answers with CPUID, which a virtual machine traps (tens of
+     * microseconds): ask once.  Racing first calls store the same values. */
+    static volatile int64_t cached[4];
+    if (level < 1 || level > 3)
+        return 0;
+    if (cached[level] == 0)
+        cached[level] = detect_cache_bytes(level);
+    return cached[level];
 }
 
 const char *hsvm_kernel_name(int32_t kernel)
