@@ -49,7 +49,9 @@ DEFAULT_N = {300: 748, 1000: 132}
 def load_set(K, n):
     from hsvm_cli.train.ovo import train_ovo
     classes, dim, per_class, spread = SETS[K]
-    X, y, Xt, _ = synthetic_classes(classes, dim, per_class, seed=1, n_test=max(n, classes), spread=spread)
+    # n_test // classes test samples are drawn per class: ask for at least n.
+    X, y, Xt, _ = synthetic_classes(classes, dim, per_class, seed=1, n_test=-(-n // classes) * classes,
+                                    spread=spread)
     model = cached_model("synthetic-K%d-d%d-n%d-s%g" % (classes, dim, per_class, spread),
                          lambda: train_ovo(X, y, C=1.0, seed=0, jobs=2))
     return model, prepare(model.normalize, Xt[:n])
