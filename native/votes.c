@@ -13,8 +13,9 @@ VOTES_DECLARE_KERNEL(avx2);
 VOTES_DECLARE_KERNEL(avx512);
 #endif
 
-/* Cuts the pair list into runs (votes_runs.h); returns how many.  One pass,
- * its test nearly always false for a canonical order, so it predicts well. */
+/* Cuts the pair list into runs (votes_runs.h); returns how many.  One pass
+ * whose test, for a canonical order, fails only where a run ends, so the
+ * branch predicts well. */
 static int64_t cut_runs(const int32_t *pair_a, const int32_t *pair_b, int64_t n_pairs,
                         votes_run *runs)
 {

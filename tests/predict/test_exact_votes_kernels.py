@@ -133,6 +133,14 @@ def test_every_kernel_gives_the_same_bits_as_the_default(monkeypatch):
         assert_bits_equal(ovo_votes(dec, pa, pb, bags=1, n_classes=K), first)
 
 
+@pytest.mark.parametrize("kernel", KERNEL_PARAMS)
+def test_no_pairs_give_zero_votes_and_confidences(kernel):
+    none = np.zeros(0, np.int32)
+    votes, conf = ovo_votes(np.zeros((3, 0), np.float32), none, none, bags=2, n_classes=4, kernel=kernel)
+    assert votes.shape == conf.shape == (3, 4)
+    assert not votes.any() and conf.tobytes() == bytes(3 * 4 * 8)
+
+
 def test_votes_reject_bad_kernel_and_classes():
     pa, pb = canonical_pairs(4)
     dec = np.zeros((2, pa.size), np.float32)
