@@ -17,7 +17,7 @@ from .errors import OptionError
 from .models.calibration import Calibration, Setting, hash_identity
 from .models.ovo import bag_mean
 from .predict.exact import ExactScorer
-from .predict.filter import HashFilter
+from .predict.raw_filter import make_filter
 from .predict.predictor import Predictor
 from .preprocess import prepare
 from .proba import estimators as est
@@ -127,7 +127,7 @@ def _fit_platt(model, X, yi):
 
 def _fit_temperature(model, h, X, yi, bits, threads):
     """The first-stage softmax temperature at ``bits`` (labelled rows only)."""
-    hf = HashFilter(h, bits=bits, threads=threads)
+    hf = make_filter(model, h, bits=bits, threads=threads)
     hv, hm = hf.hash_and_vote(prepare(model.normalize, X))
     known = yi >= 0
     return float(est.fit_temperature(est.first_stage_scores(hv[known], hm[known]), yi[known]))

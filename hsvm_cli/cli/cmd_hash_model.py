@@ -4,7 +4,8 @@ import os
 import click
 
 from ..models.hashed import hash_model, save_hash_model
-from ..models.ovo import load_model
+from ..models.loading import load_any_model
+from ..models.ovr import OvrModel, hash_ovr_model, save_ovr_hash_model
 from . import options
 
 
@@ -21,8 +22,13 @@ def command(model_path, bits, output, store_projection, seed, quiet):
     """Hash the classifiers of MODEL with D sign random projections."""
     if bits % 64:
         raise click.BadParameter("must be a multiple of 64, got %d" % bits, param_hint="--bits")
-    h = hash_model(load_model(model_path), bits=bits, seed=seed, store_projection=store_projection)
-    save_hash_model(h, output)
+    model = load_any_model(model_path)
+    if isinstance(model, OvrModel):
+        h = hash_ovr_model(model, bits=bits, seed=seed, store_projection=store_projection)
+        save_ovr_hash_model(h, output)
+    else:
+        h = hash_model(model, bits=bits, seed=seed, store_projection=store_projection)
+        save_hash_model(h, output)
     if not quiet:
         click.echo("hsvm: %d classifiers x %d bits -> %s (%.1f KiB; model %.1f KiB)"
                    % (h.codes.shape[0], bits, output, os.path.getsize(output) / 1024,

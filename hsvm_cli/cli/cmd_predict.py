@@ -1,7 +1,9 @@
 """hsvm predict: exact OvO prediction, or hash filter + exact refine."""
 import click
 
-from ..models.ovo import load_model
+from ..models.imported import default_extra_features
+from ..models.loading import load_any_hash_model, load_any_model
+from ..models.ovr import OvrModel
 from ..predict.predictor import Predictor
 from . import options
 
@@ -34,7 +36,7 @@ from . import options
 @options.threads
 @options.timings
 @options.zero_based
-@options.extra_features
+@options.extra_features_by_model
 @options.chunk_rows
 @options.quiet
 def command(test, model_path, hbm_path, exact, bits, filter_k, no_refine, codes_path, calib_path, epsilon, output,
@@ -45,13 +47,23 @@ def command(test, model_path, hbm_path, exact, bits, filter_k, no_refine, codes_
     stderr as with LIBSVM's svm-predict."""
     if proba and scores:
         raise click.UsageError("--proba and --scores are exclusive")
-    model = load_model(model_path)
+    model = load_any_model(model_path)
+    if extra_features is None:
+        extra_features = default_extra_features(model)
     h = None
     if hbm_path is not None and not exact:
-        from ..models.hashed import load_hash_model
-        h = load_hash_model(hbm_path)
+        h = load_any_hash_model(hbm_path)
     settings = dict(bits=bits, filter_k=filter_k, refine=not no_refine, epsilon=epsilon, threads=threads)
-    if calib_path:
+    if isinstance(model, OvrModel):
+        # One-vs-rest models (imported from LIBLINEAR): argmax scoring, or the
+        # hashed filter ranking classes by their estimated margins.
+        from ..predict.ovr import OvrPredictor
+        for flag, value in (("-C", calib_path), ("--proba", proba), ("--filter-threshold", epsilon)):
+            if value:
+                raise click.UsageError("%s needs a one-vs-one model (%s is one-vs-rest)" % (flag, model_path))
+        settings.pop("epsilon")
+        predictor = OvrPredictor(model, h, **settings)
+    elif calib_path:
         from ..models.calibration import load_calibration
         predictor = Predictor.from_calibration(model, load_calibration(calib_path), h, exact=exact, **settings)
     else:

@@ -68,8 +68,9 @@ def cli():
 
 
 def _register():
-    from . import cmd_calibrate, cmd_eval, cmd_hash_data, cmd_hash_model, cmd_predict, cmd_train_ovo
-    for mod in (cmd_train_ovo, cmd_hash_model, cmd_hash_data, cmd_predict, cmd_calibrate, cmd_eval):
+    from . import cmd_calibrate, cmd_eval, cmd_hash_data, cmd_hash_model, cmd_import_model, cmd_predict, cmd_train_ovo
+    for mod in (cmd_train_ovo, cmd_import_model, cmd_hash_model, cmd_hash_data, cmd_predict, cmd_calibrate,
+                cmd_eval):
         cli.add_command(mod.command)
 
 

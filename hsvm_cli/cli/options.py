@@ -20,6 +20,12 @@ chunk_rows = click.option("--chunk-rows", type=click.IntRange(min=1), default=16
 extra_features = click.option("--extra-features", type=click.Choice(["error", "ignore"]), default="error",
                               show_default=True,
                               help="What to do with feature indices beyond the model's dimension.")
+# predict's variant: the default depends on the model (imported models ignore
+# extra features, as svm-predict and liblinear-predict do).
+extra_features_by_model = click.option(
+    "--extra-features", type=click.Choice(["error", "ignore"]), default=None,
+    help="What to do with feature indices beyond the model's dimension (default: error; ignore for a model "
+         "imported from LIBSVM or LIBLINEAR, as their predict tools do).")
 model = click.option("-m", "--model", "model_path", required=True, type=click.Path(dir_okay=False),
                      help="Exact model (.hsvm).")
 

@@ -322,3 +322,22 @@ def _checksums(name, md, kind, version_text, meta_text, specs):
     if cs.get("header") != _header_digest(kind, version_text, meta_text, specs):
         raise ModelFormatError(name, "header is corrupt: checksum mismatch")
     return arrays, block
+
+
+def container_kind(path):
+    """The ``format`` a container file declares (e.g. ``hsvm-model``), or None
+    when it cannot tell (missing, unreadable or no container): only to choose
+    a loader, which then validates everything and names any problem."""
+    try:
+        with open(os.fspath(path), "rb") as fh:
+            head = fh.read(8)
+            if len(head) < 8:
+                return None
+            (hlen,) = struct.unpack("<Q", head)
+            if hlen < 2 or hlen > _MAX_HEADER:
+                return None
+            header = json.loads(fh.read(hlen).decode("utf-8"))
+        kind = header.get("__metadata__", {}).get("format")
+    except (OSError, ValueError, UnicodeDecodeError, AttributeError, RecursionError):
+        return None
+    return kind if isinstance(kind, str) else None

@@ -100,15 +100,15 @@ class HashModel:
 
 
 def hash_model(model, *, bits=1024, seed=0, store_projection=False):
-    """Hash every classifier of ``model`` (an :class:`OvoModel` trained with
-    L2 normalisation) with ``bits`` sign random projections derived from
-    ``seed``; returns a :class:`HashModel`."""
+    """Hash every classifier of ``model`` (an :class:`OvoModel`) with ``bits``
+    sign random projections derived from ``seed``; returns a
+    :class:`HashModel`.  θ is the threshold angle for unit-length samples; a
+    model on unnormalised features (``normalize`` none, e.g. imported) takes
+    its thresholds at each sample's norm when predicting
+    (:mod:`hsvm_cli.predict.raw_filter`)."""
     bits = int(bits)
     if bits <= 0 or bits % 64:
         raise OptionError("bits must be a positive multiple of 64, got %d" % bits)
-    if model.normalize != "l2":
-        raise OptionError("hashing needs unit-length samples: the model was trained with --normalize %s"
-                          % model.normalize)
     model.verify()
     check_allocation(bits * model.n_features * 4, "the %d x %d projection" % (bits, model.n_features))
     R = projection_matrix(bits, model.n_features, seed=seed)
@@ -162,7 +162,7 @@ def load_hash_model(path):
     seed = meta_int(c, "seed", -(1 << 63), (1 << 64) - 1)
     generator = meta_str(c, "generator")
     model_sha = meta_digest(c, "model_sha256")
-    normalize = meta_str(c, "normalize", ("l2",), default="l2")
+    normalize = meta_str(c, "normalize", ("l2", "none"), default="l2")
     classes, pairs, codes, theta = (c.arrays[k] for k in ("classes", "pairs", "codes", "theta"))
     if classes.dtype != np.int64 or codes.dtype != np.uint64 or theta.dtype != np.float32 \
             or pairs.dtype not in (np.uint16, np.uint32):

@@ -44,7 +44,12 @@ class OvoModel:
     """``P`` pairs of classes, each with ``bags`` linear classifiers: row
     ``j`` of ``W`` and ``b`` belongs to pair ``j // bags``, bag ``j % bags``,
     and ``W[j]·x + b[j] > 0`` votes for ``classes[pair_a[p]]``, else for
-    ``classes[pair_b[p]]``, where x is the sample after ``normalize``."""
+    ``classes[pair_b[p]]``, where x is the sample after ``normalize``.
+
+    ``tie_order`` (int32 [K], a permutation, or None): when set, equal vote
+    counts go to the class with the lowest tie_order (LIBSVM's rule for an
+    imported model: the first label in its own order) instead of hsvm's
+    confidence term (:mod:`hsvm_cli.predict.ties`)."""
 
     classes: np.ndarray          # int64 [K], sorted labels
     pair_a: np.ndarray           # int32 [P], index into classes; wins on a positive decision
@@ -59,6 +64,7 @@ class OvoModel:
     content_digest: str = None
     training: TrainingRecord = None
     container: object = field(default=None, repr=False)   # the file, while W is verified lazily
+    tie_order: np.ndarray = None                           # int32 [K] or None (hsvm's tie rule)
 
     @property
     def n_classes(self):
@@ -89,12 +95,15 @@ class OvoModel:
 
     def stored_arrays(self):
         """The arrays as the file stores them."""
-        return {
+        arrays = {
             "classes": np.asarray(self.classes, dtype=np.int64),
             "pairs": np.stack([self.pair_a, self.pair_b], axis=1).astype(np.int32),
             "W": np.asarray(self.W, dtype=np.float32),
             "b": np.asarray(self.b, dtype=np.float32),
         }
+        if self.tie_order is not None:
+            arrays["tie_order"] = np.asarray(self.tie_order, dtype=np.int32)
+        return arrays
 
     def content_sha256(self):
         """The model's identity: SHA-256 over its settings and the digests of
@@ -123,7 +132,9 @@ class OvoModel:
                           % (self.bags, self.normalize, BLOCK_BYTES)).encode())
                 stored = self.stored_arrays() if self.container is None else self.container.arrays
                 digests = None if self.container is None else self.container.digests
-                for key in ("classes", "pairs", "W", "b"):
+                # tie_order changes predictions, so it is part of the identity
+                # (only when present: models without it keep their digest).
+                for key in ("classes", "pairs", "W", "b") + (("tie_order",) if "tie_order" in stored else ()):
                     arr = stored[key]
                     h.update(("%s|%s|%s|" % (key, arr.dtype.str, list(arr.shape))).encode())
                     h.update(",".join(digests[key] if digests is not None else array_digests(arr)).encode())
@@ -164,6 +175,9 @@ def load_model(path):
             raise ModelFormatError(name, "missing array %r" % key)
         if c.arrays[key].dtype != dt or c.arrays[key].ndim != ndim:
             raise ModelFormatError(name, "array %r must be a %d-dimensional %s array" % (key, ndim, np.dtype(dt)))
+    tie_order = c.arrays.get("tie_order")
+    if tie_order is not None and (tie_order.dtype != np.int32 or tie_order.ndim != 1):
+        raise ModelFormatError(name, "array 'tie_order' must be a 1-dimensional int32 array")
     pairs = c.arrays["pairs"]
     if pairs.shape[1] != 2:
         raise ModelFormatError(name, "pairs must have shape [P, 2]")
@@ -173,7 +187,8 @@ def load_model(path):
     model = OvoModel(
         classes=c.arrays["classes"], pair_a=np.ascontiguousarray(pairs[:, 0]), pair_b=np.ascontiguousarray(pairs[:, 1]),
         W=c.arrays["W"], b=c.arrays["b"], bags=bags, normalize=normalize,
-        params=meta_dict(c, "params"), provenance=meta_dict(c, "provenance"), path=name, container=c)
+        params=meta_dict(c, "params"), provenance=meta_dict(c, "provenance"), path=name, container=c,
+        tie_order=tie_order)
     _check_consistent(model, name)
     if n_features != model.n_features:
         raise ModelFormatError(name, "n_features in metadata disagrees with W")
@@ -202,3 +217,6 @@ def _check_consistent(m, name):
         bad("b has %s entries, expected %d" % (m.b.shape, P * m.bags))
     if m.container is None and not (all_finite(m.W) and all_finite(m.b)):
         bad("W and b must hold finite values")
+    if m.tie_order is not None and (np.asarray(m.tie_order).shape != (K,)
+                                    or not np.array_equal(np.sort(m.tie_order), np.arange(K))):
+        bad("tie_order must be a permutation of 0..%d" % (K - 1))

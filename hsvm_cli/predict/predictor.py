@@ -16,9 +16,10 @@ from ..proba.estimators import combine
 from ..proba.stages import exact_proba, first_stage_proba, second_stage_proba
 from ..support.timing import NullTimings, Timings, timed_chunks
 from .exact import ExactScorer
-from .filter import HashFilter
-from .ranking import best_class, top_classes
+from .raw_filter import make_filter
+from .ranking import top_classes
 from .refine import refine_decisions
+from .ties import winners
 
 EXACT_PHASES = ("parse", "normalise", "score", "vote", "write")
 HASH_PHASES = ("parse", "normalise", "hash", "filter", "refine", "write")
@@ -94,7 +95,8 @@ class Predictor:
             filter_k = K if epsilon is not None else default_filter_k(K)
         if int(filter_k) < 1:
             raise OptionError("--filter-k must be at least 1")
-        self.filter = HashFilter(hash_model, bits=bits, threads=threads, kernel=kernel)
+        # Models on unnormalised features get per-sample thresholds (raw_filter.py).
+        self.filter = make_filter(model, hash_model, bits=bits, threads=threads, kernel=kernel)
         self.k = min(int(filter_k), K)
         self.refine = bool(refine) and self.k > 1
         self.epsilon = None if epsilon is None else float(epsilon)
@@ -176,6 +178,9 @@ class Predictor:
                 raise OptionError("--codes needs a hash model (-H) and no --exact")
             codes.check_compatible(self.hash_model, self.filter.bits)
             if chunks is None:
+                if getattr(self.filter, "needs_samples", False):
+                    raise OptionError("codes alone cannot be voted for a model on unnormalised features: each "
+                                      "threshold depends on the sample's norm (give TEST too)")
                 if self.refine:
                     raise OptionError("missing TEST (only --codes with --no-refine can do without it)")
                 pairs = _codes_only_chunks(codes, 16384)
@@ -226,7 +231,7 @@ class Predictor:
             return Prediction(y, m.classes[np.argmax(P, axis=1)], votes, conf, P)
         votes, conf = self.scorer.votes(Xn, timings=t)
         with t.phase("vote"):
-            labels = m.classes[best_class(votes, conf)]
+            labels = m.classes[winners(m, votes, conf)]
         return Prediction(y, labels, votes, conf)
 
     def _filter(self, X, xcodes, t):
@@ -236,7 +241,7 @@ class Predictor:
             hv, hm = self.filter.hash_and_vote(Xn, timings=t)
         else:
             with t.phase("filter"):
-                hv, hm = self.filter.votes(xcodes)
+                hv, hm = self.filter.votes(xcodes, Xn=Xn)
         return Xn, hv, hm
 
     def _keep(self, hv, hm, proba, t):
@@ -287,7 +292,7 @@ class Predictor:
                     p2 = second_stage_proba(self.calibration, refined, self.lookup)
                     S_pad = np.where(np.arange(refined.S.shape[1])[None, :] < nvalid[:, None], refined.S, -1)
                     P = combine(p1, S_pad, p2)
-            best = best_class(votes, conf)
+            best = winners(m, votes, conf)
             votes = np.maximum(votes, 0)
         t.count("refined_classes", int(nvalid.sum()))
         if P is not None:
