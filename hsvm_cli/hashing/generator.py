@@ -89,3 +89,12 @@ def standard_normal(count, *, seed, stream=0):
         out[filled:filled + take] = g[:take]
         filled += take
     return out
+
+
+def random_bits(count, *, seed, stream):
+    """``count`` uniform 64-bit integers (uint64), element i a pure function of
+    (seed, stream, i): for seeded choices that must be the same on every
+    machine (cross-validation folds, solver orders)."""
+    idx = np.arange(int(count), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        return _splitmix64(idx + _key(int(seed), int(stream)))
