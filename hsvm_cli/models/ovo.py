@@ -37,6 +37,7 @@ class TrainingRecord:
     solver_seconds: float = 0.0
     wall_seconds: float = 0.0
     jobs: int = 1
+    search: object = None        # the CSearch of -c auto / --cv (train/c_search.py), if any
 
 
 @dataclass

@@ -97,6 +97,7 @@ class CvStep:
     total: int
     passes: int
     seconds: float
+    fold_correct: list = None    # correct held-out predictions of each fold
 
     @property
     def accuracy(self):
@@ -110,11 +111,13 @@ class PathCrossValidation:
     ``X`` (CSR or dense [n, d], already normalised as the model will be) and
     integer labels ``y``; ``loss`` 2 (L2 loss) or 1 (L1 loss); ``eps`` the
     dual stopping tolerance; ``bias`` the value of the constant feature;
-    ``jobs`` threads; ``form`` "kernel", "primal" or None (the cheaper).
-    Call :meth:`run` with increasing C values."""
+    ``jobs`` threads; ``form`` "kernel", "primal" or None (the cheaper);
+    ``folds``: an explicit fold of each sample (int [n], values 0..F-1, each
+    used) instead of :func:`stratified_folds`.  Call :meth:`run` with
+    increasing C values."""
 
     def __init__(self, X, y, *, n_folds=5, seed=0, loss=2, eps=DUAL_EPS, max_passes=MAX_PASSES, bias=1.0,
-                 jobs=1, form=None):
+                 jobs=1, form=None, folds=None):
         if loss not in (1, 2):
             raise OptionError("loss must be 1 or 2")
         X = sp.csr_matrix(X, dtype=np.float64) if not sp.issparse(X) else X.tocsr().astype(np.float64)
@@ -124,8 +127,15 @@ class PathCrossValidation:
         if K < 2:
             raise OptionError("cross-validation needs samples of at least two classes")
         n, d = X.shape
-        F = int(n_folds)
-        self.folds = stratified_folds(y, F, seed=seed)
+        if folds is None:
+            F = int(n_folds)
+            self.folds = stratified_folds(y, F, seed=seed)
+        else:
+            self.folds = np.asarray(folds, dtype=np.int32)
+            F = int(self.folds.max()) + 1 if self.folds.size else 0
+            if self.folds.shape != (n,) or F < 2 or self.folds.min() < 0 or \
+                    np.unique(self.folds).shape[0] != F:
+                raise OptionError("folds must give every sample one of 0..F-1, F >= 2, each fold used")
         # Rows in (fold, class, position) order: a fold is one contiguous range,
         # a class within a fold another.
         self.order = np.lexsort((np.arange(n), yi, self.folds))
@@ -276,16 +286,16 @@ class PathCrossValidation:
         if not (math.isfinite(C) and C > 0):
             raise OptionError("C must be a positive finite number, not %r" % C)
         t0 = time.perf_counter()
-        correct = passes = 0
+        fold_correct, passes = [], 0
         for f in range(self.F):
             h0, h1 = int(self.block[f * self.K]), int(self.block[(f + 1) * self.K])
             votes, conf, fold_passes = self._fold(f, C, h1 - h0)
             labels = best_class(votes, conf)
-            correct += int((labels == self.y_sorted[h0:h1]).sum())
+            fold_correct.append(int((labels == self.y_sorted[h0:h1]).sum()))
             passes += fold_passes
             if progress is not None:
                 progress(1)
-        step = CvStep(C, correct, self.n, passes, time.perf_counter() - t0)
+        step = CvStep(C, sum(fold_correct), self.n, passes, time.perf_counter() - t0, fold_correct)
         self.steps.append(step)
         return step
 

@@ -55,3 +55,53 @@ def test_training_on_one_class_exits_65_with_a_clear_message(tmp_path):
     r = run(["train-ovo", src, "-o", str(out)], exit_code=65)
     assert not out.exists()
     assert r.stderr == "hsvm: %s: training needs samples of at least two classes, found 1\n" % src
+
+
+def test_c_auto_prints_the_table_trains_at_the_chosen_c_and_records_it(tmp_path):
+    out = tmp_path / "m.hsvm"
+    r = run(["train-ovo", DIGITS_TRAIN, "-c", "auto", "--cv", "3", "--seed", "4", "-o", out])
+    lines = r.stdout.splitlines()
+    assert lines[0].split() == ["C", "CV", "accuracy", "with", "neighbours", "seconds"]
+    assert sum("<- chosen" in line for line in lines) == 1
+    m = load_model(out)
+    rec = m.params["cross_validation"]
+    assert lines[-1].startswith("Best C = %g  CV accuracy = %g%% (3-fold" % (m.params["C"], 100 * rec["chosen_accuracy"]))
+    assert rec["chosen_C"] == m.params["C"] and rec["folds"] == 3 and rec["seed"] == 4
+    assert r.stderr == "hsvm: 10 classes, 45 pairs x 1 bags, 64 features, C = %g -> %s\n" % (m.params["C"], out)
+
+
+def test_c_grid_searches_the_given_values(tmp_path):
+    out = tmp_path / "m.hsvm"
+    r = run(["train-ovo", DIGITS_TRAIN, "--c-grid", "0.01,1", "-q", "-o", out])
+    assert [line.split()[0] for line in r.stdout.splitlines()[1:3]] == ["0.01", "1"]
+    assert load_model(out).params["C"] in (0.01, 1.0)
+
+
+def test_c_auto_model_is_byte_identical_across_runs_and_jobs(tmp_path):
+    blobs = []
+    for jobs in ["1", "2"]:
+        out = tmp_path / ("m%s.hsvm" % jobs)
+        run(["train-ovo", DIGITS_TRAIN, "--c-grid", "0.1,1,10", "--cv", "3", "-j", jobs, "-q", "-o", out])
+        blobs.append(out.read_bytes())
+    assert blobs[0] == blobs[1]
+
+
+def test_cv_with_a_fixed_c_reports_the_accuracy_as_svm_train_v(tmp_path):
+    r = run(["train-ovo", DIGITS_TRAIN, "--cv", "4", "-c", "0.5", "-q"], stderr="")
+    assert r.stdout.startswith("Cross Validation Accuracy = ") and r.stdout.endswith("%\n")
+    assert len(r.stdout.splitlines()) == 1
+    out = tmp_path / "m.hsvm"
+    r2 = run(["train-ovo", DIGITS_TRAIN, "--cv", "4", "-c", "0.5", "-q", "-o", out])
+    assert r2.stdout == r.stdout and load_model(out).params["C"] == 0.5
+
+
+def test_cross_validation_options_that_do_not_fit_are_usage_errors(tmp_path):
+    r = run(["train-ovo", DIGITS_TRAIN, "-c", "auto"], exit_code=2)
+    assert "Missing option '-o' / '--output'" in r.stderr
+    r = run(["train-ovo", DIGITS_TRAIN, "-c", "auto", "--bags", "2", "-o", tmp_path / "m"], exit_code=2)
+    assert "does not combine with --bags" in r.stderr and not (tmp_path / "m").exists()
+    r = run(["train-ovo", DIGITS_TRAIN, "-c", "often", "-o", tmp_path / "m"], exit_code=2)
+    assert "expected a positive number or 'auto'" in r.stderr
+    r = run(["train-ovo", DIGITS_TRAIN, "--cv", "1", "-o", tmp_path / "m"], exit_code=2)
+    r = run(["train-ovo", DIGITS_TRAIN, "--c-grid", "1,-1", "-o", tmp_path / "m"], exit_code=2)
+    assert "every C must be a positive number" in r.stderr
