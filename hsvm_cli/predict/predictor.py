@@ -149,11 +149,14 @@ class Predictor:
 
     # ------------------------------------------------------------ blocks and streams
 
-    def predict_block(self, X, *, y=None, xcodes=None, proba=False, timings=None):
+    def predict_block(self, X, *, y=None, xcodes=None, proba=False, timings=None, filter_votes=None):
         """A :class:`Prediction` of the raw samples X; ``xcodes``: their codes
         (from a codes file) instead of hashing them, X may then be None when
         nothing is refined; ``timings``: a :class:`~hsvm_cli.support.timing.Timings`
-        to charge the phases to."""
+        to charge the phases to; ``filter_votes``: the filter's (votes,
+        margins) of these rows at this predictor's bits, computed before (as
+        ``self.filter.hash_and_vote`` gives them), so that ``calibrate`` can try
+        many k on one filter pass."""
         if proba and self.calibration is None:
             raise OptionError("--proba needs a calibration (-C)")
         t = timings or NullTimings()
@@ -163,9 +166,9 @@ class Predictor:
         rows = max(64, self.MAX_CELLS // max(1, self.k * (self.k - 1) // 2 * self.model.bags))
         if self.refine and self.scorer is None and n > rows:
             return _concatenate([self._predict_hashed(_rows(X, s, rows), _rows(y, s, rows), _rows(xcodes, s, rows),
-                                                      proba, t)
+                                                      proba, t, _rows_pair(filter_votes, s, rows))
                                  for s in range(0, n, rows)], y)
-        return self._predict_hashed(X, y, xcodes, proba, t)
+        return self._predict_hashed(X, y, xcodes, proba, t, filter_votes)
 
     def iter_predict(self, chunks, *, codes=None, proba=False, timings=None):
         """:class:`Prediction` per chunk of an iterable of
@@ -234,10 +237,12 @@ class Predictor:
             labels = m.classes[winners(m, votes, conf)]
         return Prediction(y, labels, votes, conf)
 
-    def _filter(self, X, xcodes, t):
+    def _filter(self, X, xcodes, t, filter_votes=None):
         """Hash votes and margins of the block, and the normalised samples."""
         Xn = prepare(self.model.normalize, X, timings=t) if X is not None else None
-        if xcodes is None:
+        if filter_votes is not None:
+            hv, hm = filter_votes
+        elif xcodes is None:
             hv, hm = self.filter.hash_and_vote(Xn, timings=t)
         else:
             with t.phase("filter"):
@@ -264,9 +269,9 @@ class Predictor:
                 kept, valid = kept[:, :width], valid[:, :width]
         return kept, valid, p1
 
-    def _predict_hashed(self, X, y, xcodes, proba, t):
+    def _predict_hashed(self, X, y, xcodes, proba, t, filter_votes=None):
         m = self.model
-        Xn, hv, hm = self._filter(X, xcodes, t)
+        Xn, hv, hm = self._filter(X, xcodes, t, filter_votes)
         kept, valid, p1 = self._keep(hv, hm, proba, t)
         if not self.refine:
             t.count("refined_classes", int(kept.shape[0]))
@@ -303,6 +308,10 @@ class Predictor:
 
 def _rows(a, start, count):
     return None if a is None else a[start:start + count]
+
+
+def _rows_pair(pair, start, count):
+    return None if pair is None else (pair[0][start:start + count], pair[1][start:start + count])
 
 
 def _concatenate(parts, y):

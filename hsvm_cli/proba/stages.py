@@ -39,11 +39,15 @@ def pair_ids_by_class(pair_a, pair_b, n_classes):
     return out, is_a
 
 
-def fit_platt_from_decisions(model, mean_dec_blocks, y_index):
-    """Fit every pair's sigmoid on the validation samples of its two classes.
-    ``mean_dec_blocks`` yields (row offset, [rows, P] bag-mean decision values)."""
+def pairwise_values(model, mean_dec_blocks, y_index):
+    """The validation values Platt's sigmoids are fitted on: for every
+    labelled sample and every pair naming its class, the pair's bag-mean
+    decision value (oriented toward the pair's class a), the pair, the target
+    (1 when the sample is of class a) and the sample's row.
+    ``mean_dec_blocks`` yields (row offset, [rows, P] bag-mean decision
+    values).  Returns (dec float64, pair int64, target float64, sample int64)."""
     ids, is_a = pair_ids_by_class(model.pair_a, model.pair_b, model.n_classes)
-    decs, pairs, targets = [], [], []
+    decs, pairs, targets, samples = [], [], [], []
     for start, D in mean_dec_blocks:
         yi = y_index[start:start + D.shape[0]]
         rows = np.flatnonzero(yi >= 0)
@@ -55,14 +59,18 @@ def fit_platt_from_decisions(model, mean_dec_blocks, y_index):
         decs.append(D[r_idx, cols[ok]])
         pairs.append(cols[ok])
         targets.append(is_a[yi[rows]][ok])
-    if decs:
-        dec = np.concatenate(decs).astype(np.float64)
-        pair = np.concatenate(pairs)
-        target = np.concatenate(targets).astype(np.float64)
-    else:
-        dec = np.zeros(0)
-        pair = np.zeros(0, dtype=np.int64)
-        target = np.zeros(0)
+        samples.append(r_idx + start)
+    if not decs:
+        return np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.int64)
+    return (np.concatenate(decs).astype(np.float64), np.concatenate(pairs), np.concatenate(targets).astype(np.float64),
+            np.concatenate(samples).astype(np.int64))
+
+
+def fit_platt_from_decisions(model, mean_dec_blocks, y_index):
+    """Fit every pair's sigmoid on the validation samples of its two classes
+    (Platt's fit, pair by pair).  ``mean_dec_blocks`` yields (row offset,
+    [rows, P] bag-mean decision values)."""
+    dec, pair, target, _ = pairwise_values(model, mean_dec_blocks, y_index)
     return est.fit_platt(dec, pair, target, model.n_pairs)
 
 
