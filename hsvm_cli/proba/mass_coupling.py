@@ -56,6 +56,20 @@ class PairTable:
         self.inc_a = sp.csr_matrix((ones, (np.arange(P), a)), shape=(P, K))
         self.inc_b = sp.csr_matrix((ones, (np.arange(P), b)), shape=(P, K))
 
+    _cache = {}
+
+    @classmethod
+    def cached(cls, pair_a, pair_b, n_classes):
+        """The table of a model's pairs, made once per pair arrays (prediction
+        asks for it chunk after chunk)."""
+        key = (id(pair_a), id(pair_b), int(n_classes), int(np.asarray(pair_a).shape[0]))
+        hit = cls._cache.get(key)
+        if hit is None or hit[0] is not pair_a or hit[1] is not pair_b:
+            if len(cls._cache) > 8:
+                cls._cache.clear()
+            hit = cls._cache[key] = (pair_a, pair_b, cls(pair_a, pair_b, n_classes))
+        return hit[2]
+
     def r_of(self, r, rows, c, d):
         """r_cd = P(c | c or d) of the given rows (arrays broadcast together),
         from r [n, P] = P(pair_a | pair)."""

@@ -18,10 +18,13 @@ posteriori estimate
 a Gaussian prior at theta_0 with precision n_0 Hbar, where Hbar is the pooled
 likelihood's Hessian per sample at theta_0 (the Fisher information of one
 average sample).  The prior thus weighs as much as n_0 average samples of the
-pooled fit: near theta_0, where the likelihood is close to quadratic, theta_p
-is the precision-weighted mean (n_p H_p theta_p^Platt + n_0 Hbar theta_0) /
-(n_p H_p + n_0 Hbar), which moves from theta_0 (n_p << n_0) to the pair's own
-fit (n_p >> n_0) in proportion to n_p / (n_p + n_0).  With the prior in place
+pooled fit: where the likelihood is close to quadratic, theta_p is the
+precision-weighted mean
+(n_p H_p + n_0 Hbar)^-1 (n_p H_p theta_p^ML + n_0 Hbar theta_0), H_p the pair's
+information per sample, which moves from theta_0 (n_p << n_0) to the pair's
+own fit (n_p >> n_0) in proportion to n_p / (n_p + n_0) when its samples are
+as informative as the average one (a steep sigmoid's samples are less so,
+and it is shrunk more).  With the prior in place
 the targets are the labels themselves (0 and 1): Platt's small-sample targets
 are a shrinkage toward 1/2 that the prior replaces.  The same batched Newton
 method with backtracking as :func:`hsvm_cli.proba.estimators.fit_platt`

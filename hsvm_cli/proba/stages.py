@@ -10,8 +10,10 @@ import numpy as np
 from ..models.ovo import bag_mean
 from ..models.pairs import canonical_pairs
 from ..predict.exact import ovo_votes
+from ..predict.ties import winners
 from ..support.timing import NullTimings
 from . import estimators as est
+from .mass_coupling import K_MAX, PairTable, couple_mass
 
 
 def first_stage_proba(votes, margins, alpha):
@@ -101,22 +103,23 @@ def second_stage_proba(cal, refined, lookup):
 
 
 def exact_proba(model, cal, Xn, *, scorer, timings=None):
-    """Exact votes, confidences and probabilities coupled over all K classes."""
+    """Exact votes, confidences and probabilities: every pair's sigmoid on its
+    bag-mean decision value, coupled over the classes that carry mass
+    (:func:`hsvm_cli.proba.mass_coupling.couple_mass`: all of them when K <= 64,
+    as ``svm-predict -b 1`` does)."""
     t = timings or NullTimings()
     n, K = Xn.shape[0], model.n_classes
     votes = np.empty((n, K), dtype=np.int32)
     conf = np.empty((n, K))
     proba = np.empty((n, K))
-    # R is [rows, K, K] doubles: bound a block to ~64 MB of it.
-    rows = max(1, min(scorer.block_rows(), (64 << 20) // (8 * K * K)))
+    table = PairTable.cached(model.pair_a, model.pair_b, K)
+    # The coupling's [rows, k, K] and [rows, P] float64 temporaries: ~64 MB a block.
+    rows = max(1, min(scorer.block_rows(), (64 << 20) // (8 * max(model.n_pairs, K * min(K, K_MAX)))))
     for s, dec in scorer.decision_blocks(Xn, rows=rows, timings=t):
         e = s + dec.shape[0]
         with t.phase("vote"):
             votes[s:e], conf[s:e] = ovo_votes(dec, model.pair_a, model.pair_b, bags=model.bags, n_classes=K)
         with t.phase("proba"):
             r = est.platt_proba(bag_mean(dec, model.bags), cal.platt_A[None, :], cal.platt_B[None, :])
-            R = np.full((dec.shape[0], K, K), 0.5)
-            R[:, model.pair_a, model.pair_b] = r
-            R[:, model.pair_b, model.pair_a] = 1.0 - r
-            proba[s:e] = est.couple(R)
+            proba[s:e] = couple_mass(r, winners(model, votes[s:e], conf[s:e]), table)
     return votes, conf, proba
