@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.hsvm-installed
 BENCH_STAMP := $(VENV)/.hsvm-bench-installed
 NATIVE := $(wildcard native/*.c native/*.h native/*.py)
 
-.PHONY: all install native test demo bench clean
+.PHONY: all install native test test-slurm demo demo-hashsvm bench fuzz clean
 
 all: install
 
@@ -17,7 +17,7 @@ $(PY):
 	$(PIP) install -q --upgrade pip setuptools wheel
 
 $(STAMP): $(PY) pyproject.toml setup.py $(NATIVE)
-	$(PIP) install -q -e '.[test]'
+	$(PIP) install -q -e '.[test,dask,plot]'
 	@touch $@
 
 install: $(STAMP)
@@ -29,13 +29,48 @@ native: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -q tests
 
+# Job arrays on a private single-node Slurm that the tests start themselves
+# (tests/slurm/slurm.py): installs Debian's slurm-wlm and munge with apt-get
+# when missing (so root), starts munged, slurmctld and slurmd on localhost,
+# runs examples/slurm through sbatch --wait, stops the daemons it started.
+test-slurm: $(STAMP)
+	$(PY) -m pytest -q tests/slurm
+
 $(BENCH_STAMP): $(STAMP)
 	$(PIP) install -q -e '.[test,bench]'
 	@touch $@
 
+# Coverage-guided fuzzing of the svmlight reader (atheris, from PyPI) for
+# FUZZ_SECONDS.  New inputs go to build/fuzz/corpus (the committed seeds in
+# tests/fuzz/corpus/svmlight stay small), crashes to build/fuzz/crash-*, the
+# counts to build/fuzz/stats.json.
+FUZZ_SECONDS ?= 60
+FUZZ_DIR := build/fuzz
+fuzz: $(STAMP)
+	$(PIP) install -q atheris
+	@mkdir -p $(FUZZ_DIR)/corpus
+	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_STATS=$(FUZZ_DIR)/stats.json $(PY) tests/fuzz/fuzz_svmlight.py \
+		$(FUZZ_DIR)/corpus tests/fuzz/corpus/svmlight -max_len=4096 -artifact_prefix=$(FUZZ_DIR)/ \
+		-max_total_time=$$(( $(FUZZ_SECONDS) + 60 ))
+
 # The main job on the bundled data: train, hash, filter-and-refine predict, eval.
 demo: $(STAMP)
 	@bash bench/demo.sh $(PY)
+
+# Hash-SVM on the bundled digits set: kernel hash, codes, training on the
+# packed bits, prediction from raw samples; accuracy beside the linear model's.
+demo-hashsvm: $(STAMP)
+	@mkdir -p demo-out
+	$(VENV)/bin/hsvm kernel-hash data/digits/train.svm.gz --kernel rbf --landmarks 512 --bits 4096 --seed 0 \
+		-o demo-out/digits.khm
+	$(VENV)/bin/hsvm hash-data -H demo-out/digits.khm data/digits/train.svm.gz -o demo-out/digits-train.codes
+	$(VENV)/bin/hsvm train-ovo --codes demo-out/digits-train.codes -c 1 -j 2 -o demo-out/digits-rbf.hsvm
+	$(VENV)/bin/hsvm train-ovo data/digits/train.svm.gz -c 1 -j 2 -q -o demo-out/digits-linear.hsvm
+	@echo "== linear one-vs-one"
+	@$(VENV)/bin/hsvm predict -m demo-out/digits-linear.hsvm data/digits/test.svm.gz -o /dev/null
+	@echo "== Hash-SVM (rbf, 512 landmarks, 4096 bits)"
+	@$(VENV)/bin/hsvm predict -m demo-out/digits-rbf.hsvm --kernel-hash demo-out/digits.khm \
+		data/digits/test.svm.gz -o /dev/null --timings
 
 bench: $(BENCH_STAMP)
 	$(PY) bench/run_all.py

@@ -29,12 +29,12 @@ import time
 
 import numpy as np
 
-from common import REPO, machine_line, markdown_table, shared_data
-
 from hsvm_cli.io.svmlight import load_svmlight
 from hsvm_cli.predict.predictor import Predictor
 from hsvm_cli.train.c_search import MAX_C
 from hsvm_cli.train.ovo import cross_validate_ovo, train_ovo
+
+from common import REPO, machine_line, markdown_table, shared_data
 
 DIMS = {"omniglot-242": 784, "binalpha-36": 320, "fashion-mnist-20k": 784, "digits": 64, "att-faces-40": 644,
         "reuters-r52": 11698}

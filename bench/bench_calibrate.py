@@ -15,20 +15,19 @@ before (Platt's per-pair fit, exact ones coupled over all K classes)."""
 import argparse
 import json
 import time
+from dataclasses import replace
 
 import numpy as np
 
-from dataclasses import replace
-
 from hsvm_cli.evaluation.calibration_metrics import expected_calibration_error, nll
+from hsvm_cli.models.hashed import hash_model
 from hsvm_cli.models.ovo import bag_mean
 from hsvm_cli.predict.exact import ExactScorer
-from hsvm_cli.proba.stages import fit_platt_from_decisions
-from hsvm_cli.models.hashed import hash_model
 from hsvm_cli.predict.filter import HashFilter
 from hsvm_cli.predict.predictor import Predictor
 from hsvm_cli.preprocess import prepare
 from hsvm_cli.proba import estimators as prob
+from hsvm_cli.proba.stages import fit_platt_from_decisions
 from hsvm_cli.support.labels import class_index
 from hsvm_cli.tune import calibrate, format_grid
 

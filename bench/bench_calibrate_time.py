@@ -19,13 +19,13 @@ import time
 
 import numpy as np
 
-from common import machine_line, markdown_table, synthetic_classes
-
 from hsvm_cli.models.hashed import hash_model
 from hsvm_cli.models.ovo import OvoModel
 from hsvm_cli.models.pairs import canonical_pairs
-from hsvm_cli.tune import TIMING_ROWS, calibrate, format_grid
 from hsvm_cli.train.ovo import train_ovo
+from hsvm_cli.tune import TIMING_ROWS, calibrate, format_grid
+
+from common import machine_line, markdown_table, synthetic_classes
 
 
 def case_k107(threads):

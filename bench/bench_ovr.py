@@ -23,13 +23,13 @@ import sys
 
 import numpy as np
 
-from common import REPO, machine_line, markdown_table, median_time, shared_data
-
 from hsvm_cli.io.svmlight import load_svmlight
 from hsvm_cli.models.imported import import_model
 from hsvm_cli.models.ovr import hash_ovr_model
 from hsvm_cli.predict.ovr import ESTIMATORS, OvrPredictor
 from hsvm_cli.support.timing import Timings
+
+from common import REPO, machine_line, markdown_table, median_time, shared_data
 
 # liblinear-train -c per set (other shared sets named with --sets use 1).
 SETS = {"reuters-r52": "1", "omniglot-242": "0.1"}

@@ -61,8 +61,78 @@ class ModelMismatchError(HsvmError):
 
 
 class InputNotFoundError(HsvmError):
+    """An input that does not exist, is a directory or may not be read."""
+
     exit_code = EX_NOINPUT
+
+
+def _where(line):
+    return "" if line is None else " (line %d)" % line
+
+
+class CorruptInputError(HsvmError):
+    """Compressed input (gzip, bz2, xz) whose decompression fails:
+    ``FILE: corrupt gzip data near byte N (line L)``, or ``truncated`` when
+    the compressed data ends early.  ``offset`` is how far into the
+    compressed file the decompressor had read (it reads ahead, hence "near");
+    ``line`` the text line the reader had reached, when known."""
+
+    exit_code = EX_DATAERR
+
+    def __init__(self, source, kind, offset, *, truncated=False, line=None):
+        self.source = source
+        self.kind = kind
+        self.offset = offset
+        self.truncated = truncated
+        self.line = line
+        super().__init__("%s: %s %s data near byte %d%s" % (
+            source, "truncated" if truncated else "corrupt", kind, offset, _where(line)))
+
+    def located(self, source, line):
+        """The same error named by the reader that knows the file's name and line."""
+        return CorruptInputError(source, self.kind, self.offset, truncated=self.truncated, line=line)
+
+
+class InputReadError(HsvmError):
+    """An input that fails while being read (EIO on a bad disk or a network
+    file system): ``FILE: read error: Input/output error (line L)``."""
+
+    exit_code = EX_NOINPUT
+
+    def __init__(self, source, reason, *, line=None):
+        self.source = source
+        self.reason = reason
+        self.line = line
+        super().__init__("%s: read error: %s%s" % (source, reason, _where(line)))
+
+    def located(self, source, line):
+        return InputReadError(source, self.reason, line=line)
 
 
 class OutputError(HsvmError):
     exit_code = EX_IOERR
+
+
+def printable(text):
+    """``text`` with every character that is not printable (C0 and C1
+    controls, NUL, DEL, a byte-order mark, line and paragraph separators)
+    written as a Python escape (``\\x00``, ``\\ufeff``), so that a message
+    stays one readable line whatever bytes a file held.  Undecodable bytes
+    carried as surrogates (``surrogateescape``) come out as ``\\xNN``."""
+    if text.isprintable():
+        return text
+    out = []
+    for ch in text:
+        if ch.isprintable():
+            out.append(ch)
+            continue
+        code = ord(ch)
+        if 0xDC80 <= code <= 0xDCFF:
+            out.append("\\x%02x" % (code - 0xDC00))
+        elif code < 0x100:
+            out.append("\\x%02x" % code)
+        elif code < 0x10000:
+            out.append("\\u%04x" % code)
+        else:
+            out.append("\\U%08x" % code)
+    return "".join(out)

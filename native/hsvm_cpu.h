@@ -14,10 +14,11 @@ enum {
     HSVM_KERNEL_AVX512 = 3     /* AVX-512 F/BW/VL/DQ + VPOPCNTDQ */
 };
 
+/* Apart from every kernel's own return codes, so a caller can tell them apart. */
 enum {
-    HSVM_CPU_EINVAL = -1,       /* not a kernel id */
-    HSVM_CPU_EBADNAME = -3,     /* HSVM_KERNEL is not avx512, avx2, portable or auto */
-    HSVM_CPU_EUNAVAILABLE = -4  /* the requested kernel needs instructions this CPU lacks */
+    HSVM_CPU_EINVAL = -100,       /* not a kernel id */
+    HSVM_CPU_EBADNAME = -101,     /* HSVM_KERNEL is not avx512, avx2, portable or auto */
+    HSVM_CPU_EUNAVAILABLE = -102  /* the requested kernel needs instructions this CPU lacks */
 };
 
 /* Bit mask of the kernels this CPU (and its OS) can run: bit k set = id k. */

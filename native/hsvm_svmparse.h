@@ -1,6 +1,6 @@
 /* Streaming svmlight / LIBSVM text parser filling CSR arrays.
  *
- * Python (hsvm_cli/svmlight.py) reads the file in blocks, cuts each block at
+ * Python (hsvm_cli/io/svmlight.py) reads the file in blocks, cuts each block at
  * its last newline and hands the complete lines here; this parser never sees
  * a line split across two calls, so it keeps no state between lines beyond
  * what is in hsvm_svm_parse_state. */
@@ -24,9 +24,18 @@ enum hsvm_svm_status {
     HSVM_SVM_E_EXTRA = -8,      /* index err_a with column >= n_features */
     HSVM_SVM_E_TOO_BIG = -9,    /* index whose column does not fit in int32 */
     HSVM_SVM_E_VALUE = -10,     /* value not a number; err_a = index */
-    HSVM_SVM_E_NONFINITE = -11, /* nan, inf or overflowing value; err_a = index */
+    HSVM_SVM_E_NONFINITE = -11, /* nan or inf spelled out; err_a = index */
     HSVM_SVM_E_NO_VALUE = -12,  /* nothing after ':'; err_a = index */
-    HSVM_SVM_E_QID = -13        /* qid:N with N not an integer */
+    HSVM_SVM_E_QID = -13,       /* qid:N with N not an integer */
+    HSVM_SVM_E_RANGE = -14      /* value that rounds to infinity in float32; err_a = index */
+};
+
+/* Return codes of hsvm_svm_parse_double. */
+enum hsvm_num_status {
+    HSVM_NUM_OK = 0,
+    HSVM_NUM_BAD = 1,       /* not a decimal number (hex, junk, empty, blanks) */
+    HSVM_NUM_NONFINITE = 2, /* inf, infinity or nan (any case, optional sign) */
+    HSVM_NUM_RANGE = 3      /* a decimal beyond the double range */
 };
 
 typedef struct {
@@ -49,18 +58,21 @@ typedef struct {
  * row r's columns are indices[indptr[r]:indptr[r+1]], values alike, label in
  * labels[r].  Rows are appended at st->rows / st->nnz; indptr[st->rows] must
  * already hold st->nnz.  Capacities: indptr row_cap+1, labels row_cap,
- * indices/values nnz_cap.  n_features < 0 means no limit; otherwise a column
- * >= n_features is an error, or silently dropped when drop_extra is nonzero.
- * Blank and comment-only lines are skipped but counted in st->lines. */
+ * indices/values nnz_cap.  n_features < 0 means no fixed width: a column
+ * >= max_width is an error (HSVM_SVM_E_TOO_BIG); otherwise (n_features <=
+ * max_width) a column >= n_features is an error, or silently dropped when
+ * drop_extra is nonzero.  Values are parsed as doubles and must stay finite
+ * when rounded to float32.  Blank and comment-only lines are skipped but
+ * counted in st->lines. */
 int hsvm_svm_parse(const char *buf, int64_t len, int32_t zero_based,
-                   int64_t n_features, int32_t drop_extra,
+                   int64_t n_features, int64_t max_width, int32_t drop_extra,
                    int64_t row_cap, int64_t nnz_cap,
                    int64_t *indptr, int32_t *indices, double *values,
                    int64_t *labels, hsvm_svm_parse_state *st);
 
 /* The value parser on its own (for tests against strtod): parses s[0:len]
- * completely.  Returns 0 and sets *out, 1 when not a number, 2 when nan,
- * inf or out of double range. */
+ * completely as a decimal number.  Returns HSVM_NUM_OK and sets *out, or
+ * another hsvm_num_status. */
 int hsvm_svm_parse_double(const char *s, int64_t len, double *out);
 
 #endif

@@ -17,9 +17,14 @@ int hsvm_ovo_votes(const float *dec, int64_t n, int64_t n_pairs, int32_t bags,
 
 /* The same rule for per-sample pair lists (the refine step): row i has q
  * candidate pairs (A[i*q+j], B[i*q+j]) with decisions dec[(i*q+j)*bags ..],
- * positive towards A, used where pmask[i*q+j] is nonzero.  votes and conf
- * [n, n_classes] are overwritten.  Returns 0, or -1 for a class out of range. */
+ * used where pmask[i*q+j] is nonzero.  The decisions are in the model's
+ * orientation of the pair: positive towards A where sign is NULL or
+ * sign[i*q+j] > 0, towards B where sign[i*q+j] < 0 (a model may store a pair
+ * as (b, a)); the rule is applied in that orientation, so an exact-zero
+ * decision goes where exact voting sends it.  votes and conf [n, n_classes]
+ * are overwritten.  Returns 0, or -1 for a class out of range. */
 int hsvm_cell_votes(const float *dec, const int64_t *A, const int64_t *B, const uint8_t *pmask,
-                    int64_t n, int64_t q, int32_t bags, int32_t n_classes, int32_t *votes, double *conf);
+                    const int8_t *sign, int64_t n, int64_t q, int32_t bags, int32_t n_classes,
+                    int32_t *votes, double *conf);
 
 #endif

@@ -15,6 +15,13 @@ static const double POW10[23] = {
 
 #define TWO53 9007199254740992ULL
 
+/* hsvm stores samples and models as float32.  A double at or beyond
+ * FLT_MAX + half an ulp (2^128 - 2^104) rounds to infinity in float32 (FLT_MAX
+ * has an odd significand, so the tie goes up); anything below rounds to at
+ * most FLT_MAX, so "3.4028235e38", FLT_MAX's shortest spelling, is kept.
+ * The fused fast path needs no check: its values are below 2^53. */
+#define F32_OVERFLOW 0x1.ffffffp+127
+
 static inline int is_space(unsigned char c)
 {
     return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
@@ -52,17 +59,73 @@ static locale_t c_locale(void)
 }
 #endif
 
+/* The decimal grammar of the format: [+-] (D+ [. D*] | . D+) [(e|E) [+-] D+].
+ * strtod also takes hex floats, "inf", "nan(...)" and leading blanks, which the
+ * format does not, so a token must pass this before strtod sees it. */
+static int is_decimal(const char *p, const char *e)
+{
+    if (p < e && (*p == '-' || *p == '+'))
+        p++;
+    int digits = 0;
+    while (p < e && is_digit((unsigned char)*p)) {
+        p++;
+        digits = 1;
+    }
+    if (p < e && *p == '.') {
+        p++;
+        while (p < e && is_digit((unsigned char)*p)) {
+            p++;
+            digits = 1;
+        }
+    }
+    if (!digits)
+        return 0;
+    if (p < e && (*p == 'e' || *p == 'E')) {
+        p++;
+        if (p < e && (*p == '-' || *p == '+'))
+            p++;
+        if (p == e || !is_digit((unsigned char)*p))
+            return 0;
+        while (p < e && is_digit((unsigned char)*p))
+            p++;
+    }
+    return p == e;
+}
+
+static int ascii_lower(int c)
+{
+    return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c;
+}
+
+static int same_word(const char *p, const char *e, const char *word)
+{
+    size_t n = strlen(word);
+    if ((size_t)(e - p) != n)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (ascii_lower((unsigned char)p[i]) != word[i])
+            return 0;
+    return 1;
+}
+
+/* [+-] inf, infinity or nan in any case: a number, but not a finite one. */
+static int is_nonfinite_word(const char *p, const char *e)
+{
+    if (p < e && (*p == '-' || *p == '+'))
+        p++;
+    return same_word(p, e, "inf") || same_word(p, e, "infinity") || same_word(p, e, "nan");
+}
+
 static int slow_double(const char *s, int64_t len, double *out)
 {
-    /* strtod would skip leading blanks; a token never has them */
-    if (len == 0 || is_space((unsigned char)s[0]) || s[0] == '\n')
-        return 1;
+    if (!is_decimal(s, s + len))
+        return is_nonfinite_word(s, s + len) ? HSVM_NUM_NONFINITE : HSVM_NUM_BAD;
     char small[128];
     char *tmp = small;
     if (len >= (int64_t)sizeof(small)) {
         tmp = malloc((size_t)len + 1);
         if (!tmp)
-            return 1;
+            return HSVM_NUM_BAD;
     }
     memcpy(tmp, s, (size_t)len);
     tmp[len] = '\0';
@@ -74,11 +137,11 @@ static int slow_double(const char *s, int64_t len, double *out)
 #else
     v = strtod(tmp, &stop);
 #endif
-    int status = 0;
-    if (len == 0 || stop != tmp + len)
-        status = 1;
+    int status = HSVM_NUM_OK;
+    if (stop != tmp + len)
+        status = HSVM_NUM_BAD;
     else if (!isfinite(v))
-        status = 2;
+        status = HSVM_NUM_RANGE; /* a decimal beyond the double range */
     if (tmp != small)
         free(tmp);
     *out = v;
@@ -86,8 +149,8 @@ static int slow_double(const char *s, int64_t len, double *out)
 }
 
 /* Clinger's fast path for plain decimals; anything else (more than 19
- * significant digits, large exponents, hex, inf/nan, junk) goes to strtod,
- * which also decides what is malformed. */
+ * significant digits, large exponents, hex, inf/nan, junk) goes to
+ * slow_double, which decides what is malformed and leaves the rest to strtod. */
 static inline int parse_double(const char *s, const char *e, double *out)
 {
     const char *p = s;
@@ -153,13 +216,13 @@ static inline int parse_double(const char *s, const char *e, double *out)
         goto slow;
     if (m == 0) {
         *out = neg ? -0.0 : 0.0;
-        return 0;
+        return HSVM_NUM_OK;
     }
     if (m <= TWO53 && exp10 >= -22 && exp10 <= 22) {
         double d = (double)m;
         d = exp10 < 0 ? d / POW10[-exp10] : d * POW10[exp10];
         *out = neg ? -d : d;
-        return 0;
+        return HSVM_NUM_OK;
     }
 slow:
     return slow_double(s, (int64_t)(e - s), out);
@@ -292,7 +355,7 @@ static inline int check_index(uint64_t idx, uint64_t base, int64_t prev, uint64_
 }
 
 int hsvm_svm_parse(const char *buf, int64_t len, int32_t zero_based,
-                   int64_t n_features, int32_t drop_extra,
+                   int64_t n_features, int64_t max_width, int32_t drop_extra,
                    int64_t row_cap, int64_t nnz_cap,
                    int64_t *indptr, int32_t *indices, double *values,
                    int64_t *labels, hsvm_svm_parse_state *st)
@@ -302,9 +365,7 @@ int hsvm_svm_parse(const char *buf, int64_t len, int32_t zero_based,
     int64_t rows = st->rows, nnz = st->nnz, max_col = st->max_col;
     int64_t nline = 0;
     const uint64_t base = zero_based ? 0 : 1;
-    /* Without a fixed width, columns must still fit int32 (scipy's compact
-     * index type) with room for width = column + 1. */
-    const uint64_t keep_limit = n_features >= 0 ? (uint64_t)n_features : 2147483647ULL;
+    const uint64_t keep_limit = (uint64_t)(n_features >= 0 ? n_features : max_width);
     int status = HSVM_SVM_DONE;
     const char *tok = NULL;
 
@@ -411,8 +472,9 @@ int hsvm_svm_parse(const char *buf, int64_t len, int32_t zero_based,
                     goto fail;
                 }
                 int vst = parse_double(vs, te, &v);
-                if (vst != 0) {
-                    status = vst == 2 ? HSVM_SVM_E_NONFINITE : HSVM_SVM_E_VALUE;
+                if (vst != HSVM_NUM_OK || fabs(v) >= F32_OVERFLOW) {
+                    status = vst == HSVM_NUM_BAD ? HSVM_SVM_E_VALUE
+                           : vst == HSVM_NUM_NONFINITE ? HSVM_SVM_E_NONFINITE : HSVM_SVM_E_RANGE;
                     goto fail;
                 }
             }

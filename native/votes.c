@@ -1,19 +1,6 @@
 #include <string.h>
 #include "hsvm_votes.h"
-
-/* The pair's bag majority: 1 when class a wins.  *mean receives the bag-mean
- * decision value (the confidence term). */
-static inline int a_wins_pair(const float *d, int32_t bags, double *mean)
-{
-    int32_t pos = 0;
-    double sum = 0.0;
-    for (int32_t k = 0; k < bags; k++) {
-        pos += d[k] > 0.0f;
-        sum += (double)d[k];
-    }
-    *mean = sum / (double)bags;
-    return (2 * pos > bags) || (2 * pos == bags && sum > 0.0);
-}
+#include "pair_rule.h"
 
 int hsvm_ovo_votes(const float *dec, int64_t n, int64_t n_pairs, int32_t bags,
                    const int32_t *pair_a, const int32_t *pair_b,
@@ -32,7 +19,7 @@ int hsvm_ovo_votes(const float *dec, int64_t n, int64_t n_pairs, int32_t bags,
         const float *row = dec + i * ncols;
         for (int64_t p = 0; p < n_pairs; p++) {
             double mean;
-            const int a_wins = a_wins_pair(row + p * bags, bags, &mean);
+            const int a_wins = pair_rule_a_wins(row + p * bags, bags, &mean);
             const int32_t a = pair_a[p], b = pair_b[p];
             v[a_wins ? a : b] += 1;
             cf[a] += mean;
@@ -43,7 +30,8 @@ int hsvm_ovo_votes(const float *dec, int64_t n, int64_t n_pairs, int32_t bags,
 }
 
 int hsvm_cell_votes(const float *dec, const int64_t *A, const int64_t *B, const uint8_t *pmask,
-                    int64_t n, int64_t q, int32_t bags, int32_t n_classes, int32_t *votes, double *conf)
+                    const int8_t *sign, int64_t n, int64_t q, int32_t bags, int32_t n_classes,
+                    int32_t *votes, double *conf)
 {
     memset(votes, 0, sizeof(int32_t) * (size_t)(n * n_classes));
     memset(conf, 0, sizeof(double) * (size_t)(n * n_classes));
@@ -53,11 +41,13 @@ int hsvm_cell_votes(const float *dec, const int64_t *A, const int64_t *B, const 
         for (int64_t j = i * q; j < (i + 1) * q; j++) {
             if (!pmask[j])
                 continue;
-            const int64_t a = A[j], b = B[j];
+            const int flipped = sign != NULL && sign[j] < 0;
+            /* the model's own (first, second) classes of the pair */
+            const int64_t a = flipped ? B[j] : A[j], b = flipped ? A[j] : B[j];
             if (a < 0 || a >= n_classes || b < 0 || b >= n_classes)
                 return -1;
             double mean;
-            v[a_wins_pair(dec + j * bags, bags, &mean) ? a : b] += 1;
+            v[pair_rule_a_wins(dec + j * bags, bags, &mean) ? a : b] += 1;
             cf[a] += mean;
             cf[b] -= mean;
         }

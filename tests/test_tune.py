@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from hsvm_cli.evaluation.calibration_metrics import nll
 from hsvm_cli.errors import OptionError
+from hsvm_cli.evaluation.calibration_metrics import nll
 from hsvm_cli.models.calibration import Setting, load_calibration, save_calibration
 from hsvm_cli.models.hashed import hash_model
 from hsvm_cli.predict.exact import ExactScorer

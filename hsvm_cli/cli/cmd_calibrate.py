@@ -3,6 +3,7 @@ import json
 
 import click
 
+from ..errors import ModelMismatchError
 from ..io.files import atomic_output
 from ..io.svmlight import load_svmlight
 from ..models.calibration import save_calibration
@@ -44,6 +45,9 @@ def command(validation, model_path, hbm_path, output, max_loss, bits_grid, k_gri
     stdout; `hsvm predict -C CALIB` then uses the chosen setting.  Without -H
     the calibration holds exact probabilities only (setting: exact)."""
     model = load_model(model_path)
+    if model.codes_source is not None:
+        raise ModelMismatchError("%s was trained on kernel hash codes: calibrate takes models of svmlight features "
+                                 "(calibrating Hash-SVM models is not supported yet)" % model_path)
     h = load_hash_model(hbm_path) if hbm_path is not None else None
     X, y = load_svmlight(validation, zero_based=zero_based, n_features=model.n_features,
                          extra_features=default_extra_features(model) if extra_features is None else extra_features)

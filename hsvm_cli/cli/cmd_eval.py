@@ -19,7 +19,7 @@ def _parse_ks(ctx, param, value):
     return ks
 
 
-_path = click.Path(dir_okay=False, allow_dash=True)
+_path = options.INPUT
 
 
 @click.command("eval")
@@ -45,7 +45,12 @@ _path = click.Path(dir_okay=False, allow_dash=True)
                    "(needs matplotlib: pip install 'hsvm[plot]').")
 @options.as_json
 @options.zero_based
-def command(truth, predictions, confusion, proba, recall_k, reference, grid, plot, as_json, zero_based):
+@click.option("--shard", callback=options._shard_callback, metavar="i/N",
+              help="Evaluate shard i of N (0-based; 'slurm': this job array task's) of the plain TRUTH file "
+                   "against PREDICTIONS (and --reference) written by `hsvm predict --shard i/N` for it.  Only "
+                   "shard 0's --scores/--proba output has the 'labels' header: evaluate the concatenated "
+                   "output for the score and probability sections.")
+def command(truth, predictions, confusion, proba, recall_k, reference, grid, plot, as_json, zero_based, shard):
     """Compare PREDICTIONS ('-': stdin, as written by `hsvm predict`: one label
     per line, or with --scores / --proba a 'labels c1 ... cK' header and a score
     per class) with the labels of TRUTH."""
@@ -57,7 +62,8 @@ def command(truth, predictions, confusion, proba, recall_k, reference, grid, plo
         raise click.UsageError("Missing %s (only --grid can do without TRUTH and PREDICTIONS)"
                                % ("option '--truth'" if truth is None else "argument 'PREDICTIONS'"))
     if truth is None:
-        for flag, value in (("--reference", reference), ("--recall-k", recall_k), ("--proba", proba)):
+        for flag, value in (("--reference", reference), ("--recall-k", recall_k), ("--proba", proba),
+                            ("--shard", shard)):
             if value is not None:
                 raise click.UsageError("%s needs TRUTH and PREDICTIONS" % flag)
     if plot == "-":
@@ -67,7 +73,7 @@ def command(truth, predictions, confusion, proba, recall_k, reference, grid, plo
         require_matplotlib()  # before the work, not after it
 
     result = evaluate(truth, predictions, proba=proba, recall_k=recall_k, reference=reference, grid=grid,
-                      zero_based=zero_based)
+                      zero_based=zero_based, shard=shard)
     if plot is not None:
         result.plot(plot)
     click.echo(result.json(confusion=confusion) if as_json else result.text(confusion=confusion), nl=False)

@@ -1,15 +1,22 @@
 """hsvm hash-data: the sign-projection codes of samples, for predict --codes or other tools."""
+import sys
+
 import click
 
 from ..errors import OptionError
+from ..io.container import container_kind
+from ..models.circulant_hash import CHASH_KIND, load_circulant_hash
 from ..models.codes import hash_data
 from ..models.hashed import load_hash_model
+from ..models.kernel_hash import KHM_KIND, load_kernel_hash
 from . import options
 
 
 @click.command("hash-data")
 @options.input_path(name="data")
-@options.hash_model(required=True, help="Hash model (.hbm) whose projection to use.")
+@options.hash_model(required=True, help="Hash model (.hbm) whose projection to use, a kernel hash (.khm, from "
+                                        "`hsvm kernel-hash`) whose kernel hash codes to compute, or a learned "
+                                        "circulant hash (from `hsvm fit-circulant`).")
 @click.option("--bits", type=int, default=None, help="Code length (a multiple of 64, default: the hash model's D).")
 @click.option("--format", "fmt", type=click.Choice(["codes", "svm"]), default="codes", show_default=True,
               help="codes: binary hsvm-codes file; svm: the bits as +1/-1 features in svmlight text.")
@@ -17,15 +24,22 @@ from . import options
 @options.zero_based
 @options.extra_features
 @options.chunk_rows
+@options.shard
 @options.quiet
-def command(data, hbm_path, bits, fmt, output, zero_based, extra_features, chunk_rows, quiet):
-    """L2-normalise, project and take signs of the samples of DATA ('-': stdin)."""
-    h = load_hash_model(hbm_path)
+def command(data, hbm_path, bits, fmt, output, zero_based, extra_features, chunk_rows, shard, quiet):
+    """Hash the samples of DATA ('-': stdin): with a hash model, normalise them
+    as its exact model does, project and take signs; with a kernel hash, their
+    kernel subspace coordinates, projected and signed; with a learned
+    circulant hash, normalise them as it records and take its bits."""
+    loaders = {KHM_KIND: load_kernel_hash, CHASH_KIND: load_circulant_hash}
+    h = loaders.get(container_kind(hbm_path), load_hash_model)(hbm_path)
     try:
         h.check_bits(bits)
-    except OptionError as exc:
+    except (OptionError, ValueError) as exc:
         raise click.BadParameter(str(exc), param_hint="--bits") from None
-    if fmt == "codes" and output == "-" and not quiet and click.get_binary_stream("stdout").isatty():
+    if fmt == "codes" and output == "-" and not quiet and sys.stdout.isatty():
         raise click.UsageError("refusing to write binary codes to a terminal; use -o FILE or --format svm")
-    hash_data(h, data, output, bits=bits, fmt=fmt, zero_based=zero_based, extra_features=extra_features,
-              chunk_rows=chunk_rows)
+    n = hash_data(h, data, output, bits=bits, fmt=fmt, zero_based=zero_based, extra_features=extra_features,
+                  chunk_rows=chunk_rows, shard=shard)
+    if shard is not None and not quiet:
+        click.echo("hsvm: hash-data: shard %s: %d samples -> %s" % (shard, n, output), err=True)

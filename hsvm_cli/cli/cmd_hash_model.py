@@ -14,22 +14,38 @@ from . import options
 @click.option("--bits", type=click.IntRange(min=64), default=1024, show_default=True,
               help="Code length D (a multiple of 64); predict may use any multiple-of-64 prefix.")
 @options.output(required=True, what="Hash model to write (.hbm)")
+@click.option("--projection", type=click.Choice(["gaussian", "circulant"]), default="gaussian", show_default=True,
+              help="gaussian: a dense D x d matrix; circulant: blocks of circ(r) diag(s) applied by FFT, "
+                   "O(d log d) per sample and O(D) parameters (faster for d >= 4096 and D >= 1024).")
 @click.option("--store-projection", is_flag=True,
-              help="Store the D x d projection in the file (default: derive it from the seed when needed).")
+              help="Store the projection in the file (the D x d matrix, or the circulant's D floats and signs; "
+                   "default: derive it from the seed when needed).")
+@click.option("--class-scores", is_flag=True,
+              help="Also store the K x d class-score summaries, so that predict --first-stage scores or "
+                   "hashed-scores need no pass over the model's weights.")
 @options.seed
 @options.quiet
-def command(model_path, bits, output, store_projection, seed, quiet):
+def command(model_path, bits, output, projection, store_projection, class_scores, seed, quiet):
     """Hash the classifiers of MODEL with D sign random projections."""
     if bits % 64:
         raise click.BadParameter("must be a multiple of 64, got %d" % bits, param_hint="--bits")
     model = load_any_model(model_path)
     if isinstance(model, OvrModel):
+        # One-vs-rest models (imported from LIBLINEAR) are hashed class by class
+        # with the Gaussian projection; their filter ranks estimated margins.
+        if projection != "gaussian":
+            raise click.UsageError("--projection %s needs a one-vs-one model (%s is one-vs-rest)"
+                                   % (projection, model_path))
+        if class_scores:
+            raise click.UsageError("--class-scores needs a one-vs-one model (%s is one-vs-rest: its class "
+                                   "normals are the class scores)" % model_path)
         h = hash_ovr_model(model, bits=bits, seed=seed, store_projection=store_projection)
         save_ovr_hash_model(h, output)
     else:
-        h = hash_model(model, bits=bits, seed=seed, store_projection=store_projection)
+        h = hash_model(model, bits=bits, seed=seed, store_projection=store_projection,
+                       class_scores=class_scores, projection=projection)
         save_hash_model(h, output)
     if not quiet:
-        click.echo("hsvm: %d classifiers x %d bits -> %s (%.1f KiB; model %.1f KiB)"
-                   % (h.codes.shape[0], bits, output, os.path.getsize(output) / 1024,
-                      os.path.getsize(model_path) / 1024), err=True)
+        click.echo("hsvm: %d classifiers x %d bits%s -> %s (%.1f KiB; model %.1f KiB)"
+                   % (h.codes.shape[0], bits, " (circulant projection)" if projection == "circulant" else "", output,
+                      os.path.getsize(output) / 1024, os.path.getsize(model_path) / 1024), err=True)

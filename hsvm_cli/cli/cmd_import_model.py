@@ -10,7 +10,7 @@ from . import options
 
 
 @click.command("import-model")
-@click.argument("model_file", type=click.Path(dir_okay=False))
+@click.argument("model_file", type=options.INPUT_FILE)
 @options.output(required=True, what="hsvm model to write (.hsvm)")
 @click.option("--n-features", type=click.IntRange(min=1), default=None,
               help="Width of the model (default: the largest feature index the file uses; LIBLINEAR: nr_feature).")

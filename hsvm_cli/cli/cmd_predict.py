@@ -9,20 +9,35 @@ from . import options
 
 
 @click.command("predict")
-@click.argument("test", required=False, type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("test", required=False, type=options.INPUT)
 @options.model
 @options.hash_model(help="Hash model (.hbm): filter with hash votes, then refine exactly.")
 @click.option("--exact", is_flag=True, help="Exact prediction: every pair's classifier on every sample (the default without -H).")
+@click.option("--dag", is_flag=True,
+              help="Exact labels from a decision DAG: K-1 classifier evaluations per sample instead of K(K-1)/2 "
+                   "(classes listed in class order; no hash model, no --scores or --proba).")
+@click.option("--first-stage", type=click.Choice(["votes", "scores", "hashed-scores"]), default=None,
+              help="What ranks the classes for the refine: votes (the hash filter, every pair's Hamming range "
+                   "query; the default with -H), scores (each class's summed normalised pair margins: one K x d "
+                   "product, cost growing with K, not K^2; no hash model needed) or hashed-scores (those scores "
+                   "estimated from the hash model's codes, for K much larger than --bits).")
+@click.option("--refine", "refine_rule", type=click.Choice(["vote", "dag"]), default="vote", show_default=True,
+              help="How the exact classifiers decide among the classes the hash filter kept: max-wins voting over "
+                   "their pairs, or a decision DAG over them (k-1 evaluations; no --scores or --proba).")
 @click.option("--bits", type=int, default=None,
               help="Bits of the codes to use: a multiple of 64 up to the hashed D (default: D).")
 @click.option("-k", "--filter-k", type=click.IntRange(min=1), default=None,
               help="Classes kept by the hash filter and refined exactly (default: 10%% of the classes, "
                    "at least 2; 1 = pure hash classifier; K = exact).")
 @click.option("--no-refine", is_flag=True, help="Pure hash classifier: the filter's best class is the prediction.")
-@click.option("--codes", "codes_path", type=click.Path(dir_okay=False),
+@click.option("--codes", "codes_path", type=options.INPUT_FILE,
               help="Sample codes from `hsvm hash-data` instead of hashing on the fly (TEST still gives the raw "
-                   "features for the refine step; it may be omitted with --no-refine).")
-@click.option("-C", "--calibration", "calib_path", type=click.Path(dir_okay=False),
+                   "features for the refine step; it may be omitted with --no-refine). For a model trained on "
+                   "kernel hash codes: their codes (`hash-data -H KERNEL.khm`), which replace TEST.")
+@click.option("--kernel-hash", "khm_path", type=options.INPUT_FILE,
+              help="For a model trained on kernel hash codes (Hash-SVM): the kernel hash (.khm) that made them; "
+                   "TEST then holds raw samples, hashed on the fly.")
+@click.option("-C", "--calibration", "calib_path", type=options.INPUT_FILE,
               help="Calibration from `hsvm calibrate`: its chosen setting (exact, or bits and k or threshold) "
                    "becomes the default, and it enables --proba and --filter-threshold.")
 @click.option("--filter-threshold", "epsilon", type=float, default=None,
@@ -38,46 +53,111 @@ from . import options
 @options.zero_based
 @options.extra_features_by_model
 @options.chunk_rows
+@options.shard
+@options.dask("TEST is split into byte-range shards (2 per worker thread), or, a directory or a quoted glob "
+              "pattern, is one task per file in sorted order; outputs are written in input order.")
 @options.quiet
-def command(test, model_path, hbm_path, exact, bits, filter_k, no_refine, codes_path, calib_path, epsilon, output,
-            scores, proba, threads, timings, zero_based, extra_features, chunk_rows, quiet):
+def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bits, filter_k, no_refine, codes_path,
+            khm_path, calib_path, epsilon, output, scores, proba, threads, timings, zero_based, extra_features,
+            chunk_rows, shard, dask_address, quiet):
     """Predict the samples of the svmlight file TEST ('-': stdin), one label per line.
 
     When the input carries labels of the model's classes, the accuracy goes to
     stderr as with LIBSVM's svm-predict."""
     if proba and scores:
         raise click.UsageError("--proba and --scores are exclusive")
+    if dag and (exact or hbm_path is not None):
+        raise click.UsageError("--dag is exact prediction by a decision DAG: no -H, no --exact (for a DAG after "
+                               "the hash filter use --refine dag)")
+    rule = "dag" if dag or refine_rule == "dag" else "vote"
+    if rule == "dag" and scores:
+        raise click.UsageError("a decision DAG gives labels only, no vote counts: --scores needs max-wins voting")
     model = load_any_model(model_path)
     if extra_features is None:
         extra_features = default_extra_features(model)
     h = None
     if hbm_path is not None and not exact:
         h = load_any_hash_model(hbm_path)
-    settings = dict(bits=bits, filter_k=filter_k, refine=not no_refine, epsilon=epsilon, threads=threads)
+    elif refine_rule == "dag" and not dag and first_stage is None:
+        raise click.UsageError("--refine dag needs a first stage (-H, or --first-stage scores) and no --exact; "
+                               "--dag is the exact DAG")
+    if exact and first_stage is not None:
+        raise click.UsageError("--first-stage and --exact are exclusive")
     if isinstance(model, OvrModel):
         # One-vs-rest models (imported from LIBLINEAR): argmax scoring, or the
-        # hashed filter ranking classes by their estimated margins.
+        # hashed filter ranking classes by their estimated margins.  What is
+        # built on pairs (DAGs, class-score first stages, calibrations) or on
+        # kernel hash codes does not apply.
         from ..predict.ovr import OvrPredictor
-        for flag, value in (("-C", calib_path), ("--proba", proba), ("--filter-threshold", epsilon)):
+        for flag, value in (("-C", calib_path), ("--proba", proba), ("--filter-threshold", epsilon),
+                            ("--dag", dag), ("--refine dag", refine_rule == "dag"), ("--first-stage", first_stage),
+                            ("--kernel-hash", khm_path)):
             if value:
                 raise click.UsageError("%s needs a one-vs-one model (%s is one-vs-rest)" % (flag, model_path))
-        settings.pop("epsilon")
+        settings = dict(bits=bits, filter_k=filter_k, refine=not no_refine, threads=threads)
         predictor = OvrPredictor(model, h, **settings)
-    elif calib_path:
-        from ..models.calibration import load_calibration
-        predictor = Predictor.from_calibration(model, load_calibration(calib_path), h, exact=exact, **settings)
     else:
-        if proba or epsilon is not None:
-            raise click.UsageError("%s needs a calibration (-C)" % ("--proba" if proba else "--filter-threshold"))
-        predictor = Predictor(model, h, **settings)
+        kernel_hash = None
+        if khm_path is not None:
+            from ..models.kernel_hash import load_kernel_hash
+            kernel_hash = load_kernel_hash(khm_path)
+        settings = dict(bits=bits, filter_k=filter_k, refine=not no_refine, epsilon=epsilon, threads=threads,
+                        rule=rule, first_stage=first_stage, kernel_hash=kernel_hash)
+        if calib_path:
+            from ..models.calibration import load_calibration
+            predictor = Predictor.from_calibration(model, load_calibration(calib_path), h, exact=exact, **settings)
+        else:
+            if proba or epsilon is not None:
+                raise click.UsageError("%s needs a calibration (-C)"
+                                       % ("--proba" if proba else "--filter-threshold"))
+            predictor = Predictor(model, h, **settings)
+    if shard is not None or dask_address is not None:                      # cluster runs (issue 12)
+        _check_cluster_options(test, shard, dask_address, codes_path, timings)
+    if dask_address is not None:
+        _predict_dask(dask_address, test, output, model_path=model_path, hbm_path=hbm_path, calib_path=calib_path,
+                      exact=exact, settings=settings, scores=scores, proba=proba, zero_based=zero_based,
+                      extra_features=extra_features, chunk_rows=chunk_rows, quiet=quiet, classes=model.classes)
+        return
     codes = None
     if codes_path:
         from ..models.codes import read_codes
         codes = read_codes(codes_path)
     t = predictor.new_timings()
     writer = predictor.predict_file(test, output, codes=codes, scores=scores, proba=proba, timings=t,
-                                    zero_based=zero_based, extra_features=extra_features, chunk_rows=chunk_rows)
+                                    zero_based=zero_based, extra_features=extra_features, chunk_rows=chunk_rows,
+                                    shard=shard)
+    if not quiet and shard is not None:
+        click.echo("hsvm: predict: shard %s: %d samples -> %s" % (shard, writer.total, output), err=True)
     if not quiet and writer.labelled:
         click.echo(writer.accuracy_line(), err=True)
     if timings:
         click.echo(t.json_line(), err=True)
+
+
+# ------------------------------------------------------------ cluster runs
+
+def _check_cluster_options(test, shard, dask_address, codes_path, timings):
+    if test is None:
+        raise click.UsageError("--shard and --dask need TEST")
+    if shard is not None and dask_address is not None:
+        raise click.UsageError("--shard and --dask are exclusive (--dask makes the shards itself)")
+    if dask_address is not None and codes_path:
+        raise click.UsageError("--codes belong to one input: not with --dask")
+    if dask_address is not None and timings:
+        raise click.UsageError("--timings times this process; with --dask the workers predict")
+
+
+def _predict_dask(address, test, output, *, model_path, hbm_path, calib_path, exact, settings, scores, proba,
+                  zero_based, extra_features, chunk_rows, quiet, classes):
+    from ..cluster.dask_backend import PredictTask, predict_file_dask
+    from ..io.predictions import PredictionWriter
+    task = PredictTask(model_path, hash_model_path=hbm_path, calibration_path=calib_path, exact=exact,
+                       settings=settings, scores=scores, proba=proba, zero_based=zero_based,
+                       extra_features=extra_features, chunk_rows=chunk_rows)
+    log = None if quiet else (lambda msg: click.echo("hsvm: predict --dask: " + msg, err=True))
+    counts = predict_file_dask(address, test, output, task=task, log=log)
+    summary = PredictionWriter(classes)
+    summary.total, summary.correct = counts.get("total", 0), counts.get("correct", 0)
+    summary.labelled_rows = counts.get("labelled", 0)
+    if not quiet and summary.labelled:
+        click.echo(summary.accuracy_line(), err=True)

@@ -1,12 +1,14 @@
 """hsvm train-ovo: one LIBLINEAR classifier per class pair (and bag); C given or
-chosen by cross-validation."""
+chosen by cross-validation; a block of the pairs into a part file (--pairs
+i/N), or on a Dask cluster (--dask)."""
 import math
 
 import click
 
 from ..models.ovo import save_model
+from ..train.bits_solver import BITS_SOLVERS
 from ..train.liblinear import SOLVERS
-from ..train.ovo import cross_validate_file, train_ovo_file
+from ..train.ovo import cross_validate_file, train_ovo_codes_file, train_ovo_file
 from . import options
 
 
@@ -32,10 +34,15 @@ def _parse_grid(ctx, param, value):
 
 
 @click.command("train-ovo")
-@options.input_path(name="train")
+@options.input_path(name="train", required=False)
+@click.option("--codes", "codes_path", type=options.INPUT_FILE, default=None,
+              help="Train on the packed bits of this codes file (`hsvm hash-data -H KERNEL.khm`: Hash-SVM) instead of "
+                   "svmlight TRAIN; the bits are the features, as +-1/sqrt(bits), and are never expanded.")
+@click.option("--bits", type=int, default=None, help="With --codes: use the first BITS bits (default: all).")
 @click.option("-o", "--output", type=click.Path(), default=None,
-              help="Model file to write (.hsvm); required unless --cv with a fixed C only reports the "
-                   "cross-validated accuracy (as svm-train -v). Written to a temporary name, then renamed.")
+              help="Model file to write (.hsvm; with --pairs, the part file); required unless --cv with a fixed C "
+                   "only reports the cross-validated accuracy (as svm-train -v). Written to a temporary name, "
+                   "then renamed.")
 @click.option("-c", "C", default="1", show_default=True, callback=_parse_c, metavar="C|auto",
               help="Cost parameter C of every pair's SVM, or 'auto': chosen by cross-validation on a doubling "
                    "grid (see --cv), as LIBLINEAR's -C.")
@@ -58,28 +65,97 @@ def _parse_grid(ctx, param, value):
               metavar="B|auto",
               help="Value of the constant feature whose weight is the bias (LIBLINEAR's -B); auto: 1 for "
                    "L2-normalised samples, the samples' root-mean-square norm with --normalize none.")
+@click.option("--pairs", "block", callback=options._shard_callback, metavar="i/N",
+              help="Train only block i of N (0-based; 'slurm': this job array task's) of the class pairs -- "
+                   "contiguous blocks of nearly equal estimated cost (rows per pair), the same in every task -- "
+                   "into a part file; `hsvm merge-models` joins the N parts into this command's model without "
+                   "--pairs, byte for byte.")
+@options.dask("Pair blocks become tasks; the training data goes once to each worker; the model is the "
+              "single-process file byte for byte.")
 @options.seed
 @options.jobs
 @options.zero_based
 @options.quiet
-def command(train, output, C, c_grid, cv_folds, solver, tol, per_class, bags, normalize, bias, seed, jobs,
-            zero_based, quiet):
-    """Train a one-vs-one linear SVM model from the svmlight file TRAIN ('-': stdin).
+def command(train, codes_path, bits, output, C, c_grid, cv_folds, solver, tol, per_class, bags, normalize, bias,
+            block, dask_address, seed, jobs, zero_based, quiet):
+    """Train a one-vs-one linear SVM model from the svmlight file TRAIN ('-': stdin),
+    or from the codes file given with --codes.
 
     With -c auto (or --c-grid) the cross-validation table (C, CV accuracy,
     seconds) is printed and the model trained at the best C; the choice and the
     table are recorded in the model."""
     searching = C == "auto" or c_grid is not None
+    validating = searching or cv_folds is not None
+    ctx = click.get_current_context()
+    if codes_path is not None:
+        if train is not None:
+            raise click.UsageError("give TRAIN or --codes, not both")
+        for name in ("normalize", "zero_based", "bias"):
+            if ctx.get_parameter_source(name) != click.core.ParameterSource.DEFAULT:
+                raise click.UsageError("--%s is for svmlight input; codes are the features as they are"
+                                       % name.replace("_", "-"))
+        if block is not None or dask_address is not None:
+            raise click.UsageError("--pairs and --dask train from svmlight TRAIN, not from --codes")
+        if validating:
+            raise click.UsageError("-c auto, --c-grid and --cv train from svmlight TRAIN, not from --codes: "
+                                   "give --codes a number -c C")
+        if output is None:
+            raise click.UsageError("Missing option '-o' / '--output'.")
+        if solver not in BITS_SOLVERS:
+            raise click.BadParameter("training on codes takes a dual solver: %s" % ", ".join(sorted(BITS_SOLVERS)),
+                                     param_hint="--solver")
+        model = train_ovo_codes_file(codes_path, bits=bits, C=C, solver=solver, tol=tol, per_class=per_class,
+                                     bags=bags, seed=seed, jobs=jobs, progress=options.show_progress(quiet))
+        save_model(model, output)
+        if not quiet:
+            click.echo("hsvm: %d classes, %d pairs x %d bags, %d bits (codes) -> %s"
+                       % (model.n_classes, model.n_pairs, model.bags, model.n_features, output), err=True)
+        return
+    if train is None:
+        raise click.UsageError("missing TRAIN (or --codes CODES)")
+    if bits is not None:
+        raise click.UsageError("--bits is for training on --codes")
+    if validating and (block is not None or dask_address is not None):
+        # Every block would repeat the whole search, and the recorded table
+        # (its times) would differ from the single-process model's.
+        raise click.UsageError("-c auto, --c-grid and --cv need every pair in one process: choose C first "
+                               "(train-ovo TRAIN --cv F -c auto), then train with --pairs/--dask and -c C")
     progress = options.show_progress(quiet)
-    common = dict(solver=solver, tol=tol, normalize=normalize, seed=seed, jobs=jobs, zero_based=zero_based, bias=bias)
     if output is None:
         if cv_folds is None or searching:
             raise click.UsageError("Missing option '-o' / '--output'.")
-        search = cross_validate_file(train, C=C, folds=cv_folds, progress=progress, **common)
+        search = cross_validate_file(train, C=C, folds=cv_folds, progress=progress, solver=solver, tol=tol,
+                                     normalize=normalize, seed=seed, jobs=jobs, zero_based=zero_based, bias=bias)
         click.echo(search.table(), nl=False)
         return
-    model = train_ovo_file(train, C=C, c_grid=c_grid, cv_folds=cv_folds, per_class=per_class, bags=bags,
-                           progress=progress, **common)
+    kw = dict(C=C, solver=solver, tol=tol, per_class=per_class, bags=bags, normalize=normalize, seed=seed, bias=bias)
+    log = None if quiet else (lambda msg: click.echo("hsvm: train-ovo: " + msg, err=True))
+    if block is not None and dask_address is not None:
+        raise click.UsageError("--pairs and --dask are exclusive (--dask splits the pairs itself)")
+    if block is not None:
+        from ..models.parts import save_part
+        from ..train.pair_blocks import train_pair_block_file
+        part = train_pair_block_file(train, block=block, zero_based=zero_based, jobs=jobs, progress=progress,
+                                     log=log, **kw)
+        save_part(part, output)
+        if log is not None:
+            log("block %s: %d of %d pairs x %d bags, %d features -> %s"
+                % (block, part.pair_stop - part.pair_start, part.n_pairs, part.model.bags, part.model.n_features,
+                   output))
+        return
+    if dask_address is not None:
+        if jobs != 1:
+            raise click.UsageError("--jobs is for training in this process; with --dask the workers train")
+        from ..cluster.dask_backend import connect, train_ovo_dask_file
+        with connect(dask_address) as client:
+            report = train_ovo_dask_file(train, client, output=output, zero_based=zero_based, progress=progress,
+                                         log=log if not progress else None, **kw)
+        if log is not None:
+            log("%d pairs in %d blocks on %d Dask workers -> %s"
+                % (report["n_pairs"], report["n_blocks"], report["workers"], output))
+        return
+    model = train_ovo_file(train, c_grid=c_grid, cv_folds=cv_folds, jobs=jobs, zero_based=zero_based,
+                           progress=progress, **kw)
     save_model(model, output)
     search = model.training.search
     if search is not None:

@@ -13,5 +13,8 @@ def _exit_quietly(signum, frame):
 def main():
     signal.signal(signal.SIGINT, _exit_quietly)
     signal.signal(signal.SIGTERM, _exit_quietly)
+    # Before numpy loads its BLAS: a Slurm task's BLAS threads are its CPUs.
+    from ..support.resources import blas_threads_from_slurm
+    blas_threads_from_slurm()
     from .main import cli
     cli(prog_name="hsvm")

@@ -6,7 +6,7 @@ import sys
 import click
 
 from .. import __version__
-from ..errors import HsvmError, OutputError
+from ..errors import HsvmError, OutputError, printable
 
 
 class Terminated(BaseException):
@@ -28,7 +28,8 @@ class HsvmGroup(click.Group):
                 signal.signal(signal.SIGTERM, _raise_terminated)
             return super().invoke(ctx)
         except HsvmError as exc:
-            click.echo("hsvm: %s" % exc, err=True)
+            # one line whatever a file name or a file held (control bytes escaped)
+            click.echo("hsvm: %s" % printable(str(exc)), err=True)
             if isinstance(exc, OutputError):
                 _discard_stdout()
             ctx.exit(exc.exit_code)
@@ -68,9 +69,20 @@ def cli():
 
 
 def _register():
-    from . import cmd_calibrate, cmd_eval, cmd_hash_data, cmd_hash_model, cmd_import_model, cmd_predict, cmd_train_ovo
-    for mod in (cmd_train_ovo, cmd_import_model, cmd_hash_model, cmd_hash_data, cmd_predict, cmd_calibrate,
-                cmd_eval):
+    from . import (
+        cmd_calibrate,
+        cmd_eval,
+        cmd_fit_circulant,
+        cmd_hash_data,
+        cmd_hash_model,
+        cmd_import_model,
+        cmd_kernel_hash,
+        cmd_merge_models,
+        cmd_predict,
+        cmd_train_ovo,
+    )
+    for mod in (cmd_train_ovo, cmd_merge_models, cmd_import_model, cmd_hash_model, cmd_hash_data, cmd_predict,
+                cmd_calibrate, cmd_eval, cmd_kernel_hash, cmd_fit_circulant):
         cli.add_command(mod.command)
 
 

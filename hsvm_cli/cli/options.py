@@ -26,7 +26,15 @@ extra_features_by_model = click.option(
     "--extra-features", type=click.Choice(["error", "ignore"]), default=None,
     help="What to do with feature indices beyond the model's dimension (default: error; ignore for a model "
          "imported from LIBSVM or LIBLINEAR, as their predict tools do).")
-model = click.option("-m", "--model", "model_path", required=True, type=click.Path(dir_okay=False),
+# Input paths are checked by the library as it opens them: a missing,
+# unreadable or directory path is then one line and exit 66, where click's own
+# checks would print a usage message and exit 2.
+#: A data file: a path or '-' for stdin.
+INPUT = click.Path(allow_dash=True, readable=False)
+#: A model, hash model, calibration or codes file (no stdin: they are mapped).
+INPUT_FILE = click.Path(readable=False)
+
+model = click.option("-m", "--model", "model_path", required=True, type=INPUT_FILE,
                      help="Exact model (.hsvm).")
 
 _OUTPUT_HELP = ("Written to a temporary name, then renamed (a device, FIFO or /dev/stdout is written "
@@ -44,7 +52,7 @@ def output(required=False, what="Output file"):
 
 
 def hash_model(required=False, help="Hash model (.hbm)."):
-    return click.option("-H", "--hash-model", "hbm_path", required=required, type=click.Path(dir_okay=False),
+    return click.option("-H", "--hash-model", "hbm_path", required=required, type=INPUT_FILE,
                         help=help)
 
 
@@ -60,6 +68,34 @@ threads = click.option("--threads", default=None, callback=_threads_callback, me
                             "honouring OMP_NUM_THREADS and SLURM_CPUS_PER_TASK).")
 
 
+def _shard_callback(ctx, param, value):
+    if value is None:
+        return None
+    from ..io.shard import ShardError, parse_shard
+    try:
+        return parse_shard(value)
+    except ShardError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+#: ``--shard i/N``: one byte-range shard of a plain sample file (io/shard.py).
+shard = click.option("--shard", callback=_shard_callback, metavar="i/N",
+                     help="Read only shard i of N (0-based) of the plain input file: its byte range "
+                          "[i*S/N, (i+1)*S/N) with whole lines (the line that crosses the start belongs to the "
+                          "shard before), so N shards read every line once and their outputs concatenated are "
+                          "the whole file's; line numbers in messages stay the file's.  'slurm': this job array "
+                          "task's shard (SLURM_ARRAY_TASK_ID of SLURM_ARRAY_TASK_COUNT).  Compressed input "
+                          "cannot be split: shard by file instead.")
+
+
+def dask(what):
+    """``--dask ADDRESS|local:N``: run on a Dask cluster (cluster/dask_backend.py)."""
+    return click.option("--dask", "dask_address", metavar="ADDRESS|local:N",
+                        help="Run on a Dask cluster (pip install 'hsvm[dask]'): the scheduler at ADDRESS "
+                             "(tcp://host:8786), or local:N, N single-threaded worker processes on this machine. "
+                             + what)
+
+
 def show_progress(quiet_flag):
     """Progress bars only for a person watching: never with --quiet or when
     stderr is a pipe or file (batch jobs, CI logs)."""
@@ -67,7 +103,7 @@ def show_progress(quiet_flag):
 
 
 def input_path(**kw):
-    return click.argument(kw.pop("name", "input"), type=click.Path(dir_okay=False, allow_dash=True), **kw)
+    return click.argument(kw.pop("name", "input"), type=INPUT, **kw)
 
 
 def comma_list(kind, what):

@@ -7,6 +7,7 @@ from ..errors import InputFormatError, OptionError
 from ..io.files import display_name
 from ..io.grid import read_grid
 from ..io.predictions import looks_like_probabilities, read_predictions, read_scored_predictions, require_probabilities
+from ..io.shard import as_shard
 from ..io.svmlight import iter_svmlight
 from ..support.labels import class_index
 from .formatting import format_json, format_report
@@ -45,7 +46,7 @@ class Evaluation:
 
 
 def evaluate(truth=None, predictions=None, *, proba=None, recall_k=None, reference=None, grid=None,
-             zero_based=False):
+             zero_based=False, shard=None):
     """Evaluate the predictions file ``predictions`` (as ``hsvm predict`` writes
     it: labels, or a ``labels`` header with votes or probabilities) against the
     labels of the svmlight file ``truth``; paths or ``-``.
@@ -55,26 +56,30 @@ def evaluate(truth=None, predictions=None, *, proba=None, recall_k=None, referen
     table (default 1, 2, 3, 5, 10, 20, 50, ... and K).  ``reference``: labels
     of the exact prediction, for agreement.  ``grid``: a grid JSON file from
     ``hsvm calibrate --grid-json``, tabulated (truth and predictions may then
-    be None).  Returns an :class:`Evaluation`.  Malformed files raise
+    be None).  ``shard``: evaluate shard ``"i/N"`` of the plain file ``truth``
+    (io/shard.py) against ``predictions`` (and ``reference``) made for that
+    shard (``hsvm predict --shard i/N``).  Returns an :class:`Evaluation`.  Malformed files raise
     :class:`~hsvm_cli.errors.InputFormatError` naming the line."""
     if (truth is None) != (predictions is None) or (truth is None and grid is None):
         raise OptionError("give both truth and predictions (only a grid can do without them)")
     report, curves = {}, {}
     if truth is not None:
-        report, curves = _evaluate_predictions(truth, predictions, proba, recall_k, reference, zero_based)
+        report, curves = _evaluate_predictions(truth, predictions, proba, recall_k, reference, zero_based, shard)
     if grid is not None:
         report["grid"] = {"file": display_name(grid), "rows": read_grid(grid)}
     return Evaluation(report, curves, display_name(predictions) if predictions is not None else None)
 
 
-def _evaluate_predictions(truth, predictions, proba, recall_k, reference, zero_based):
-    y_true = np.concatenate([c.y for c in iter_svmlight(truth, zero_based=zero_based)] or [np.zeros(0, np.int64)])
+def _evaluate_predictions(truth, predictions, proba, recall_k, reference, zero_based, shard):
+    y_true = np.concatenate([c.y for c in iter_svmlight(truth, zero_based=zero_based, shard=shard)]
+                            or [np.zeros(0, np.int64)])
     pred = read_scored_predictions(predictions)
     y_pred = pred.labels
     if y_pred.shape[0] != y_true.shape[0]:
         raise InputFormatError(pred.name, int(y_pred.shape[0]),
                                "%d predictions for the %d samples of %s"
-                               % (y_pred.shape[0], y_true.shape[0], display_name(truth)))
+                               % (y_pred.shape[0], y_true.shape[0], display_name(truth)
+                                  + ("" if shard is None else " (shard %s)" % (as_shard(shard),))))
     if proba:
         require_probabilities(pred)
     if recall_k is not None and not pred.has_scores:

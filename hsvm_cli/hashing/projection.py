@@ -21,6 +21,9 @@ from .generator import standard_normal
 
 # Stream of hsvm_cli.hashing.generator used for the projection matrix.
 PROJECTION_STREAM = 0
+#: Name of the bit layout of :func:`projection_matrix` (row j: normals j*d to
+#: (j+1)*d - 1 of the stream), recorded in hash models next to the kind.
+GAUSSIAN_LAYOUT = "gaussian-rows-v1"
 
 
 def projection_matrix(bits, n_features, *, seed):

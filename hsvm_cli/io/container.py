@@ -30,8 +30,8 @@ import struct
 import numpy as np
 import xxhash
 
-from ..errors import InputNotFoundError, ModelFormatError
-from .files import atomic_output
+from ..errors import ModelFormatError
+from .files import atomic_output, open_raw
 
 _DTYPES = {
     "F64": np.dtype("<f8"), "F32": np.dtype("<f4"),
@@ -63,34 +63,49 @@ def array_digests(arr, block_bytes=None):
     return [_hex(data[s:s + block_bytes]) for s in range(0, data.shape[0], block_bytes)]
 
 
+def _finite(values):
+    # min and max propagate NaN and reach any infinity: two vectorised passes
+    # without a temporary the size of the block.
+    return values.size == 0 or (np.isfinite(values.min()) and np.isfinite(values.max()))
+
+
 def _header_digest(kind, version, meta_text, specs):
     canonical = json.dumps({"format": kind, "format_version": version, "hsvm": meta_text, "arrays": specs},
                            sort_keys=True, separators=(",", ":"))
     return _hex(canonical.encode("utf-8"))
 
 
-def write_container(path, arrays, *, kind, version, meta):
-    """Atomically write ``arrays`` (name -> ndarray) and ``meta`` (JSON-able dict)."""
-    items = []
-    for name, arr in arrays.items():
-        arr = np.asarray(arr)
-        code = next((c for c, dt in _DTYPES.items()
-                     if dt.kind == arr.dtype.kind and dt.itemsize == arr.dtype.itemsize), None)
-        if code is None:
-            raise TypeError("unsupported dtype %s for array %s" % (arr.dtype, name))
-        items.append((name, code, np.ascontiguousarray(arr, dtype=_DTYPES[code])))
-    # Decreasing item size keeps every array naturally aligned without padding.
-    items.sort(key=lambda t: -_DTYPES[t[1]].itemsize)
+def _dtype_code(dtype, name):
+    dtype = np.dtype(dtype)
+    code = next((c for c, dt in _DTYPES.items() if dt.kind == dtype.kind and dt.itemsize == dtype.itemsize), None)
+    if code is None:
+        raise TypeError("unsupported dtype %s for array %s" % (dtype, name))
+    return code
+
+
+def _plan(shapes):
+    """File order and header descriptions of arrays given as (name, code,
+    shape) in the caller's order: decreasing item size (which keeps every
+    array naturally aligned without padding), ties in the given order.
+    Returns [(name, code, shape, nbytes)] and the specs dict."""
+    items = sorted(shapes, key=lambda t: -_DTYPES[t[1]].itemsize)
     specs = {}
+    planned = []
     offset = 0
-    for name, code, arr in items:
-        nbytes = arr.size * _DTYPES[code].itemsize
-        specs[name] = {"dtype": code, "shape": list(arr.shape), "data_offsets": [offset, offset + nbytes]}
+    for name, code, shape in items:
+        nbytes = int(np.prod(shape, dtype=np.int64)) * _DTYPES[code].itemsize
+        specs[name] = {"dtype": code, "shape": [int(v) for v in shape], "data_offsets": [offset, offset + nbytes]}
+        planned.append((name, code, tuple(int(v) for v in shape), nbytes))
         offset += nbytes
+    return planned, specs
+
+
+def _header(kind, version, meta, specs, digests):
+    """The header bytes (length prefix excluded, padding included)."""
     meta_text = json.dumps(meta, sort_keys=True, separators=(",", ":"))
     checksums = {"algorithm": CHECKSUM, "block_bytes": BLOCK_BYTES,
                  "header": _header_digest(kind, str(version), meta_text, specs),
-                 "arrays": {name: array_digests(arr) for name, _, arr in items}}
+                 "arrays": digests}
     header = dict(specs)
     header["__metadata__"] = {
         "format": kind,
@@ -99,17 +114,167 @@ def write_container(path, arrays, *, kind, version, meta):
         "checksums": json.dumps(checksums, sort_keys=True, separators=(",", ":")),
     }
     text = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    pad = (-(8 + len(text))) % _DATA_ALIGN
-    text += b" " * pad
+    return text + b" " * ((-(8 + len(text))) % _DATA_ALIGN)
+
+
+def write_container(path, arrays, *, kind, version, meta):
+    """Atomically write ``arrays`` (name -> ndarray) and ``meta`` (JSON-able dict)."""
+    data = {}
+    shapes = []
+    for name, arr in arrays.items():
+        arr = np.asarray(arr)
+        code = _dtype_code(arr.dtype, name)
+        data[name] = np.ascontiguousarray(arr, dtype=_DTYPES[code])
+        shapes.append((name, code, arr.shape))
+    planned, specs = _plan(shapes)
+    digests = {name: array_digests(data[name]) for name, _, _, _ in planned}
+    text = _header(kind, version, meta, specs, digests)
     with atomic_output(path, "wb") as fh:
         fh.write(struct.pack("<Q", len(text)))
         fh.write(text)
-        for name, code, arr in items:
+        for name, _, _, _ in planned:
+            arr = data[name]
             # Write in slices so a multi-GB matrix is not duplicated in memory.
             flat = arr.reshape(-1)
             step = max(1, (16 << 20) // max(1, arr.itemsize))
             for start in range(0, flat.size, step):
                 fh.write(flat[start:start + step].tobytes())
+
+
+class _BlockHasher:
+    """The per-block digests of :func:`array_digests`, fed piece by piece."""
+
+    def __init__(self):
+        self.digests = []
+        self._h = xxhash.xxh3_64()
+        self._filled = 0
+
+    def update(self, view):
+        while len(view):
+            take = min(len(view), BLOCK_BYTES - self._filled)
+            self._h.update(view[:take])
+            self._filled += take
+            view = view[take:]
+            if self._filled == BLOCK_BYTES:
+                self._close_block()
+
+    def _close_block(self):
+        self.digests.append(self._h.hexdigest())
+        self._h = xxhash.xxh3_64()
+        self._filled = 0
+
+    def finish(self):
+        if self._filled:
+            self._close_block()
+        return self.digests
+
+
+class _StreamWriter:
+    """``write(name, piece)`` for :func:`write_container_streaming`: checks that
+    pieces come array after array in file order with exactly each array's
+    size, hashes them block by block and hands their bytes to ``sink``."""
+
+    def __init__(self, planned, sink):
+        self._planned = planned
+        self._sink = sink
+        self._k = 0
+        self._left = planned[0][3] if planned else 0
+        self._hashers = {name: _BlockHasher() for name, _, _, _ in planned}
+
+    def __call__(self, name, piece):
+        planned = self._planned
+        k = self._k
+        # move on to `name` past arrays that are complete
+        while k < len(planned) and planned[k][0] != name:
+            if self._left:
+                raise ValueError("container data out of order: got %r, expected more of %r" % (name, planned[k][0]))
+            k += 1
+            self._left = planned[k][3] if k < len(planned) else 0
+        if k >= len(planned):
+            raise ValueError("container data out of order: got %r after its turn" % name)
+        self._k = k
+        data = np.ascontiguousarray(piece, dtype=_DTYPES[planned[k][1]])
+        if data.nbytes > self._left:
+            raise ValueError("too much data for array %r" % name)
+        self._left -= data.nbytes
+        if data.nbytes:
+            view = memoryview(data.reshape(-1)).cast("B")
+            self._hashers[name].update(view)
+            self._sink(view)
+
+    def digests(self):
+        missing = self._left + sum(t[3] for t in self._planned[self._k + 1:])
+        if missing:
+            raise ValueError("container data incomplete: %d bytes missing" % missing)
+        return {name: h.finish() for name, h in self._hashers.items()}
+
+
+def write_container_streaming(path, arrays, *, kind, version, meta, produce, final_meta=None):
+    """Atomically write a container whose arrays arrive in pieces (too large to
+    hold at once): the very bytes :func:`write_container` gives the same
+    arrays and metadata.
+
+    ``arrays``: name -> ``(dtype, shape)``, in the order the arrays would be
+    handed to :func:`write_container` (which decides ties of the file order).
+    ``produce(write)``: writes the data by calling ``write(name, piece)`` with
+    consecutive C-order pieces (numpy arrays of any shape) of each array, array
+    after array in file order (decreasing item size, ties in the order of
+    ``arrays``); every array must get exactly its size.
+
+    ``final_meta(digests)``: the metadata to record, from the block digests
+    of every array (name -> list of hex digests) -- for values that depend on
+    the data, such as a model's identity; ``meta`` is then a stand-in whose
+    JSON has the same length (the header precedes the data, so its length is
+    fixed before the data goes by).  The header is written with the stand-in
+    and rewritten in place at the end.  When the output cannot seek (a pipe or
+    device written through), ``produce`` is called twice instead: once to
+    hash, then to write; it must give the same data both times."""
+    shapes = [(name, _dtype_code(dtype, name), tuple(shape)) for name, (dtype, shape) in arrays.items()]
+    planned, specs = _plan(shapes)
+    stand_in = {name: ["0" * 16] * -(-nbytes // BLOCK_BYTES) for name, _, _, nbytes in planned}
+    draft = _header(kind, version, meta, specs, stand_in)
+
+    def final_header(digests):
+        text = _header(kind, version, meta if final_meta is None else final_meta(digests), specs, digests)
+        if len(text) != len(draft):
+            raise ValueError("the final metadata changed the header's length (%d, not %d bytes)"
+                             % (len(text), len(draft)))
+        return text
+
+    with atomic_output(path, "wb") as fh:
+        if _can_patch(fh):
+            fh.write(struct.pack("<Q", len(draft)))
+            fh.write(draft)
+            write = _StreamWriter(planned, fh.write)
+            produce(write)
+            text = final_header(write.digests())
+            end = fh.tell()
+            fh.seek(8)
+            fh.write(text)
+            fh.seek(end)
+            return
+        hashing = _StreamWriter(planned, lambda view: None)
+        produce(hashing)
+        digests = hashing.digests()
+        text = final_header(digests)
+        fh.write(struct.pack("<Q", len(text)))
+        fh.write(text)
+        write = _StreamWriter(planned, fh.write)
+        produce(write)
+        if write.digests() != digests:
+            raise ValueError("the data changed between the two passes over it")
+
+
+def _can_patch(fh):
+    # Patching needs a file written from its start; an O_APPEND descriptor
+    # (a shell's >>) would put the patch at the end instead.
+    try:
+        import fcntl
+        if fcntl.fcntl(fh.fileno(), fcntl.F_GETFL) & os.O_APPEND:
+            return False
+        return bool(fh.seekable()) and fh.tell() == 0
+    except (OSError, ValueError, AttributeError, ImportError):
+        return False
 
 
 class Container:
@@ -149,7 +314,7 @@ class Container:
             for s in range(lo, hi, _FINITE_SLICE):
                 piece = data[s:min(hi, s + _FINITE_SLICE)]
                 h.update(piece)
-                if floating and not np.isfinite(piece.view(arr.dtype)).all():
+                if floating and not _finite(piece.view(arr.dtype)):
                     raise ModelFormatError(self.path, "array %r holds NaN or infinite values" % name)
             if self.digests is not None and h.hexdigest() != self.digests[name][b]:
                 raise ModelFormatError(self.path, "array %r is corrupt: checksum mismatch in its bytes %d to %d"
@@ -158,6 +323,8 @@ class Container:
 
     def verify_rows(self, name, rows):
         """Verify the blocks holding the given first-axis rows of array ``name``."""
+        if self._done[name].all():
+            return
         arr = self.arrays[name]
         row_bytes = arr.nbytes // max(1, arr.shape[0]) if arr.ndim else arr.nbytes
         rows = np.asarray(rows, dtype=np.int64).reshape(-1)
@@ -182,16 +349,11 @@ def read_container(path, *, kind, versions, lazy=()):
     ``lazy`` are verified later, as they are used (:meth:`Container.verify`)."""
     name = os.fspath(path)
     what = "not an hsvm %s file" % kind[len("hsvm-"):] if kind.startswith("hsvm-") else "not an hsvm %s file" % kind
+    fh = open_raw(name)  # missing, a directory, unreadable: InputNotFoundError
     try:
-        size = os.path.getsize(name)
-        fh = open(name, "rb")
-    except FileNotFoundError:
-        raise InputNotFoundError("%s: no such file" % name) from None
-    except IsADirectoryError:
-        raise InputNotFoundError("%s: is a directory" % name) from None
-    except PermissionError:
-        raise InputNotFoundError("%s: permission denied" % name) from None
+        size = os.fstat(fh.fileno()).st_size
     except OSError as exc:
+        fh.close()
         raise ModelFormatError(name, "cannot read: %s" % (exc.strerror or exc)) from None
     with fh:
         head = fh.read(8)
@@ -325,19 +487,22 @@ def _checksums(name, md, kind, version_text, meta_text, specs):
 
 
 def container_kind(path):
-    """The ``format`` a container file declares (e.g. ``hsvm-model``), or None
-    when it cannot tell (missing, unreadable or no container): only to choose
-    a loader, which then validates everything and names any problem."""
+    """The ``format`` a container file declares (``hsvm-hash-model``,
+    ``hsvm-kernel-hash``, ...), or None when it is not a container: lets a
+    command that takes either of two kinds pick the reader, which then
+    validates everything."""
+    fh = open_raw(os.fspath(path))
+    with fh:
+        head = fh.read(8)
+        if len(head) < 8:
+            return None
+        (hlen,) = struct.unpack("<Q", head)
+        if hlen < 2 or hlen > _MAX_HEADER:
+            return None
+        raw = fh.read(hlen)
     try:
-        with open(os.fspath(path), "rb") as fh:
-            head = fh.read(8)
-            if len(head) < 8:
-                return None
-            (hlen,) = struct.unpack("<Q", head)
-            if hlen < 2 or hlen > _MAX_HEADER:
-                return None
-            header = json.loads(fh.read(hlen).decode("utf-8"))
-        kind = header.get("__metadata__", {}).get("format")
-    except (OSError, ValueError, UnicodeDecodeError, AttributeError, RecursionError):
+        md = json.loads(raw.decode("utf-8")).get("__metadata__")
+    except (UnicodeDecodeError, ValueError, RecursionError, AttributeError):
         return None
+    kind = md.get("format") if isinstance(md, dict) else None
     return kind if isinstance(kind, str) else None

@@ -8,14 +8,35 @@ import os
 import stat
 import sys
 import tempfile
+import zlib
 
-from ..errors import InputNotFoundError, OutputError
+from ..errors import CorruptInputError, InputNotFoundError, InputReadError, OutputError
 
+# Compressed input is recognised by its first bytes: (magic, name in
+# messages, opener of a binary file object).
 _MAGIC = (
-    (b"\x1f\x8b", lambda raw: gzip.GzipFile(fileobj=raw, mode="rb")),
-    (b"BZh", bz2.BZ2File),
-    (b"\xfd7zXZ\x00", lzma.LZMAFile),
+    (b"\x1f\x8b", "gzip", lambda fh: gzip.GzipFile(fileobj=fh, mode="rb")),
+    (b"BZh", "bz2", bz2.BZ2File),
+    (b"\xfd7zXZ\x00", "xz", lzma.LZMAFile),
 )
+_MAGIC_LEN = max(len(m) for m, _, _ in _MAGIC)
+
+# What the decompressors raise for data they cannot decompress: gzip's bad
+# header, CRC or length (BadGzipFile, an OSError) and bad deflate data
+# (zlib.error); bz2's "Invalid data stream" (OSError); lzma's LZMAError; and
+# EOFError from all three when the data ends before the end-of-stream marker.
+# Read errors of the file below are turned into InputReadError before they
+# reach the decompressor, so an OSError coming out of it is about the data.
+_DECOMPRESSION_ERRORS = (gzip.BadGzipFile, zlib.error, EOFError, OSError, lzma.LZMAError)
+
+
+def compression_of(head):
+    """The compression (``"gzip"``, ``"bz2"``, ``"xz"``) whose magic number
+    ``head`` (a file's first bytes) starts with, or None for plain data."""
+    for magic, kind, _ in _MAGIC:
+        if head.startswith(magic):
+            return kind
+    return None
 
 
 def display_name(path):
@@ -25,38 +46,192 @@ def display_name(path):
     return os.fspath(path)
 
 
-def open_input(path):
+def open_input(path, *, name=None):
     """Open ``path`` (a path, ``-`` for stdin, or a binary file object) for binary reading.  Compressed input (gzip,
     bz2, xz) is recognised by its magic bytes, not its name, so pipes work too.
-    Returns a readable binary file object; the caller closes it."""
+    Returns a readable binary file object; the caller closes it.
+
+    ``name``: how messages call the input (default: the path, ``<stdin>``, or
+    the file object's ``name``).  A path that is missing, a directory or
+    unreadable raises :class:`InputNotFoundError`; compressed data that cannot
+    be decompressed raises :class:`CorruptInputError` when it is read (or
+    here, when the input is only the first bytes of a compressed file's
+    magic); a failing read of the file (EIO) raises :class:`InputReadError`."""
+    owned = None
     if hasattr(path, "read"):
         raw = path if hasattr(path, "peek") else io.BufferedReader(path, buffer_size=1 << 20)
+        if name is None:
+            given = getattr(path, "name", None)
+            name = given if isinstance(given, str) else "<input>"
     elif path == "-" or path is None:
         raw = io.BufferedReader(sys.stdin.buffer.raw if hasattr(sys.stdin.buffer, "raw") else sys.stdin.buffer,
                                 buffer_size=1 << 20)
+        name = name or "<stdin>"
     else:
-        raw = open_raw(path)
-    head = raw.peek(6)[:6]
-    for magic, opener in _MAGIC:
-        if head.startswith(magic):
-            # Decompressors leave a file object they were handed open; close
-            # ours with them (but never stdin or the caller's object).
-            owned = raw if isinstance(path, (str, bytes, os.PathLike)) and path != "-" else None
-            return _Decompressed(opener(raw), owned)
-    return raw
+        raw = owned = open_raw(path)
+        name = name or display_name(path)
+    try:
+        raw = _with_full_head(raw, name, close_rest=not hasattr(path, "read"))
+        head = _read_error_guard(lambda: raw.peek(_MAGIC_LEN)[:_MAGIC_LEN], name)
+        for magic, kind, opener in _MAGIC:
+            if head.startswith(magic):
+                # Decompressors leave a file object they were handed open;
+                # close ours with them (but never stdin or the caller's object).
+                counted = _CountingReader(raw, name)
+                return _Decompressed(_GuardedDecompressor(opener(counted), kind, counted, name), owned)
+            if len(head) < len(magic) and head and magic.startswith(head):
+                # the whole input is the first bytes of a magic number
+                raise CorruptInputError(name, kind, len(head), truncated=True, line=1)
+    except BaseException:
+        if owned is not None:
+            owned.close()
+        raise
+    # plain input: its read errors named too (a plain path or stdin is closed
+    # with the returned object, as before; a caller's object never is)
+    return io.BufferedReader(_ReadGuard(raw, name, close_inner=not hasattr(path, "read")), buffer_size=1 << 20)
+
+
+def _with_full_head(raw, name, close_rest):
+    """``raw`` such that a peek shows the input's first _MAGIC_LEN bytes, or
+    all of it when shorter.  A pipe may deliver fewer bytes in its first
+    read; only then, when those bytes could be the start of a magic number,
+    is the head read to the end and put back in front of the rest."""
+    head = _read_error_guard(lambda: raw.peek(_MAGIC_LEN), name)
+    if len(head) >= _MAGIC_LEN or not head or not any(m.startswith(head[:len(m)]) for m, _, _ in _MAGIC):
+        return raw
+    first = _read_error_guard(lambda: raw.read(_MAGIC_LEN), name)  # blocks until _MAGIC_LEN bytes or EOF
+    return io.BufferedReader(_Prefixed(first, raw, close_rest=close_rest), buffer_size=1 << 20)
+
+
+def _read_error_guard(read, name):
+    # the first bytes of the input: of any text in it, line 1
+    try:
+        return read()
+    except OSError as exc:
+        raise InputReadError(name, _strerror(exc), line=1) from None
+
+
+def _strerror(exc):
+    return exc.strerror or str(exc) or type(exc).__name__
+
+
+class _Prefixed(io.RawIOBase):
+    """Bytes already taken from a stream, then the rest of the stream."""
+
+    def __init__(self, prefix, rest, *, close_rest):
+        self._prefix = prefix
+        self._rest = rest
+        self._close_rest = close_rest
+
+    def close(self):
+        try:
+            if self._close_rest:
+                self._rest.close()
+        finally:
+            super().close()
+
+    def readable(self):
+        return True
+
+    def readinto(self, buf):
+        if self._prefix:
+            n = min(len(buf), len(self._prefix))
+            buf[:n] = self._prefix[:n]
+            self._prefix = self._prefix[n:]
+            return n
+        data = self._rest.read(len(buf))
+        buf[:len(data)] = data
+        return len(data)
+
+
+class _ReadGuard(io.RawIOBase):
+    """A readable stream whose failing reads (EIO) raise InputReadError."""
+
+    def __init__(self, inner, name, *, close_inner):
+        self._inner = inner
+        self._name = name
+        self._close_inner = close_inner
+
+    def readable(self):
+        return True
+
+    def readinto(self, buf):
+        try:
+            return self._inner.readinto(buf)
+        except OSError as exc:
+            raise InputReadError(self._name, _strerror(exc)) from None
+
+    def close(self):
+        try:
+            if self._close_inner:
+                self._inner.close()
+        finally:
+            super().close()
+
+
+class _CountingReader:
+    """What a decompressor reads from: counts the compressed bytes handed
+    over (the offset named in messages; a pipe has no tell()) and turns a
+    failing read into InputReadError, which no decompressor mistakes for
+    bad data."""
+
+    def __init__(self, raw, name):
+        self._raw = raw
+        self._name = name
+        self.offset = 0
+
+    def read(self, size=-1):
+        try:
+            data = self._raw.read(size)
+        except OSError as exc:
+            raise InputReadError(self._name, _strerror(exc)) from None
+        self.offset += len(data)
+        return data
+
+    def readable(self):
+        return True
+
+
+class _GuardedDecompressor(io.RawIOBase):
+    """A decompressing file object whose failures become CorruptInputError."""
+
+    def __init__(self, stream, kind, counted, name):
+        self._stream = stream
+        self._kind = kind
+        self._counted = counted
+        self._name = name
+
+    def readable(self):
+        return True
+
+    def readinto(self, buf):
+        try:
+            return self._stream.readinto(buf)
+        except _DECOMPRESSION_ERRORS as exc:
+            raise CorruptInputError(self._name, self._kind, self._counted.offset,
+                                    truncated=isinstance(exc, EOFError)) from None
+
+    def close(self):
+        try:
+            self._stream.close()
+        finally:
+            super().close()
 
 
 def open_raw(path):
     """Open the file ``path`` for binary reading as stored (no decompression);
     a missing, unreadable or directory path is an InputNotFoundError."""
+    name = display_name(path)
     try:
         return open(path, "rb", buffering=1 << 20)
     except FileNotFoundError:
-        raise InputNotFoundError("%s: no such file" % path) from None
+        raise InputNotFoundError("%s: no such file" % name) from None
     except IsADirectoryError:
-        raise InputNotFoundError("%s: is a directory" % path) from None
+        raise InputNotFoundError("%s: is a directory" % name) from None
     except PermissionError:
-        raise InputNotFoundError("%s: permission denied" % path) from None
+        raise InputNotFoundError("%s: permission denied" % name) from None
+    except OSError as exc:
+        raise InputNotFoundError("%s: cannot open: %s" % (name, _strerror(exc))) from None
 
 
 class _Decompressed(io.BufferedReader):

@@ -52,15 +52,26 @@ class PredictionWriter:
         self.labelled_rows += int(known.sum())
         self.correct += int((block.labels == y).sum())
 
-    def write_all(self, blocks, output, *, timings=None):
-        t = timings or NullTimings()
+    def write_all(self, blocks, output, *, timings=None, header=True):
+        """Write the predictions of ``blocks`` to ``output``: a path (``-``:
+        stdout), written atomically, or an open text file object.
+        ``header``: write the ``labels ...`` line of scores or probabilities;
+        False for the outputs of shards after the first, so that the shards'
+        outputs concatenated are the unsharded output."""
+        if hasattr(output, "write"):
+            self._write_all(blocks, output, timings, header)
+            return
         with atomic_output(output, "w") as fh:
-            if self.scores or self.proba:
-                fh.write("labels %s\n" % " ".join(str(int(c)) for c in self.classes))
-            for block in blocks:
-                self.update_accuracy(block)
-                with t.phase("write"):
-                    fh.write(self._format(block))
+            self._write_all(blocks, fh, timings, header)
+
+    def _write_all(self, blocks, fh, timings, header):
+        t = timings or NullTimings()
+        if header and (self.scores or self.proba):
+            fh.write("labels %s\n" % " ".join(str(int(c)) for c in self.classes))
+        for block in blocks:
+            self.update_accuracy(block)
+            with t.phase("write"):
+                fh.write(self._format(block))
 
     @property
     def accuracy(self):

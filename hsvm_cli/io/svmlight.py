@@ -6,42 +6,68 @@ complete lines go to the C parser in ``native/svmparse.c``, which fills CSR
 arrays directly.  Memory is bounded by one block plus one chunk of rows, never
 the whole file, and errors name the exact file line however the blocks fall.
 
-Format accepted: an integer label (or a float holding a whole number, such as
-``3.0`` or ``1e1``), an optional ``qid:N`` (ignored), then ``index:value``
-pairs with strictly increasing indices, 1-based unless ``zero_based``.  ``#``
-starts a comment; blank and comment-only lines are skipped but counted; CRLF
-line ends and a missing final newline are fine.  Anything else raises
-:class:`hsvm_cli.errors.InputFormatError` (``FILE:LINE: reason``).
+Format accepted: an integer label in the int64 range (or a float holding a
+whole number, such as ``3.0`` or ``1e1``), an optional ``qid:N`` (ignored),
+then ``index:value`` pairs with strictly increasing indices, 1-based unless
+``zero_based``.  Indices are plain decimal digits (no sign); the largest
+accepted column is ``MAX_FEATURES - 1`` (0-based).  Labels and values are
+decimal numbers: ``[+-] digits [. digits] [e|E [+-] digits]`` (digits may be
+missing on one side of the point); hex floats, ``inf``, ``infinity`` and
+``nan`` are not numbers of the format.  Values are read as doubles and must
+stay finite in float32, hsvm's storage type: a value that rounds to infinity
+there (magnitude at or above 2**128 - 2**104, about 3.4028235678e38, i.e.
+beyond FLT_MAX = 3.4028234664e38 by more than half a float32 step) is an
+error.  ``#`` starts a comment; blank and comment-only lines are skipped but
+counted; CRLF line ends and a missing final newline are fine.  A line may
+hold at most ``MAX_LINE_BYTES`` bytes (64 MB) before its newline.  Anything
+else raises :class:`hsvm_cli.errors.InputFormatError` (``FILE:LINE:
+reason``); corrupt compressed input raises
+:class:`~hsvm_cli.errors.CorruptInputError`, a failing read
+:class:`~hsvm_cli.errors.InputReadError`.
 """
+import math
 import numbers
 import os
 import re
+import stat
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import InputFormatError
+from ..errors import CorruptInputError, InputFormatError, InputReadError, printable
 from ..support.labels import integer_labels
 from ..support.native import ffi, lib
 from .files import display_name, open_input
+from .shard import as_shard, open_shard
 
-__all__ = ["SvmChunk", "iter_svmlight", "load_svmlight", "write_svmlight"]
+__all__ = ["MAX_FEATURES", "MAX_LINE_BYTES", "SvmChunk", "iter_svmlight", "load_svmlight", "write_svmlight"]
 
 # Large enough that the per-call overhead vanishes, small enough to stay in
 # cache-friendly territory and keep memory bounded on huge files.
 _BLOCK_SIZE = 4 << 20
 
-# Column indices are stored as int32 (scipy's compact index type), and the
-# width, column + 1, must fit too.
-_MAX_COLUMNS = 2**31 - 1
-#: The widest sample hsvm reads (also the largest model width).
-MAX_FEATURES = _MAX_COLUMNS
+#: The most columns (features) a data set may have.  LIBLINEAR stores feature
+#: indices as C ``int`` (1-based) and hsvm trains with a bias feature at index
+#: d + 1, so d + 1 <= 2**31 - 1.  The reader refuses larger indices, so that
+#: whatever it accepts can be trained on; the trainer checks the same constant.
+MAX_FEATURES = 2**31 - 2
+
+#: The longest line (bytes before its newline) the reader accepts.  A line is
+#: held whole until its newline, so without a limit one line without newline
+#: would take memory in proportion to the file.  64 MB is two orders of
+#: magnitude above the longest lines of real data sets (a dense sample of
+#: 10^6 features with 15-digit values is ~20 MB).
+MAX_LINE_BYTES = 64 << 20
+
+_INT32_MAX = 2**31 - 1
 
 # load_svmlight builds one chunk holding every row.
 _UNBOUNDED_ROWS = 2**62
 
 _INITIAL_ROWS = 1024
+# The most values one growth step reserves ahead (12 bytes each).
+_MAX_NNZ_HINT = 1 << 28
 _INITIAL_NNZ = 1 << 16
 
 _TOKEN = re.compile(rb"[^ \t\r\n\v\f#]*")
@@ -68,17 +94,18 @@ class _Options:
     chunk_rows: int
     dtype: np.dtype
     block_size: int
+    line_limit: int
 
 
-def _validate(zero_based, n_features, extra_features, chunk_rows, dtype, block_size):
+def _validate(zero_based, n_features, extra_features, chunk_rows, dtype, block_size, line_limit):
     if not isinstance(zero_based, (bool, np.bool_)):
         raise TypeError("zero_based must be a bool, not %r" % (zero_based,))
     if n_features is not None:
         if isinstance(n_features, (bool, np.bool_)) or not isinstance(n_features, numbers.Integral):
             raise TypeError("n_features must be an int or None, not %r" % (n_features,))
         n_features = int(n_features)
-        if not 0 <= n_features <= _MAX_COLUMNS:
-            raise ValueError("n_features must be in [0, %d], not %d" % (_MAX_COLUMNS, n_features))
+        if not 0 <= n_features <= MAX_FEATURES:
+            raise ValueError("n_features must be in [0, %d], not %d" % (MAX_FEATURES, n_features))
     if extra_features not in ("error", "ignore"):
         raise ValueError("extra_features must be 'error' or 'ignore', not %r" % (extra_features,))
     if isinstance(chunk_rows, (bool, np.bool_)) or not isinstance(chunk_rows, numbers.Integral):
@@ -95,12 +122,18 @@ def _validate(zero_based, n_features, extra_features, chunk_rows, dtype, block_s
         block_size = _BLOCK_SIZE
     if isinstance(block_size, bool) or not isinstance(block_size, numbers.Integral) or block_size < 1:
         raise ValueError("block size must be a positive int, not %r" % (block_size,))
+    if line_limit is None:
+        line_limit = MAX_LINE_BYTES
+    if isinstance(line_limit, bool) or not isinstance(line_limit, numbers.Integral) or line_limit < 1:
+        raise ValueError("line limit must be a positive int, not %r" % (line_limit,))
+    # Blocks no longer than the limit: then a line that ends inside one block
+    # is within the limit, and only carried-over lines need counting.
     return _Options(bool(zero_based), n_features, extra_features == "ignore", int(chunk_rows), dt,
-                    int(block_size))
+                    int(min(block_size, line_limit)), int(line_limit))
 
 
 def iter_svmlight(source, *, zero_based=False, n_features=None, extra_features="error",
-                  chunk_rows=65536, dtype=np.float64, name=None, _block_size=None):
+                  chunk_rows=65536, dtype=np.float64, name=None, shard=None, _block_size=None, _line_limit=None):
     """Stream an svmlight file as :class:`SvmChunk` objects of at most ``chunk_rows`` rows.
 
     ``source``: a path, ``"-"`` for stdin (both opened with
@@ -113,23 +146,39 @@ def iter_svmlight(source, *, zero_based=False, n_features=None, extra_features="
     ``dtype``: float32 or float64 for ``X`` (values are parsed as doubles).
     ``name``: how error messages call the file (default: the path, ``<stdin>``,
     or the file object's ``name``).
+    ``shard``: None, or shard ``"i/N"`` / :class:`~hsvm_cli.io.shard.Shard`
+    (0-based; ``"slurm"``: this job array task's) or a
+    :class:`~hsvm_cli.io.shard.ByteRange`: read only the lines of that byte
+    range of the plain file ``source`` (:mod:`hsvm_cli.io.shard`: every line
+    belongs to exactly one of N shards).  Chunks' ``first_line`` and error
+    messages still give the file's own line numbers.  Compressed input, stdin
+    and file objects raise :class:`~hsvm_cli.io.shard.ShardError`.
 
     Options are checked at the call; the file is opened on the first ``next()``.
     A file without data lines yields no chunk.  Malformed input raises
-    :class:`~hsvm_cli.errors.InputFormatError`."""
-    opts = _validate(zero_based, n_features, extra_features, chunk_rows, dtype, _block_size)
+    :class:`~hsvm_cli.errors.InputFormatError`, compressed data that cannot be
+    decompressed :class:`~hsvm_cli.errors.CorruptInputError`, a failing read
+    :class:`~hsvm_cli.errors.InputReadError`, a missing or unreadable path
+    :class:`~hsvm_cli.errors.InputNotFoundError`.  (``_block_size`` and
+    ``_line_limit`` are for tests.)"""
+    opts = _validate(zero_based, n_features, extra_features, chunk_rows, dtype, _block_size, _line_limit)
     _check_source(source)
+    if shard is not None:
+        return _generate_shard(source, as_shard(shard), opts, name)
     return _generate(source, opts, name)
 
 
 def load_svmlight(source, *, zero_based=False, n_features=None, extra_features="error",
-                  dtype=np.float64, name=None, _block_size=None):
+                  dtype=np.float64, name=None, shard=None, _block_size=None, _line_limit=None):
     """Read a whole svmlight file; returns ``(X, y)``: a CSR matrix of shape
     ``(rows, width)`` and int64 labels.  ``width`` is ``n_features`` when given,
     else the largest column + 1 in the file.  Options as for :func:`iter_svmlight`."""
-    opts = _validate(zero_based, n_features, extra_features, _UNBOUNDED_ROWS, dtype, _block_size)
+    opts = _validate(zero_based, n_features, extra_features, _UNBOUNDED_ROWS, dtype, _block_size, _line_limit)
     _check_source(source)
-    chunks = list(_generate(source, opts, name))
+    if shard is not None:
+        chunks = list(_generate_shard(source, as_shard(shard), opts, name))
+    else:
+        chunks = list(_generate(source, opts, name))
     if chunks:
         return chunks[0].X, chunks[0].y
     width = 0 if n_features is None else n_features
@@ -143,13 +192,16 @@ def _check_source(source):
         raise TypeError("source must be a path, '-' or a binary file object, not %r" % (source,))
 
 
-def _generate(source, opts, name):
+def _generate(source, opts, name, lines_before=None):
+    # lines_before: for a shard, a callable giving the file lines before it
+    # (counted only when a line number is reported); None for a whole file.
+    here = _LineBase(lines_before)
     if isinstance(source, (str, bytes, os.PathLike)) or source is None:
         if isinstance(source, bytes):
             source = os.fsdecode(source)
         if name is None:
             name = display_name(source)
-        fh = open_input(source)
+        fh = open_input(source, name=name)
         owned = True
     else:
         fh = source
@@ -158,11 +210,12 @@ def _generate(source, opts, name):
             given = getattr(fh, "name", None)
             name = given if isinstance(given, str) else "<input>"
     try:
-        builder = _ChunkBuilder(opts, name)
-        carry = []  # pieces of a line not yet ended by a newline
-        line = 0    # 0-based file line at which the carried bytes start
+        builder = _ChunkBuilder(opts, name, here)
+        carry = []   # pieces of a line not yet ended by a newline
+        carried = 0  # their total length
+        line = 0     # 0-based file line at which the carried bytes start
         while True:
-            data = fh.read(opts.block_size)
+            data = _read_block(fh, opts.block_size, name, line, here)
             if isinstance(data, str):
                 raise TypeError("%s: source must be opened in binary mode" % name)
             if not data:
@@ -172,19 +225,28 @@ def _generate(source, opts, name):
             cut = data.rfind(b"\n")
             if cut < 0:
                 carry.append(data)
+                carried += len(data)
+                if carried > opts.line_limit:
+                    raise _line_too_long(name, here.file_line(line), opts.line_limit)
                 continue
             start = 0
             if carry:
                 first = data.find(b"\n") + 1
+                if carried + first - 1 > opts.line_limit:
+                    raise _line_too_long(name, here.file_line(line), opts.line_limit)
                 carry.append(data[:first])
                 head = b"".join(carry)
                 carry = []
+                carried = 0
                 line = yield from builder.feed(head, 0, len(head), line)
                 start = first
             if start <= cut:
                 line = yield from builder.feed(data, start, cut + 1, line)
             if cut + 1 < len(data):
                 carry.append(data[cut + 1:])
+                carried = len(data) - cut - 1
+                if carried > opts.line_limit:  # a read() that returned more than asked
+                    raise _line_too_long(name, here.file_line(line), opts.line_limit)
         if carry:
             tail = b"".join(carry)
             line = yield from builder.feed(tail, 0, len(tail), line)
@@ -194,13 +256,56 @@ def _generate(source, opts, name):
             fh.close()
 
 
+class _LineBase:
+    """File line numbers of a whole file, or of a shard whose preceding lines
+    are counted only when a number is reported (io/shard.py)."""
+
+    def __init__(self, lines_before):
+        self.lines_before = lines_before
+
+    def file_line(self, line):
+        """The 0-based file line of the reader's 0-based line ``line``."""
+        return line if self.lines_before is None else line + self.lines_before()
+
+    def read_error_line(self, line):
+        """``file_line(line) + 1``, or None when counting the lines itself
+        fails (the read error at hand is then reported without a line)."""
+        try:
+            return self.file_line(line) + 1
+        except InputReadError:
+            return None
+
+
+def _read_block(fh, size, name, line, here):
+    """The next block of ``fh``; a decompression or read failure names the
+    file and the (1-based) line the reader had reached."""
+    try:
+        return fh.read(size)
+    except (CorruptInputError, InputReadError) as exc:
+        raise exc.located(name, here.read_error_line(line)) from None
+    except OSError as exc:
+        raise InputReadError(name, exc.strerror or str(exc) or type(exc).__name__,
+                             line=here.read_error_line(line)) from None
+
+
+def _line_too_long(name, line, limit):
+    return InputFormatError(name, line + 1, "line longer than %s" % _size_text(limit))
+
+
+def _size_text(nbytes):
+    if nbytes >= 1 << 20 and nbytes % (1 << 20) == 0:
+        return "%d MB" % (nbytes >> 20)
+    return "%d bytes" % nbytes
+
+
 class _ChunkBuilder:
     """The CSR arrays of the chunk being filled, grown on demand, handed out
     as an SvmChunk when ``chunk_rows`` rows are in."""
 
-    def __init__(self, opts, name):
+    def __init__(self, opts, name, here):
         self.opts = opts
         self.name = name
+        self.here = here
         self.st = ffi.new("hsvm_svm_parse_state *")
         self.nnz_hint = _INITIAL_NNZ
         self.n_features = -1 if opts.n_features is None else opts.n_features
@@ -237,8 +342,12 @@ class _ChunkBuilder:
         self._bind()
 
     def _grow_nnz(self, need):
-        nnz = self.st.nnz
-        self.nnz_cap = max(2 * self.nnz_cap, nnz + need)
+        nnz, rows = self.st.nnz, self.st.rows
+        # Room for the whole chunk at the rows' density so far (plus an
+        # eighth): one copy instead of a doubling series.  Untouched capacity
+        # costs no memory until used (np.empty maps pages on first write).
+        whole = nnz // rows * self.opts.chunk_rows * 9 // 8 if rows and self.opts.chunk_rows < _UNBOUNDED_ROWS else 0
+        self.nnz_cap = max(2 * self.nnz_cap, nnz + need, min(whole, _MAX_NNZ_HINT))
         indices = np.empty(self.nnz_cap, dtype=np.int32)
         indices[:nnz] = self.indices[:nnz]
         values = np.empty(self.nnz_cap, dtype=np.float64)
@@ -253,7 +362,7 @@ class _ChunkBuilder:
         cbuf = ffi.from_buffer(data)
         pos = start
         while pos < stop:
-            status = lib.hsvm_svm_parse(cbuf + pos, stop - pos, opts.zero_based, self.n_features,
+            status = lib.hsvm_svm_parse(cbuf + pos, stop - pos, opts.zero_based, self.n_features, MAX_FEATURES,
                                         opts.drop_extra, self.row_cap, self.nnz_cap, self.p_indptr,
                                         self.p_indices, self.p_values, self.p_labels, st)
             if status < 0:
@@ -288,7 +397,7 @@ class _ChunkBuilder:
             values = values.copy()
         indices = self.indices[:nnz]
         indptr = self.indptr[:n + 1]
-        if nnz <= _MAX_COLUMNS:
+        if nnz <= _INT32_MAX:
             indptr = indptr.astype(np.int32)
             if wasteful:
                 indices = indices.copy()
@@ -299,7 +408,10 @@ class _ChunkBuilder:
             labels = labels.copy()
         X = sp.csr_matrix((values, indices, indptr), shape=(n, width), copy=False)
         X.has_sorted_indices = True
-        chunk = SvmChunk(X, labels, self.first_line)
+        if self.here.lines_before is None:
+            chunk = SvmChunk(X, labels, self.first_line)
+        else:
+            chunk = _ShardChunk(X, labels, self.first_line, self.here.lines_before)
         # the next chunk most likely looks like this one
         self.nnz_hint = max(_INITIAL_NNZ, nnz + (nnz >> 4))
         self._reset()
@@ -310,15 +422,20 @@ class _ChunkBuilder:
         off = pos + st.err_offset
         raw = _TOKEN.match(data, off).group()
         token = _show(raw)
-        lineno = line + st.err_line + 1
+        lineno = self.here.file_line(line + st.err_line) + 1
         base = 0 if self.opts.zero_based else 1
-        index_text = _show(raw.split(b":", 1)[0])
+        index_raw = raw.split(b":", 1)[0]
+        index_text = _show(index_raw)
+        value_text = _show(raw.split(b":", 1)[-1])
         if status == lib.HSVM_SVM_E_LABEL:
-            reason = "bad label '%s': labels must be integers" % token
+            reason = _label_reason(raw)
         elif status == lib.HSVM_SVM_E_COLON:
             reason = "missing ':' in feature '%s'" % token
         elif status == lib.HSVM_SVM_E_INDEX:
-            reason = "non-numeric index '%s'" % index_text
+            if _SIGNED_INDEX.fullmatch(index_raw):
+                reason = "bad index '%s': indices are plain decimal integers without sign" % index_text
+            else:
+                reason = "non-numeric index '%s'" % index_text
         elif status == lib.HSVM_SVM_E_NEGATIVE:
             reason = "negative index %s" % index_text
         elif status == lib.HSVM_SVM_E_ZERO:
@@ -331,11 +448,13 @@ class _ChunkBuilder:
             reason = "index %s beyond %d features (largest allowed index is %d)" % (
                 index_text, st.err_b, st.err_b - 1 + base)
         elif status == lib.HSVM_SVM_E_TOO_BIG:
-            reason = "index %s too large (largest supported is %d)" % (index_text, _MAX_COLUMNS - 1 + base)
+            reason = "index %s too large (largest supported is %d)" % (index_text, MAX_FEATURES - 1 + base)
         elif status == lib.HSVM_SVM_E_VALUE:
-            reason = "non-numeric value '%s' for index %d" % (_show(raw.split(b":", 1)[1]), st.err_a)
+            reason = "non-numeric value '%s' for index %d" % (value_text, st.err_a)
         elif status == lib.HSVM_SVM_E_NONFINITE:
-            reason = "non-finite value '%s' for index %d" % (_show(raw.split(b":", 1)[1]), st.err_a)
+            reason = "non-finite value '%s' for index %d" % (value_text, st.err_a)
+        elif status == lib.HSVM_SVM_E_RANGE:
+            reason = "value '%s' for index %d is beyond float32 range" % (value_text, st.err_a)
         elif status == lib.HSVM_SVM_E_NO_VALUE:
             reason = "missing value for index %d" % st.err_a
         elif status == lib.HSVM_SVM_E_QID:
@@ -345,9 +464,64 @@ class _ChunkBuilder:
         return InputFormatError(self.name, lineno, reason)
 
 
+# What the parser rejected is told apart here, on the error path only.
+_DECIMAL = re.compile(rb"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_MULTI_LABEL = re.compile(rb"[+-]?[0-9]+(?:,[+-]?[0-9]+)+,?")
+_SIGNED_INDEX = re.compile(rb"\+[0-9]+")
+_BOM = b"\xef\xbb\xbf"
+
+
+def _label_reason(raw):
+    shown = _show(raw)
+    if _MULTI_LABEL.fullmatch(raw):
+        return "bad label '%s': multi-label lines are not supported" % shown
+    if _DECIMAL.fullmatch(raw):
+        value = float(raw)  # inf beyond the double range; never raises
+        if not math.isfinite(value) or value == math.floor(value):
+            # the parser takes every whole number in range, so this one is not
+            return "bad label '%s': out of the int64 range" % shown
+    if raw.startswith(_BOM):
+        return "bad label '%s': the line starts with a byte-order mark" % shown
+    return "bad label '%s': labels must be integers" % shown
+
+
 def _show(raw, limit=40):
-    text = raw.decode("utf-8", "backslashreplace")
-    return text if len(text) <= limit else text[:limit] + "..."
+    """Bytes of the file as they may appear in a one-line message: decoded as
+    UTF-8, cut after ``limit`` characters, anything unprintable escaped."""
+    text = raw.decode("utf-8", "surrogateescape")
+    text = text if len(text) <= limit else text[:limit] + "..."
+    return printable(text)
+
+
+# --------------------------------------------------------------- sharding
+
+def _generate_shard(source, shard, opts, name):
+    # Opened (and refused if compressed, stdin or a stream) on the first
+    # next(), like a whole file.
+    if name is None and isinstance(source, (str, bytes, os.PathLike)):
+        name = display_name(os.fsdecode(os.fspath(source)))
+    fh = open_shard(source, shard, name=name)
+    try:
+        yield from _generate(fh, opts, fh.raw.name, lines_before=fh.raw.lines_before)
+    finally:
+        fh.close()
+
+
+class _ShardChunk(SvmChunk):
+    """A chunk read from a shard: ``first_line`` is the file's line number,
+    resolved on first access because it needs the newlines before the shard
+    counted (:meth:`hsvm_cli.io.shard.ShardReader.lines_before`), which
+    sharded reading never does unless asked."""
+
+    def __init__(self, X, y, relative_line, lines_before):
+        self.X = X
+        self.y = y
+        self._relative_line = relative_line
+        self._lines_before = lines_before
+
+    @property
+    def first_line(self):
+        return self._lines_before() + self._relative_line
 
 
 # ---------------------------------------------------------------- writing
@@ -440,3 +614,27 @@ def _format_values(data):
         if not len(pending):
             break
     return out
+
+
+def line_of_row(source, row, *, start_line=1):
+    """The 1-based file line of data row ``row`` (0-based, counted from the
+    data line at or after ``start_line``, e.g. a chunk's or a shard's first)
+    of the svmlight file ``source``, counting lines as the reader does (blank
+    and comment-only lines are skipped), or None when the input cannot be
+    read again (stdin, a pipe).  For messages about a valid row that a later step
+    refuses (a negative feature for the chi2 kernel): an error path only."""
+    if source is None or source == "-" or not isinstance(source, (str, bytes, os.PathLike)):
+        return None
+    try:
+        if not stat.S_ISREG(os.stat(source).st_mode):
+            return None
+    except OSError:
+        return None
+    seen = -1
+    with open_input(source) as fh:
+        for lineno, line in enumerate(fh, 1):
+            if lineno >= start_line and line.split(b"#", 1)[0].strip():
+                seen += 1
+                if seen == row:
+                    return lineno
+    return None

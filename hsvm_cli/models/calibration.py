@@ -84,8 +84,14 @@ class Calibration:
 
 
 def hash_identity(h):
-    """What a calibration records of the hash model it was fitted with."""
-    return {"seed": int(h.seed), "generator": h.generator, "bits": int(h.bits), "model_sha256": h.model_sha256}
+    """What a calibration records of the hash model it was fitted with: a
+    non-Gaussian projection adds its kind (calibrations of Gaussian hash
+    models stay as hsvm 0.1 wrote them)."""
+    ident = {"seed": int(h.seed), "generator": h.generator, "bits": int(h.bits), "model_sha256": h.model_sha256}
+    kind = getattr(h, "projection_kind", "gaussian")
+    if kind != "gaussian":
+        ident["projection_kind"] = kind
+    return ident
 
 
 def save_calibration(cal, path):

@@ -1,14 +1,20 @@
 """Files of sample codes written by ``hash-data`` (``hsvm-codes`` containers).
 
 Written in one pass with bounded memory: codes and labels stream to temporary
-files and are assembled behind the header once their count is known."""
+files and are assembled behind the header once their count is known.
+
+Codes of a Gaussian projection or of a kernel hash are format version 1;
+codes of any other projection (a circulant hash model, a learned circulant
+hash) are version 2, which a reader that only knows version 1 refuses rather
+than taking them for Gaussian codes of the same seed."""
 import os
 import shutil
 import tempfile
 
 import numpy as np
 
-from ..errors import ModelFormatError, ModelMismatchError
+from ..errors import ModelFormatError, ModelMismatchError, OptionError
+from ..hashing.projection import GAUSSIAN_LAYOUT
 from ..io.container import read_container, write_container
 from ..io.files import atomic_output
 from ..io.svmlight import MAX_FEATURES, iter_svmlight
@@ -17,6 +23,13 @@ from .metadata import meta_int, meta_str
 
 CODES_KIND = "hsvm-codes"
 CODES_VERSION = 1
+#: The version of codes whose projection is not Gaussian.
+CODES_VERSION_PROJECTIONS = 2
+
+
+def codes_version(meta):
+    """The format version of codes with metadata ``meta``."""
+    return CODES_VERSION if meta.get("projection_kind", "gaussian") == "gaussian" else CODES_VERSION_PROJECTIONS
 
 
 class CodesWriter:
@@ -48,7 +61,7 @@ class CodesWriter:
             labels = np.memmap(self._labels.name, dtype="<i8", mode="r", shape=(n,)) if n else \
                 np.zeros(0, dtype="<i8")
             write_container(self.path, {"codes": codes, "labels": labels},
-                            kind=CODES_KIND, version=CODES_VERSION, meta=self.meta)
+                            kind=CODES_KIND, version=codes_version(self.meta), meta=self.meta)
         finally:
             shutil.rmtree(self._tmpdir, ignore_errors=True)
 
@@ -72,20 +85,46 @@ class Codes:
     def bits(self):
         return int(self.meta["bits"])
 
+    @property
+    def kernel_hash_sha256(self):
+        """The digest of the kernel hash that made these codes (None: codes of
+        a hash model's projection)."""
+        return self.meta.get("kernel_hash_sha256")
+
+    @property
+    def projection_kind(self):
+        """``gaussian`` (also for files that do not say: hsvm 0.1),
+        ``circulant`` or ``learned-circulant``."""
+        return self.meta.get("projection_kind", "gaussian")
+
     def check_compatible(self, h, bits):
         """Refuse codes made with another projection or too few bits."""
+        if self.kernel_hash_sha256 is not None:
+            raise ModelMismatchError("%s: kernel hash codes (the features of a model trained on codes), not codes "
+                                     "of the hash model's projection" % self.path)
+        if self.meta.get("circulant_hash_sha256") is not None:
+            raise ModelMismatchError("%s: codes of a learned circulant hash (fit-circulant), not codes of the hash "
+                                     "model's projection" % self.path)
         want = h.identity(bits)
-        for key in ("generator", "seed", "n_features", "normalize"):
-            if self.meta.get(key) != want[key]:
+        # A Gaussian hash model's identity leaves the projection out, as hsvm
+        # 0.1's codes files do: absent means Gaussian on both sides.
+        want.setdefault("projection_kind", "gaussian")
+        want.setdefault("projection_layout", GAUSSIAN_LAYOUT)
+        got = dict(self.meta)
+        got.setdefault("projection_kind", "gaussian")
+        if got["projection_kind"] == "gaussian":
+            got.setdefault("projection_layout", GAUSSIAN_LAYOUT)
+        for key in ("projection_kind", "projection_layout", "generator", "seed", "n_features", "normalize"):
+            if got.get(key) != want[key]:
                 raise ModelMismatchError("%s: codes were made with %s=%r, the hash model uses %r"
-                                         % (self.path, key, self.meta.get(key), want[key]))
+                                         % (self.path, key, got.get(key), want[key]))
         if self.bits < bits:
             raise ModelMismatchError("%s: codes have %d bits, %d requested" % (self.path, self.bits, bits))
 
 
 def read_codes(path):
     """Read and validate an ``hsvm-codes`` file."""
-    c = read_container(path, kind=CODES_KIND, versions={CODES_VERSION})
+    c = read_container(path, kind=CODES_KIND, versions={CODES_VERSION, CODES_VERSION_PROJECTIONS})
     codes = c.arrays.get("codes")
     labels = c.arrays.get("labels")
     if codes is None or labels is None:
@@ -100,6 +139,10 @@ def read_codes(path):
     meta_int(c, "seed", -(1 << 63), (1 << 64) - 1)
     meta_int(c, "n_features", 1, MAX_FEATURES)
     meta_str(c, "normalize")
+    kind = meta_str(c, "projection_kind", default="gaussian")
+    meta_str(c, "projection_layout", default="")
+    if (kind == "gaussian") != (c.version == CODES_VERSION):
+        raise ModelFormatError(c.path, "codes of a %s projection in a version %d codes file" % (kind, c.version))
     return Codes(codes, labels, c.meta, c.path)
 
 
@@ -116,32 +159,76 @@ def write_codes_svm(fh, codes, labels, bits):
 
 
 def hash_data(h, source, output, *, bits=None, fmt="codes", zero_based=False, extra_features="error",
-              chunk_rows=16384):
-    """What ``hsvm hash-data`` does: normalise, project and take signs of the
-    samples of the svmlight file ``source`` with the projection of the hash
-    model ``h`` at ``bits`` (default: all of its bits), and write them to
-    ``output``: an ``hsvm-codes`` file (``fmt="codes"``) or the bits as +1/-1
-    features in svmlight text (``fmt="svm"``).  Returns the number of samples."""
+              chunk_rows=16384, shard=None):
+    """What ``hsvm hash-data`` does: the codes of the samples of the svmlight
+    file ``source`` at ``bits`` (default: all of the hash's bits), written to
+    ``output`` as an ``hsvm-codes`` file (``fmt="codes"``) or as +1/-1
+    features in svmlight text (``fmt="svm"``).  ``h``: a hash model
+    (:class:`~hsvm_cli.models.hashed.HashModel`: samples normalised as its
+    exact model was, then sign projections), a kernel hash
+    (:class:`~hsvm_cli.hashing.krsh.KernelHash`: raw samples, kernel subspace
+    coordinates, then sign projections) or a learned circulant hash
+    (:class:`~hsvm_cli.models.circulant_hash.LearnedCirculantHash`: samples
+    normalised as it records, then its bits).  ``shard``: only shard ``"i/N"``
+    of the plain file ``source`` (io/shard.py): the shards' svm outputs
+    concatenated are the whole file's, and their codes files hold the whole
+    file's codes in shard order.  Returns the number of samples."""
     if fmt not in ("codes", "svm"):
         raise ValueError("fmt must be 'codes' or 'svm', not %r" % (fmt,))
-    encoder = h.encoder(bits)
+    from ..hashing.krsh import KernelHash
+    from .circulant_hash import LearnedCirculantHash
+    if isinstance(h, KernelHash):
+        bits = _checked_bits(h, bits)
+        meta = h.codes_meta(bits)
+        encode = _kernel_encoder(h, bits, source, zero_based)
+    elif isinstance(h, LearnedCirculantHash):
+        bits = _checked_bits(h, bits)
+        meta = h.codes_meta(bits)
+
+        def encode(chunk, start):
+            return h.codes(chunk.X, bits)
+    else:
+        encoder = h.encoder(bits)
+        bits = encoder.bits
+        meta = h.identity(bits)
+        meta["hash_model_sha256"] = h.model_sha256
+
+        def encode(chunk, start):
+            return encoder.codes(prepare(h.normalize, chunk.X))
     chunks = iter_svmlight(source, zero_based=zero_based, n_features=h.n_features,
-                           extra_features=extra_features, chunk_rows=chunk_rows)
+                           extra_features=extra_features, chunk_rows=chunk_rows, shard=shard)
     n = 0
     if fmt == "svm":
         with atomic_output(output, "wb") as fh:
             for chunk in chunks:
-                write_codes_svm(fh, encoder.codes(prepare(h.normalize, chunk.X)), chunk.y, encoder.bits)
+                write_codes_svm(fh, encode(chunk, n), chunk.y, bits)
                 n += chunk.y.shape[0]
         return n
-    meta = h.identity(encoder.bits)
-    meta["hash_model_sha256"] = h.model_sha256
-    writer = CodesWriter(output, words=encoder.bits // 64, meta=meta)
+    writer = CodesWriter(output, words=bits // 64, meta=meta)
     try:
         for chunk in chunks:
-            writer.write(encoder.codes(prepare(h.normalize, chunk.X)), chunk.y)
+            writer.write(encode(chunk, writer.n), chunk.y)
     except BaseException:
         writer.abort()
         raise
     writer.close()
     return writer.n
+
+
+def _checked_bits(h, bits):
+    try:
+        return h.check_bits(bits)
+    except ValueError as exc:
+        raise OptionError(str(exc)) from None
+
+
+def _kernel_encoder(h, bits, source, zero_based):
+    from ..hashing.krsh import NegativeFeatureError
+    from ..train.kernel_hash import negative_feature_error
+
+    def encode(chunk, start):
+        try:
+            return h.codes(chunk.X, bits)
+        except NegativeFeatureError as exc:
+            raise negative_feature_error(exc, source, zero_based=zero_based, start_line=chunk.first_line) from None
+    return encode

@@ -4,7 +4,15 @@ sign code and its angle θ (docs/method.md, hashing/angles.py).
 A :class:`HashModel` hands out what prediction needs at a prefix of D' bits:
 its sample :meth:`~HashModel.encoder` (the same projection that hashed the
 classifiers) and its :meth:`~HashModel.voter` (the range queries of every
-classifier)."""
+classifier).
+
+The projection is of one of two kinds (``projection_kind``): ``gaussian``, the
+dense D x d matrix of hashing/projection.py, or ``circulant``, blocks of
+circ(r) diag(s) evaluated by FFT (hashing/circulant.py).  A file records the
+kind and its bit layout; files without them (hsvm 0.1) are Gaussian.  A
+circulant hash model is written as format version 2, so that a reader that
+only knows Gaussian projections (version 1) refuses it instead of hashing
+samples with the wrong projection."""
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -12,8 +20,10 @@ import numpy as np
 from .. import __version__
 from ..errors import ModelFormatError, ModelMismatchError, OptionError
 from ..hashing.angles import classifier_angles
+from ..hashing.circulant import LAYOUT as CIRCULANT_LAYOUT
+from ..hashing.circulant import CirculantProjection
 from ..hashing.generator import GENERATOR
-from ..hashing.projection import SignProjector, projection_matrix
+from ..hashing.projection import GAUSSIAN_LAYOUT, SignProjector, projection_matrix
 from ..hashing.voting import HashVoter
 from ..io.container import read_container, write_container
 from ..io.svmlight import MAX_FEATURES
@@ -23,6 +33,10 @@ from .pairs import check_complete_pairs
 
 HBM_KIND = "hsvm-hash-model"
 HBM_VERSION = 1
+#: The version of hash models whose projection is not Gaussian.
+HBM_VERSION_PROJECTIONS = 2
+#: Projection kinds and the bit layout each is written with.
+PROJECTIONS = {"gaussian": GAUSSIAN_LAYOUT, "circulant": CIRCULANT_LAYOUT}
 # Longer codes than this are no hash filter any more (and would be a D x d
 # projection of gigabytes for ordinary d).
 MAX_BITS = 1 << 20
@@ -43,17 +57,31 @@ class HashModel:
     model_sha256: str            # content digest of the exact model it was made from
     generator: str = GENERATOR
     projection_stored: np.ndarray = None  # float32 [D, d] when stored in the file
+    class_W: np.ndarray = None   # float32 [K, d]: the class-score summaries, when stored (predict/class_scores.py)
+    class_b: np.ndarray = None   # float32 [K]
     meta: dict = field(default_factory=dict)
     path: str = None
+    projection_kind: str = "gaussian"
+    # The circulant projection (hashing/circulant.py) of a circulant hash
+    # model, which hashes its samples; None for a Gaussian one.
+    projector: object = None
+    projector_stored: bool = False  # save the projector's parameters, not only its seed
     _projection: np.ndarray = None
+
+    @property
+    def projection_layout(self):
+        return PROJECTIONS[self.projection_kind]
 
     @property
     def n_classes(self):
         return int(self.classes.shape[0])
 
     def projection(self, bits=None):
-        """The first ``bits`` rows of the projection (float32, C order)."""
+        """The first ``bits`` rows of the Gaussian projection (float32, C
+        order); a circulant hash model has no such matrix (ValueError)."""
         bits = self.bits if bits is None else int(bits)
+        if self.projector is not None:
+            raise ValueError("this hash model's projection is %s, not a dense matrix" % self.projection_kind)
         if self.projection_stored is not None:
             return np.asarray(self.projection_stored[:bits])
         if self._projection is None or self._projection.shape[0] < bits:
@@ -73,9 +101,15 @@ class HashModel:
         return bits
 
     def encoder(self, bits=None):
-        """The sample encoder at ``bits``: a :class:`SignProjector` whose
-        ``codes(Xn)`` gives the packed codes of normalised samples."""
-        return SignProjector(self.projection(self.check_bits(bits)))
+        """The sample encoder at ``bits``: an object whose ``codes(Xn)`` gives
+        the packed codes of normalised samples (and ``project(Xn)`` values
+        with exact signs) -- a :class:`SignProjector` of the Gaussian matrix,
+        or the circulant projection's
+        :class:`~hsvm_cli.hashing.circulant.CirculantEncoder`."""
+        bits = self.check_bits(bits)
+        if self.projector is not None:
+            return self.projector.encoder(bits)
+        return SignProjector(self.projection(bits))
 
     def voter(self, bits=None, *, kernel=None):
         """The classifiers' range queries at ``bits``: a :class:`HashVoter`
@@ -84,9 +118,15 @@ class HashModel:
                          n_classes=self.n_classes, bits=self.check_bits(bits), kernel=kernel)
 
     def identity(self, bits=None):
-        """What determines a sample's code besides the sample itself."""
-        return {"generator": self.generator, "seed": int(self.seed), "n_features": int(self.n_features),
-                "normalize": self.normalize, "bits": int(self.bits if bits is None else bits)}
+        """What determines a sample's code besides the sample itself (codes
+        files record it).  A non-Gaussian projection adds its kind and
+        layout; a Gaussian one leaves them out, as hsvm 0.1 did, so that its
+        codes files stay what they were."""
+        ident = {"generator": self.generator, "seed": int(self.seed), "n_features": int(self.n_features),
+                 "normalize": self.normalize, "bits": int(self.bits if bits is None else bits)}
+        if self.projection_kind != "gaussian":
+            ident.update(projection_kind=self.projection_kind, projection_layout=self.projection_layout)
+        return ident
 
     def check_model(self, model):
         """Refuse an exact model other than the one this was made from."""
@@ -99,35 +139,56 @@ class HashModel:
                 % (self.path or "<hbm>", self.model_sha256[:12], model.path or "<model>", model.content_sha256()[:12]))
 
 
-def hash_model(model, *, bits=1024, seed=0, store_projection=False):
+def hash_model(model, *, bits=1024, seed=0, store_projection=False, class_scores=False, projection="gaussian"):
     """Hash every classifier of ``model`` (an :class:`OvoModel`) with ``bits``
     sign random projections derived from ``seed``; returns a
-    :class:`HashModel`.  θ is the threshold angle for unit-length samples; a
-    model on unnormalised features (``normalize`` none, e.g. imported) takes
-    its thresholds at each sample's norm when predicting
-    (:mod:`hsvm_cli.predict.raw_filter`)."""
+    :class:`HashModel`.  ``projection``: ``"gaussian"`` (a dense D x d
+    matrix) or ``"circulant"`` (blocks of circ(r) diag(s),
+    hashing/circulant.py: O(d log d) per sample and O(D) parameters).
+    ``store_projection``: keep the projection's parameters in the file
+    instead of re-deriving them from the seed.  ``class_scores``: also keep
+    the K x d class-score summaries (predict/class_scores.py), so that the
+    class-score first stage needs no pass over the model's W.  θ is the
+    threshold angle for unit-length samples (L2-normalised, or the features
+    of a model trained on codes); a model on unnormalised features
+    (``normalize`` none, e.g. imported) takes its thresholds at each sample's
+    norm when predicting (:mod:`hsvm_cli.predict.raw_filter`)."""
     bits = int(bits)
     if bits <= 0 or bits % 64:
         raise OptionError("bits must be a positive multiple of 64, got %d" % bits)
+    if projection not in PROJECTIONS:
+        raise OptionError("projection must be one of %s, not %r" % (", ".join(PROJECTIONS), projection))
     model.verify()
-    check_allocation(bits * model.n_features * 4, "the %d x %d projection" % (bits, model.n_features))
-    R = projection_matrix(bits, model.n_features, seed=seed)
-    projector = SignProjector(R)
+    if projection == "circulant":
+        projector = CirculantProjection.from_seed(bits=bits, n_features=model.n_features, seed=seed)
+        R = None
+    else:
+        check_allocation(bits * model.n_features * 4, "the %d x %d projection" % (bits, model.n_features))
+        R = projection_matrix(bits, model.n_features, seed=seed)
+        projector = SignProjector(R)
     W = np.asarray(model.W, dtype=np.float32)
     codes = np.empty((W.shape[0], bits // 64), dtype=np.uint64)
-    step = max(1, (32 << 20) // (4 * bits))
+    step = max(1, (32 << 20) // (8 * bits))
     for s in range(0, W.shape[0], step):
         codes[s:s + step] = projector.codes(W[s:s + step])
     theta = classifier_angles(W, model.b)
+    class_W = class_b = None
+    if class_scores:
+        from ..predict.class_scores import class_score_weights
+        class_W, class_b = class_score_weights(model)
+    circulant = projection == "circulant"
     return HashModel(classes=np.asarray(model.classes), pair_a=np.asarray(model.pair_a), pair_b=np.asarray(model.pair_b),
                      codes=codes, theta=theta, bags=model.bags, bits=bits, seed=int(seed),
                      n_features=model.n_features, normalize=model.normalize,
                      model_sha256=model.content_sha256(),
-                     projection_stored=R if store_projection else None)
+                     projection_stored=R if store_projection and not circulant else None, class_W=class_W,
+                     class_b=class_b, projection_kind=projection, projector=projector if circulant else None,
+                     projector_stored=bool(store_projection and circulant))
 
 
 def save_hash_model(h, path, *, extra_meta=None):
-    """Write ``h`` as an ``hsvm-hash-model`` container (atomically)."""
+    """Write ``h`` as an ``hsvm-hash-model`` container (atomically): version 1
+    for a Gaussian projection, 2 for a circulant one."""
     K = h.classes.shape[0]
     pair_dtype = np.uint16 if K <= 0xFFFF else np.uint32
     arrays = {
@@ -138,18 +199,26 @@ def save_hash_model(h, path, *, extra_meta=None):
     }
     if h.projection_stored is not None:
         arrays["projection"] = np.asarray(h.projection_stored, dtype=np.float32)
+    if h.projector is not None and h.projector_stored:
+        arrays.update(h.projector.to_arrays())
+    if h.class_W is not None:
+        arrays["class_W"] = np.asarray(h.class_W, dtype=np.float32)
+        arrays["class_b"] = np.asarray(h.class_b, dtype=np.float32)
     meta = {
         "bits": h.bits, "seed": h.seed, "generator": h.generator, "bags": h.bags,
         "n_features": h.n_features, "normalize": h.normalize, "model_sha256": h.model_sha256,
+        "projection_kind": h.projection_kind, "projection_layout": h.projection_layout,
         "hsvm_version": __version__,
     }
     meta.update(extra_meta or {})
-    write_container(path, arrays, kind=HBM_KIND, version=HBM_VERSION, meta=meta)
+    version = HBM_VERSION if h.projection_kind == "gaussian" else HBM_VERSION_PROJECTIONS
+    write_container(path, arrays, kind=HBM_KIND, version=version, meta=meta)
 
 
 def load_hash_model(path):
-    """Read and validate an ``hsvm-hash-model`` file."""
-    c = read_container(path, kind=HBM_KIND, versions={HBM_VERSION})
+    """Read and validate an ``hsvm-hash-model`` file (version 1: Gaussian
+    projection; version 2: the projection kind it records)."""
+    c = read_container(path, kind=HBM_KIND, versions={HBM_VERSION, HBM_VERSION_PROJECTIONS})
     name = c.path
     for key, kinds, ndim in (("classes", "i", 1), ("pairs", "u", 2), ("codes", "u", 2), ("theta", "f", 1)):
         if key not in c.arrays:
@@ -162,6 +231,8 @@ def load_hash_model(path):
     seed = meta_int(c, "seed", -(1 << 63), (1 << 64) - 1)
     generator = meta_str(c, "generator")
     model_sha = meta_digest(c, "model_sha256")
+    # "none": a model trained on codes (unit length as made), or a model on
+    # unnormalised features (thresholds taken at each sample's norm).
     normalize = meta_str(c, "normalize", ("l2", "none"), default="l2")
     classes, pairs, codes, theta = (c.arrays[k] for k in ("classes", "pairs", "codes", "theta"))
     if classes.dtype != np.int64 or codes.dtype != np.uint64 or theta.dtype != np.float32 \
@@ -184,15 +255,55 @@ def load_hash_model(path):
         raise ModelFormatError(name, "theta has %d entries, expected %d" % (theta.shape[0], P * bags))
     if theta.size and (theta.min() < 0.0 or theta.max() > 1.0):
         raise ModelFormatError(name, "theta must lie in [0, 1]")
+    kind, projector = _projection_of(c, bits, n_features, seed, generator)
     proj = c.arrays.get("projection")
-    if generator != GENERATOR and proj is None:
+    if kind == "gaussian" and generator != GENERATOR and proj is None:
         raise ModelFormatError(name, "projection generator %r is unknown to this hsvm" % generator)
     if proj is not None:
         if proj.dtype != np.float32 or proj.shape != (bits, n_features):
             raise ModelFormatError(name, "projection has shape %s, expected %s" % (list(proj.shape), [bits, n_features]))
         if not np.any(proj, axis=1).all():
             raise ModelFormatError(name, "projection has a zero row")
+    class_W, class_b = c.arrays.get("class_W"), c.arrays.get("class_b")
+    if (class_W is None) != (class_b is None) or (class_W is not None and (
+            class_W.dtype != np.float32 or class_W.shape != (K, n_features)
+            or class_b.dtype != np.float32 or class_b.shape != (K,))):
+        raise ModelFormatError(name, "class scores must be class_W float32 [K, d] and class_b float32 [K]")
     return HashModel(classes=classes, pair_a=pairs[:, 0].astype(np.int32), pair_b=pairs[:, 1].astype(np.int32),
                      codes=codes, theta=theta, bags=bags, bits=bits, seed=seed, n_features=n_features,
                      normalize=normalize, model_sha256=model_sha, generator=generator,
-                     projection_stored=proj, meta=c.meta, path=name)
+                     projection_stored=proj, class_W=class_W, class_b=class_b, meta=c.meta, path=name,
+                     projection_kind=kind, projector=projector,
+                     projector_stored=projector is not None and "circulant_r" in c.arrays)
+
+
+def _projection_of(c, bits, n_features, seed, generator):
+    """The recorded projection kind (``gaussian`` when absent, as in files of
+    hsvm 0.1) and, for a circulant one, its projector restored from the
+    stored parameters or the seed; every inconsistency is a ModelFormatError."""
+    name = c.path
+    kind = meta_str(c, "projection_kind", tuple(PROJECTIONS), default="gaussian")
+    layout = meta_str(c, "projection_layout", default=PROJECTIONS[kind])
+    if layout != PROJECTIONS[kind]:
+        raise ModelFormatError(name, "%s projection layout %r is unknown to this hsvm (it reads %s)"
+                               % (kind, layout, PROJECTIONS[kind]))
+    if (kind == "gaussian") != (c.version == HBM_VERSION):
+        raise ModelFormatError(name, "a %s projection in a version %d hash model (Gaussian projections are "
+                                     "version %d, others %d)" % (kind, c.version, HBM_VERSION,
+                                                                 HBM_VERSION_PROJECTIONS))
+    stored = [key for key in ("circulant_r", "circulant_signs") if key in c.arrays]
+    if kind == "gaussian":
+        if stored:
+            raise ModelFormatError(name, "array %r belongs to a circulant projection, the file's is Gaussian"
+                                   % stored[0])
+        return kind, None
+    if "projection" in c.arrays:
+        raise ModelFormatError(name, "array 'projection' belongs to a Gaussian projection, the file's is circulant")
+    if generator != GENERATOR and not stored:
+        raise ModelFormatError(name, "projection generator %r is unknown to this hsvm" % generator)
+    try:
+        projector = CirculantProjection.restore(bits=bits, n_features=n_features, seed=seed, layout=layout,
+                                                arrays={k: c.arrays[k] for k in stored})
+    except ValueError as exc:
+        raise ModelFormatError(name, "circulant projection: %s" % exc) from None
+    return kind, projector

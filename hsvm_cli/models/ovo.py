@@ -30,13 +30,20 @@ class TrainingRecord:
     [P*bags]: the ``srand`` seed used right before classifier j's LIBLINEAR
     call; ``solver_seconds``: time inside LIBLINEAR summed over workers (can
     exceed ``wall_seconds`` with several jobs); ``wall_seconds``: elapsed time
-    of the training; ``jobs``: worker processes actually used."""
+    of the training; ``jobs``: worker processes actually used.  The solver on
+    packed codes (train/bits_solver.py) adds, per classifier, ``iterations``
+    (outer iterations), ``objective`` (the dual objective) and ``n_sv``, and
+    ``not_converged`` (classifiers that stopped at the iteration limit)."""
 
     counts: np.ndarray = field(default=None, repr=False)
     solver_seeds: np.ndarray = field(default=None, repr=False)
     solver_seconds: float = 0.0
     wall_seconds: float = 0.0
     jobs: int = 1
+    iterations: np.ndarray = field(default=None, repr=False)
+    objective: np.ndarray = field(default=None, repr=False)
+    n_sv: np.ndarray = field(default=None, repr=False)
+    not_converged: int = None
     search: object = None        # the CSearch of -c auto / --cv (train/c_search.py), if any
 
 
@@ -74,6 +81,14 @@ class OvoModel:
     @property
     def n_pairs(self):
         return int(self.pair_a.shape[0])
+
+    @property
+    def codes_source(self):
+        """For a model trained on codes (``train-ovo --codes``): what made its
+        features, e.g. ``{"kernel_hash_sha256": ..., "kernel": "rbf",
+        "input_features": 784}``; None for a model of svmlight features."""
+        source = self.params.get("codes")
+        return source if isinstance(source, dict) else None
 
     @property
     def n_features(self):
@@ -129,18 +144,44 @@ class OvoModel:
                     for s in range(0, flat.shape[0], step):
                         h.update(np.ascontiguousarray(flat[s:s + step]).tobytes())
             else:
-                h.update(("hsvm-model-identity-v2|bags=%d|normalize=%s|block=%d|"
-                          % (self.bags, self.normalize, BLOCK_BYTES)).encode())
                 stored = self.stored_arrays() if self.container is None else self.container.arrays
                 digests = None if self.container is None else self.container.digests
-                # tie_order changes predictions, so it is part of the identity
-                # (only when present: models without it keep their digest).
-                for key in ("classes", "pairs", "W", "b") + (("tie_order",) if "tie_order" in stored else ()):
-                    arr = stored[key]
-                    h.update(("%s|%s|%s|" % (key, arr.dtype.str, list(arr.shape))).encode())
-                    h.update(",".join(digests[key] if digests is not None else array_digests(arr)).encode())
+                self.content_digest = model_identity(
+                    bags=self.bags, normalize=self.normalize,
+                    arrays={key: (arr.dtype.str, arr.shape) for key, arr in stored.items()},
+                    digests={key: digests[key] if digests is not None else array_digests(stored[key])
+                             for key in identity_arrays(stored)})
+                return self.content_digest
             self.content_digest = h.hexdigest()
         return self.content_digest
+
+
+#: The arrays a model's identity covers, in the order it hashes them.
+IDENTITY_ARRAYS = ("classes", "pairs", "W", "b")
+
+
+def identity_arrays(arrays):
+    """The keys of ``arrays`` a model's identity covers: IDENTITY_ARRAYS, and
+    tie_order when present (it changes predictions; models without it keep
+    their digest)."""
+    return IDENTITY_ARRAYS + (("tie_order",) if "tie_order" in arrays else ())
+
+
+def model_identity(*, bags, normalize, arrays, digests):
+    """A model's identity (:meth:`OvoModel.content_sha256`) from its settings,
+    its stored arrays' descriptions (``arrays``: key -> (numpy dtype string
+    such as ``"<f4"``, shape)) and their block digests (``digests``: key ->
+    the list :func:`~hsvm_cli.io.container.array_digests` gives), so that a
+    writer that streams the arrays (models/model_stream.py) names the model
+    as :func:`save_model` does."""
+    import hashlib
+    h = hashlib.sha256()
+    h.update(("hsvm-model-identity-v2|bags=%d|normalize=%s|block=%d|" % (bags, normalize, BLOCK_BYTES)).encode())
+    for key in identity_arrays(arrays):
+        dtype, shape = arrays[key]
+        h.update(("%s|%s|%s|" % (key, dtype, [int(v) for v in shape])).encode())
+        h.update(",".join(digests[key]).encode())
+    return h.hexdigest()
 
 
 def bag_mean(decisions, bags):

@@ -6,22 +6,38 @@ import sys
 
 from .. import __version__
 
-# Options that change how a model is computed, not what it is: left out of the
-# recorded command so that the same training gives byte-identical files.
-_NEUTRAL_OPTIONS = {"-j": 1, "--jobs": 1, "-q": 0, "--quiet": 0}
+# Options that change how or where a model is computed, never what it is: left
+# out of the recorded command so that the same training gives byte-identical
+# files -- with any number of jobs, trained in one process or by pair blocks
+# (--pairs, then merge-models) or on a Dask cluster (--dask).  Values: how many
+# arguments follow the option.
+_NEUTRAL_OPTIONS = {"-j": 1, "--jobs": 1, "-q": 0, "--quiet": 0, "--pairs": 1, "--dask": 1}
+# Short options that take a value can carry it glued on (-j4).
+_GLUED = tuple(name for name, n in _NEUTRAL_OPTIONS.items() if n and not name.startswith("--"))
+
+
+def _neutral(arg):
+    """How many arguments a neutral option at ``arg`` spans (0: not one)."""
+    name = arg.split("=", 1)[0]
+    if name in _NEUTRAL_OPTIONS:
+        return 1 + (_NEUTRAL_OPTIONS[name] if "=" not in arg else 0)
+    if arg.startswith(_GLUED) and len(arg) > 2:
+        return 1
+    return 0
 
 
 def recorded_command(argv=None):
-    """The command line as recorded in a model, less --jobs and --quiet."""
+    """The command line as recorded in a model: the program's base name, then
+    the arguments less --jobs/-j, --quiet/-q, --pairs and --dask in any
+    spelling (``-j 4``, ``-j4``, ``--jobs=4``, ``--jobs 4``)."""
     argv = list(sys.argv if argv is None else argv)
     out, i = [os.path.basename(argv[0])], 1
     while i < len(argv):
-        arg = argv[i]
-        name = arg.split("=", 1)[0]
-        if name in _NEUTRAL_OPTIONS:
-            i += 1 + (_NEUTRAL_OPTIONS[name] if "=" not in arg else 0)
+        skip = _neutral(argv[i])
+        if skip:
+            i += skip
             continue
-        out.append(arg)
+        out.append(argv[i])
         i += 1
     return " ".join(out)
 

@@ -42,13 +42,14 @@ from ..errors import ModelMismatchError, OptionError
 from ..hashing.hamming import HammingCodes
 from ..hashing.projection import SignProjector
 from ..io.predictions import PredictionWriter
+from ..io.shard import as_shard
 from ..io.svmlight import iter_svmlight
 from ..models.ovr import OvrHashModel
 from ..preprocess import prepare, row_norms
 from ..support.timing import NullTimings, Timings, timed_chunks
 from .predictor import Prediction, default_filter_k
-from .raw_filter import sample_norms
 from .ranking import top_classes
+from .raw_filter import sample_norms
 from .refine import group_by_key, sddmm
 from .ties import first_max
 
@@ -202,10 +203,12 @@ class OvrPredictor:
         return Prediction(y, m.classes[best], kept, kept)
 
     def predict_file(self, source, output="-", *, codes=None, scores=False, proba=False, timings=None,
-                     zero_based=False, extra_features="error", chunk_rows=16384):
+                     zero_based=False, extra_features="error", chunk_rows=16384, shard=None, header=None):
         """What ``hsvm predict`` does with a one-vs-rest model: labels, or with
         ``scores`` (exact mode only) every class's score, in svm-predict's
-        layout.  Returns the PredictionWriter (it holds the accuracy)."""
+        layout.  ``shard`` and ``header`` as in
+        :meth:`~hsvm_cli.predict.predictor.Predictor.predict_file`.  Returns
+        the PredictionWriter (it holds the accuracy)."""
         if codes is not None:
             raise OptionError("--codes is for one-vs-one models; a one-vs-rest filter hashes its samples itself")
         if source is None:
@@ -215,10 +218,15 @@ class OvrPredictor:
         if proba:
             raise OptionError("--proba needs a one-vs-one model: one-vs-rest models have no calibration")
         t = timings if timings is not None else NullTimings()
+        if shard is not None:
+            shard = as_shard(shard)
+        if header is None:
+            header = shard is None or shard.is_first
         writer = PredictionWriter(self.model.classes, scores=scores)
         chunks = timed_chunks(iter_svmlight(source, zero_based=zero_based, n_features=self.model.n_features,
-                                            extra_features=extra_features, chunk_rows=chunk_rows), t)
-        writer.write_all((self.predict_block(c.X, y=c.y, timings=t) for c in chunks), output, timings=t)
+                                            extra_features=extra_features, chunk_rows=chunk_rows, shard=shard), t)
+        writer.write_all((self.predict_block(c.X, y=c.y, timings=t) for c in chunks), output, timings=t,
+                         header=header)
         if self.hash_model is not None:
             if writer.total:
                 t.counters["mean_refined_classes"] = round(t.counters.pop("refined_classes", 0) / writer.total, 3)

@@ -7,22 +7,31 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import DataError, OptionError
+from ..errors import DataError, ModelMismatchError, OptionError
 from ..io.predictions import PredictionWriter
+from ..io.shard import as_shard
 from ..io.svmlight import SvmChunk, iter_svmlight
 from ..models.pairs import PairLookup
 from ..preprocess import prepare
 from ..proba.estimators import combine
 from ..proba.stages import exact_proba, first_stage_proba, second_stage_proba
+from ..support.threads import resolve_threads
 from ..support.timing import NullTimings, Timings, timed_chunks
+from .class_scores import FIRST_STAGES, ClassScoreFilter, class_score_weights
+from .dag import DecisionDag, candidate_lists
 from .exact import ExactScorer
-from .raw_filter import make_filter
+from .features import KernelHashFeatures, PackedCodeFeatures, block_rows, check_model_codes
 from .ranking import top_classes
-from .refine import refine_decisions
+from .raw_filter import make_filter, unit_length_samples
+from .refine import dense_is_cheaper, refine_decisions
 from .ties import winners
 
 EXACT_PHASES = ("parse", "normalise", "score", "vote", "write")
+DAG_PHASES = ("parse", "normalise", "dag", "write")
 HASH_PHASES = ("parse", "normalise", "hash", "filter", "refine", "write")
+#: How the exact classifiers decide among the classes they get: max-wins
+#: voting over every pair, or a decision DAG (K - 1 pairs; predict/dag.py).
+RULES = ("vote", "dag")
 
 
 @dataclass
@@ -31,8 +40,9 @@ class Prediction:
 
     ``labels`` int64 [n]: the predicted class labels; ``votes`` int32 [n, K]:
     the final vote counts (exact, or exact among the refined classes; the
-    filter's with no refine); ``confidence`` float64 [n, K]: the tie-break
-    term matching ``votes``; ``proba`` float64 [n, K] when probabilities were
+    filter's with no refine; None with a decision DAG, which counts no
+    votes); ``confidence`` float64 [n, K]: the tie-break term matching
+    ``votes``; ``proba`` float64 [n, K] when probabilities were
     asked for; ``y_true``: the labels read from the input, if any."""
 
     y_true: np.ndarray
@@ -59,6 +69,22 @@ class Predictor:
     probability exceeds it (at least one, at most ``filter_k``, default all).
     ``calibration`` (from :func:`hsvm_cli.tune.calibrate`) enables ``epsilon``
     and probabilities; :meth:`from_calibration` also takes its chosen setting.
+    ``rule``: how the exact classifiers decide, among all classes or the kept
+    ones -- ``"vote"`` (max-wins over every pair) or ``"dag"`` (a decision
+    DAG over the classes in class order, K - 1 pairs; no probabilities, no
+    vote counts).
+    ``first_stage``: what ranks the classes for the refine -- ``"votes"``
+    (the hash filter: every pair's Hamming range query; the default with a
+    hash model), ``"scores"`` (each class's summed normalised pair margins,
+    one K x d product: no hash model needed) or ``"hashed-scores"`` (those
+    scores estimated from the hash model's codes, for K much larger than the
+    code length); see predict/class_scores.py.
+    ``kernel_hash``: for a model trained on kernel hash codes (Hash-SVM,
+    ``train-ovo --codes``), the :class:`~hsvm_cli.hashing.krsh.KernelHash`
+    that made them: samples given to the predictor are then raw, and are
+    hashed to the model's features on the fly (without it, such a model takes
+    its +-1/sqrt(bits) features as given, e.g. from
+    :func:`~hsvm_cli.train.bits_solver.expand_codes`).
     ``threads``: worker threads of the hashed path (default: the CPUs this
     process may use); ``kernel``: force a native code path (see
     :mod:`hsvm_cli.support.kernels`)."""
@@ -68,46 +94,85 @@ class Predictor:
     MAX_CELLS = 1 << 21
 
     def __init__(self, model, hash_model=None, *, bits=None, filter_k=None, refine=True, epsilon=None,
-                 calibration=None, threads=None, kernel=None):
+                 calibration=None, threads=None, kernel=None, rule="vote", first_stage=None, kernel_hash=None):
         self.model = model
         self.hash_model = hash_model
+        self.features = None
+        if kernel_hash is not None:
+            check_model_codes(model, kernel_hash=kernel_hash, model_name=model.path or "the model")
+            self.features = KernelHashFeatures(kernel_hash, model.n_features)
         self.calibration = calibration
         self.threads = threads
+        self.kernel = kernel
+        if rule not in RULES:
+            raise OptionError("the decision rule must be vote or dag, not %r" % (rule,))
+        self.rule = rule
+        self.dag = DecisionDag.from_model(model) if rule == "dag" else None
         if calibration is not None:
             calibration.check(model, hash_model)
-        if hash_model is None:
+        if first_stage is None and hash_model is not None:
+            first_stage = "votes"
+        if first_stage is not None and first_stage not in FIRST_STAGES:
+            raise OptionError("the first stage must be one of %s, not %r" % (", ".join(FIRST_STAGES), first_stage))
+        if first_stage in ("votes", "hashed-scores") and hash_model is None:
+            raise OptionError("--first-stage %s needs a hash model (-H)" % first_stage)
+        self.first_stage = first_stage
+        if first_stage is None:
             for flag, value in (("--bits", bits), ("--filter-k", filter_k), ("--filter-threshold", epsilon)):
                 if value is not None:
-                    raise OptionError("%s needs a hash model (-H) and no --exact" % flag)
+                    raise OptionError("%s needs a first stage (a hash model -H, or --first-stage scores) and no "
+                                      "--exact" % flag)
             if not refine:
-                raise OptionError("--no-refine needs a hash model (-H) and no --exact")
+                raise OptionError("--no-refine needs a first stage (a hash model -H, or --first-stage scores) and "
+                                  "no --exact")
             self.filter = None
-            self.scorer = ExactScorer(model)
+            self.scorer = ExactScorer(model) if rule == "vote" else None
             return
-        hash_model.check_model(model)
+        if hash_model is not None:
+            hash_model.check_model(model)
         K = model.n_classes
         if epsilon is not None:
             if calibration is None:
                 raise OptionError("--filter-threshold needs a calibration (-C)")
+            if first_stage != "votes":
+                raise OptionError("--filter-threshold is calibrated for the vote first stage only")
             if not 0.0 <= float(epsilon) < 1.0:
                 raise OptionError("--filter-threshold must be in [0, 1)")
         if filter_k is None:
             filter_k = K if epsilon is not None else default_filter_k(K)
         if int(filter_k) < 1:
             raise OptionError("--filter-k must be at least 1")
-        # Models on unnormalised features get per-sample thresholds (raw_filter.py).
-        self.filter = make_filter(model, hash_model, bits=bits, threads=threads, kernel=kernel)
+        if first_stage == "votes":
+            # Models on unnormalised features get per-sample thresholds (raw_filter.py).
+            self.filter = make_filter(model, hash_model, bits=bits, threads=threads, kernel=kernel)
+        else:
+            if first_stage == "scores" and bits is not None:
+                raise OptionError("--bits is for a hashed first stage (votes, hashed-scores)")
+            if first_stage == "hashed-scores" and not unit_length_samples(model):
+                # The estimate ||u|| cos(angle) + beta stands for u.x + beta at ||x|| = 1 only.
+                raise OptionError("--first-stage hashed-scores needs a model on unit-length samples (this one was "
+                                  "trained with --normalize none): use --first-stage scores or votes")
+            if hash_model is not None and hash_model.class_W is not None:
+                U, beta = hash_model.class_W, hash_model.class_b
+            else:
+                U, beta = class_score_weights(model)
+            encoder = hash_model.encoder(bits) if first_stage == "hashed-scores" else None
+            self.filter = ClassScoreFilter(U, beta, encoder=encoder, threads=threads, kernel=kernel)
         self.k = min(int(filter_k), K)
         self.refine = bool(refine) and self.k > 1
         self.epsilon = None if epsilon is None else float(epsilon)
-        self.alpha = calibration.alpha(self.filter.bits) if calibration is not None else None
+        self.alpha = (calibration.alpha(self.filter.bits) if calibration is not None and first_stage == "votes"
+                      else None)
         self.lookup = PairLookup(model.pair_a, model.pair_b, K)
-        # When the filter keeps every class, refining is exact prediction.
-        self.scorer = ExactScorer(model) if self.refine and self.k == K and self.epsilon is None else None
+        # When the filter keeps every class, refining by votes is exact prediction.
+        self.scorer = (ExactScorer(model) if rule == "vote" and self.refine and self.k == K and self.epsilon is None
+                       else None)
+        self._all_pairs = None  # the exact scorer a refine of many classes uses
 
     @classmethod
     def from_calibration(cls, model, calibration, hash_model=None, *, exact=False, bits=None, filter_k=None,
-                         epsilon=None, refine=True, threads=None, kernel=None):
+                         epsilon=None, refine=True, threads=None, kernel=None, rule="vote", first_stage=None,
+                         kernel_hash=None):
         """A predictor with the setting ``calibration`` chose (exact, or the hash
         filter at its bits with its k or threshold), as ``hsvm predict -C``
         does: explicit arguments override the setting, ``exact=True`` forces
@@ -123,7 +188,8 @@ class Predictor:
         elif chosen is not None and chosen.mode == "exact" and bits is None and filter_k is None and epsilon is None:
             exact = True
         return cls(model, None if exact else hash_model, bits=bits, filter_k=filter_k, refine=refine,
-                   epsilon=epsilon, calibration=calibration, threads=threads, kernel=kernel)
+                   epsilon=epsilon, calibration=calibration, threads=threads, kernel=kernel, rule=rule,
+                   first_stage=None if exact else first_stage, kernel_hash=kernel_hash)
 
     @property
     def mode(self):
@@ -132,8 +198,12 @@ class Predictor:
 
     @property
     def phases(self):
-        """The timing phases of a prediction run in this mode."""
-        return EXACT_PHASES if self.filter is None else HASH_PHASES
+        """The timing phases of a prediction run in this mode (``features``:
+        making a codes-trained model's features, from raw samples or codes)."""
+        phases = HASH_PHASES if self.filter is not None else DAG_PHASES if self.rule == "dag" else EXACT_PHASES
+        if self.model.codes_source is not None:
+            phases = phases[:1] + ("features",) + phases[1:]
+        return phases
 
     # ------------------------------------------------------------ plain calls
 
@@ -149,16 +219,41 @@ class Predictor:
 
     # ------------------------------------------------------------ blocks and streams
 
-    def predict_block(self, X, *, y=None, xcodes=None, proba=False, timings=None, filter_votes=None):
+    def predict_block(self, X, *, y=None, xcodes=None, proba=False, timings=None, features=None,
+                      filter_votes=None):
         """A :class:`Prediction` of the raw samples X; ``xcodes``: their codes
         (from a codes file) instead of hashing them, X may then be None when
         nothing is refined; ``timings``: a :class:`~hsvm_cli.support.timing.Timings`
-        to charge the phases to; ``filter_votes``: the filter's (votes,
-        margins) of these rows at this predictor's bits, computed before (as
-        ``self.filter.hash_and_vote`` gives them), so that ``calibrate`` can try
-        many k on one filter pass."""
+        to charge the phases to; ``features``: what turns X into the model's
+        features (default: the kernel hash given to the predictor, if any);
+        ``filter_votes``: the filter's (votes, margins) of these rows at this
+        predictor's bits, computed before (as ``self.filter.hash_and_vote``
+        gives them), so that ``calibrate`` can try many k on one filter pass."""
+        features = self.features if features is None else features
+        if features is not None and X is not None:
+            step = block_rows(self.model.n_features)
+            parts = []
+            for s in range(0, X.shape[0], step):
+                with (timings or NullTimings()).phase("features"):
+                    F = features(X[s:s + step])
+                parts.append(self._predict_features(F, _rows(y, s, step), _rows(xcodes, s, step), proba, timings,
+                                                    _rows_pair(filter_votes, s, step)))
+            if len(parts) == 1:
+                return parts[0]
+            if not parts:
+                return self._predict_features(np.zeros((0, self.model.n_features), np.float32), y, xcodes, proba,
+                                              timings, filter_votes)
+            return _concatenate(parts, y)
+        return self._predict_features(X, y, xcodes, proba, timings, filter_votes)
+
+    def _predict_features(self, X, y, xcodes, proba, timings, filter_votes=None):
         if proba and self.calibration is None:
             raise OptionError("--proba needs a calibration (-C)")
+        if proba and self.rule == "dag":
+            raise OptionError("--proba needs every pair among the refined classes (pairwise coupling): "
+                              "use the vote rule, not --dag or --refine dag")
+        if proba and self.first_stage not in (None, "votes"):
+            raise OptionError("--proba is calibrated for the vote first stage only")
         t = timings or NullTimings()
         if self.filter is None:
             return self._predict_exact(X, y, proba, t)
@@ -170,7 +265,7 @@ class Predictor:
                                  for s in range(0, n, rows)], y)
         return self._predict_hashed(X, y, xcodes, proba, t, filter_votes)
 
-    def iter_predict(self, chunks, *, codes=None, proba=False, timings=None):
+    def iter_predict(self, chunks, *, codes=None, proba=False, timings=None, features=None):
         """:class:`Prediction` per chunk of an iterable of
         :class:`~hsvm_cli.io.svmlight.SvmChunk` (as ``iter_svmlight`` yields
         them).  ``codes``: a codes file (:func:`hsvm_cli.models.codes.read_codes`)
@@ -179,6 +274,8 @@ class Predictor:
         if codes is not None:
             if self.filter is None:
                 raise OptionError("--codes needs a hash model (-H) and no --exact")
+            if self.first_stage == "scores":
+                raise OptionError("--codes are for a hashed first stage (votes, hashed-scores), not scores")
             codes.check_compatible(self.hash_model, self.filter.bits)
             if chunks is None:
                 if getattr(self.filter, "needs_samples", False):
@@ -194,29 +291,72 @@ class Predictor:
         else:
             pairs = ((c, None) for c in chunks)
         for chunk, xcodes in pairs:
-            yield self.predict_block(chunk.X, y=chunk.y, xcodes=xcodes, proba=proba, timings=timings)
+            yield self.predict_block(chunk.X, y=chunk.y, xcodes=xcodes, proba=proba, timings=timings,
+                                     features=features)
 
     def predict_file(self, source, output="-", *, codes=None, scores=False, proba=False, timings=None,
-                     zero_based=False, extra_features="error", chunk_rows=16384):
+                     zero_based=False, extra_features="error", chunk_rows=16384, shard=None, header=None):
         """What ``hsvm predict`` does: predict the svmlight file ``source``
         (a path or ``-``; None with ``codes`` and no refine) chunk by chunk and
         write the labels (with ``scores`` the vote counts, with ``proba`` the
         probabilities, in svm-predict's layout) to ``output``.  Returns the
         :class:`~hsvm_cli.io.predictions.PredictionWriter`, which holds the
         running accuracy; ``timings`` (a Timings) receives the phases and, in
-        hash mode, the mean number of refined classes and the setting."""
+        hash mode, the mean number of refined classes and the setting.
+        ``output`` may also be an open text file object.  ``shard``: predict
+        only shard ``"i/N"`` (or a ``ByteRange``) of the plain file ``source``
+        (io/shard.py);
+        ``header``: whether ``--scores``/``--proba`` output starts with the
+        ``labels ...`` line (default: unless ``shard`` is a shard after the
+        first, so that the shards' outputs concatenated are the whole file's)."""
         t = timings if timings is not None else NullTimings()
+        if scores and self.rule == "dag":
+            raise OptionError("a decision DAG gives labels only, no vote counts: --scores needs max-wins voting")
+        if scores and self.first_stage not in (None, "votes") and not self.refine:
+            raise OptionError("--scores gives vote counts: with a class-score first stage they come from the refine")
         writer = PredictionWriter(self.model.classes, scores=scores, proba=proba)
-        chunks = None
-        if source is not None:
-            chunks = timed_chunks(iter_svmlight(source, zero_based=zero_based, n_features=self.model.n_features,
-                                                extra_features=extra_features, chunk_rows=chunk_rows), t)
-        writer.write_all(self.iter_predict(chunks, codes=codes, proba=proba, timings=t), output, timings=t)
+        chunks = features = None
+        if shard is not None:
+            shard = as_shard(shard)
+        if header is None:
+            header = shard is None or shard.is_first
+        if self.model.codes_source is not None:
+            # A model trained on codes: raw samples through its kernel hash, or
+            # the codes themselves; never svmlight rows taken as its features.
+            if codes is not None and codes.kernel_hash_sha256 is not None:
+                check_model_codes(self.model, codes=codes, model_name=self.model.path or "the model")
+                if source is not None:
+                    raise OptionError("--codes holds the samples of a model trained on codes: no TEST")
+                if shard is not None:
+                    raise OptionError("--shard splits svmlight text: shard the raw samples with --kernel-hash")
+                chunks = _code_chunks(codes, chunk_rows)
+                features = PackedCodeFeatures(self.model.n_features)
+                codes = None
+            elif self.features is None:
+                raise ModelMismatchError(
+                    "%s was trained on codes of kernel hash %s: give that kernel hash (--kernel-hash KERNEL.khm) "
+                    "to hash raw samples, or their codes (--codes)" % (
+                        self.model.path or "the model",
+                        (self.model.codes_source.get("kernel_hash_sha256") or "?")[:12] + "..."))
+            else:
+                features = _Located(self.features, source, zero_based)
+        elif codes is not None and codes.kernel_hash_sha256 is not None:
+            check_model_codes(self.model, codes=codes, model_name=self.model.path or "the model")
+        if chunks is None and source is not None:
+            width = self.features.n_input_features if self.features is not None else self.model.n_features
+            chunks = timed_chunks(iter_svmlight(source, zero_based=zero_based, n_features=width,
+                                                extra_features=extra_features, chunk_rows=chunk_rows, shard=shard), t)
+            if isinstance(features, _Located):
+                chunks = features.watch(chunks)
+        writer.write_all(self.iter_predict(chunks, codes=codes, proba=proba, timings=t, features=features), output,
+                         timings=t, header=header)
         if self.filter is not None:
             if writer.total:
                 t.counters["mean_refined_classes"] = round(t.counters.pop("refined_classes", 0) / writer.total, 3)
-            t.counters.update({"bits": self.filter.bits, "filter_k": self.k, "refined": self.refine,
-                               "filter_threshold": self.epsilon})
+            t.counters.update({"bits": getattr(self.filter, "bits", None), "filter_k": self.k,
+                               "refined": self.refine, "filter_threshold": self.epsilon})
+            if self.first_stage != "votes":
+                t.counters["first_stage"] = self.first_stage
         return writer
 
     def new_timings(self):
@@ -225,9 +365,16 @@ class Predictor:
 
     # ------------------------------------------------------------ steps
 
+    def _threads(self):
+        return resolve_threads(self.threads)
+
     def _predict_exact(self, X, y, proba, t):
         m = self.model
         Xn = prepare(m.normalize, X, timings=t)
+        if self.dag is not None:
+            with t.phase("dag"):
+                best = self.dag.predict(Xn, threads=self._threads(), kernel=self.kernel)
+            return Prediction(y, m.classes[best], None, None)
         if proba:
             votes, conf, P = exact_proba(m, self.calibration, Xn, scorer=self.scorer, timings=t)
             # As LIBSVM's svm-predict -b 1: with probabilities, the most probable class.
@@ -238,10 +385,16 @@ class Predictor:
         return Prediction(y, labels, votes, conf)
 
     def _filter(self, X, xcodes, t, filter_votes=None):
-        """Hash votes and margins of the block, and the normalised samples."""
+        """The first stage's ranking of the block (votes and margins, or zero
+        votes and class scores), and the normalised samples;
+        ``filter_votes``: the votes and margins computed before."""
         Xn = prepare(self.model.normalize, X, timings=t) if X is not None else None
         if filter_votes is not None:
             hv, hm = filter_votes
+        elif self.first_stage != "votes":
+            scores = (self.filter.scores(Xn, timings=t) if xcodes is None
+                      else self.filter.scores_of_codes(xcodes, timings=t))
+            return Xn, np.zeros(scores.shape, dtype=np.int32), scores
         elif xcodes is None:
             hv, hm = self.filter.hash_and_vote(Xn, timings=t)
         else:
@@ -277,6 +430,12 @@ class Predictor:
             t.count("refined_classes", int(kept.shape[0]))
             best = kept[:, 0] if p1 is None else np.argmax(p1, axis=1)
             return Prediction(y, m.classes[best], hv, hm, p1)
+        if self.dag is not None:
+            with t.phase("refine"):
+                lists = candidate_lists(kept, order="class", valid=valid)
+                best = self.dag.predict(Xn, candidates=lists, threads=self._threads(), kernel=self.kernel)
+            t.count("refined_classes", int(kept.size if valid is None else valid.sum()))
+            return Prediction(y, m.classes[best], None, None)
         P = None
         with t.phase("refine"):
             if self.scorer is not None:
@@ -286,7 +445,15 @@ class Predictor:
                     votes, conf = self.scorer.votes(Xn)
                 nvalid = np.full(votes.shape[0], self.k)
             else:
-                refined = refine_decisions(m, Xn, kept, lookup=self.lookup, valid=valid, threads=self.threads or 1)
+                cells = kept.shape[1] * (kept.shape[1] - 1) // 2 * m.bags
+                dense = None
+                if dense_is_cheaper(cells, m.n_classifiers):
+                    # Scoring every classifier costs less than these cells.
+                    if self._all_pairs is None:
+                        self._all_pairs = ExactScorer(m)
+                    dense = self._all_pairs.decision(Xn)
+                refined = refine_decisions(m, Xn, kept, lookup=self.lookup, valid=valid, threads=self.threads or 1,
+                                           decisions=dense)
                 votes, conf = refined.votes(m.n_classes)
                 nvalid = refined.nvalid
                 # Only kept classes compete for the final label.
@@ -304,6 +471,34 @@ class Predictor:
             # As LIBSVM's svm-predict -b 1: with probabilities, the most probable class.
             best = np.argmax(P, axis=1)
         return Prediction(y, m.classes[best], votes, conf, P)
+
+
+class _Located:
+    """Kernel hash features that name FILE:LINE for a refused sample (a
+    negative feature for the chi2 kernel): counts the rows as they pass,
+    from the first line of the first chunk (a shard starts mid-file)."""
+
+    def __init__(self, features, source, zero_based):
+        self.features, self.source, self.zero_based = features, source, zero_based
+        self.row = 0
+        self.first_line = None
+
+    def watch(self, chunks):
+        for chunk in chunks:
+            if self.first_line is None:
+                self.first_line = chunk.first_line
+            yield chunk
+
+    def __call__(self, X):
+        from ..hashing.krsh import NegativeFeatureError
+        from ..train.kernel_hash import negative_feature_error
+        try:
+            return self.features(X)
+        except NegativeFeatureError as exc:
+            raise negative_feature_error(exc, self.source, row_offset=self.row, zero_based=self.zero_based,
+                                         start_line=self.first_line or 1) from None
+        finally:
+            self.row += X.shape[0]
 
 
 def _rows(a, start, count):
@@ -337,3 +532,9 @@ def _with_codes(codes, chunks):
 def _codes_only_chunks(codes, chunk_rows):
     for s in range(0, codes.codes.shape[0], chunk_rows):
         yield SvmChunk(X=None, y=codes.labels[s:s + chunk_rows], first_line=s + 1), codes.codes[s:s + chunk_rows]
+
+
+def _code_chunks(codes, chunk_rows):
+    """A codes file's rows as chunks whose X is the packed codes."""
+    for s in range(0, codes.codes.shape[0], chunk_rows):
+        yield SvmChunk(X=codes.codes[s:s + chunk_rows], y=codes.labels[s:s + chunk_rows], first_line=s + 1)

@@ -39,7 +39,7 @@ from ..preprocess import row_norms
 from .exact import ovo_votes
 from .filter import HashFilter
 
-__all__ = ["RawHashFilter", "make_filter", "cosine_margins", "classifier_norms", "sample_norms"]
+__all__ = ["RawHashFilter", "make_filter", "unit_length_samples", "cosine_margins", "classifier_norms", "sample_norms"]
 
 
 def sample_norms(Xn):
@@ -52,11 +52,18 @@ def sample_norms(Xn):
     return row_norms(np.asarray(Xn, dtype=np.float32))
 
 
+def unit_length_samples(model):
+    """Whether the model's samples reach it at unit length: L2-normalised, or
+    the +-1/sqrt(bits) features of a model trained on codes (unit length as
+    made, although its ``normalize`` is none)."""
+    return model.normalize == "l2" or model.codes_source is not None
+
+
 def make_filter(model, h, *, bits=None, threads=None, kernel=None):
     """The hash filter of ``model`` and its hash model ``h``: HashFilter for
-    unit-length samples (``normalize`` l2), RawHashFilter with per-sample
-    thresholds for unnormalised ones."""
-    if model.normalize == "l2":
+    unit-length samples (:func:`unit_length_samples`), RawHashFilter with
+    per-sample thresholds for unnormalised ones."""
+    if unit_length_samples(model):
         return HashFilter(h, bits=bits, threads=threads, kernel=kernel)
     return RawHashFilter(model, h, bits=bits, threads=threads, kernel=kernel)
 

@@ -12,7 +12,7 @@ import scipy.sparse as sp
 
 from ..models.pairs import canonical_pairs
 from ..support.kernels import kernel_error, kernel_id
-from ..support.native import lib, ptr
+from ..support.native import ffi, lib, ptr
 
 
 def group_by_key(key, n_keys):
@@ -87,9 +87,10 @@ class RefinedPairs:
     ``nvalid`` [n]: how many of them are in use; ``A`` < ``B`` [n, q]: the
     class indices of the q = k(k-1)/2 pairs of S (``A = S[:, iu]``, ``B =
     S[:, ju]`` in :func:`~hsvm_cli.models.pairs.canonical_pairs` order);
-    ``dec`` [n, q, bags] float32 decision values oriented so that positive
-    means A (0 where unused); ``pmask`` [n, q]: the pairs of two classes in
-    use."""
+    ``dec`` [n, q, bags] float32 decision values in the model's orientation
+    of each pair (0 where unused): positive means A where ``sign`` is None or
+    +1, B where it is -1 (a model may store a pair as (b, a)); ``pmask``
+    [n, q]: the pairs of two classes in use."""
 
     A: np.ndarray
     B: np.ndarray
@@ -97,6 +98,7 @@ class RefinedPairs:
     pmask: np.ndarray
     S: np.ndarray
     nvalid: np.ndarray
+    sign: np.ndarray = None
 
     def votes(self, n_classes):
         """Votes and confidences [n, K]: a pair's winner is the majority of its
@@ -107,22 +109,39 @@ class RefinedPairs:
         B = np.ascontiguousarray(self.B, dtype=np.int64)
         dec = np.ascontiguousarray(self.dec, dtype=np.float32)
         mask = np.ascontiguousarray(self.pmask, dtype=np.uint8)
+        sign = ffi.NULL if self.sign is None else ptr("int8_t *", np.ascontiguousarray(self.sign, dtype=np.int8))
         votes = np.empty((n, n_classes), dtype=np.int32)
         conf = np.empty((n, n_classes), dtype=np.float64)
         if lib.hsvm_cell_votes(ptr("float *", dec), ptr("int64_t *", A), ptr("int64_t *", B),
-                               ptr("uint8_t *", mask), n, q, dec.shape[2] if dec.ndim == 3 else 1, n_classes,
+                               ptr("uint8_t *", mask), sign, n, q, dec.shape[2] if dec.ndim == 3 else 1, n_classes,
                                ptr("int32_t *", votes), ptr("double *", conf)) != 0:
             raise ValueError("pair names a class outside 0..%d" % (n_classes - 1))
         return votes, conf
 
 
-def refine_decisions(model, Xn, kept, *, lookup, valid=None, threads=1):
+# What a refine cell (one sample and classifier, the sampled product) costs
+# against a cell of the dense product of exact scoring (BLAS): measured on
+# this project's machine at 10-37 for d = 784 to 11,698 (BENCHMARKS.md,
+# "Refine against exact").  When the cells of a block would cost more than
+# scoring every classifier, the refine scores every classifier instead.
+CELL_COST = 12
+
+
+def dense_is_cheaper(cells_per_sample, n_classifiers):
+    """Whether exact scoring of all classifiers costs less than refining
+    ``cells_per_sample`` (sample, classifier) cells per sample."""
+    return cells_per_sample * CELL_COST > n_classifiers
+
+
+def refine_decisions(model, Xn, kept, *, lookup, valid=None, threads=1, decisions=None):
     """Exact decision values of the pairs among each row's kept classes.
 
     ``kept`` [n, k] class indices; ``valid`` [n, k] marks the entries in use
     (rows may refine fewer than k classes; default: all); ``lookup`` the
-    model's :class:`~hsvm_cli.models.pairs.PairLookup`.  Returns
-    :class:`RefinedPairs`."""
+    model's :class:`~hsvm_cli.models.pairs.PairLookup`.  ``decisions``: the
+    exact scorer's decision values of every classifier [n, P*bags], when
+    scoring all of them was cheaper than the sampled product: the cells are
+    then read from it instead of computed.  Returns :class:`RefinedPairs`."""
     n, k = kept.shape
     bags = model.bags
     iu, ju = canonical_pairs(k)
@@ -152,15 +171,31 @@ def refine_decisions(model, Xn, kept, *, lookup, valid=None, threads=1):
         pid, sign = lookup.lookup(A[cell_rows, cell_pairs], B[cell_rows, cell_pairs])
         cx = np.repeat(cell_rows.astype(np.int64), bags)
     rows = (pid[:, None] * bags + np.arange(bags)).reshape(-1) if bags > 1 else pid.astype(np.int64, copy=False)
+    if decisions is not None:
+        flat = np.ascontiguousarray(decisions[cx, rows], dtype=np.float32).reshape(-1, bags)
+        return _assemble(A, B, flat, pmask, S, nvalid, sign, every, None if every else (cell_rows, cell_pairs))
     model.verify(rows=rows)
     # Cells grouped by classifier row (a counting sort), so that each row of
-    # the memory-mapped W is read once, in file order, for the whole batch.
+    # the memory-mapped W is read once, in file order, for the whole batch:
+    # W streams in; the sample rows are reread from the caches.  (Tiling the
+    # samples to keep their rows in L2 was measured slower: the classifier
+    # rows a tile needs are then scattered reads, not a stream.)
     order = group_by_key(rows, model.n_classifiers)
     flat = sddmm(Xn, model.W, model.b, cx, rows, order=order, threads=threads).reshape(-1, bags)
-    if sign is not None:
-        flat *= sign[:, None]
+    return _assemble(A, B, flat, pmask, S, nvalid, sign, every, None if every else (cell_rows, cell_pairs))
+
+
+def _assemble(A, B, flat, pmask, S, nvalid, sign, every, cells):
+    n, q = A.shape
+    bags = flat.shape[1]
     if every:
-        return RefinedPairs(A, B, flat.reshape(n, q, bags), pmask, S, nvalid)
+        return RefinedPairs(A, B, flat.reshape(n, q, bags), pmask, S, nvalid,
+                            None if sign is None else sign.reshape(n, q))
+    cell_rows, cell_pairs = cells
     dec = np.zeros((n, q, bags), dtype=np.float32)
     dec[cell_rows, cell_pairs] = flat
-    return RefinedPairs(A, B, dec, pmask, S, nvalid)
+    cell_sign = None
+    if sign is not None:
+        cell_sign = np.ones((n, q), dtype=np.int8)
+        cell_sign[cell_rows, cell_pairs] = sign
+    return RefinedPairs(A, B, dec, pmask, S, nvalid, cell_sign)

@@ -84,17 +84,12 @@ def second_stage_proba(cal, refined, lookup):
     n = A.shape[0]
     k = S.shape[1]
     iu, ju = canonical_pairs(k)
+    # dec is in the model's orientation of each pair, as Platt's sigmoid is.
     mean = refined.dec.mean(axis=2, dtype=np.float64)
-    pid, sign = lookup.lookup(A, B)
-    Ap, Bp = cal.platt_A[pid], cal.platt_B[pid]
-    # Platt's sigmoid is for the model's orientation of the pair; dec was turned
-    # towards A, so undo that before applying it.
-    if sign is not None:
-        raw = mean * sign
-        r = est.platt_proba(raw, Ap, Bp)
-        r = np.where(sign > 0, r, 1.0 - r)
-    else:
-        r = est.platt_proba(mean, Ap, Bp)
+    pid, _ = lookup.lookup(A, B)
+    r = est.platt_proba(mean, cal.platt_A[pid], cal.platt_B[pid])
+    if refined.sign is not None:
+        r = np.where(refined.sign > 0, r, 1.0 - r)
     R = np.full((n, k, k), 0.5)
     R[:, iu, ju] = r
     R[:, ju, iu] = 1.0 - r

@@ -56,10 +56,12 @@ import numpy as np
 import scipy.sparse as sp
 from liblinear import liblinear as _ll
 
+from ..io.svmlight import MAX_FEATURES
 from ..models.ovo import OvoModel, TrainingRecord
 from ..models.pairs import canonical_pairs
 from ..support.labels import integer_labels
 from ..support.memory import check_allocation
+from .sampling import bootstrap_pair, check_options, solver_seeds, subsample_pair
 
 __all__ = ["SOLVERS", "DEFAULT_TOL", "train_pairs", "solver_seeds"]
 
@@ -86,80 +88,6 @@ _lib_free_model = _ll.liblinear.free_and_destroy_model
 _NODE_PP = ctypes.POINTER(ctypes.POINTER(_ll.feature_node))
 _DOUBLE_P = ctypes.POINTER(ctypes.c_double)
 
-# Tags that keep the random streams for row subsets and bootstrap draws apart.
-_STREAM_SUBSET = 0
-_STREAM_BOOTSTRAP = 1
-
-_U64 = 0xFFFFFFFFFFFFFFFF
-
-
-# --------------------------------------------------------------------------- seeds
-
-def _mix64(z):
-    # splitmix64's finaliser: a cheap bijective scrambler, vectorised over uint64
-    # arrays so that seeding 10^5 classifiers costs microseconds, not a
-    # SeedSequence per classifier.
-    z = z + np.uint64(0x9E3779B97F4A7C15)
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
-
-
-def _label_key(labels):
-    # Labels may be negative; reinterpreting their two's complement keeps them
-    # distinct and non-negative, which SeedSequence requires.
-    return np.asarray(labels, dtype=np.int64).view(np.uint64)
-
-
-def solver_seeds(seed, label_a, label_b, bags=1):
-    """The ``srand`` seeds :func:`train_pairs` uses: uint32 [len(label_a) * bags],
-    entry ``p * bags + bag`` for the pair of labels ``(label_a[p], label_b[p])``.
-
-    Exposed so that a single pair can be retrained outside :func:`train_pairs`
-    (e.g. with LIBLINEAR's own API) and give the same weights."""
-    la = np.repeat(_label_key(np.atleast_1d(label_a)), bags)
-    lb = np.repeat(_label_key(np.atleast_1d(label_b)), bags)
-    bag = np.tile(np.arange(bags, dtype=np.uint64), la.shape[0] // bags)
-    with np.errstate(over="ignore"):
-        h = _mix64(np.full(la.shape, seed & _U64, dtype=np.uint64))
-        h = _mix64(h ^ la)
-        h = _mix64(h ^ lb)
-        h = _mix64(h ^ bag)
-    return (h >> np.uint64(32)).astype(np.uint32)
-
-
-def _pair_rng(seed, stream, la, lb, *rest):
-    key = (stream, int(la) & _U64, int(lb) & _U64) + tuple(rest)
-    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=key))
-
-
-# --------------------------------------------------------------------- validation
-
-def _is_int(v):
-    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
-
-
-def _check_options(C, solver, tol, per_class, bags, seed, jobs):
-    if solver not in SOLVERS:
-        raise ValueError("solver must be one of %s, not %r"
-                         % (", ".join(sorted(SOLVERS)), solver))
-    if isinstance(C, (bool, np.bool_)) or not isinstance(C, (int, float, np.integer, np.floating)):
-        raise ValueError("C must be a positive number, not %r" % (C,))
-    if not (math.isfinite(C) and C > 0):
-        raise ValueError("C must be a positive finite number, not %r" % (C,))
-    if tol is not None:
-        if isinstance(tol, (bool, np.bool_)) or not isinstance(tol, (int, float, np.integer, np.floating)):
-            raise ValueError("tol must be a positive number or None, not %r" % (tol,))
-        if not (math.isfinite(tol) and tol > 0):
-            raise ValueError("tol must be a positive finite number or None, not %r" % (tol,))
-    if per_class is not None and not (_is_int(per_class) and per_class >= 1):
-        raise ValueError("per_class must be a positive integer or None, not %r" % (per_class,))
-    if not (_is_int(bags) and bags >= 1):
-        raise ValueError("bags must be a positive integer, not %r" % (bags,))
-    if not (_is_int(seed) and 0 <= seed <= _U64):
-        raise ValueError("seed must be an integer in [0, 2**64), not %r" % (seed,))
-    if not (_is_int(jobs) and jobs >= 1):
-        raise ValueError("jobs must be a positive integer, not %r" % (jobs,))
 
 
 def _as_csr(X):
@@ -182,8 +110,10 @@ def _as_csr(X):
         X = sp.csr_matrix(X)
     if not np.all(np.isfinite(X.data)):
         raise ValueError("X contains NaN or infinite values")
-    if X.shape[1] + 1 > np.iinfo(np.int32).max:
-        raise ValueError("X has too many columns for LIBLINEAR")
+    if X.shape[1] > MAX_FEATURES:
+        # feature indices are C int in LIBLINEAR, and the bias takes index d + 1
+        raise ValueError("X has %d columns; LIBLINEAR takes at most %d (with the bias feature at d + 1)"
+                         % (X.shape[1], MAX_FEATURES))
     return X
 
 
@@ -278,16 +208,7 @@ class _Trainer:
         addr_b = job.class_addr[c]
         la = job.classes[a]
         lb = job.classes[c]
-        n_lim = job.per_class
-        if n_lim is not None and (addr_a.shape[0] > n_lim or addr_b.shape[0] > n_lim):
-            rng = _pair_rng(job.seed, _STREAM_SUBSET, la, lb)
-            # Sorted back into data order so that a subset problem differs from
-            # the full one only by the rows left out, not by their order (which
-            # the dual solvers' results depend on).
-            if addr_a.shape[0] > n_lim:
-                addr_a = addr_a[np.sort(rng.choice(addr_a.shape[0], n_lim, replace=False))]
-            if addr_b.shape[0] > n_lim:
-                addr_b = addr_b[np.sort(rng.choice(addr_b.shape[0], n_lim, replace=False))]
+        addr_a, addr_b = subsample_pair(addr_a, addr_b, la, lb, job.per_class, job.seed)
         na = addr_a.shape[0]
         nb = addr_b.shape[0]
         l = na + nb
@@ -304,11 +225,7 @@ class _Trainer:
                 xbuf[:na] = addr_a
                 xbuf[na:l] = addr_b
             else:
-                # Stratified bootstrap: each class is resampled with replacement
-                # to its own size, so every bag keeps both classes.
-                rng = _pair_rng(job.seed, _STREAM_BOOTSTRAP, la, lb, bag)
-                xbuf[:na] = addr_a[np.sort(rng.integers(0, na, na))]
-                xbuf[na:l] = addr_b[np.sort(rng.integers(0, nb, nb))]
+                xbuf[:na], xbuf[na:l] = bootstrap_pair(addr_a, addr_b, la, lb, bag, job.seed)
             _srand(int(job.seeds[j]))
             t0 = time.perf_counter()
             mptr = _lib_train(self.prob_ref, self.param_ref)
@@ -379,7 +296,7 @@ def _progress_bar(total, enabled):
 
 
 def train_pairs(X, y, *, C=1.0, solver="l2loss-dual", tol=None, per_class=None, bags=1,
-                seed=0, jobs=1, progress=False, bias=1.0):
+                seed=0, jobs=1, progress=False, bias=1.0, pairs=None):
     """Train one linear SVM per pair of classes (one-vs-one) with LIBLINEAR.
 
     Parameters
@@ -420,6 +337,13 @@ def train_pairs(X, y, *, C=1.0, solver="l2loss-dual", tol=None, per_class=None, 
         The value B of the constant feature (LIBLINEAR ``-B B``), > 0: the
         bias is B times its weight, which is regularised with the others, so a
         larger B regularises the bias less.
+    pairs : None, or strictly increasing indices into the canonical pair order
+        Train only these pairs (a ``range`` or int array: a block of a
+        distributed run, :mod:`hsvm_cli.train.pair_blocks`).  The result then
+        holds just them, in this order -- an incomplete model, which
+        ``save_model`` refuses (a part file holds it) -- and each classifier is
+        bit-identical to the full run's, since it depends on the pair's labels,
+        data and the seed only.
 
     Returns
     -------
@@ -437,7 +361,7 @@ def train_pairs(X, y, *, C=1.0, solver="l2loss-dual", tol=None, per_class=None, 
         fewer than two classes, or non-finite values in ``X``.
     """
     t_start = time.perf_counter()
-    _check_options(C, solver, tol, per_class, bags, seed, jobs)
+    check_options(C, solver, tol, per_class, bags, seed, jobs, solvers=SOLVERS)
     bias = float(bias)
     if not (math.isfinite(bias) and bias > 0):
         raise ValueError("bias must be a positive finite number, not %r" % (bias,))
@@ -459,12 +383,15 @@ def train_pairs(X, y, *, C=1.0, solver="l2loss-dual", tol=None, per_class=None, 
     class_addr = [row_addr[order[bounds[k]:bounds[k + 1]]] for k in range(K)]
 
     pair_a, pair_b = canonical_pairs(K)
+    if pairs is not None:
+        chosen = _check_pair_subset(pairs, pair_a.shape[0])
+        pair_a, pair_b = pair_a[chosen], pair_b[chosen]
     P = pair_a.shape[0]
     seeds = solver_seeds(seed, classes[pair_a], classes[pair_b], bags)
 
     check_allocation(P * bags * d * 4, "a model of %d classifiers x %d features (the widest sample reaches "
                      "feature index %d)" % (P * bags, d, d))
-    workers = min(jobs, P)
+    workers = max(1, min(jobs, P))
     if workers > 1 and "fork" not in multiprocessing.get_all_start_methods():
         workers = 1
     if workers > 1:
@@ -506,6 +433,21 @@ def train_pairs(X, y, *, C=1.0, solver="l2loss-dual", tol=None, per_class=None, 
                             wall_seconds=time.perf_counter() - t_start, jobs=workers)
     return OvoModel(classes=classes.astype(np.int64), pair_a=pair_a, pair_b=pair_b, W=W, b=b, bags=bags,
                     normalize="none", params=params, training=record)
+
+
+def _check_pair_subset(pairs, n_pairs):
+    try:
+        idx = np.asarray(pairs)
+    except (TypeError, ValueError):
+        raise ValueError("pairs must be increasing pair indices, not %r" % (pairs,)) from None
+    if idx.ndim != 1 or (idx.size and idx.dtype.kind not in "iu"):
+        raise ValueError("pairs must be a 1-D sequence of integer pair indices")
+    idx = idx.astype(np.int64)
+    if idx.size and (idx[0] < 0 or idx[-1] >= n_pairs):
+        raise ValueError("pair indices must lie in 0..%d" % (n_pairs - 1))
+    if np.any(np.diff(idx) <= 0):
+        raise ValueError("pair indices must be strictly increasing")
+    return idx
 
 
 def _train_parallel(job, P, workers, progress):

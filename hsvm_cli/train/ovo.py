@@ -3,7 +3,7 @@ as asked, train every pair (train/liblinear.py), record parameters and
 provenance."""
 import numpy as np
 
-from ..errors import DataError, OptionError
+from ..errors import DataError, InputReadError, OptionError
 from ..io.files import HashingReader, display_name, open_input, open_raw
 from ..io.svmlight import load_svmlight
 from ..models.provenance import provenance
@@ -28,7 +28,9 @@ def default_bias(Xn, normalize):
     return float("%.4g" % np.sqrt(sq.mean())) if sq.size else 1.0
 
 
-def _bias(Xn, normalize, bias):
+def resolve_bias(Xn, normalize, bias):
+    """The constant feature B to train with: ``bias`` (a positive number), or
+    :func:`default_bias` for None or "auto"."""
     if bias is None or bias == "auto":
         return default_bias(Xn, normalize)
     bias = float(bias)
@@ -56,7 +58,7 @@ def cross_validate_ovo(X, y, *, C=1.0, c_grid=None, folds=5, normalize="l2", sol
     Xn = apply_normalization(X.astype(np.float64), normalize, copy=True)
     with _search_bar(progress) as tick:
         return search_c(Xn, y, grid=grid, folds=folds, seed=seed, solver=solver, tol=tol, jobs=jobs, progress=tick,
-                        bias=_bias(Xn, normalize, bias))
+                        bias=resolve_bias(Xn, normalize, bias))
 
 
 class _search_bar:
@@ -89,7 +91,7 @@ class _search_bar:
 
 def train_ovo(X, y, *, C=1.0, normalize="l2", solver="l2loss-dual", tol=None, per_class=None, bags=1,
               seed=0, jobs=1, progress=False, train_path=None, train_sha256=None, c_grid=None, cv_folds=None,
-              bias="auto"):
+              bias="auto", pairs=None):
     """Train a one-vs-one linear SVM model on samples ``X`` (CSR matrix or
     dense array [n, d]) with integer labels ``y``.
 
@@ -105,12 +107,19 @@ def train_ovo(X, y, *, C=1.0, normalize="l2", solver="l2loss-dual", tol=None, pe
     ``l1loss-dual``), ``tol``, ``per_class``, ``bags``, ``seed``, ``jobs``,
     ``progress``: see :func:`hsvm_cli.train.liblinear.train_pairs`.  ``train_path`` and
     ``train_sha256`` name the training input in the model's provenance.
+    ``pairs``: train only these canonical pair indices (a block of
+    :mod:`hsvm_cli.train.pair_blocks`; the model then holds only them).
     Returns an :class:`~hsvm_cli.models.ovo.OvoModel` (save it with
     :func:`~hsvm_cli.models.ovo.save_model`)."""
     search = None
     Xn = apply_normalization(X.astype(np.float64), normalize, copy=True)
-    bias = _bias(Xn, normalize, bias)
+    bias = resolve_bias(Xn, normalize, bias)
     if C == "auto" or c_grid is not None or cv_folds is not None:
+        if pairs is not None:
+            # Every block would repeat the whole search; and the table's times
+            # would make the parts differ from the single-process model.
+            raise OptionError("cross-validation (-c auto, --c-grid, --cv) needs every pair: choose C first "
+                              "(train-ovo --cv F -c auto without -o), then train the blocks with -c C")
         if bags != 1 or per_class is not None:
             raise OptionError("cross-validation (-c auto, --c-grid, --cv) trains each pair on all its rows: "
                               "it does not combine with --bags or --per-class")
@@ -120,7 +129,7 @@ def train_ovo(X, y, *, C=1.0, normalize="l2", solver="l2loss-dual", tol=None, pe
     elif isinstance(C, str):
         raise OptionError("C must be a positive number or 'auto', not %r" % C)
     model = train_pairs(Xn, y, C=C, solver=solver, tol=tol, per_class=per_class, bags=bags, seed=seed,
-                        jobs=jobs, progress=progress, bias=bias)
+                        jobs=jobs, progress=progress, bias=bias, pairs=pairs)
     model.normalize = normalize
     model.params = dict(model.params, normalize=normalize)
     if search is not None:
@@ -145,11 +154,14 @@ def read_training_file(path, *, zero_based=False):
         owned = raw
     try:
         hashing = HashingReader(raw)
-        X, y = load_svmlight(open_input(hashing), zero_based=zero_based, name=name)
+        X, y = load_svmlight(open_input(hashing, name=name), zero_based=zero_based, name=name)
         # Whatever the parser did not need (nothing, for a well-formed file)
         # still belongs to the input's digest.
-        while hashing.read(1 << 20):
-            pass
+        try:
+            while hashing.read(1 << 20):
+                pass
+        except OSError as exc:
+            raise InputReadError(name, exc.strerror or str(exc)) from None
     finally:
         if owned is not None:
             owned.close()
@@ -178,3 +190,40 @@ def cross_validate_file(path, *, zero_based=False, **kw):
     -v``): read ``path`` once and cross-validate (:func:`cross_validate_ovo`)."""
     X, y, _ = _read_two_classes(path, zero_based)
     return cross_validate_ovo(X, y, **kw)
+
+
+def train_ovo_codes_file(path, *, bits=None, **kw):
+    """What ``hsvm train-ovo --codes`` does: train the one-vs-one model on the
+    packed bits of the ``hsvm-codes`` file ``path`` (from ``hash-data``; read
+    in place, never expanded), with the dual coordinate descent of
+    :func:`~hsvm_cli.train.bits_solver.train_ovo_codes` (keyword arguments as
+    there).  The model's features are the bits as +-1/sqrt(bits); it records
+    the digest of the kernel hash (or hash model) that made the codes, so that
+    prediction can insist on the same features."""
+    from ..models.codes import read_codes
+    from .bits_solver import train_ovo_codes
+    codes = read_codes(path)
+    name = display_name(path)
+    n_classes = np.unique(codes.labels).shape[0]
+    if n_classes < 2:
+        raise DataError("%s: training needs samples of at least two classes, found %d" % (name, n_classes))
+    if bits is not None and (bits <= 0 or bits % 64 or bits > codes.bits):
+        raise DataError("%s: --bits must be a multiple of 64 up to the codes' %d, got %d" % (name, codes.bits, bits))
+    model = train_ovo_codes(codes.codes, codes.labels, bits=bits, **kw)
+    source = {key: codes.meta[key] for key in ("kernel_hash_sha256", "kernel", "hash_model_sha256")
+              if key in codes.meta}
+    source["input_features"] = int(codes.meta["n_features"])
+    model.params = dict(model.params, codes=source)
+    model.provenance = provenance(name, _file_sha256(path))
+    return model
+
+
+def _file_sha256(path):
+    import hashlib
+    h = hashlib.sha256()
+    with open_raw(path) as fh:
+        while True:
+            block = fh.read(1 << 22)
+            if not block:
+                return h.hexdigest()
+            h.update(block)

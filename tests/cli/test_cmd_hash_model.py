@@ -1,4 +1,6 @@
 """hsvm hash-model: exit statuses, messages and what it writes."""
+import numpy as np
+
 from hsvm_cli.models.hashed import load_hash_model
 from hsvm_cli.models.ovo import load_model
 
@@ -31,3 +33,44 @@ def test_a_model_trained_without_normalisation_hashes_with_per_sample_thresholds
     run(["hash-model", "-q", "-m", model, "--bits", "256", "-o", hbm], stdout="", stderr="")
     exact = run(["predict", "-q", "--exact", "-m", model, DIGITS_TEST]).stdout
     run(["predict", "-q", "-m", model, "-H", hbm, "-k", "10", DIGITS_TEST], stdout=exact)
+
+
+def test_circulant_projection_is_recorded_and_its_stored_and_derived_codes_are_identical(digits_model_file, tmp_path):
+    from hsvm_cli.models.codes import read_codes
+    derived, stored = tmp_path / "c.hbm", tmp_path / "cs.hbm"
+    r = run(["hash-model", "-m", digits_model_file, "--bits", "256", "--projection", "circulant", "-o", derived])
+    assert r.stderr.startswith("hsvm: 45 classifiers x 256 bits (circulant projection) -> %s (" % derived)
+    run(["hash-model", "-m", digits_model_file, "--bits", "256", "--projection", "circulant", "--store-projection",
+         "-o", stored, "-q"])
+    a, b = load_hash_model(derived), load_hash_model(stored)
+    assert a.projection_kind == b.projection_kind == "circulant" and b.projector_stored and not a.projector_stored
+    assert np.array_equal(a.codes, b.codes)
+    for bits in ("64", "256"):
+        out = {}
+        for name, hbm in (("derived", derived), ("stored", stored)):
+            out[name] = tmp_path / ("%s-%s.codes" % (name, bits))
+            run(["hash-data", "-H", hbm, "--bits", bits, DIGITS_TEST, "-o", out[name], "-q"])
+        # the same bits and the same identity: the same file
+        assert out["derived"].read_bytes() == out["stored"].read_bytes()
+    assert np.array_equal(read_codes(tmp_path / "derived-64.codes").codes,
+                          read_codes(tmp_path / "derived-256.codes").codes[:, :1])
+
+
+def test_unknown_projection_is_a_usage_error_and_writes_nothing(digits_model_file, tmp_path):
+    r = run(["hash-model", "-m", digits_model_file, "--projection", "fourier", "-o", tmp_path / "d.hbm"], exit_code=2)
+    assert r.stderr.endswith("Error: Invalid value for '--projection': 'fourier' is not one of 'gaussian', "
+                             "'circulant'.\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_predict_refuses_gaussian_codes_with_a_circulant_hash_model(digits_model_file, tmp_path):
+    g, c, codes = tmp_path / "g.hbm", tmp_path / "c.hbm", tmp_path / "g.codes"
+    run(["hash-model", "-m", digits_model_file, "--bits", "128", "-o", g, "-q"])
+    run(["hash-model", "-m", digits_model_file, "--bits", "128", "--projection", "circulant", "-o", c, "-q"])
+    run(["hash-data", "-H", g, DIGITS_TEST, "-o", codes, "-q"])
+    run(["predict", "-m", digits_model_file, "-H", c, "--codes", codes, DIGITS_TEST, "-q", "-o", tmp_path / "p.txt"],
+        exit_code=65, stderr="hsvm: %s: codes were made with projection_kind='gaussian', the hash model uses "
+                             "'circulant'\n" % codes)
+    assert not (tmp_path / "p.txt").exists()
+    accuracy = run(["predict", "-m", digits_model_file, "-H", c, "-k", "3", DIGITS_TEST, "-o", tmp_path / "p.txt"])
+    assert float(accuracy.stderr.split("=")[1].split("%")[0]) >= 95.0

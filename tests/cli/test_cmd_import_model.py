@@ -101,3 +101,33 @@ def test_a_file_of_neither_tool_names_its_line(tmp_path):
     r = run(["import-model", bad, "-o", tmp_path / "m.hsvm"], exit_code=65)
     assert r.stderr == "hsvm: %s:1: not a LIBSVM or LIBLINEAR model file (it starts with 'hello')\n" % bad
     assert not (tmp_path / "m.hsvm").exists()
+
+
+def test_one_vs_rest_model_refuses_what_is_built_on_pairs(tmp_path):
+    out = tmp_path / "o.hsvm"
+    run(["import-model", "-q", TOOL_FIXTURES / "liblinear_ovr3.model", "-o", out])
+    for extra in (["--dag"], ["--first-stage", "scores"]):
+        r = run(["predict", "-q", "-m", out, *extra, TEST3], exit_code=2)
+        assert ("%s needs a one-vs-one model (%s is one-vs-rest)" % (extra[0], out)) in r.stderr
+    for extra in (["--projection", "circulant"], ["--class-scores"]):
+        r = run(["hash-model", "-m", out, *extra, "-o", tmp_path / "o.hbm"], exit_code=2)
+        assert "needs a one-vs-one model" in r.stderr and not (tmp_path / "o.hbm").exists()
+
+
+def test_one_vs_rest_shards_concatenate_to_the_whole_output(tmp_path):
+    out = tmp_path / "o.hsvm"
+    run(["import-model", "-q", TOOL_FIXTURES / "liblinear_ovr3.model", "-o", out])
+    whole = run(["predict", "-q", "--scores", "-m", out, TEST3]).stdout
+    shards = [run(["predict", "-q", "--scores", "-m", out, "--shard", "%d/3" % i, TEST3]).stdout for i in range(3)]
+    assert "".join(shards) == whole and shards[0].startswith("labels ")
+
+
+def test_hashed_class_scores_are_refused_for_a_model_on_raw_features(tmp_path):
+    # The estimate ||u|| cos(angle) + beta is u.x + beta at ||x|| = 1 only.
+    out, hbm = tmp_path / "m.hsvm", tmp_path / "m.hbm"
+    run(["import-model", "-q", TOOL_FIXTURES / "libsvm_c3.model", "-o", out])
+    run(["hash-model", "-q", "-m", out, "--bits", "128", "-o", hbm])
+    r = run(["predict", "-q", "-m", out, "-H", hbm, "--first-stage", "hashed-scores", TEST3], exit_code=2)
+    assert "hashed-scores needs a model on unit-length samples" in r.stderr
+    exact = run(["predict", "-q", "--exact", "-m", out, TEST3]).stdout
+    run(["predict", "-q", "-m", out, "--first-stage", "scores", "-k", "3", TEST3], stdout=exact)

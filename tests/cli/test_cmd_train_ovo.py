@@ -105,3 +105,36 @@ def test_cross_validation_options_that_do_not_fit_are_usage_errors(tmp_path):
     r = run(["train-ovo", DIGITS_TRAIN, "--cv", "1", "-o", tmp_path / "m"], exit_code=2)
     r = run(["train-ovo", DIGITS_TRAIN, "--c-grid", "1,-1", "-o", tmp_path / "m"], exit_code=2)
     assert "every C must be a positive number" in r.stderr
+
+
+def test_recorded_command_leaves_out_every_spelling_of_the_options_that_do_not_change_the_model():
+    from hsvm_cli.models.provenance import recorded_command
+    argv = ["/x/hsvm", "train-ovo", "-j2", "a.svm", "--jobs", "3", "-q", "--pairs", "1/4", "--pairs=2/4",
+            "--dask", "local:2", "--dask=tcp://h:8786", "-c", "0.5", "-o", "m"]
+    assert recorded_command(argv) == "hsvm train-ovo a.svm -c 0.5 -o m"
+
+
+def test_cross_validation_with_pairs_dask_or_codes_is_refused_in_one_line(tmp_path):
+    for extra in (["--pairs", "0/2"], ["--dask", "local:1"]):
+        r = run(["train-ovo", DIGITS_TRAIN, "-c", "auto", *extra, "-o", tmp_path / "m"], exit_code=2)
+        assert "need every pair in one process: choose C first" in r.stderr and not (tmp_path / "m").exists()
+    r = run(["train-ovo", "--codes", tmp_path / "x.codes", "--cv", "3", "-o", tmp_path / "m"], exit_code=2)
+    assert "train from svmlight TRAIN, not from --codes" in r.stderr
+    r = run(["train-ovo", "--codes", tmp_path / "x.codes", "-B", "2", "-o", tmp_path / "m"], exit_code=2)
+    assert "--bias is for svmlight input" in r.stderr
+
+
+def test_parts_of_an_unnormalised_model_train_with_the_whole_data_bias(tmp_path):
+    # -B auto is the RMS norm of all the samples, so every block trains with it
+    # and the merged parts are the single run's model.
+    single = tmp_path / "single.hsvm"
+    run(["train-ovo", DIGITS_TRAIN, "--normalize", "none", "-q", "-o", single])
+    parts = []
+    for i in range(2):
+        parts.append(tmp_path / ("p%d" % i))
+        run(["train-ovo", DIGITS_TRAIN, "--normalize", "none", "--pairs", "%d/2" % i, "-q", "-o", parts[-1]])
+    merged = tmp_path / "merged.hsvm"
+    run(["merge-models", "-q", *parts, "-o", merged])
+    a, b = load_model(single), load_model(merged)
+    assert a.params["bias"] == b.params["bias"] != 1.0
+    assert np.array_equal(np.asarray(a.W), np.asarray(b.W)) and np.array_equal(np.asarray(a.b), np.asarray(b.b))

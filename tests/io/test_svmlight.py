@@ -3,12 +3,10 @@ import bz2
 import gzip
 import io
 import lzma
-import os
 import random
 import struct
 import sys
 import types
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,6 +15,8 @@ import scipy.sparse as sp
 from hsvm_cli.errors import EX_DATAERR, InputFormatError
 from hsvm_cli.io.svmlight import SvmChunk, iter_svmlight, load_svmlight, write_svmlight
 from hsvm_cli.support.native import ffi, lib
+
+from conftest import shared_data_dir
 
 ERRORS = [
     (b"1 1:1\n2 3:1 2:1\n", 2, "index 2 after 3: indices must be increasing"),
@@ -36,14 +36,29 @@ ERRORS = [
     (b"1 3:\n", 1, "missing value for index 3"),
     (b"1 3:nan\n", 1, "non-finite value 'nan' for index 3"),
     (b"1 3:-inf\n", 1, "non-finite value '-inf' for index 3"),
-    (b"1 3:1e999\n", 1, "non-finite value '1e999' for index 3"),
+    (b"1 3:1e999\n", 1, "value '1e999' for index 3 is beyond float32 range"),
+    (b"1 3:1e39\n", 1, "value '1e39' for index 3 is beyond float32 range"),
+    (b"1 3:-3.4028236e38\n", 1, "value '-3.4028236e38' for index 3 is beyond float32 range"),
+    (b"1 3:0x10\n", 1, "non-numeric value '0x10' for index 3"),
+    (b"1 3:0x1p3\n", 1, "non-numeric value '0x1p3' for index 3"),
+    (b"1 3:infinity\n", 1, "non-finite value 'infinity' for index 3"),
+    (b"1 3:NaN\n", 1, "non-finite value 'NaN' for index 3"),
+    (b"1 3:nan(1)\n", 1, "non-numeric value 'nan(1)' for index 3"),
+    (b"1 +3:1\n", 1, "bad index '+3': indices are plain decimal integers without sign"),
     (b"1 qid:a 1:1\n", 1, "bad qid 'qid:a'"),
-    (b"1 3000000000:1\n", 1, "index 3000000000 too large (largest supported is 2147483647)"),
+    (b"1 3000000000:1\n", 1, "index 3000000000 too large (largest supported is 2147483646)"),
+    (b"1 2147483647:1\n", 1, "index 2147483647 too large (largest supported is 2147483646)"),
+    (b"1 1:\x00\n", 1, "non-numeric value '\\x00' for index 1"),
+    (b"1 1:1\x01\n", 1, "non-numeric value '1\\x01' for index 1"),
+    (b"1 1:\xff\xfe\n", 1, "non-numeric value '\\xff\\xfe' for index 1"),
+    (b"1 1:\x1b[31m\n", 1, "non-numeric value '\\x1b[31m' for index 1"),
+    (b"1 1:1 \xc2\x85:1\n", 1, "non-numeric index '\\x85'"),
     (b"# c\r\n1 1:1\r\n2 1:x\r\n", 3, "non-numeric value 'x' for index 1"),
     (b"1 1:1\n2 1:1 1:2", 2, "repeated index 1: indices must be increasing"),
 ]
 SPLIT_SAMPLE = (b"# leading comment\n1 1:0.5 3:1.25e2\r\n\n-2 qid:4 2:7 10:-0.125 # trailing\n"
                 b"3\n  \t\n4 1:1 2:2 3:3 4:4 5:5\n5 12:123456789.123456789 13:1e-310\n6 2:.5")
+F32_OVERFLOW = float.fromhex("0x1.ffffffp+127")  # 2**128 - 2**104: rounds to inf in float32
 COMPRESSORS = {"gz": gzip.compress, "bz2": bz2.compress, "xz": lzma.compress}
 FLOAT_EDGES = [
     "0", "1", "1.", ".5", "-0", "+0", "-0.0", "1e-5", "1E+3", "1e0", "0e400", "007", "1.000",
@@ -59,10 +74,7 @@ FLOAT_EDGES = [
 
 
 def shared_data():
-    env = os.environ.get("HSVM_SHARED_DATA")
-    if env:
-        return Path(env)
-    return Path(__file__).resolve().parents[2] / "shared" / "data"
+    return shared_data_dir()
 
 
 def load_bytes(data, **kw):
@@ -122,11 +134,32 @@ def test_integer_and_whole_float_labels(label, value):
     assert y == [value]
 
 
-@pytest.mark.parametrize("label", [b"3.5", b"abc", b"nan", b"inf", b"1e400", b"1e-1", b"9223372036854775808",
-                                   b"1:1", b"--1"])
+@pytest.mark.parametrize("label", [b"3.5", b"abc", b"nan", b"inf", b"Infinity", b"1e-1", b"1:1", b"--1", b"0x3",
+                                   b"0X1p3", b"1,", b",1", b"1,x"])
 def test_bad_labels_are_errors(label):
     err = parse_error(b"1 1:1\n" + label + b" 2:1\n")
     assert str(err) == "t.svm:2: bad label '%s': labels must be integers" % label.decode()
+
+
+@pytest.mark.parametrize("label", [b"1e400", b"1e30", b"-1e19", b"9223372036854775808", b"-9223372036854775809",
+                                   b"99999999999999999999999", b"9.3e18"])
+def test_labels_beyond_int64_are_named_as_such(label):
+    err = parse_error(b"1 1:1\n" + label + b" 2:1\n")
+    assert str(err) == "t.svm:2: bad label '%s': out of the int64 range" % label.decode()
+
+
+@pytest.mark.parametrize("label", [b"1,2", b"1,2,3", b"-1,+2"])
+def test_multi_label_lines_are_named_as_such(label):
+    err = parse_error(label + b" 3:1\n")
+    assert str(err) == "t.svm:1: bad label '%s': multi-label lines are not supported" % label.decode()
+
+
+def test_control_bytes_and_bom_in_labels_are_shown_escaped():
+    assert str(parse_error(b"\xef\xbb\xbf1 1:1\n")) == \
+        "t.svm:1: bad label '\\ufeff1': the line starts with a byte-order mark"
+    assert str(parse_error(b"1 1:1\n\x00\x00 1:1\n")) == "t.svm:2: bad label '\\x00\\x00': labels must be integers"
+    assert str(parse_error(b"\x7f\x80\xe2\x80\xa8 1:1\n")) == \
+        "t.svm:1: bad label '\\x7f\\x80\\u2028': labels must be integers"
 
 
 def test_comments_whole_line_and_trailing():
@@ -154,8 +187,21 @@ def test_label_only_line_is_an_empty_row():
 
 
 def test_explicit_negative_zero_and_plain_value_forms():
-    X, _ = dense(b"1 1:1 2:1. 3:.5 4:-0 5:1e-5 6:1E+3 7:+2.5 8:0x1p3\n")
-    assert X[0].tolist() == [1, 1, 0.5, 0, 1e-5, 1000, 2.5, 8]
+    X, _ = dense(b"1 1:1 2:1. 3:.5 4:-0 5:1e-5 6:1E+3 7:+2.5 8:-8e0\n")
+    assert X[0].tolist() == [1, 1, 0.5, 0, 1e-5, 1000, 2.5, -8]
+
+
+def test_values_up_to_the_float32_overflow_threshold_are_kept():
+    # 2**128 - 2**104 is where float32 rounding reaches infinity; below it a
+    # value rounds to at most FLT_MAX, as "3.4028235e38" (FLT_MAX's shortest
+    # spelling) does
+    below = float.fromhex("0x1.fffffefffffffp+127")
+    text = "1 1:3.4028235e38 2:-3.4028234663852886e38 3:%r\n" % below
+    X, _ = dense(text.encode(), dtype=np.float32)
+    assert X[0].tolist() == [np.finfo(np.float32).max, -np.finfo(np.float32).max, np.finfo(np.float32).max]
+    at = float.fromhex("0x1.ffffffp+127")
+    err = parse_error(("1 2:%r\n" % at).encode())
+    assert err.reason == "value '%r' for index 2 is beyond float32 range" % at
 
 
 def test_empty_input_yields_no_chunk_and_loads_empty_matrix():
@@ -402,10 +448,13 @@ def test_value_parser_equals_correctly_rounded_conversion():
 
 
 def test_value_parser_rejects_what_is_not_a_finite_number():
-    for text in ["", ".", "-", "+", "e5", "1e", "1e+", "1.5.2", "1,5", "0x", "abc", "1 ", " 1", "--1"]:
-        assert c_parse_double(text)[0] == 1, text
-    for text in ["nan", "inf", "-inf", "Infinity", "1e309", "-1e400"]:
-        assert c_parse_double(text)[0] == 2, text
+    for text in ["", ".", "-", "+", "e5", "1e", "1e+", "1.5.2", "1,5", "0x", "abc", "1 ", " 1", "--1",
+                 "0x10", "0x1p3", "-0X1.8P1", "nan(1)", "infinit", "in", "+-1", "1e5 ", "\t1", "1" * 30 + "x"]:
+        assert c_parse_double(text)[0] == lib.HSVM_NUM_BAD, text
+    for text in ["nan", "inf", "-inf", "Infinity", "+INF", "-NaN", "iNfInItY"]:
+        assert c_parse_double(text)[0] == lib.HSVM_NUM_NONFINITE, text
+    for text in ["1e309", "-1e400", "1" * 400, "179769313486231590000" + "0" * 288]:
+        assert c_parse_double(text)[0] == lib.HSVM_NUM_RANGE, text
 
 
 def test_values_in_files_equal_correctly_rounded_conversion():
@@ -413,7 +462,7 @@ def test_values_in_files_equal_correctly_rounded_conversion():
     # stand-alone value parser, so check through whole lines too
     rng = random.Random(7)
     texts = FLOAT_EDGES + _random_decimals(rng, 1500)
-    texts = [t for t in texts if float(t) != float("inf")]
+    texts = [t for t in texts if abs(float(t)) < F32_OVERFLOW]
     line = "1 " + " ".join("%d:%s" % (i + 1, t) for i, t in enumerate(texts)) + "\n"
     X, _ = load_bytes(line.encode())
     assert X.nnz == len(texts)  # explicit zeros are kept, so data lines up with texts

@@ -5,9 +5,12 @@ import scipy.sparse as sp
 from hsvm_cli.hashing.angles import thresholds
 from hsvm_cli.hashing.hamming import hamming_distances
 from hsvm_cli.models.hashed import hash_model
+from hsvm_cli.models.ovo import OvoModel
+from hsvm_cli.models.pairs import PairLookup
 from hsvm_cli.predict.filter import HashFilter
 from hsvm_cli.predict.predictor import Predictor
 from hsvm_cli.predict.ranking import rank_classes, top_classes
+from hsvm_cli.predict.refine import refine_decisions, sddmm
 from hsvm_cli.preprocess import prepare
 
 from conftest import shared_set
@@ -70,8 +73,6 @@ def test_filter_keeping_every_class_equals_exact_prediction(digits_model, digits
 
 
 def test_refine_among_all_classes_by_the_sampled_product_equals_exact(digits_model, digits):
-    from hsvm_cli.models.pairs import PairLookup
-    from hsvm_cli.predict.refine import refine_decisions
     _, _, Xt, _ = digits
     Xn = prepare("l2", Xt)
     K = digits_model.n_classes
@@ -95,7 +96,6 @@ def test_filter_k1_is_the_pure_hash_classifier(digits_model, digits):
 
 @pytest.mark.parametrize("d", [1, 7, 8, 64, 785])
 def test_refine_product_is_bit_identical_on_every_path_and_matches_float64(d):
-    from hsvm_cli.predict.refine import sddmm
     rng = np.random.default_rng(d)
     X = rng.standard_normal((20, d)).astype(np.float32)
     W = rng.standard_normal((30, d)).astype(np.float32)
@@ -130,3 +130,54 @@ def test_hash_and_vote_per_thread_equals_hashing_then_voting(digits_model, digit
     v1, m1 = hf.votes(hf.hash_samples(Xn))
     v2, m2 = hf.hash_and_vote(Xn)
     assert np.array_equal(v1, v2) and np.array_equal(m1, m2)
+
+
+def test_refine_applies_the_vote_rule_in_the_models_own_pair_orientation(digits_model, digits):
+    # A model storing some pairs as (b, a), one of them a zero classifier
+    # whose decision is exactly 0: the refine must send it where exact voting
+    # does (to the model's second class of the pair).
+    m = digits_model
+    flip = np.arange(m.n_pairs) % 3 == 0
+    W = np.where(flip[:, None], -np.asarray(m.W), np.asarray(m.W)).astype(np.float32)
+    b = np.where(flip, -np.asarray(m.b), np.asarray(m.b)).astype(np.float32)
+    W[0], b[0] = 0.0, 0.0
+    model = OvoModel(classes=m.classes, pair_a=np.where(flip, m.pair_b, m.pair_a).astype(np.int32),
+                     pair_b=np.where(flip, m.pair_a, m.pair_b).astype(np.int32), W=W, b=b, normalize="l2")
+    _, _, Xt, _ = digits
+    Xn = prepare("l2", Xt)
+    K = model.n_classes
+    exact = Predictor(model).predict_block(Xt)
+    kept = np.tile(np.arange(K, dtype=np.int32), (Xt.shape[0], 1))
+    lookup = PairLookup(model.pair_a, model.pair_b, K)
+    v, c = refine_decisions(model, Xn, kept, lookup=lookup).votes(K)
+    assert np.array_equal(v, exact.votes)
+    assert np.allclose(c, exact.confidence, atol=1e-4)
+    valid = np.ones(kept.shape, dtype=bool)
+    v2, _ = refine_decisions(model, Xn, kept, lookup=lookup, valid=valid).votes(K)
+    assert np.array_equal(v2, exact.votes)
+
+
+def test_refine_from_exact_scoring_equals_the_sampled_product(digits_model, digits):
+    from hsvm_cli.predict.exact import ExactScorer
+    _, _, Xt, _ = digits
+    Xn = prepare("l2", Xt)
+    K = digits_model.n_classes
+    rng = np.random.default_rng(4)
+    kept = np.argsort(rng.random((Xt.shape[0], K)), axis=1)[:, :6].astype(np.int32)
+    lookup = PairLookup(digits_model.pair_a, digits_model.pair_b, K)
+    sampled = refine_decisions(digits_model, Xn, kept, lookup=lookup)
+    dense = refine_decisions(digits_model, Xn, kept, lookup=lookup,
+                             decisions=ExactScorer(digits_model).decision(Xn))
+    assert np.allclose(sampled.dec, dense.dec, atol=1e-5)
+    assert np.array_equal(sampled.votes(K)[0], dense.votes(K)[0])
+
+
+def test_a_refine_of_almost_every_class_scores_every_classifier(digits_model, digits):
+    from hsvm_cli.predict.refine import dense_is_cheaper
+    _, _, Xt, _ = digits
+    h = hash_model(digits_model, bits=256, seed=0)
+    p = Predictor(digits_model, h, filter_k=9)
+    assert dense_is_cheaper(9 * 8 // 2, digits_model.n_classifiers)
+    labels = p.predict(Xt)
+    assert p._all_pairs is not None
+    assert (labels == Predictor(digits_model).predict(Xt)).mean() > 0.99

@@ -86,3 +86,13 @@ def test_predict_file_writes_what_iter_predict_yields(digits_model, hm, digits, 
     expected = p.predict(digits[2])
     assert out.read_text() == "".join("%d\n" % v for v in expected)
     assert writer.total == 450 and writer.correct == int((expected == digits[3]).sum())
+
+
+def test_probabilities_are_refused_with_the_dag_rule(digits_model, hm, digits):
+    cal = _calibration(digits_model, hm, Setting("hash", 256, 3, None))
+    p = Predictor(digits_model, hm, bits=256, filter_k=3, calibration=cal, rule="dag")
+    assert p.predict(digits[2]).shape == (450,)
+    with pytest.raises(OptionError, match="coupling"):
+        p.predict_proba(digits[2])
+    with pytest.raises(OptionError, match="vote or dag"):
+        Predictor(digits_model, rule="tree")

@@ -7,8 +7,13 @@ import pytest
 from hsvm_cli.models.pairs import canonical_pairs
 from hsvm_cli.proba import estimators as est
 from hsvm_cli.proba.mass_coupling import PairTable, couple_mass
-from hsvm_cli.proba.shrinkage import (choose_prior_samples, fit_platt_shrunk, fit_sharpness, pooled_sigmoid,
-                                      sample_halves)
+from hsvm_cli.proba.shrinkage import (
+    choose_prior_samples,
+    fit_platt_shrunk,
+    fit_sharpness,
+    pooled_sigmoid,
+    sample_halves,
+)
 
 
 def _pairs_data(rng, sizes, thetas):

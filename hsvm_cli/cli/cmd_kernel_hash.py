@@ -1,0 +1,56 @@
+"""hsvm kernel-hash: fit kernelized random subspace hashing (Hash-SVM's KRSH)."""
+import click
+
+from ..models.kernel_hash import save_kernel_hash
+from ..train.kernel_hash import fit_kernel_hash_file
+from . import options
+
+
+def _gamma(ctx, param, value):
+    if value is None or value == "auto":
+        return "auto"
+    try:
+        return float(value)
+    except ValueError:
+        raise click.BadParameter("expected a positive number or 'auto'") from None
+
+
+@click.command("kernel-hash")
+@options.input_path(name="train")
+@options.output(required=True, what="Kernel hash file to write (.khm)")
+# Checked by the library, not by click.Choice: an unknown kernel is bad input
+# (exit 65, one line) like the rest of what this command refuses.
+@click.option("--kernel", required=True, metavar="rbf|chi2|intersection|poly|linear",
+              help="Kernel: rbf exp(-g|x-z|^2), chi2 exp(-g sum (x-z)^2/(x+z)) (features >= 0), intersection "
+                   "sum min(x,z) (features >= 0), poly (g x.z + coef0)^degree, linear x.z.")
+@click.option("--gamma", default="auto", show_default=True, callback=_gamma, metavar="G|auto",
+              help="Kernel width of rbf, chi2 and poly. auto: the median heuristic, 1/median of the squared "
+                   "distance (rbf), of the chi2 distance (chi2) or of |x|^2 (poly) over 2,000 seeded pairs of "
+                   "training samples; the value is recorded.")
+@click.option("--degree", type=click.IntRange(1, 64), default=3, show_default=True, help="poly degree.")
+@click.option("--coef0", type=float, default=1.0, show_default=True, help="poly constant term.")
+@click.option("--landmarks", type=int, required=True,
+              help="m: dimension of the kernel subspace, landmarks drawn from the training samples.")
+@click.option("--bits", type=int, required=True,
+              help="k: code length, a multiple of 64 (Hash-SVM uses thousands: 16,384 bits = 2,048 bytes).")
+@click.option("--projection", type=click.Choice(["gaussian", "circulant"]), default="gaussian", show_default=True,
+              help="How the m subspace coordinates become k bits: a dense k x m Gaussian matrix, or blocks of "
+                   "circ(r) diag(s) applied by FFT (O(m log m) per m bits; far faster for thousands of bits).")
+@click.option("--tol", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=None,
+              help="Relative residual below which a landmark candidate is discarded (default 1e-6).")
+@options.seed
+@options.zero_based
+@options.quiet
+def command(train, output, kernel, gamma, degree, coef0, landmarks, bits, projection, tol, seed, zero_based, quiet):
+    """Fit a kernel hash on the svmlight file TRAIN ('-': stdin): landmarks, the
+    orthonormal basis of their span in the kernel's feature space, and the seed
+    of the sign projections that turn a sample into bits."""
+    h = fit_kernel_hash_file(train, kernel=kernel, gamma=gamma,
+                             degree=degree, coef0=coef0, landmarks=landmarks, bits=bits, seed=seed, tol=tol,
+                             zero_based=zero_based, projection=projection)
+    save_kernel_hash(h, output)
+    if not quiet:
+        gamma_text = "" if h.gamma is None else ", gamma %.6g (%s)" % (h.gamma, h.info.get("gamma_rule"))
+        click.echo("hsvm: %s kernel%s, %d landmarks kept of %d asked, %d bits%s -> %s"
+                   % (h.kernel, gamma_text, h.n_landmarks, landmarks, h.bits,
+                      " (circulant projection)" if projection == "circulant" else "", output), err=True)

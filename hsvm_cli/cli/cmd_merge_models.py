@@ -1,0 +1,20 @@
+"""hsvm merge-models: join the part files of `train-ovo --pairs i/N` into the model."""
+import click
+
+from ..train.merge import merge_models
+from . import options
+
+
+@click.command("merge-models")
+@click.argument("parts", nargs=-1, required=True, type=options.INPUT_FILE)
+@options.output(required=True, what="Model file to write (.hsvm)")
+@options.quiet
+def command(parts, output, quiet):
+    """Join the PARTS written by `hsvm train-ovo --pairs i/N` (in any order)
+    into the model a single `train-ovo` run without --pairs writes, byte for
+    byte.  Refuses parts of different training inputs, parameters or seeds,
+    and any pair missing or held twice; streams, holding one part at a time."""
+    report = merge_models(parts, output, progress=options.show_progress(quiet))
+    if not quiet:
+        click.echo("hsvm: merge-models: %d parts, %d pairs, %d classifiers -> %s (%.1f s)"
+                   % (report.n_parts, report.n_pairs, report.n_classifiers, output, report.seconds), err=True)

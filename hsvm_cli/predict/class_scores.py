@@ -1,0 +1,98 @@
+"""A first stage whose cost grows with K, not K²: class scores.
+
+The hash filter asks every one of the K(K−1)/2 pairs.  Its counterpart for a
+single class is the sum of that class's normalised pair margins,
+
+    s_c(x) = (1/B) Σ_{classifiers j of the pairs naming c} ±(w_j·x + b_j)/‖w_j‖
+           = u_c·x + β_c,
+    u_c = (1/B) Σ_j ±w_j/‖w_j‖,   β_c = (1/B) Σ_j ±b_j/‖w_j‖,
+
+signed towards c (+ where c is the pair's first class).  It is linear in x:
+the K summary vectors u_c are computed once from W, and ranking all classes of
+a sample costs one K × d product, O(K·d), instead of O(K²·D'/64) popcounts
+plus the D'·d of hashing the sample.  It is the exact version of the hash
+filter's tie-break term (the summed margins), which needs no projection: on
+every data set measured (BENCHMARKS.md, "First stage") it keeps the exact
+label among fewer classes than 1024-bit hash votes do.
+
+With many classes (K much larger than the code length D') the scores can be
+estimated from codes instead, as the filter estimates each classifier: with
+F the hash model's projection, ŝ_c = ‖u_c‖·cos(π·d_H(F(x), F(u_c))/D') + β_c,
+O(D'·d + K·D'/64) per sample."""
+import numpy as np
+import scipy.sparse as sp
+
+from ..hashing.hamming import HammingCodes
+
+FIRST_STAGES = ("votes", "scores", "hashed-scores")
+
+# Pairs summed per block: bounds the float64 temporaries of a large model.
+_PAIR_BLOCK = 1 << 14
+
+
+def class_score_weights(model):
+    """(U float32 [K, d], β float32 [K]): the class score of class c is
+    U[c]·x + β[c] for a sample x prepared as the model wants (see the module
+    docstring).  Reads all of W once, in blocks (verified first)."""
+    model.verify()
+    K, d, bags = model.n_classes, model.n_features, model.bags
+    U = np.zeros((K, d), dtype=np.float64)
+    beta = np.zeros(K, dtype=np.float64)
+    P = model.n_pairs
+    for p0 in range(0, P, _PAIR_BLOCK):
+        p1 = min(P, p0 + _PAIR_BLOCK)
+        W = np.asarray(model.W[p0 * bags:p1 * bags], dtype=np.float64)
+        b = np.asarray(model.b[p0 * bags:p1 * bags], dtype=np.float64)
+        norms = np.sqrt(np.einsum("ij,ij->i", W, W))
+        inv = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0) / bags
+        Wn = (W * inv[:, None]).reshape(p1 - p0, bags, d).sum(axis=1)
+        bn = (b * inv).reshape(p1 - p0, bags).sum(axis=1)
+        n = p1 - p0
+        # +1 in the row of each pair's first class, -1 in its second's.
+        signs = sp.csr_matrix((np.r_[np.ones(n), -np.ones(n)],
+                               (np.r_[model.pair_a[p0:p1], model.pair_b[p0:p1]], np.r_[np.arange(n), np.arange(n)])),
+                              shape=(K, n))
+        U += signs @ Wn
+        beta += signs @ bn
+    return U.astype(np.float32), beta.astype(np.float32)
+
+
+class ClassScoreFilter:
+    """Ranks every class of a sample by its class score: exactly
+    (``encoder=None``: one product with the K × d summary matrix) or
+    estimated from D'-bit codes (``encoder``: a hash model's sample encoder,
+    whose projection also hashes the summary vectors)."""
+
+    def __init__(self, U, beta, *, encoder=None, threads=None, kernel=None):
+        self.U = np.ascontiguousarray(U, dtype=np.float32)
+        self.beta = np.asarray(beta, dtype=np.float64)
+        self.encoder = encoder
+        self.threads = threads
+        self.kernel = kernel
+        if encoder is not None:
+            self.bits = encoder.bits
+            self.norms = np.sqrt(np.einsum("ij,ij->i", self.U, self.U, dtype=np.float64))
+            self._codes = HammingCodes(encoder.codes(self.U), bits=self.bits)
+
+    @property
+    def hashed(self):
+        return self.encoder is not None
+
+    def scores(self, Xn, *, timings=None):
+        """Class scores [n, K] float64 of prepared samples; the time goes to
+        ``hash`` (the codes) and ``filter``."""
+        from ..support.timing import NullTimings
+        t = timings or NullTimings()
+        if not self.hashed:
+            with t.phase("filter"):
+                return np.asarray(Xn @ self.U.T, dtype=np.float64) + self.beta
+        with t.phase("hash"):
+            xcodes = self.encoder.codes(Xn)
+        return self.scores_of_codes(xcodes, timings=t)
+
+    def scores_of_codes(self, xcodes, *, timings=None):
+        """Estimated class scores [n, K] of sample codes (hashed filter only)."""
+        from ..support.timing import NullTimings
+        with (timings or NullTimings()).phase("filter"):
+            dist = self._codes.distances(np.ascontiguousarray(xcodes), threads=self.threads, kernel=self.kernel)
+            return self.norms * np.cos(np.pi * dist / self.bits) + self.beta

@@ -1,0 +1,193 @@
+"""Joining part files (``train-ovo --pairs i/N``) into the model file one
+``train-ovo`` run writes, byte for byte (``hsvm merge-models``).
+
+The parts must be of one model: the same training input (its SHA-256), the
+same parameters (seed, C, solver, tolerance, per-class limit, bags, LIBLINEAR
+version, normalisation), hsvm version, classes, width and model format; and
+together they must hold every pair exactly once.  Anything else is refused
+before a byte is written, naming the two files and what differs, or the
+missing or doubled pairs and blocks.
+
+Streaming: the parts are first opened one at a time for their headers and
+small arrays; then each part's W is memory-mapped in turn, checked against
+its checksums 16 MiB at a time and written on
+(:func:`hsvm_cli.models.model_stream.write_model_streaming`), so memory stays
+bounded by one piece and ``b`` whatever the model's size.
+"""
+import os
+import sys
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import ModelMismatchError
+from ..models.model_stream import write_model_streaming
+from ..models.parts import read_part
+
+__all__ = ["merge_models", "MergeReport"]
+
+# W bytes copied per piece: bounded memory whatever the model size, and the
+# checksum block size, so each piece verifies one or two blocks of a part.
+_PIECE_BYTES = 16 << 20
+
+
+@dataclass
+class MergeReport:
+    """What :func:`merge_models` did: parts merged, pairs and classifiers
+    written, the model's ``content_sha256``, bytes written and seconds taken."""
+
+    n_parts: int
+    n_pairs: int
+    n_classifiers: int
+    content_sha256: str
+    bytes_written: int
+    seconds: float
+
+
+def _summary(info):
+    """What must agree across the parts of one model."""
+    prov = info.provenance
+    return {
+        "training input digest (train_sha256)": prov.get("train_sha256"),
+        "parameters": info.params,
+        "hsvm version": prov.get("hsvm_version"),
+        "bags": info.bags,
+        "normalisation": info.normalize,
+        "n_features": info.n_features,
+        "model format version": info.model_format_version,
+    }
+
+
+def _describe_difference(key, a, b):
+    if key == "parameters" and isinstance(a, dict) and isinstance(b, dict):
+        diffs = ["%s %r vs %r" % (k, a.get(k), b.get(k)) for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+        return "different parameters (%s)" % ", ".join(diffs)
+    return "different %s (%r vs %r)" % (key, a, b)
+
+
+def _check_parts(paths):
+    """Validate the parts and return their (path, start, stop) in pair order
+    (empty blocks left out) and the classes.  Each part is opened, read for
+    its header and small arrays, and closed again."""
+    if not paths:
+        raise ValueError("no model parts to merge")
+    ref = None
+    spans = []
+    for path in paths:
+        info = read_part(path)
+        summary = _summary(info)
+        if ref is None:
+            ref = (info.path, summary, np.array(info.classes))
+        else:
+            ref_path, ref_summary, ref_classes = ref
+            for key in ref_summary:
+                if summary[key] != ref_summary[key]:
+                    raise ModelMismatchError("%s and %s are not parts of one model: %s"
+                                             % (ref_path, info.path,
+                                                _describe_difference(key, ref_summary[key], summary[key])))
+            if not np.array_equal(info.classes, ref_classes):
+                raise ModelMismatchError("%s and %s are not parts of one model: different classes"
+                                         % (ref_path, info.path))
+        spans.append((info.pair_start, info.pair_stop, info.path, info.block))
+        del info
+    classes = ref[2]
+    n_pairs = classes.shape[0] * (classes.shape[0] - 1) // 2
+    spans.sort(key=lambda t: (t[0], t[1]))
+    pos = 0
+    holder = None
+    ordered = []
+    for start, stop, path, block in spans:
+        if start == stop:
+            continue
+        if start < pos:
+            raise ModelMismatchError("%s and %s both hold pairs %d..%d: each pair must be in exactly one part"
+                                     % (holder, path, start, min(stop, pos) - 1))
+        if start > pos:
+            raise ModelMismatchError("pairs %d..%d of %d are in no part%s"
+                                     % (pos, start - 1, n_pairs, _missing_blocks_hint(spans)))
+        ordered.append((path, start, stop))
+        pos, holder = stop, path
+    if pos != n_pairs:
+        raise ModelMismatchError("pairs %d..%d of %d are in no part%s"
+                                 % (pos, n_pairs - 1, n_pairs, _missing_blocks_hint(spans)))
+    return ordered, classes
+
+
+def _missing_blocks_hint(spans):
+    counts = {block.count for _, _, _, block in spans}
+    if len(counts) != 1:
+        return ""
+    (n,) = counts
+    present = {block.index for _, _, _, block in spans}
+    missing = [i for i in range(n) if i not in present]
+    if not missing:
+        return ""
+    return " (missing block%s %s)" % ("s" if len(missing) > 1 else "", ", ".join("%d/%d" % (i, n) for i in missing))
+
+
+def merge_models(part_paths, output, *, recorded_output=None, progress=False):
+    """Join part files (in any order) into the full model file ``output``.
+
+    Checks that the parts come from the same training input (SHA-256),
+    parameters (seed included), hsvm version, classes and settings, and that
+    together they hold every pair exactly once; otherwise raises
+    :class:`~hsvm_cli.errors.ModelMismatchError` saying what differs or which
+    pairs (blocks) are missing or doubled.  A damaged part raises
+    :class:`~hsvm_cli.errors.ModelFormatError`.  Writes, atomically, the file a
+    single ``train-ovo`` run with the same options writes, byte for byte: the
+    same arrays and metadata, checksums and identity included.  The recorded
+    command is that of the part holding pair 0, with its output replaced by
+    ``recorded_output`` (default: ``output`` as given) -- the command the
+    single run would have been.  ``progress``: a tqdm bar on stderr.
+
+    Streams: one part is memory-mapped at a time and its W verified and copied
+    in 16 MiB pieces.  Returns a :class:`MergeReport`."""
+    t0 = time.perf_counter()
+    paths = [os.fspath(p) for p in part_paths]
+    ordered, classes = _check_parts(paths)
+    first = read_part(ordered[0][0])
+    provenance = dict(first.provenance)
+    if first.output_span is not None:
+        begin, end = first.output_span
+        name = os.fspath(output) if recorded_output is None else recorded_output
+        provenance["command"] = provenance["command"][:begin] + name + provenance["command"][end:]
+    bags, normalize, d, params = first.bags, first.normalize, first.n_features, first.params
+    del first
+    rows_total = sum(stop - start for _, start, stop in ordered) * bags
+    step = max(1, _PIECE_BYTES // max(1, d * 4))
+
+    def pieces():
+        bar = _progress(rows_total, progress)
+        try:
+            for path, start, stop in ordered:
+                part = read_part(path)
+                if (part.pair_start, part.pair_stop) != (start, stop):
+                    raise ModelMismatchError("%s changed during the merge" % path)
+                n = part.W.shape[0]
+                for r in range(0, n, step):
+                    part.verify_rows(r, min(n, r + step))
+                    yield part.W[r:r + step], part.b[r:r + step]     # views of the mapped part, no copy
+                    bar.update(min(step, n - r))
+                del part
+        finally:
+            bar.close()
+
+    digest = write_model_streaming(output, classes=classes, bags=bags, normalize=normalize, n_features=d,
+                                   params=params, provenance=provenance, pieces=pieces)
+    size = os.path.getsize(output) if _is_regular(output) else 0
+    return MergeReport(n_parts=len(paths), n_pairs=rows_total // bags, n_classifiers=rows_total,
+                       content_sha256=digest, bytes_written=size, seconds=time.perf_counter() - t0)
+
+
+def _is_regular(path):
+    try:
+        return os.path.isfile(path)
+    except (TypeError, ValueError):
+        return False
+
+
+def _progress(total, enabled):
+    from tqdm import tqdm
+    return tqdm(total=total, disable=not enabled, file=sys.stderr, unit="clf", desc="merge-models",
+                dynamic_ncols=True)

@@ -1,0 +1,59 @@
+/* A C twin of hsvm_cli/gaussian.py's standard_normal (same operations in the
+ * same order, so the same bits), about fifty times faster: the KRSH projection
+ * needs bits x landmarks normals, tens of millions. */
+#include <math.h>
+#include "hsvm_normals.h"
+
+static const uint64_t GOLDEN = 0x9E3779B97F4A7C15ULL;
+static const uint64_t M1 = 0xBF58476D1CE4E5B9ULL;
+static const uint64_t M2 = 0x94D049BB133111EBULL;
+static const double LN2 = 0.6931471805599453;
+static const double SQRT_HALF = 0.7071067811865476;
+
+static uint64_t splitmix64(uint64_t counter)
+{
+    uint64_t z = counter * GOLDEN + GOLDEN;
+    z = (z ^ (z >> 30)) * M1;
+    z = (z ^ (z >> 27)) * M2;
+    return z ^ (z >> 31);
+}
+
+static double uniform_pm1(uint64_t counter, uint64_t key)
+{
+    uint64_t bits = splitmix64(counter + key) >> 11;
+    return (double)bits * (2.0 / 9007199254740992.0) - 1.0;
+}
+
+static double series_log(double s)
+{
+    int e;
+    double m = frexp(s, &e);
+    double ed = (double)e;
+    if (m < SQRT_HALF) {
+        m = m * 2.0;
+        ed = (double)(e - 1);
+    }
+    double z = (m - 1.0) / (m + 1.0);
+    double z2 = z * z;
+    double acc = 1.0 / 27.0;
+    for (int k = 25; k > 0; k -= 2)
+        acc = acc * z2 + 1.0 / (double)k;
+    return 2.0 * z * acc + ed * LN2;
+}
+
+void hsvm_standard_normal(uint64_t seed, uint64_t stream, double *out, int64_t count)
+{
+    const uint64_t key = splitmix64(seed ^ splitmix64(stream));
+    int64_t filled = 0;
+    for (uint64_t p = 0; filled < count; p++) {
+        double u = uniform_pm1(2 * p, key);
+        double v = uniform_pm1(2 * p + 1, key);
+        double s = u * u + v * v;
+        if (!(s > 0.0 && s < 1.0))
+            continue;
+        double f = sqrt(-2.0 * series_log(s) / s);
+        out[filled++] = u * f;
+        if (filled < count)
+            out[filled++] = v * f;
+    }
+}

@@ -1,0 +1,35 @@
+#include <math.h>
+#include <string.h>
+#include "hsvm_prepare.h"
+
+int64_t hsvm_prepare_csr(const int64_t *indptr, const int32_t *indices, const double *values, int64_t n,
+                         int64_t d, int32_t l2, float *dense, float *data)
+{
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t b = indptr[i], e = indptr[i + 1];
+        float scale = 1.0f;
+        if (l2) {
+            double s = 0.0;
+            for (int64_t k = b; k < e; k++) {
+                const double v = (double)(float)values[k];
+                s += v * v;
+            }
+            const double norm = sqrt(s);
+            scale = norm > 0.0 ? (float)(1.0 / norm) : 0.0f;
+        }
+        float *row = dense ? dense + i * d : NULL;
+        if (row)
+            memset(row, 0, sizeof(float) * (size_t)d);
+        for (int64_t k = b; k < e; k++) {
+            const float f = (float)values[k];
+            const float v = l2 ? f * scale : f;
+            bad += !isfinite(v);
+            if (row)
+                row[indices[k]] = v;
+            else
+                data[k] = v;
+        }
+    }
+    return bad;
+}

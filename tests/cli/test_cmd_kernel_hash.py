@@ -1,0 +1,193 @@
+"""The Hash-SVM pipeline on the command line: kernel-hash -> hash-data ->
+train-ovo --codes -> predict --kernel-hash (or --codes), and what each step
+refuses (exit 65, one line, nothing written)."""
+import hashlib
+import json
+
+import numpy as np
+import pytest
+
+from hsvm_cli.hashing.krsh import fit_kernel_hash
+from hsvm_cli.io.svmlight import load_svmlight
+from hsvm_cli.models.codes import read_codes
+from hsvm_cli.models.kernel_hash import load_kernel_hash
+from hsvm_cli.models.ovo import load_model
+from hsvm_cli.predict.predictor import Predictor
+from hsvm_cli.train.bits_solver import expand_codes, train_ovo_codes
+
+from conftest import DIGITS_TEST, DIGITS_TRAIN, run, write_text
+
+KH = ["--kernel", "rbf", "--landmarks", "128", "--bits", "512", "--seed", "4"]
+
+
+@pytest.fixture(scope="module")
+def pipeline(tmp_path_factory):
+    """Every file of the digits Hash-SVM pipeline, made with the CLI."""
+    d = tmp_path_factory.mktemp("hashsvm")
+    f = {name: str(d / name) for name in ("k.khm", "train.codes", "test.codes", "m.hsvm", "m.hbm")}
+    run(["kernel-hash", DIGITS_TRAIN, "-o", f["k.khm"], "-q"] + KH)
+    run(["hash-data", "-H", f["k.khm"], DIGITS_TRAIN, "-o", f["train.codes"], "-q"])
+    run(["hash-data", "-H", f["k.khm"], DIGITS_TEST, "-o", f["test.codes"], "-q"])
+    run(["train-ovo", "--codes", f["train.codes"], "-o", f["m.hsvm"], "-c", "1", "-q"])
+    run(["hash-model", "-m", f["m.hsvm"], "--bits", "256", "-o", f["m.hbm"], "-q"])
+    f["dir"] = d
+    return f
+
+
+def test_kernel_hash_records_parameters_gamma_rule_and_training_digest(pipeline):
+    h = load_kernel_hash(pipeline["k.khm"])
+    assert (h.kernel, h.n_landmarks, h.bits, h.seed, h.n_features) == ("rbf", 128, 512, 4, 64)
+    assert h.info["landmarks_kept"] == 128 and h.info["landmarks_requested"] == 128
+    assert h.info["gamma_rule"].startswith("1 / median squared Euclidean distance")
+    with open(DIGITS_TRAIN, "rb") as fh:
+        assert h.info["train_sha256"] == hashlib.sha256(fh.read()).hexdigest()
+    assert h.provenance["train_sha256"] == h.info["train_sha256"]
+    assert 0 < h.tol < 1
+
+
+def test_kernel_hash_file_is_the_library_fit_and_byte_identical_across_runs(pipeline, tmp_path):
+    again = tmp_path / "again.khm"
+    run(["kernel-hash", DIGITS_TRAIN, "-o", again, "-q"] + KH)
+    assert again.read_bytes() == open(pipeline["k.khm"], "rb").read()
+    X, _ = load_svmlight(DIGITS_TRAIN)
+    lib = fit_kernel_hash(X, kernel="rbf", landmarks=128, bits=512, seed=4)
+    assert lib.content_sha256() == load_kernel_hash(again).content_sha256()
+
+
+def test_kernel_hash_reads_stdin(pipeline, tmp_path):
+    import gzip
+    out = tmp_path / "stdin.khm"
+    with gzip.open(DIGITS_TRAIN, "rb") as fh:
+        run(["kernel-hash", "-", "-o", out, "-q"] + KH, input=fh.read())
+    assert load_kernel_hash(out).content_sha256() == load_kernel_hash(pipeline["k.khm"]).content_sha256()
+
+
+def test_hash_data_writes_the_kernel_hash_codes_with_its_digest(pipeline):
+    h = load_kernel_hash(pipeline["k.khm"])
+    c = read_codes(pipeline["test.codes"])
+    Xt, yt = load_svmlight(DIGITS_TEST, n_features=64)
+    assert np.array_equal(c.codes, h.codes(Xt)) and np.array_equal(c.labels, yt)
+    assert c.kernel_hash_sha256 == h.content_sha256() and c.bits == 512
+
+
+def test_hash_data_svm_format_of_kernel_codes_matches_the_codes_file(pipeline):
+    r = run(["hash-data", "-H", pipeline["k.khm"], DIGITS_TEST, "--bits", "128", "--format", "svm"])
+    c = read_codes(pipeline["test.codes"])
+    first = r.stdout.splitlines()[0].split()
+    bits = np.unpackbits(c.codes[:1, :2].view(np.uint8), bitorder="little")
+    assert [t.split(":")[1] for t in first[1:]] == ["1" if b else "-1" for b in bits]
+
+
+def test_train_ovo_on_codes_is_the_packed_bits_solver_and_records_the_kernel_hash(pipeline):
+    c = read_codes(pipeline["train.codes"])
+    m = load_model(pipeline["m.hsvm"])
+    ref = train_ovo_codes(c.codes, c.labels, C=1.0, seed=0)
+    assert np.array_equal(np.asarray(m.W), ref.W) and np.array_equal(np.asarray(m.b), ref.b)
+    assert m.codes_source["kernel_hash_sha256"] == load_kernel_hash(pipeline["k.khm"]).content_sha256()
+    assert m.codes_source["input_features"] == 64 and m.n_features == 512 and m.normalize == "none"
+    with open(pipeline["train.codes"], "rb") as fh:
+        assert m.provenance["train_sha256"] == hashlib.sha256(fh.read()).hexdigest()
+
+
+def test_predict_from_raw_samples_equals_predict_from_codes_and_the_python_api(pipeline):
+    raw = run(["predict", "-m", pipeline["m.hsvm"], "--kernel-hash", pipeline["k.khm"], DIGITS_TEST, "--scores"])
+    codes = run(["predict", "-m", pipeline["m.hsvm"], "--codes", pipeline["test.codes"], "--scores"])
+    assert raw.stdout == codes.stdout and raw.stderr == codes.stderr
+    assert float(raw.stderr.split("=")[1].split("%")[0]) >= 96.0
+    m = load_model(pipeline["m.hsvm"])
+    got = np.array([int(line.split()[0]) for line in raw.stdout.splitlines()[1:]])
+    # The model on the expanded codes, and on raw samples with the kernel hash.
+    assert np.array_equal(got, Predictor(m).predict(expand_codes(read_codes(pipeline["test.codes"]).codes)))
+    Xt, _ = load_svmlight(DIGITS_TEST, n_features=64)
+    assert np.array_equal(got, Predictor(m, kernel_hash=load_kernel_hash(pipeline["k.khm"])).predict(Xt))
+
+
+def test_predict_with_the_hash_filter_on_top_and_timings(pipeline):
+    args = ["predict", "-m", pipeline["m.hsvm"], "-H", pipeline["m.hbm"], "-k", "3", "--timings"]
+    raw = run(args + ["--kernel-hash", pipeline["k.khm"], DIGITS_TEST])
+    codes = run(args + ["--codes", pipeline["test.codes"]])
+    assert raw.stdout == codes.stdout
+    timings = json.loads(raw.stderr.splitlines()[-1])
+    assert timings["features"] > 0 and timings["filter_k"] == 3 and "refine" in timings
+    assert float(raw.stderr.split("=")[1].split("%")[0]) >= 95.0
+
+
+def _fails(args, tmp_path, out_name, message):
+    r = run(args, exit_code=65)
+    assert message in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert not (tmp_path / out_name).exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+    return r
+
+
+def test_unknown_kernel_is_refused(tmp_path):
+    _fails(["kernel-hash", DIGITS_TRAIN, "-o", tmp_path / "k.khm", "--kernel", "sigmoid", "--landmarks", "8",
+            "--bits", "64"], tmp_path, "k.khm", "unknown kernel 'sigmoid'")
+
+
+def test_bits_not_a_multiple_of_64_is_refused(tmp_path):
+    _fails(["kernel-hash", DIGITS_TRAIN, "-o", tmp_path / "k.khm", "--kernel", "rbf", "--landmarks", "8",
+            "--bits", "100"], tmp_path, "k.khm", "multiple of 64")
+
+
+def test_more_landmarks_than_training_samples_is_refused(tmp_path):
+    train = write_text(tmp_path / "small.svm", "1 1:1\n2 2:1\n1 1:0.5 2:0.1\n")
+    _fails(["kernel-hash", train, "-o", tmp_path / "k.khm", "--kernel", "rbf", "--landmarks", "4", "--bits", "64"],
+           tmp_path, "k.khm", "--landmarks 4 exceeds the 3 training samples")
+
+
+@pytest.mark.parametrize("kernel", ["chi2", "intersection"])
+def test_negative_feature_for_a_nonnegative_kernel_names_file_and_line(tmp_path, kernel):
+    train = write_text(tmp_path / "neg.svm", "1 1:1 2:0.5\n# a comment\n\n2 1:0.2 2:0.1\n2 1:0.3 3:-0.25\n")
+    r = _fails(["kernel-hash", train, "-o", tmp_path / "k.khm", "--kernel", kernel, "--landmarks", "2",
+                "--bits", "64"], tmp_path, "k.khm", "neg.svm:5: the %s kernel needs non-negative features" % kernel)
+    assert "feature 3 is -0.25" in r.stderr
+
+
+def test_negative_feature_at_prediction_names_file_and_line(tmp_path):
+    train = write_text(tmp_path / "pos.svm", "1 1:1 2:0.5\n2 1:0.2 2:0.1\n1 1:0.9 2:0.4\n2 1:0.1 2:0.3\n")
+    khm, codes, model = (str(tmp_path / n) for n in ("k.khm", "c.codes", "m.hsvm"))
+    run(["kernel-hash", train, "-o", khm, "--kernel", "chi2", "--landmarks", "2", "--bits", "64", "-q"])
+    run(["hash-data", "-H", khm, train, "-o", codes, "-q"])
+    run(["train-ovo", "--codes", codes, "-o", model, "-q"])
+    test = write_text(tmp_path / "test.svm", "1 1:1 2:0.5\n\n2 1:0.2 2:-0.1\n")
+    _fails(["predict", "-m", model, "--kernel-hash", khm, test, "-o", tmp_path / "p.txt"], tmp_path, "p.txt",
+           "test.svm:3: the chi2 kernel needs non-negative features: feature 2 is -0.1")
+    _fails(["hash-data", "-H", khm, test, "-o", tmp_path / "t.codes"], tmp_path, "t.codes", "test.svm:3:")
+
+
+def test_codes_of_another_kernel_hash_are_refused(pipeline, tmp_path):
+    other_khm, other_codes = tmp_path / "o.khm", tmp_path / "o.codes"
+    run(["kernel-hash", DIGITS_TRAIN, "-o", other_khm, "-q", "--kernel", "rbf", "--landmarks", "128", "--bits",
+         "512", "--seed", "5"])
+    run(["hash-data", "-H", other_khm, DIGITS_TEST, "-o", other_codes, "-q"])
+    _fails(["predict", "-m", pipeline["m.hsvm"], "--codes", other_codes, "-o", tmp_path / "p.txt"], tmp_path,
+           "p.txt", "trained on codes of kernel hash")
+    _fails(["predict", "-m", pipeline["m.hsvm"], "--kernel-hash", other_khm, DIGITS_TEST, "-o", tmp_path / "p.txt"],
+           tmp_path, "p.txt", "is not the kernel hash")
+
+
+def test_model_trained_on_codes_used_without_them_is_refused(pipeline, tmp_path):
+    _fails(["predict", "-m", pipeline["m.hsvm"], DIGITS_TEST, "-o", tmp_path / "p.txt"], tmp_path, "p.txt",
+           "give that kernel hash (--kernel-hash KERNEL.khm)")
+    _fails(["calibrate", "-m", pipeline["m.hsvm"], "-H", pipeline["m.hbm"], DIGITS_TEST, "-o", tmp_path / "c.cal"],
+           tmp_path, "c.cal", "trained on kernel hash codes")
+
+
+def test_kernel_hash_given_for_a_model_of_svmlight_features_is_refused(pipeline, digits_files, tmp_path):
+    _fails(["predict", "-m", digits_files[0], "--kernel-hash", pipeline["k.khm"], DIGITS_TEST, "-o",
+            tmp_path / "p.txt"], tmp_path, "p.txt", "trained on svmlight features, not on codes")
+
+
+def test_kernel_codes_are_not_taken_as_hash_filter_codes(pipeline, digits_files, tmp_path):
+    model, hbm, _ = digits_files
+    _fails(["predict", "-m", model, "-H", hbm, "--codes", pipeline["test.codes"], DIGITS_TEST, "-o",
+            tmp_path / "p.txt"], tmp_path, "p.txt", "trained on svmlight features")
+
+
+def test_train_ovo_codes_refuses_a_primal_solver_and_svmlight_options(pipeline, tmp_path):
+    r = run(["train-ovo", "--codes", pipeline["train.codes"], "-o", tmp_path / "m", "--solver", "l2loss-primal"],
+            exit_code=2)
+    assert "dual solver" in r.stderr
+    run(["train-ovo", "--codes", pipeline["train.codes"], "-o", tmp_path / "m", "--normalize", "none"], exit_code=2)
+    run(["train-ovo", DIGITS_TRAIN, "--codes", pipeline["train.codes"], "-o", tmp_path / "m"], exit_code=2)
+    assert not (tmp_path / "m").exists()

@@ -1,0 +1,307 @@
+"""The Dask backend (cluster/dask_backend.py) on a distributed.LocalCluster of
+two worker processes: the model is the single-process file byte for byte;
+the training data goes once to each worker; a worker killed mid-run is
+survived with the same result; a run that fails leaves no output; shards and
+files are predicted and written in input order; the CLI's --dask does the
+same through a scheduler address."""
+import gzip
+import os
+import signal
+import sys
+
+import numpy as np
+import pytest
+
+try:
+    import dask
+    import distributed
+except ImportError as e:  # fail loudly: `make test` installs the dask extra
+    raise ImportError("the Dask backend tests need dask[distributed]: pip install -e '.[dask]' (%s)" % e) from e
+
+from hsvm_cli.cluster.dask_backend import PredictTask, connect, predict_shards, train_ovo_dask  # noqa: E402
+from hsvm_cli.io.shard import ShardError  # noqa: E402
+from hsvm_cli.io.svmlight import load_svmlight, write_svmlight  # noqa: E402
+from hsvm_cli.models.ovo import save_model  # noqa: E402
+from hsvm_cli.train.ovo import read_training_file, train_ovo  # noqa: E402
+
+from conftest import BUNDLED, DIGITS_TEST, DIGITS_TRAIN, REPO, run  # noqa: E402
+
+OMNIGLOT = str(BUNDLED / "omniglot-242" / "train.svm.gz")
+FIX = REPO / "tests" / "fixtures" / "release-0.1"
+ARGV = ["hsvm", "train-ovo", "train.svm", "-c", "0.5", "-o", "model.hsvm"]
+DASK_ARGV = ARGV[:3] + ["--dask", "local:2"] + ARGV[3:]
+
+
+def single_run_bytes(path, tmp_path, *, n_classes=None, **kw):
+    X, y, sha = read_training_file(path)
+    if n_classes is not None:
+        keep = np.isin(y, np.unique(y)[:n_classes])
+        X, y = X[keep], y[keep]
+    saved = sys.argv
+    sys.argv = ARGV
+    try:
+        model = train_ovo(X, y, train_path="train.svm", train_sha256=sha, **kw)
+    finally:
+        sys.argv = saved
+    out = tmp_path / "single.hsvm"
+    save_model(model, out)
+    return out.read_bytes(), (X, y, sha)
+
+
+def cluster(**kw):
+    return connect("local:2", **kw)
+
+
+@pytest.fixture(scope="module")
+def client():
+    with cluster() as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def digits_single(tmp_path_factory):
+    return single_run_bytes(DIGITS_TRAIN, tmp_path_factory.mktemp("digits"), C=0.5, seed=2, bags=2, per_class=80)
+
+
+@pytest.mark.parametrize("n_blocks", [None, 1, 3, 7, 60])
+def test_dask_model_is_the_single_process_file_byte_for_byte(client, digits_single, tmp_path, n_blocks):
+    expected, (X, y, sha) = digits_single
+    out = tmp_path / "dask.hsvm"
+    report = train_ovo_dask(X, y, client, output=out, C=0.5, seed=2, bags=2, per_class=80, n_blocks=n_blocks,
+                            train_path="train.svm", train_sha256=sha, argv=DASK_ARGV)
+    assert out.read_bytes() == expected
+    assert report["workers"] == 2 and report["n_pairs"] == 45
+
+
+def test_dask_model_through_a_pipe_is_the_same_file(client, digits_single, tmp_path):
+    import threading
+    expected, (X, y, sha) = digits_single
+    r, w = os.pipe()
+    got = []
+    reader = threading.Thread(target=lambda: got.append(os.fdopen(r, "rb").read()))
+    reader.start()
+    try:
+        train_ovo_dask(X, y, client, output="/dev/fd/%d" % w, C=0.5, seed=2, bags=2, per_class=80, n_blocks=5,
+                       train_path="train.svm", train_sha256=sha, argv=DASK_ARGV)
+    finally:
+        os.close(w)
+        reader.join()
+    assert got[0] == expected
+
+
+def test_training_data_is_sent_once_per_worker_never_per_task(client, digits_single, tmp_path):
+    _, (X, y, sha) = digits_single
+    seen = []
+
+    def incoming():
+        return client.run(lambda dask_worker: dask_worker.state.transfer_incoming_count_total)
+
+    def on_block(i, n):
+        seen.append(incoming())
+
+    before = incoming()
+    train_ovo_dask(X, y, client, output=tmp_path / "m.hsvm", C=0.5, seed=2, n_blocks=30, argv=DASK_ARGV,
+                   on_block=on_block)
+    assert len(seen) == 30
+    assert incoming() == before, "a worker fetched data from another: the training data was not broadcast"
+
+
+def _kill_a_busy_worker(client, killed):
+    """SIGKILL the process of a worker that is running a task right now."""
+    busy = [addr for addr, keys in client.processing().items() if keys]
+    assert busy, "no task running: the kill would not be mid-run"
+    pids = client.run(os.getpid, workers=busy[:1])
+    (addr, pid), = pids.items()
+    os.kill(pid, signal.SIGKILL)
+    killed.append((addr, pid))
+
+
+def test_a_worker_killed_mid_run_leaves_the_identical_model(tmp_path):
+    # 120 of the 242 classes: 7,140 pairs in 16 blocks that take long enough
+    # for the kill to land while blocks run
+    expected, (X, y, sha) = single_run_bytes(OMNIGLOT, tmp_path, n_classes=120, C=0.5, seed=1)
+    out = tmp_path / "dask.hsvm"
+    killed = []
+    with cluster() as c:
+        def on_block(i, n):
+            if i == 2 and not killed:
+                _kill_a_busy_worker(c, killed)
+        train_ovo_dask(X, y, c, output=out, C=0.5, seed=1, n_blocks=16, train_path="train.svm",
+                       train_sha256=sha, argv=DASK_ARGV, on_block=on_block)
+        survivors = c.run(os.getpid)
+    assert killed and killed[0][1] not in survivors.values()
+    assert out.read_bytes() == expected
+
+
+def test_a_run_that_fails_leaves_no_output(tmp_path):
+    X, y, sha = read_training_file(OMNIGLOT)
+    killed = []
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        with cluster() as c:
+            def on_block(i, n):
+                if i == 1 and not killed:
+                    _kill_a_busy_worker(c, killed)
+            for out in (tmp_path / "new.hsvm", tmp_path / "old.hsvm"):
+                if out.name == "old.hsvm":
+                    out.write_bytes(b"previous model")
+                killed.clear()
+                with pytest.raises(distributed.KilledWorker):
+                    train_ovo_dask(X, y, c, output=out, C=0.5, seed=1, n_blocks=16, argv=DASK_ARGV,
+                                   on_block=on_block)
+                c.wait_for_workers(2, timeout=60)
+    assert not (tmp_path / "new.hsvm").exists()
+    assert (tmp_path / "old.hsvm").read_bytes() == b"previous model"
+    assert sorted(os.listdir(tmp_path)) == ["old.hsvm"]
+
+
+# ----------------------------------------------------------------- predict
+
+@pytest.fixture(scope="module")
+def digits_files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("pred")
+    X, y = load_svmlight(DIGITS_TRAIN)
+    Xt, yt = load_svmlight(DIGITS_TEST, n_features=X.shape[1])
+    save_model(train_ovo(X, y, C=0.5, seed=2), d / "m.hsvm")
+    with open(d / "test.svm", "wb") as fh:
+        write_svmlight(fh, Xt, yt)
+    parts = d / "parts"
+    parts.mkdir()
+    for k, s in enumerate(range(0, Xt.shape[0], 100)):
+        with open(parts / ("part-%02d.svm" % k), "wb") as fh:
+            write_svmlight(fh, Xt[s:s + 100], yt[s:s + 100])
+    whole = run(["predict", "-m", d / "m.hsvm", d / "test.svm", "-q", "--scores"]).stdout.encode()
+    return d, whole
+
+
+@pytest.mark.parametrize("n_shards", [None, 1, 2, 7])
+def test_predicted_shards_are_written_in_input_order(client, digits_files, tmp_path, n_shards):
+    d, whole = digits_files
+    out = tmp_path / "pred.txt"
+    counts = predict_shards(client, d / "test.svm", PredictTask(d / "m.hsvm", scores=True), out, n_shards=n_shards)
+    assert out.read_bytes() == whole
+    assert counts["total"] == 450 and counts["tasks"] == (n_shards or 4)
+    assert whole.count(b"\n") == 451
+
+
+@pytest.mark.parametrize("how", ["dir", "glob", "list"])
+def test_files_of_a_directory_or_glob_are_predicted_in_sorted_order(client, digits_files, tmp_path, how):
+    d, whole = digits_files
+    files = sorted(str(p) for p in (d / "parts").iterdir())
+    source = {"dir": d / "parts", "glob": str(d / "parts" / "part-*.svm"), "list": files}[how]
+    out = tmp_path / "pred.txt"
+    assert predict_shards(client, source, PredictTask(d / "m.hsvm", scores=True), out)["tasks"] == len(files)
+    assert out.read_bytes() == whole
+
+
+def test_compressed_input_is_refused_before_anything_runs_and_nothing_is_written(client, digits_files, tmp_path):
+    d, _ = digits_files
+    gz = tmp_path / "test.svm.gz"
+    gz.write_bytes(gzip.compress((d / "test.svm").read_bytes()))
+    out = tmp_path / "pred.txt"
+    with pytest.raises(ShardError, match="gzip-compressed input cannot be split"):
+        predict_shards(client, gz, PredictTask(d / "m.hsvm"), out, n_shards=3)
+    assert not out.exists()
+    predict_shards(client, gz, PredictTask(d / "m.hsvm"), out, n_shards=1)   # one task: fine
+    assert out.read_bytes().count(b"\n") == 450
+
+
+class SlowTask(PredictTask):
+    """A PredictTask that takes long enough for a worker to be killed while
+    it runs (sent to the workers by value: the test module is not importable
+    there)."""
+
+    def __call__(self, item):
+        import time
+        time.sleep(0.5)
+        return super().__call__(item)
+
+
+def test_a_worker_killed_mid_prediction_leaves_the_identical_output(digits_files, tmp_path):
+    import cloudpickle
+    d, whole = digits_files
+    out = tmp_path / "pred.txt"
+    killed = []
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    try:
+        with cluster() as c:
+            def on_task(k, n):
+                if k == 0 and not killed:
+                    _kill_a_busy_worker(c, killed)
+            predict_shards(c, d / "test.svm", SlowTask(d / "m.hsvm", scores=True), out, n_shards=8,
+                           on_task=on_task)
+    finally:
+        cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+    assert killed
+    assert out.read_bytes() == whole
+
+
+def test_a_failing_prediction_task_leaves_no_output(client, digits_files, tmp_path):
+    d, _ = digits_files
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "a.svm").write_bytes((d / "parts" / "part-00.svm").read_bytes())
+    (bad / "b.svm").write_bytes(b"1 1:1 1:2\n")
+    out = tmp_path / "pred.txt"
+    out.write_bytes(b"old")
+    from hsvm_cli.errors import InputFormatError
+    with pytest.raises(InputFormatError, match="b.svm:1: repeated index 1"):
+        predict_shards(client, bad, PredictTask(d / "m.hsvm"), out)
+    assert out.read_bytes() == b"old"
+
+
+# --------------------------------------------------------------------- CLI
+
+def test_cli_train_ovo_dask_gives_the_single_process_file(client, tmp_path):
+    single, dask_out = tmp_path / "single.hsvm", tmp_path / "dask.hsvm"
+    flags = ["-c", "0.5", "--seed", "4", "--bags", "2", "-q"]
+    run(["train-ovo", DIGITS_TRAIN, "-o", single] + flags)
+    run(["train-ovo", DIGITS_TRAIN, "-o", dask_out, "--dask", client.scheduler.address] + flags)
+    assert dask_out.read_bytes() == single.read_bytes()
+    r = run(["train-ovo", DIGITS_TRAIN, "-o", dask_out, "--dask", client.scheduler.address, "-c", "0.5"])
+    assert r.stderr.splitlines()[-1] == "hsvm: train-ovo: 45 pairs in 8 blocks on 2 Dask workers -> %s" % dask_out
+    run(["train-ovo", DIGITS_TRAIN, "-o", dask_out, "--dask", client.scheduler.address, "-j", "2"], exit_code=2)
+
+
+@pytest.mark.parametrize("flags", [["--scores"], ["-H", str(FIX / "digits.hbm"), "-k", "3", "--scores"],
+                                   ["-H", str(FIX / "digits.hbm"), "-C", str(FIX / "digits.cal"), "--proba"]])
+def test_cli_predict_dask_gives_the_single_process_output(client, tmp_path, flags):
+    test = tmp_path / "test.svm"
+    test.write_bytes((FIX / "test.svm").read_bytes())
+    base = ["predict", "-m", FIX / "digits.hsvm", test] + flags
+    whole = run(base + ["-q"]).stdout
+    r = run(base + ["--dask", client.scheduler.address, "-o", tmp_path / "out"])
+    assert (tmp_path / "out").read_text() == whole
+    assert r.stderr.splitlines()[-1] == run(base).stderr.splitlines()[-1]        # the accuracy line
+    assert r.stderr.startswith("hsvm: predict --dask: task 0/4 (%s shard 0/4): " % test)
+
+
+def test_cli_predict_dask_refuses_codes_timings_and_shard(client, tmp_path):
+    base = ["predict", "-m", FIX / "digits.hsvm", FIX / "test.svm", "--dask", client.scheduler.address]
+    for extra, words in ((["--shard", "0/2"], "exclusive"), (["--timings"], "--timings"),
+                         (["-H", FIX / "digits.hbm", "--codes", FIX / "test.codes"], "--codes")):
+        assert words in run(base + extra, exit_code=2).stderr
+
+
+def test_lost_tasks_are_one_line_and_exit_69_on_the_command_line():
+    from types import SimpleNamespace
+
+    from hsvm_cli.cluster.dask_backend import DaskUnavailableError, cluster_errors
+    from hsvm_cli.errors import InputFormatError
+    with pytest.raises(DaskUnavailableError) as info:
+        with cluster_errors():
+            raise distributed.KilledWorker("hsvm-train-block-3", SimpleNamespace(address="tcp://127.0.0.1:1"), 3)
+    assert info.value.exit_code == 69 and "hsvm-train-block-3" in str(info.value)
+    with pytest.raises(InputFormatError):       # a task's own error passes unchanged
+        with cluster_errors():
+            raise InputFormatError("t.svm", 3, "bad label")
+
+
+def test_a_one_vs_rest_model_is_predicted_by_shards_as_in_one_process(client, tmp_path):
+    from conftest import TOOL_FIXTURES
+    m, test = tmp_path / "o.hsvm", tmp_path / "test.svm"
+    test.write_bytes((TOOL_FIXTURES / "digits3.test.svm").read_bytes())
+    run(["import-model", "-q", TOOL_FIXTURES / "liblinear_ovr3.model", "-o", m])
+    whole = run(["predict", "-m", m, test, "-q", "--scores"]).stdout.encode()
+    out = tmp_path / "pred.txt"
+    counts = predict_shards(client, test, PredictTask(m, scores=True, settings=dict(refine=True)), out, n_shards=3)
+    assert out.read_bytes() == whole and counts["total"] == whole.count(b"\n") - 1

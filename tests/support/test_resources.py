@@ -1,0 +1,80 @@
+"""Task resources (support/resources.py): memory estimates add up their
+parts; threads and BLAS threads follow SLURM_CPUS_PER_TASK unless the user
+set them."""
+import json
+import os
+import subprocess
+import sys
+
+from hsvm_cli.support.resources import (
+    BLAS_VARIABLES,
+    blas_threads_from_slurm,
+    prediction_shard_memory,
+    task_threads,
+    training_block_memory,
+)
+
+
+def test_memory_estimates_add_up_their_parts():
+    est = training_block_memory(n_rows=1000, nnz=50000, n_features=100, n_classifiers=10)
+    assert est["total"] == sum(v for k, v in est.items() if k != "total")
+    assert est["weights"] == 10 * 101 * 4 and est["row_pool"] == (50000 + 2000) * 16
+    pred = prediction_shard_memory(n_features=100, n_classes=10, n_classifiers=45, chunk_rows=1000)
+    assert pred["total"] == sum(v for k, v in pred.items() if k != "total")
+    assert pred["model"] == 45 * 101 * 4 and pred["model_transposed"] == 0
+    sparse = prediction_shard_memory(n_features=100, n_classes=10, n_classifiers=45, chunk_rows=1000,
+                                     nnz_per_row=5, sparse=True)
+    assert sparse["model_transposed"] == sparse["model"] and sparse["chunk"] < pred["chunk"]
+
+
+def test_task_threads_follow_slurm_cpus_per_task(monkeypatch):
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setenv("SLURM_CPUS_PER_TASK", "3")
+    assert task_threads() == 3
+
+
+def test_blas_variables_are_set_from_slurm_unless_given():
+    env = {"SLURM_CPUS_PER_TASK": "4", "MKL_NUM_THREADS": "2"}
+    assert blas_threads_from_slurm(env) == ["OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"]
+    assert env == {"SLURM_CPUS_PER_TASK": "4", "MKL_NUM_THREADS": "2", "OMP_NUM_THREADS": "4",
+                   "OPENBLAS_NUM_THREADS": "4"}
+    # OMP_NUM_THREADS given: the others follow it, not the CPUs
+    env = {"SLURM_CPUS_PER_TASK": "4", "OMP_NUM_THREADS": "1"}
+    blas_threads_from_slurm(env)
+    assert env["OPENBLAS_NUM_THREADS"] == env["MKL_NUM_THREADS"] == "1"
+    for env in ({}, {"SLURM_CPUS_PER_TASK": "0"}, {"SLURM_CPUS_PER_TASK": "x"}):
+        assert blas_threads_from_slurm(env) == [] and "OMP_NUM_THREADS" not in env
+
+
+def test_the_blas_of_a_slurm_task_runs_its_cpus_threads():
+    # What the hsvm command does first thing, then numpy's BLAS as loaded.
+    code = ("from hsvm_cli.support.resources import blas_threads_from_slurm; blas_threads_from_slurm(); "
+            "import numpy, json, threadpoolctl; "
+            "print(json.dumps([i['num_threads'] for i in threadpoolctl.threadpool_info() "
+            "if i['user_api'] == 'blas']))")
+    env = {k: v for k, v in os.environ.items() if k not in BLAS_VARIABLES}
+    env["SLURM_CPUS_PER_TASK"] = "1"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    threads = json.loads(out.stdout)
+    assert threads and set(threads) == {1}
+
+
+def test_task_estimates_for_job_scripts(tmp_path, digits_model_file):
+    from hsvm_cli.support.resources import RUNTIME_BYTES, main, scan_samples, training_task_bytes
+
+    from conftest import DIGITS_TEST, DIGITS_TRAIN
+    n, nnz, d, counts = scan_samples(DIGITS_TRAIN)
+    assert (n, d, counts.sum(), len(counts)) == (1347, 64, 1347, 10)
+    one = training_task_bytes(DIGITS_TRAIN, blocks=1)
+    assert one == training_block_memory(n_rows=n, nnz=nnz, n_features=64, n_classifiers=45)["total"] + RUNTIME_BYTES
+    assert training_task_bytes(DIGITS_TRAIN, blocks=3) == one - 30 * 65 * 4
+    import contextlib
+    import io
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        main(["predict", "--model", str(digits_model_file), DIGITS_TEST])
+        main(["predict", "--train", DIGITS_TRAIN, DIGITS_TEST, "-c", "0.5", "--seed", "1"])
+        main(["train", DIGITS_TRAIN, "--blocks", "3", "-c", "1", "--bags", "2", "-j", "4"])
+    from_model, from_train, train = map(int, out.getvalue().split())
+    assert 64 < from_model == from_train < 100
+    assert train == -(-(training_task_bytes(DIGITS_TRAIN, blocks=3, bags=2)) // (1 << 20))
