@@ -1,6 +1,7 @@
 /* Run-time choice of the code path, shared by every dispatching kernel. */
 #include <stdlib.h>
 #include <strings.h>
+#include <unistd.h>
 #include "hsvm_cpu.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -31,6 +32,42 @@ int32_t hsvm_kernels_available(void)
     if (cached == 0)
         cached = detect_kernels();
     return cached;
+}
+
+static int64_t detect_cache_bytes(int32_t level)
+{
+    long v = -1;
+    int64_t fallback = 0;
+    switch (level) {
+#ifdef _SC_LEVEL1_DCACHE_SIZE
+    case 1: v = sysconf(_SC_LEVEL1_DCACHE_SIZE); break;
+    case 2: v = sysconf(_SC_LEVEL2_CACHE_SIZE); break;
+    case 3: v = sysconf(_SC_LEVEL3_CACHE_SIZE); break;
+#endif
+    default: break;
+    }
+    switch (level) {
+    case 1: fallback = 32 << 10; break;
+    case 2: fallback = 1 << 20; break;
+    case 3: fallback = 32 << 20; break;
+    default: return 0;
+    }
+    /* Some systems report 0 or nonsense (virtual machines, unknown CPUs). */
+    if (v < 4096 || (int64_t)v > ((int64_t)1 << 34))
+        return fallback;
+    return (int64_t)v;
+}
+
+int64_t hsvm_cache_bytes(int32_t level)
+{
+    /* glibc answers with CPUID, which a virtual machine traps (tens of
+     * microseconds): ask once.  Racing first calls store the same values. */
+    static volatile int64_t cached[4];
+    if (level < 1 || level > 3)
+        return 0;
+    if (cached[level] == 0)
+        cached[level] = detect_cache_bytes(level);
+    return cached[level];
 }
 
 const char *hsvm_kernel_name(int32_t kernel)

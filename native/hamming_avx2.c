@@ -103,6 +103,26 @@ INL void flush_run(const int S, const int packed, int32_t *votes, int32_t *dsum,
     }
 }
 
+/* The b-side of the 8 lanes of half h landing on columns off .. off + 7 of
+ * each sample's rows, and their a-side into the run totals. */
+INL void rmw8(const int S, const int packed, int32_t *votes, int32_t *dsum, int64_t K, int64_t off,
+              int h, __m256i (*D)[2], __m256i (*W)[2], int32_t *run_v, __m256i *run_d)
+{
+    const __m256i ones = _mm256_set1_epi32(-1);
+#pragma GCC unroll 2
+    for (int s = 0; s < S; s++) {
+        if (!packed) {
+            __m256i *vb = (__m256i *)(votes + s * K + off);
+            const __m256i lose = _mm256_xor_si256(W[s][h], ones);
+            _mm256_storeu_si256(vb, _mm256_sub_epi32(_mm256_loadu_si256(vb), lose));
+            run_v[s] += __builtin_popcount(lanes_set(W[s][h]));
+        }
+        __m256i *db = (__m256i *)(dsum + s * K + off);
+        _mm256_storeu_si256(db, _mm256_sub_epi32(_mm256_loadu_si256(db), D[s][h]));
+        run_d[s] = _mm256_add_epi32(run_d[s], D[s][h]);
+    }
+}
+
 /* S samples against packed blocks [blk0, blk1); the 16 lanes of a block are
  * handled as two 8-lane halves.  one_bag and packed are compile-time
  * constants in every instance (see VOTE_FN). */
@@ -118,6 +138,7 @@ INL void vote_rows(const int S, const int one_bag, const int packed, const hsvm_
     const int32_t *const seg_first = p->seg_first;
     const hsvm_hamming_seg *const segs = p->segs;
     const uint16_t *const valid = p->valid;
+    const hsvm_hamming_whole *const whole = p->whole;
     const uint64_t *xs[SMAX];
     int32_t run_v[SMAX];
     __m256i run_d[SMAX];
@@ -127,7 +148,6 @@ INL void vote_rows(const int S, const int one_bag, const int packed, const hsvm_
         run_v[s] = 0;
         run_d[s] = _mm256_setzero_si256();
     }
-    const __m256i ones = _mm256_set1_epi32(-1);
     const __m256i bagsv = _mm256_set1_epi32(bags);
     const __m256i unitv = _mm256_set1_epi32(packed ? (int32_t)1 << p->pack_shift : 0);
     int32_t cur_a = -1;
@@ -188,6 +208,18 @@ INL void vote_rows(const int S, const int one_bag, const int packed, const hsvm_
             }
         }
 
+        const hsvm_hamming_whole wb = whole[blk];
+        if (__builtin_expect(wb.col >= 0, 1)) {
+            /* One segment filling the block: no segment table. */
+            if (wb.a != cur_a) {
+                if (cur_a >= 0)
+                    flush_run(S, packed, votes, dsum, K, cur_a, run_v, run_d);
+                cur_a = wb.a;
+            }
+            rmw8(S, packed, votes, dsum, K, wb.col, 0, D, W, run_v, run_d);
+            rmw8(S, packed, votes, dsum, K, (int64_t)wb.col + 8, 1, D, W, run_v, run_d);
+            continue;
+        }
         const int32_t g0 = seg_first[blk], g1 = seg_first[blk + 1];
         /* Lanes scattered one by one: all of a fragmented block, and the part
          * of a segment that does not fill a whole 8-lane half. */
@@ -207,19 +239,7 @@ INL void vote_rows(const int S, const int one_bag, const int packed, const hsvm_
                         flush_run(S, packed, votes, dsum, K, cur_a, run_v, run_d);
                     cur_a = sg.a;
                 }
-                const int64_t off = (int64_t)sg.b0 - sg.lo + 8 * h;
-#pragma GCC unroll 2
-                for (int s = 0; s < S; s++) {
-                    if (!packed) {
-                        __m256i *vb = (__m256i *)(votes + s * K + off);
-                        const __m256i lose = _mm256_xor_si256(W[s][h], ones);
-                        _mm256_storeu_si256(vb, _mm256_sub_epi32(_mm256_loadu_si256(vb), lose));
-                        run_v[s] += __builtin_popcount(lanes_set(W[s][h]));
-                    }
-                    __m256i *db = (__m256i *)(dsum + s * K + off);
-                    _mm256_storeu_si256(db, _mm256_sub_epi32(_mm256_loadu_si256(db), D[s][h]));
-                    run_d[s] = _mm256_add_epi32(run_d[s], D[s][h]);
-                }
+                rmw8(S, packed, votes, dsum, K, (int64_t)sg.b0 - sg.lo + 8 * h, h, D, W, run_v, run_d);
             }
         }
         if (scalar_lanes) {

@@ -74,6 +74,26 @@ INL void flush_run(const int S, const int packed, int32_t *votes, int32_t *dsum,
     }
 }
 
+/* The b-side of 16 lanes landing on columns vb/db .. + 15 of each sample's
+ * rows, and their a-side into the run totals. */
+INL void rmw16(const int S, const int packed, int32_t *vb, int32_t *db, int64_t K,
+               const __mmask16 *win, const __m512i *D, __m512i *run_v, __m512i *run_d)
+{
+    const __m512i one = _mm512_set1_epi32(1);
+#pragma GCC unroll 4
+    for (int s = 0; s < S; s++) {
+        if (!packed) {
+            const __m512i v = _mm512_loadu_si512((const void *)(vb + s * K));
+            _mm512_storeu_si512((void *)(vb + s * K),
+                                _mm512_mask_add_epi32(v, (__mmask16)~win[s], v, one));
+            run_v[s] = _mm512_mask_add_epi32(run_v[s], win[s], run_v[s], one);
+        }
+        const __m512i d = _mm512_loadu_si512((const void *)(db + s * K));
+        _mm512_storeu_si512((void *)(db + s * K), _mm512_sub_epi32(d, D[s]));
+        run_d[s] = _mm512_add_epi32(run_d[s], D[s]);
+    }
+}
+
 /* S samples against packed blocks [blk0, blk1).  one_bag and packed are
  * compile-time constants in every instance (see VOTE_FN). */
 INL void vote_rows(const int S, const int one_bag, const int packed, const hsvm_hamming_plan *p,
@@ -91,6 +111,7 @@ INL void vote_rows(const int S, const int one_bag, const int packed, const hsvm_
     const int32_t *const seg_first = p->seg_first;
     const hsvm_hamming_seg *const segs = p->segs;
     const uint16_t *const valid = p->valid;
+    const hsvm_hamming_whole *const whole = p->whole;
     const uint64_t *xs[SMAX];
     /* a-side totals of the current run of class cur_a: wins (unpacked plans
      * only) and distance sums (packed: u = D + win * unit). */
@@ -144,6 +165,17 @@ INL void vote_rows(const int S, const int one_bag, const int packed, const hsvm_
                 D[s] = _mm512_mask_add_epi32(D[s], win[s], D[s], unitv);
         }
 
+        const hsvm_hamming_whole wb = whole[blk];
+        if (__builtin_expect(wb.col >= 0, 1)) {
+            /* One segment filling the block: no segment table. */
+            if (wb.a != cur_a) {
+                if (cur_a >= 0)
+                    flush_run(S, packed, votes, dsum, K, cur_a, run_v, run_d);
+                cur_a = wb.a;
+            }
+            rmw16(S, packed, votes + wb.col, dsum + wb.col, K, win, D, run_v, run_d);
+            continue;
+        }
         const int32_t g0 = seg_first[blk], g1 = seg_first[blk + 1];
         if (__builtin_expect(g0 == g1, 0)) {
             /* Fragmented pair order: lane by lane. */
@@ -171,20 +203,8 @@ INL void vote_rows(const int S, const int one_bag, const int packed, const hsvm_
                 cur_a = sg.a;
             }
             const int64_t off = (int64_t)sg.b0 - sg.lo;
-            if (__builtin_expect(sg.mask == 0xFFFF, 1)) {
-                int32_t *vb = votes + off, *db = dsum + off;
-#pragma GCC unroll 4
-                for (int s = 0; s < S; s++) {
-                    if (!packed) {
-                        const __m512i v = _mm512_loadu_si512((const void *)(vb + s * K));
-                        _mm512_storeu_si512((void *)(vb + s * K),
-                                            _mm512_mask_add_epi32(v, (__mmask16)~win[s], v, one));
-                        run_v[s] = _mm512_mask_add_epi32(run_v[s], win[s], run_v[s], one);
-                    }
-                    const __m512i d = _mm512_loadu_si512((const void *)(db + s * K));
-                    _mm512_storeu_si512((void *)(db + s * K), _mm512_sub_epi32(d, D[s]));
-                    run_d[s] = _mm512_add_epi32(run_d[s], D[s]);
-                }
+            if (sg.mask == 0xFFFF) {
+                rmw16(S, packed, votes + off, dsum + off, K, win, D, run_v, run_d);
                 continue;
             }
             const __mmask16 M = sg.mask;

@@ -44,6 +44,7 @@ void hsvm_hamming_plan_free(hsvm_hamming_plan *p)
     free(p->valid);
     free(p->seg_first);
     free(p->segs);
+    free(p->whole);
     free(p->b_count);
     free(p);
 }
@@ -145,7 +146,8 @@ static int build_segments(hsvm_hamming_plan *p)
     const int64_t nb = p->n_blocks;
     p->seg_first = alloc_tracked(p, (size_t)(nb + 1) * sizeof(int32_t), 0);
     p->segs = alloc_tracked(p, (size_t)(p->n_items > 0 ? p->n_items : 1) * sizeof(hsvm_hamming_seg), 0);
-    if (!p->seg_first || !p->segs)
+    p->whole = alloc_tracked(p, (size_t)(nb > 0 ? nb : 1) * sizeof(hsvm_hamming_whole), 0);
+    if (!p->seg_first || !p->segs || !p->whole)
         return HSVM_HAMMING_ENOMEM;
     int64_t ns = 0;
     for (int64_t blk = 0; blk < nb; blk++) {
@@ -170,6 +172,8 @@ static int build_segments(hsvm_hamming_plan *p)
             memcpy(p->segs + ns, tmp, (size_t)nseg * sizeof(tmp[0]));
             ns += nseg;
         }
+        p->whole[blk].a = tmp[0].a;
+        p->whole[blk].col = nseg == 1 && tmp[0].mask == 0xFFFF ? tmp[0].b0 : -1;
     }
     p->seg_first[nb] = (int32_t)ns;
     return HSVM_HAMMING_OK;
@@ -307,17 +311,22 @@ static void unpack_rows(const hsvm_hamming_plan *p, int64_t n, int32_t *votes, i
 }
 
 /* Cache blocking, shared by every kernel.  Voting: a group of samples keeps
- * its code rows and output rows in L2 while a chunk of packed classifier
- * blocks is reused by every register tile of the group; the output rows are
- * revisited once per chunk, so both must stay cached, and the larger the group
- * the fewer times the whole classifier set streams in from L3 or memory (that
- * matters with thousands of classes, whose output rows are long).  Distances:
- * the output is written once and is the largest stream, so chunks are long to
- * keep each row's writes sequential.  Tuned on Zen 4 (1 MB L2); the optimum is
- * flat around these values. */
+ * its code rows and the output rows the kernel updates (dsum alone with
+ * packed accumulation, votes too without) in L2 while a chunk of packed
+ * classifier blocks is reused by every register tile of the group; the output
+ * rows are revisited once per chunk, so both must stay cached, and the larger
+ * the group the fewer times the whole classifier set streams in from L3 or
+ * memory (with thousands of classes the set is tens of MB, the rows several
+ * KB each: K = 1,000 at 256 bits is 16 MB of codes and 4 KB of dsum per
+ * sample, so a 1 MB L2 holds about 190 rows, a 2 MB one 380).  The group
+ * takes GROUP_SHARE of the core's L2 (hsvm_cache_bytes), the rest being left
+ * to the chunk and to what the L2 cannot keep apart; groups of a few hundred
+ * samples measured best with 16 MB of codes on 2 MB and 1 MB L2s, chunks of
+ * 16-256 KB alike.  Distances: the output is written once and is the largest
+ * stream, so chunks are long to keep each row's writes sequential. */
 #define VOTE_CHUNK_BYTES (64 * 1024)
 #define DIST_CHUNK_BYTES (1024 * 1024)
-#define GROUP_BYTES (768 * 1024)
+#define GROUP_SHARE 0.75
 #define GROUP_MIN 8
 #define GROUP_MAX 1024
 
@@ -333,10 +342,27 @@ static blocking choose_blocking(const hsvm_hamming_plan *p, int64_t chunk_bytes,
     b.chunk = chunk_bytes / block_bytes;
     if (b.chunk < 1)
         b.chunk = 1;
-    b.group = GROUP_BYTES / row_bytes;
+    b.group = (int64_t)(GROUP_SHARE * (double)hsvm_cache_bytes(2)) / row_bytes;
     b.group = b.group < GROUP_MIN ? GROUP_MIN : b.group > GROUP_MAX ? GROUP_MAX : b.group;
     b.group &= ~(int64_t)7;
     return b;
+}
+
+static blocking vote_blocking(const hsvm_hamming_plan *p)
+{
+    const int64_t rows = p->pack_shift > 0 ? 1 : 2;
+    return choose_blocking(p, VOTE_CHUNK_BYTES, p->words * (int64_t)sizeof(uint64_t) +
+                                                    rows * p->n_classes * (int64_t)sizeof(int32_t));
+}
+
+int hsvm_hamming_vote_blocking(const hsvm_hamming_plan *plan, int64_t *group, int64_t *chunk)
+{
+    if (!plan || plan->kind != HSVM_PLAN_VOTES || !group || !chunk)
+        return HSVM_HAMMING_EINVAL;
+    const blocking b = vote_blocking(plan);
+    *group = b.group;
+    *chunk = b.chunk;
+    return HSVM_HAMMING_OK;
 }
 
 int hsvm_hamming_dist(const hsvm_hamming_plan *plan, const uint64_t *xcodes,
@@ -371,13 +397,15 @@ int hsvm_hamming_dist(const hsvm_hamming_plan *plan, const uint64_t *xcodes,
     return HSVM_HAMMING_OK;
 }
 
-int hsvm_hamming_vote(const hsvm_hamming_plan *plan, const uint64_t *xcodes,
-                      int64_t n, int64_t xwords, int32_t *votes, int32_t *dsum,
-                      int32_t kernel)
+int hsvm_hamming_vote_blocked(const hsvm_hamming_plan *plan, const uint64_t *xcodes,
+                              int64_t n, int64_t xwords, int32_t *votes, int32_t *dsum,
+                              int32_t kernel, int64_t group, int64_t chunk)
 {
     int rc = check_call(plan, HSVM_PLAN_VOTES, xcodes, n, xwords);
     if (rc != HSVM_HAMMING_OK)
         return rc;
+    if (group < 0 || chunk < 0)
+        return HSVM_HAMMING_EINVAL;
     const int32_t k = hsvm_resolve_kernel(kernel);
     if (k < 0)
         return k;
@@ -396,8 +424,11 @@ int hsvm_hamming_vote(const hsvm_hamming_plan *plan, const uint64_t *xcodes,
     else if (k == HSVM_KERNEL_AVX2)
         fn = hsvm_hamming_vote_avx2;
 #endif
-    const blocking b = choose_blocking(plan, VOTE_CHUNK_BYTES, plan->words * (int64_t)sizeof(uint64_t) +
-                                                                 2 * K * (int64_t)sizeof(int32_t));
+    blocking b = vote_blocking(plan);
+    if (group > 0)
+        b.group = group;
+    if (chunk > 0)
+        b.chunk = chunk;
     for (int64_t g0 = 0; g0 < n; g0 += b.group) {
         const int64_t gn = n - g0 < b.group ? n - g0 : b.group;
         for (int64_t c0 = 0; c0 < nb; c0 += b.chunk)
@@ -407,6 +438,13 @@ int hsvm_hamming_vote(const hsvm_hamming_plan *plan, const uint64_t *xcodes,
             unpack_rows(plan, gn, votes + g0 * K, dsum + g0 * K);
     }
     return HSVM_HAMMING_OK;
+}
+
+int hsvm_hamming_vote(const hsvm_hamming_plan *plan, const uint64_t *xcodes,
+                      int64_t n, int64_t xwords, int32_t *votes, int32_t *dsum,
+                      int32_t kernel)
+{
+    return hsvm_hamming_vote_blocked(plan, xcodes, n, xwords, votes, dsum, kernel, 0, 0);
 }
 
 int hsvm_hamming_distances(const uint64_t *xcodes, int64_t n, int64_t xwords,

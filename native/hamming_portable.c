@@ -103,6 +103,29 @@ vote_row(const int one_bag, const int packed, const hsvm_hamming_plan *p, const 
             for (int l = 0; l < LANES; l++)
                 D[l] += win[l] * unit;
 
+        const hsvm_hamming_whole wb = p->whole[blk];
+        if (wb.col >= 0) {
+            /* One segment filling the block: no segment table. */
+            if (wb.a != cur_a) {
+                if (cur_a >= 0) {
+                    if (!packed)
+                        vr[cur_a] += run_v;
+                    dr[cur_a] += run_d;
+                }
+                cur_a = wb.a;
+                run_v = run_d = 0;
+            }
+            int32_t *vb = vr + wb.col, *db = dr + wb.col;
+            for (int j = 0; j < LANES; j++) {
+                if (!packed) {
+                    vb[j] += 1 - win[j];
+                    run_v += win[j];
+                }
+                db[j] -= D[j];
+                run_d += D[j];
+            }
+            continue;
+        }
         const int32_t g0 = p->seg_first[blk], g1 = p->seg_first[blk + 1];
         if (g0 == g1) {
             const int32_t *la = p->lane_a + blk * LANES, *lb = p->lane_b + blk * LANES;

@@ -27,6 +27,11 @@ int32_t hsvm_kernels_available(void);
  * HSVM_KERNEL for HSVM_KERNEL_AUTO on every call (so a test or a driver can
  * switch paths without reloading the library); negative HSVM_CPU_E* on error. */
 int32_t hsvm_resolve_kernel(int32_t requested);
+/* Bytes of the level-1 data (level 1), level-2 (2) or level-3 (3) cache of
+ * one core as the C library reports it (sysconf), or a typical value (32 KB,
+ * 1 MB, 32 MB) where it reports none; kernels size their cache blocking with
+ * it. */
+int64_t hsvm_cache_bytes(int32_t level);
 /* "portable", "avx2", "avx512", "auto", or "?" for an unknown id. */
 const char *hsvm_kernel_name(int32_t kernel);
 

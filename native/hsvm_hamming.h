@@ -45,6 +45,14 @@ typedef struct hsvm_hamming_seg {
     uint8_t pad;
 } hsvm_hamming_seg;
 
+/* A block whose 16 lanes are one segment (one class a, b = col .. col + 15):
+ * the common case with many classes, voted without looking at segments.
+ * col is -1 for every other block. */
+typedef struct hsvm_hamming_whole {
+    int32_t a;
+    int32_t col;
+} hsvm_hamming_whole;
+
 /* Read-only after creation; build with hsvm_hamming_plan_codes/_votes, release
  * with hsvm_hamming_plan_free.  Vote plans hold the pairs sorted by (a, b)
  * (the sums are order-independent), which turns any complete pair set into
@@ -65,6 +73,7 @@ typedef struct hsvm_hamming_plan {
     uint16_t *valid;        /* [n_blocks] lanes holding a real item */
     int32_t *seg_first;     /* [n_blocks + 1]; first == next means a generic block */
     hsvm_hamming_seg *segs;
+    hsvm_hamming_whole *whole;  /* [n_blocks] (vote plan) */
     /* Packed accumulation, when pack_shift > 0: pair p adds u = D + (a wins) *
      * 2^pack_shift to class a and subtracts it from class b, in the dsum array
      * alone, which halves the scattered read-modify-writes.  The dispatcher then
@@ -98,6 +107,15 @@ int hsvm_hamming_dist(const hsvm_hamming_plan *plan, const uint64_t *xcodes,
 int hsvm_hamming_vote(const hsvm_hamming_plan *plan, const uint64_t *xcodes,
                       int64_t n, int64_t xwords, int32_t *votes, int32_t *dsum,
                       int32_t kernel);
+/* hsvm_hamming_vote with the cache blocking forced: groups of `group`
+ * samples, chunks of `chunk` packed blocks, 0 meaning the automatic choice
+ * (testing and benchmarks; the results never depend on it). */
+int hsvm_hamming_vote_blocked(const hsvm_hamming_plan *plan, const uint64_t *xcodes,
+                              int64_t n, int64_t xwords, int32_t *votes, int32_t *dsum,
+                              int32_t kernel, int64_t group, int64_t chunk);
+/* The automatic blocking of hsvm_hamming_vote for this plan on this machine:
+ * samples per group, packed blocks per chunk. */
+int hsvm_hamming_vote_blocking(const hsvm_hamming_plan *plan, int64_t *group, int64_t *chunk);
 /* One-shot distances for C callers (packs, computes, frees). */
 int hsvm_hamming_distances(const uint64_t *xcodes, int64_t n, int64_t xwords,
                            const uint64_t *ccodes, int64_t m, int64_t cwords,

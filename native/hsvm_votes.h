@@ -2,18 +2,31 @@
 #ifndef HSVM_VOTES_H
 #define HSVM_VOTES_H
 #include <stdint.h>
+#include "hsvm_cpu.h"
+
+enum {
+    HSVM_VOTES_OK = 0,
+    HSVM_VOTES_EINVAL = -1,   /* a pair names a class outside [0, n_classes), bad sizes */
+    HSVM_VOTES_ENOMEM = -2
+};
 
 /* dec: n x (n_pairs * bags) row-major decision values w.x + b, classifier
- * j = pair * bags + bag.  Pair p opposes class pair_a[p] (wins on a positive
+ * j = pair * bags + bag; or, with bias not NULL, the products w.x, bias
+ * [n_pairs * bags] holding b (added in float32 first, as numpy's dec += b,
+ * which saves a pass over dec).  Pair p opposes class pair_a[p] (wins on a positive
  * decision) and class pair_b[p].  The pair's winner is the majority of its bags;
  * an even split goes to the sign of the summed decision values (a on > 0).
  * votes[i*K + c] receives the number of pairs class c won; conf[i*K + c] the
  * sum over c's pairs of the mean bag decision value, signed towards c
- * (scikit-learn's OvO confidence).  Both outputs are overwritten.
- * Returns 0, or -1 if a pair names a class outside [0, n_classes). */
-int hsvm_ovo_votes(const float *dec, int64_t n, int64_t n_pairs, int32_t bags,
+ * (scikit-learn's OvO confidence), added in pair order.  Both outputs are
+ * overwritten.  Any pair order is exact; train-ovo's canonical one (a < b,
+ * a-major) is the fast one.  kernel: HSVM_KERNEL_* (hsvm_cpu.h); every path
+ * gives the same bits.  Returns HSVM_VOTES_OK, HSVM_VOTES_EINVAL (e.g. a pair
+ * names a class outside [0, n_classes)), HSVM_VOTES_ENOMEM, or
+ * hsvm_resolve_kernel's HSVM_CPU_E* code. */
+int hsvm_ovo_votes(const float *dec, const float *bias, int64_t n, int64_t n_pairs, int32_t bags,
                    const int32_t *pair_a, const int32_t *pair_b,
-                   int32_t n_classes, int32_t *votes, double *conf);
+                   int32_t n_classes, int32_t *votes, double *conf, int32_t kernel);
 
 /* The same rule for per-sample pair lists (the refine step): row i has q
  * candidate pairs (A[i*q+j], B[i*q+j]) with decisions dec[(i*q+j)*bags ..],

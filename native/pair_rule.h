@@ -9,16 +9,25 @@
 #define HSVM_PAIR_RULE_H
 #include <stdint.h>
 
-static inline int pair_rule_a_wins(const float *d, int32_t bags, double *mean)
+/* The same rule for decision values d[k] + bias[k] (float32 sums, as numpy's
+ * dec += b forms them), bias NULL meaning none. */
+static inline __attribute__((always_inline)) int
+pair_rule_a_wins_biased(const float *d, const float *bias, int32_t bags, double *mean)
 {
     int32_t pos = 0;
     double sum = 0.0;
     for (int32_t k = 0; k < bags; k++) {
-        pos += d[k] > 0.0f;
-        sum += (double)d[k];
+        const float v = bias ? d[k] + bias[k] : d[k];
+        pos += v > 0.0f;
+        sum += (double)v;
     }
     *mean = sum / (double)bags;
     return (2 * pos > bags) || (2 * pos == bags && sum > 0.0);
+}
+
+static inline int pair_rule_a_wins(const float *d, int32_t bags, double *mean)
+{
+    return pair_rule_a_wins_biased(d, (const float *)0, bags, mean);
 }
 
 #endif

@@ -1,32 +1,73 @@
+/* Exact one-vs-one vote counting from decision values (see hsvm_votes.h and,
+ * for the order of the sums, votes_runs.h). */
+#include <stdlib.h>
 #include <string.h>
 #include "hsvm_votes.h"
 #include "pair_rule.h"
+#include "votes_runs.h"
 
-int hsvm_ovo_votes(const float *dec, int64_t n, int64_t n_pairs, int32_t bags,
-                   const int32_t *pair_a, const int32_t *pair_b,
-                   int32_t n_classes, int32_t *votes, double *conf)
+VOTES_DECLARE_KERNEL(portable);
+#if defined(__x86_64__) || defined(__i386__)
+#define HSVM_X86 1
+VOTES_DECLARE_KERNEL(avx2);
+VOTES_DECLARE_KERNEL(avx512);
+#endif
+
+/* Cuts the pair list into runs (votes_runs.h); returns how many.  One pass
+ * whose test, for a canonical order, fails only where a run ends, so the
+ * branch predicts well. */
+static int64_t cut_runs(const int32_t *pair_a, const int32_t *pair_b, int64_t n_pairs,
+                        votes_run *runs)
 {
+    int64_t nr = 0;
+    votes_run *r = runs;
+    for (int64_t p = 0; p < n_pairs; p++) {
+        const int32_t a = pair_a[p], b = pair_b[p];
+        if (nr > 0 && !r->self && a == r->a && b != a && (int64_t)b == (int64_t)r->b0 + r->len) {
+            r->len++;
+            continue;
+        }
+        r = runs + nr++;
+        r->p0 = p;
+        r->len = 1;
+        r->a = a;
+        r->b0 = b;
+        r->self = a == b;
+        r->pad = 0;
+    }
+    return nr;
+}
+
+int hsvm_ovo_votes(const float *dec, const float *bias, int64_t n, int64_t n_pairs, int32_t bags,
+                   const int32_t *pair_a, const int32_t *pair_b,
+                   int32_t n_classes, int32_t *votes, double *conf, int32_t kernel)
+{
+    if (n < 0 || n_pairs < 0 || bags < 1 || n_classes < 1)
+        return HSVM_VOTES_EINVAL;
     for (int64_t p = 0; p < n_pairs; p++) {
         if (pair_a[p] < 0 || pair_a[p] >= n_classes || pair_b[p] < 0 || pair_b[p] >= n_classes)
-            return -1;
+            return HSVM_VOTES_EINVAL;
     }
-    const int64_t ncols = n_pairs * (int64_t)bags;
-    for (int64_t i = 0; i < n; i++) {
-        int32_t *v = votes + i * (int64_t)n_classes;
-        double *cf = conf + i * (int64_t)n_classes;
-        memset(v, 0, sizeof(int32_t) * (size_t)n_classes);
-        memset(cf, 0, sizeof(double) * (size_t)n_classes);
-        const float *row = dec + i * ncols;
-        for (int64_t p = 0; p < n_pairs; p++) {
-            double mean;
-            const int a_wins = pair_rule_a_wins(row + p * bags, bags, &mean);
-            const int32_t a = pair_a[p], b = pair_b[p];
-            v[a_wins ? a : b] += 1;
-            cf[a] += mean;
-            cf[b] -= mean;
-        }
-    }
-    return 0;
+    const int32_t k = hsvm_resolve_kernel(kernel);
+    if (k < 0)
+        return k;
+    if (n == 0)
+        return HSVM_VOTES_OK;
+    votes_run *runs = malloc((size_t)(n_pairs > 0 ? n_pairs : 1) * sizeof(votes_run));
+    if (!runs)
+        return HSVM_VOTES_ENOMEM;
+    const int64_t n_runs = cut_runs(pair_a, pair_b, n_pairs, runs);
+    void (*fn)(const votes_run *, int64_t, const float *, const float *, int64_t, int64_t, int32_t,
+               int32_t, int32_t *, double *) = hsvm_votes_runs_portable;
+#ifdef HSVM_X86
+    if (k == HSVM_KERNEL_AVX512)
+        fn = hsvm_votes_runs_avx512;
+    else if (k == HSVM_KERNEL_AVX2)
+        fn = hsvm_votes_runs_avx2;
+#endif
+    fn(runs, n_runs, dec, bias, n, n_pairs * (int64_t)bags, bags, n_classes, votes, conf);
+    free(runs);
+    return HSVM_VOTES_OK;
 }
 
 int hsvm_cell_votes(const float *dec, const int64_t *A, const int64_t *B, const uint8_t *pmask,

@@ -207,8 +207,18 @@ class HammingVoter(_Plan):
         self.n_pairs = n_pairs
         self.packed = self._plan.pack_shift > 0
 
-    def vote(self, xcodes, *, threads=None, kernel=None):
+    def blocking(self):
+        """(samples per group, packed 16-classifier blocks per chunk): the cache
+        blocking :meth:`vote` uses on this machine (sized from its L2 cache)."""
+        box = ffi.new("int64_t[2]")
+        _check_rc(lib.hsvm_hamming_vote_blocking(self._plan, box, box + 1), "blocking")
+        return int(box[0]), int(box[1])
+
+    def vote(self, xcodes, *, threads=None, kernel=None, _blocking=None):
         """(votes, dsum), int32 [n, n_classes] each; see :func:`hamming_vote`."""
+        # _blocking=(group, chunk) forces the cache blocking (tests cover its
+        # boundaries; 0 keeps the automatic choice).
+        group, chunk = _blocking or (0, 0)
         xcodes = self._xcodes(xcodes)
         kid = _kernel_id(kernel)
         n, xwords = xcodes.shape
@@ -223,8 +233,8 @@ class HammingVoter(_Plan):
         plan = self._plan
 
         def call(i0, i1):
-            return lib.hsvm_hamming_vote(plan, xp + i0 * xwords, i1 - i0, xwords,
-                                         vp + i0 * K, dp + i0 * K, kid)
+            return lib.hsvm_hamming_vote_blocked(plan, xp + i0 * xwords, i1 - i0, xwords,
+                                                 vp + i0 * K, dp + i0 * K, kid, group, chunk)
 
         _run_blocks(call, n, threads)
         return votes, dsum

@@ -1,5 +1,7 @@
 """Hamming voting / distance kernels against the numpy reference, at every SIMD
 level the machine has (levels it lacks are skipped, not faked)."""
+import functools
+
 import numpy as np
 import pytest
 
@@ -289,3 +291,86 @@ def test_distances_reject_invalid_input():
         HammingCodes(c, bits=128).distances(x, out=np.zeros((4, 3), np.int32))
     with pytest.raises(ValueError, match="uint64"):
         hamming_distances(x.astype(np.float64), c, bits=64)
+
+
+@functools.lru_cache(maxsize=None)
+def _large_k_case(bits):
+    # K = 1,000: 499,500 pairs, runs of one class a up to 999 pairs long (62
+    # whole blocks), cut by every chunk and group boundary.
+    rng = np.random.default_rng(1000 + bits)
+    K = 1000
+    pa, pb = canonical_pairs(K)
+    x = codes(rng, 11, bits // 64)
+    c = codes(rng, pa.size, bits // 64)
+    thr = thresholds(rng, pa.size, bits)
+    want = hamming_vote_ref(x, c, thr, pa, pb, bags=1, n_classes=K, bits=bits)
+    return HammingVoter(c, thr, pa, pb, bags=1, n_classes=K, bits=bits), x, want
+
+
+@pytest.mark.parametrize("kernel", KERNEL_PARAMS)
+@pytest.mark.parametrize("bits", (256, 1024))
+def test_vote_large_k_matches_reference_for_any_blocking_and_threads(kernel, bits):
+    voter, x, want = _large_k_case(bits)
+    assert voter.packed
+    assert_votes_equal(voter.vote(x, kernel=kernel, threads=1), want)
+    for threads in (2, 3):
+        assert_votes_equal(voter.vote(x, kernel=kernel, threads=threads), want)
+    # Groups of 1 and 3 samples (partial register tiles), chunks of 1 and 37
+    # blocks (runs and whole-block stretches cut anywhere).
+    for blocking in ((1, 37), (3, 1), (8, 4096)):
+        assert_votes_equal(voter.vote(x, kernel=kernel, threads=1, _blocking=blocking), want)
+
+
+@pytest.mark.parametrize("kernel", KERNEL_PARAMS)
+@pytest.mark.parametrize("bags", (1, 2))
+@pytest.mark.parametrize("packed", (True, False))
+def test_vote_blocking_boundaries(kernel, bags, packed):
+    # Every combination of group and chunk edges: groups that are not a
+    # multiple of the register tile, one sample, all samples; chunks of one
+    # block, of an odd count, of the whole plan and beyond.
+    rng = np.random.default_rng([bags, packed])
+    pa, pb = pairs(rng, 70, "canonical")     # 2,415 pairs: 151 blocks
+    n = 37
+    x = codes(rng, n, 4)
+    c = codes(rng, pa.size * bags, 4)
+    thr = thresholds(rng, pa.size * bags, 256)
+    want = hamming_vote_ref(x, c, thr, pa, pb, bags=bags, n_classes=70, bits=256)
+    voter = HammingVoter(c, thr, pa, pb, bags=bags, n_classes=70, bits=256, _packed=packed)
+    nb = -(-pa.size // 16)
+    for group in (1, 3, 8, 13, n, 1000):
+        for chunk in (1, 7, nb - 1, nb, 5000):
+            got = voter.vote(x, kernel=kernel, threads=1, _blocking=(group, chunk))
+            assert_votes_equal(got, want)
+
+
+@pytest.mark.parametrize("kernel", KERNEL_PARAMS)
+def test_vote_whole_blocks_containing_their_own_class(kernel):
+    # Class 5 against b = 0..47: whole 16-lane blocks of one class a whose b
+    # range holds a itself (the pair (5, 5) adds and subtracts its distance,
+    # and votes for 5 either way).
+    rng = np.random.default_rng(55)
+    pa = np.full(48, 5, np.int32)
+    pb = np.arange(48, dtype=np.int32)
+    x = codes(rng, 9, 2)
+    c = codes(rng, 48, 2)
+    thr = thresholds(rng, 48, 128)
+    want = hamming_vote_ref(x, c, thr, pa, pb, bags=1, n_classes=48, bits=128)
+    for packed in (True, False):
+        voter = HammingVoter(c, thr, pa, pb, bags=1, n_classes=48, bits=128, _packed=packed)
+        assert_votes_equal(voter.vote(x, kernel=kernel, threads=1), want)
+
+
+def test_automatic_blocking_keeps_a_group_within_the_l2_share():
+    from hsvm_cli.support.native import lib
+    l2 = lib.hsvm_cache_bytes(2)
+    assert l2 >= 4096
+    for K, bits in ((1000, 256), (1000, 1024), (60, 256), (4000, 512)):
+        pa, pb = canonical_pairs(K)
+        if pa.size > 2_000_000:
+            pa, pb = pa[:2_000_000], pb[:2_000_000]
+        voter = HammingVoter(np.zeros((pa.size, bits // 64), np.uint64), np.zeros(pa.size, np.int32),
+                             pa, pb, bags=1, n_classes=K, bits=bits)
+        group, chunk = voter.blocking()
+        rows = bits // 8 + (1 if voter.packed else 2) * 4 * K
+        assert group % 8 == 0 and 8 <= group <= 1024 and chunk >= 1
+        assert group == 8 or group * rows <= l2
