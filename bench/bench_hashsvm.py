@@ -48,6 +48,11 @@ SETS = {"fashion-mnist-20k": 784, "digits": 64, "binalpha-36": 320, "att-faces-4
 OUT = REPO / "bench" / "out"
 RESULTS = OUT / "hashsvm-results.jsonl"
 HASH_CONFIGS = {"hashsvm-2048B": (4096, 16384), "hashsvm-512B": (1024, 4096)}
+# The same kernel hashes with the k bits a circulant projection of the m
+# subspace coordinates (kernel-hash --projection circulant); they take the C
+# their Gaussian twin chose on validation (the projection changes only which
+# random directions are used, not the scale of the problem).
+CIRCULANT_CONFIGS = {"hashsvm-2048B-circulant": "hashsvm-2048B", "hashsvm-512B-circulant": "hashsvm-512B"}
 FEATURE_CONFIGS = {"2048B": 512, "512B": 128}
 LIBSVM_C = (1.0, 10.0, 100.0)
 LINEAR_C = (0.1, 1.0, 10.0, 100.0)
@@ -151,11 +156,11 @@ def run_linear(X, y, Xt, yt, C):
     return acc, t1 - t0, time.perf_counter() - t1
 
 
-def run_hashsvm(X, y, Xt, yt, gamma, m, k, seed, C):
+def run_hashsvm(X, y, Xt, yt, gamma, m, k, seed, C, projection="gaussian"):
     from hsvm_cli.hashing.krsh import fit_kernel_hash
     from hsvm_cli.train.bits_solver import train_ovo_codes
     t0 = time.perf_counter()
-    h = fit_kernel_hash(X, kernel="rbf", gamma=gamma, landmarks=m, bits=k, seed=seed)
+    h = fit_kernel_hash(X, kernel="rbf", gamma=gamma, landmarks=m, bits=k, seed=seed, projection=projection)
     h.projection()
     t1 = time.perf_counter()
     codes = h.codes(X)
@@ -208,7 +213,7 @@ def run_features(kind, X, y, Xt, yt, gamma, D, seed, C):
 
 # ------------------------------------------------------------------ table
 
-def table(sets, seeds, done):
+def table(sets, seeds, done, circulant=True):
     for name in sets:
         data = load_set(name)
         if data is None:
@@ -260,6 +265,17 @@ def table(sets, seeds, done):
                 acc, parts = run_hashsvm(X, y, Xt, yt, gamma, min(m, X.shape[0]), k, seed, C)
                 record(method, seed, acc=acc, C=C, m=m, bits=k, total=io + sum(
                     v for key, v in parts.items() if key in ("fit", "hash_train", "train", "predict")), **parts)
+        if circulant:
+            for method, twin in CIRCULANT_CONFIGS.items():
+                m, k = HASH_CONFIGS[twin]
+                C = done[(name, twin, "C")]["C"]
+                for seed in range(seeds):
+                    if (name, method, seed) in done:
+                        continue
+                    acc, parts = run_hashsvm(X, y, Xt, yt, gamma, min(m, X.shape[0]), k, seed, C,
+                                             projection="circulant")
+                    record(method, seed, acc=acc, C=C, m=m, bits=k, total=io + sum(
+                        v for key, v in parts.items() if key in ("fit", "hash_train", "train", "predict")), **parts)
         for kind in ("rff", "nystroem"):
             for size, D in FEATURE_CONFIGS.items():
                 method = "%s-%s" % (kind, size)
@@ -282,8 +298,8 @@ def table(sets, seeds, done):
 
 
 def summarize(sets, done):
-    methods = ["libsvm-rbf", "linear-ovo", "hashsvm-2048B", "rff-2048B", "nystroem-2048B",
-               "hashsvm-512B", "rff-512B", "nystroem-512B"]
+    methods = ["libsvm-rbf", "linear-ovo", "hashsvm-2048B", "hashsvm-2048B-circulant", "rff-2048B",
+               "nystroem-2048B", "hashsvm-512B", "hashsvm-512B-circulant", "rff-512B", "nystroem-512B"]
     rows = []
     stats = {}
     for name in sets:
@@ -429,6 +445,8 @@ def main():
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--parts", default="table,fig1,fig2,throughput")
     ap.add_argument("--fresh", action="store_true")
+    ap.add_argument("--no-circulant", action="store_true",
+                    help="skip the Hash-SVM rows whose kernel hash uses a circulant projection")
     args = ap.parse_args()
     sets = [s for s in args.sets.split(",") if s]
     parts = args.parts.split(",")
@@ -440,7 +458,7 @@ def main():
     if "table" in parts:
         done = load_results()
         with threadpool_limits(1):
-            table(sets, args.seeds, done)
+            table(sets, args.seeds, done, circulant=not args.no_circulant)
         summarize(sets, done)
     elif "summary" in parts:              # the table from recorded results only
         summarize(sets, load_results())
