@@ -6,23 +6,32 @@ Per set: the test file is split per class into a validation half (every other
 sample) and a test half; calibrate runs on the validation half (grid of bits,
 k and epsilon, times measured here), then exact prediction and the chosen
 setting run on the test half: accuracy, time per sample (parsing excluded),
-and the held-out negative log-likelihood of the first stage with the fitted
-temperature against alpha = 1."""
+the held-out negative log-likelihood of the first stage with the fitted
+temperature against alpha = 1, and the held-out NLL and expected calibration
+error (15 bins) of the probabilities, exact and at the chosen setting, with
+the sigmoids `calibrate` fits (shrunk toward the pooled sigmoid, sharpened,
+exact ones coupled over the classes that carry mass) against those it fitted
+before (Platt's per-pair fit, exact ones coupled over all K classes)."""
 import argparse
 import json
+import time
+from dataclasses import replace
 
 import numpy as np
 
-from hsvm_cli.evaluation.calibration_metrics import nll
+from hsvm_cli.evaluation.calibration_metrics import expected_calibration_error, nll
 from hsvm_cli.models.hashed import hash_model
+from hsvm_cli.models.ovo import bag_mean
+from hsvm_cli.predict.exact import ExactScorer
 from hsvm_cli.predict.filter import HashFilter
 from hsvm_cli.predict.predictor import Predictor
 from hsvm_cli.preprocess import prepare
 from hsvm_cli.proba import estimators as prob
+from hsvm_cli.proba.stages import fit_platt_from_decisions
 from hsvm_cli.support.labels import class_index
 from hsvm_cli.tune import calibrate, format_grid
 
-from common import load_trained, machine_line, median_time
+from common import load_trained, machine_line, markdown_table, median_time
 
 
 def split_half(y):
@@ -33,6 +42,44 @@ def split_half(y):
     return rank % 2 == 0
 
 
+def _full_coupling_proba(model, cal, X):
+    """Exact probabilities as calibrate's sigmoids were used before: every
+    pair's sigmoid, coupled over all K classes (Wu, Lin & Weng's method 2)."""
+    scorer = ExactScorer(model)
+    out = []
+    for s, dec in scorer.decision_blocks(prepare(model.normalize, X), rows=32):
+        r = prob.platt_proba(bag_mean(dec, model.bags), cal.platt_A[None, :], cal.platt_B[None, :])
+        R = np.full((r.shape[0], model.n_classes, model.n_classes), 0.5)
+        R[:, model.pair_a, model.pair_b] = r
+        R[:, model.pair_b, model.pair_a] = 1.0 - r
+        out.append(prob.couple(R))
+    return np.concatenate(out)
+
+
+def probability_quality(model, h, cal, Xv, yv, Xs, ys):
+    """Held-out NLL, ECE, accuracy of the most probable class and its mean
+    probability: before (Platt's per-pair sigmoids; exact: coupled over all
+    classes) and after (calibrate's), exact and at the chosen setting."""
+    scorer = ExactScorer(model)
+    blocks = ((s, bag_mean(d, model.bags)) for s, d in scorer.decision_blocks(prepare(model.normalize, Xv)))
+    A, B = fit_platt_from_decisions(model, blocks, class_index(model.classes, yv))
+    before = replace(cal, platt_A=A, platt_B=B)
+    yi = class_index(model.classes, ys)
+    st = cal.setting
+    rows = []
+    for what, c in (("before", before), ("after", cal)):
+        exact = _full_coupling_proba(model, c, Xs) if what == "before" else \
+            Predictor(model, calibration=c).predict_proba(Xs)
+        chosen = exact if st.mode == "exact" else Predictor(
+            model, h, bits=st.bits, filter_k=st.k, epsilon=st.epsilon, refine=st.k > 1,
+            calibration=c).predict_proba(Xs)
+        for mode, P in (("exact", exact), ("chosen", chosen)):
+            rows.append({"sigmoids": what, "probabilities": mode, "nll": nll(P, yi),
+                         "ece": expected_calibration_error(P, yi), "accuracy": float((P.argmax(axis=1) == yi).mean()),
+                         "mean_top_p": float(P.max(axis=1).mean())})
+    return {"rows": rows, "prior_samples": cal.info.get("prior_samples"), "sharpness": cal.info.get("sharpness")}
+
+
 def run_set(name, max_loss, repeat):
     loaded = load_trained(name)
     if loaded is None:
@@ -41,7 +88,9 @@ def run_set(name, max_loss, repeat):
     val = split_half(yt)
     Xv, yv, Xs, ys = Xt[val], yt[val], Xt[~val], yt[~val]
     h = hash_model(model, bits=2048, seed=0)
+    t0 = time.perf_counter()
     cal = calibrate(model, h, Xv, yv, max_loss=max_loss, repeat=repeat)
+    cal_seconds = time.perf_counter() - t0
     n = Xs.shape[0]
     exact = Predictor(model)
     t_exact, exact_labels = median_time(lambda: exact.predict(Xs), repeat)
@@ -60,7 +109,9 @@ def run_set(name, max_loss, repeat):
     yi = class_index(model.classes, ys)
     first_nll = {"bits": bits, "fitted_alpha": cal.alpha(bits), "nll_fitted": nll(prob.softmax(s, cal.alpha(bits)), yi),
            "nll_alpha_1": nll(prob.softmax(s, 1.0), yi)}
+    probabilities = probability_quality(model, h, cal, Xv, yv, Xs, ys)
     return {"set": name, "K": model.n_classes, "validation": int(val.sum()), "test": int(n),
+            "probabilities": probabilities, "calibrate_seconds": cal_seconds,
             "grid_table": format_grid(cal), "setting": st.as_dict(), "why": cal.info["why"],
             "exact_test_accuracy": float((exact_labels == ys).mean()),
             "chosen_test_accuracy": float((labels == ys).mean()),
@@ -91,6 +142,12 @@ def main(argv=None):
         f = r["first_stage_nll"]
         print("first-stage NLL on the test half at %d bits: fitted alpha %.3g -> %.4f; alpha = 1 -> %.4f"
               % (f["bits"], f["fitted_alpha"], f["nll_fitted"], f["nll_alpha_1"]))
+        q = r["probabilities"]
+        print("\nprobabilities on the test half (calibrate: %.1f s; prior samples n0 = %g, sharpness %.3g):\n"
+              % (r["calibrate_seconds"], q["prior_samples"], q["sharpness"]))
+        print(markdown_table(["sigmoids", "probabilities", "NLL", "ECE", "accuracy of argmax", "mean top p"],
+                             [[x["sigmoids"], x["probabilities"], "%.4f" % x["nll"], "%.4f" % x["ece"],
+                               "%.2f%%" % (100 * x["accuracy"]), "%.3f" % x["mean_top_p"]] for x in q["rows"]]))
 
 
 if __name__ == "__main__":

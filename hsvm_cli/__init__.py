@@ -10,8 +10,9 @@ Everything the ``hsvm`` command does is a call here::
     labels = Predictor(model, hm, filter_k=10).predict(Xt)
 
 Reading: :func:`load_svmlight`, :func:`iter_svmlight`, :func:`write_svmlight`.
-Training: :func:`train_ovo`, :func:`train_ovo_file`.  Kernel SVMs (Hash-SVM):
-:func:`fit_kernel_hash` (:func:`fit_kernel_hash_file`) gives a
+Training: :func:`train_ovo` (``C="auto"``: chosen by cross-validation),
+:func:`train_ovo_file`, :func:`cross_validate_ovo`, :func:`search_c`.  Kernel SVMs
+(Hash-SVM): :func:`fit_kernel_hash` (:func:`fit_kernel_hash_file`) gives a
 :class:`KernelHash` (:func:`save_kernel_hash`, :func:`load_kernel_hash`) whose
 codes :func:`train_ovo_codes` (:func:`train_ovo_codes_file`) trains on, and
 ``Predictor(model, kernel_hash=h)`` applies to raw samples.  Circulant hashing:
@@ -20,9 +21,13 @@ learned circulant hashes :func:`fit_circulant_hash` (:func:`fit_circulant_file`)
 :class:`LearnedCirculantHash` (:func:`save_circulant_hash`, :func:`load_circulant_hash`),
 whose codes :func:`hash_data` writes.  Models: :func:`load_model`,
 :func:`save_model`, :func:`hash_model`, :func:`load_hash_model`,
-:func:`save_hash_model`, :func:`hash_data`, :func:`read_codes`.  Prediction:
+:func:`save_hash_model`, :func:`hash_data`, :func:`read_codes`; LIBSVM and
+LIBLINEAR models: :func:`import_model`, :func:`imported_calibration`; one-vs-rest
+models: :class:`OvrModel`, :func:`load_ovr_model`, :func:`save_ovr_model`,
+:func:`hash_ovr_model`, :func:`load_ovr_hash_model`, :func:`save_ovr_hash_model`;
+either kind: :func:`load_any_model`, :func:`load_any_hash_model`.  Prediction:
 :class:`Predictor` (exact, filter, filter-and-refine, probabilities;
-:meth:`Predictor.from_calibration`).  Probabilities and the accuracy-speed
+:meth:`Predictor.from_calibration`), :class:`OvrPredictor`.  Probabilities and the accuracy-speed
 setting: :func:`calibrate`, :func:`load_calibration`, :func:`save_calibration`.
 Evaluation: :func:`evaluate`.  Cluster runs (docs/cluster.md): :func:`parse_shard`,
 :func:`open_shard` and the ``shard=`` of the readers; :func:`train_pair_block`,
@@ -38,12 +43,21 @@ _API = {
     "load_svmlight": "io.svmlight", "iter_svmlight": "io.svmlight", "write_svmlight": "io.svmlight",
     "SvmChunk": "io.svmlight",
     "train_ovo": "train.ovo", "train_ovo_file": "train.ovo", "train_ovo_codes_file": "train.ovo",
+    "cross_validate_ovo": "train.ovo",
     "train_ovo_codes": "train.bits_solver", "expand_codes": "train.bits_solver",
     "KernelHash": "hashing.krsh", "fit_kernel_hash": "hashing.krsh", "fit_kernel_hash_file": "train.kernel_hash",
     "load_kernel_hash": "models.kernel_hash", "save_kernel_hash": "models.kernel_hash",
     "CirculantProjection": "hashing.circulant", "LearnedCirculantHash": "models.circulant_hash",
     "load_circulant_hash": "models.circulant_hash", "save_circulant_hash": "models.circulant_hash",
     "fit_circulant_hash": "train.circulant_fit", "fit_circulant_file": "train.circulant_fit",
+    "search_c": "train.c_search", "CSearch": "train.c_search",
+    "import_model": "models.imported", "ImportedModel": "models.imported",
+    "imported_calibration": "models.imported",
+    "OvrModel": "models.ovr", "load_ovr_model": "models.ovr", "save_ovr_model": "models.ovr",
+    "OvrHashModel": "models.ovr", "hash_ovr_model": "models.ovr", "load_ovr_hash_model": "models.ovr",
+    "save_ovr_hash_model": "models.ovr",
+    "load_any_model": "models.loading", "load_any_hash_model": "models.loading",
+    "OvrPredictor": "predict.ovr",
     "OvoModel": "models.ovo", "load_model": "models.ovo", "save_model": "models.ovo",
     "HashModel": "models.hashed", "hash_model": "models.hashed", "load_hash_model": "models.hashed",
     "save_hash_model": "models.hashed",

@@ -1,13 +1,26 @@
 """``hsvm calibrate``: fit the probabilities and choose the cheapest setting
 that stays within a given accuracy loss of exact prediction.
 
-Every candidate -- exact prediction, and hash filtering at each bit count with
-each k (fixed number of refined classes) or each probability threshold epsilon
-(per-sample number) -- is run on the labelled validation set on this machine;
-its accuracy and its measured time per sample (normalisation, hashing,
-filtering and refining; parsing excluded) decide.  For few classes or very
-sparse input exact scoring can beat hashing the sample; the measurement then
-picks exact."""
+Probabilities (:mod:`hsvm_cli.proba`): every pair's Platt sigmoid, shrunk
+toward the pooled sigmoid with a prior strength chosen by cross-fitting and
+sharpened by one factor fitted on the coupled distributions
+(:mod:`hsvm_cli.proba.shrinkage`); with a hash model also the first stage's
+softmax temperature at every bit count.  Without a hash model only exact
+prediction is a candidate and the calibration gives exact probabilities
+(``predict --exact --proba -C``).
+
+The accuracy-speed grid.  Every candidate -- exact prediction, and hash
+filtering at each bit count with each k (fixed number of refined classes) or
+each probability threshold epsilon (per-sample number) -- is evaluated once on
+the whole labelled validation set: one exact pass gives the exact accuracy and
+the Platt data; per bit count one filter pass gives the hash votes that every
+k and epsilon of that bit count then refine.  Time per sample is measured
+separately, on this machine, on a fixed subsample of at most
+:data:`TIMING_ROWS` (1,000) evenly spaced validation rows: each candidate's
+whole prediction of those rows (normalisation, hashing, filtering and
+refining; parsing excluded), the median of ``repeat`` runs after a warm-up.
+For few classes or very sparse input exact scoring can beat hashing the
+sample; the measurement then picks exact."""
 import platform
 import time
 
@@ -16,17 +29,27 @@ import numpy as np
 from .errors import OptionError
 from .models.calibration import Calibration, Setting, hash_identity
 from .models.ovo import bag_mean
-from .predict.exact import ExactScorer
-from .predict.filter import HashFilter
+from .predict.exact import ExactScorer, ovo_votes
 from .predict.predictor import Predictor
+from .predict.raw_filter import make_filter
+from .predict.ties import winners
 from .preprocess import prepare
 from .proba import estimators as est
-from .proba.stages import fit_platt_from_decisions
+from .proba.mass_coupling import PairTable, couple_mass
+from .proba.shrinkage import choose_prior_samples, fit_platt_shrunk, fit_sharpness, pooled_sigmoid, sample_halves
+from .proba.stages import pairwise_values
 from .support.labels import class_index
 from .support.timing import Timings
 
 DEFAULT_K_FRACTIONS = (0.01, 0.03, 0.1, 0.2)
 DEFAULT_EPSILONS = (0.1, 0.03, 0.01, 0.003, 0.001)
+
+#: Validation rows timed per candidate (evenly spaced over the set).
+TIMING_ROWS = 1000
+#: Validation rows the sharpness factor is fitted on: at most this many, and
+#: at most _SHARPNESS_CELLS (row, pair) values, at least 100 rows.
+SHARPNESS_ROWS = 600
+_SHARPNESS_CELLS = 30_000_000
 
 
 def default_bits_grid(D):
@@ -44,6 +67,13 @@ def default_k_grid(K):
     return sorted(k for k in ks if k < K)
 
 
+def spread_rows(n, count):
+    """At most ``count`` row indices evenly spread over range(n) (int64)."""
+    if n <= count:
+        return np.arange(n, dtype=np.int64)
+    return np.unique(np.linspace(0, n - 1, int(count)).astype(np.int64))
+
+
 def _median_seconds(fn, repeat):
     times = []
     out = None
@@ -55,98 +85,173 @@ def _median_seconds(fn, repeat):
 
 
 def calibrate(model, h, X, y, *, max_loss=0.5, bits_grid=None, k_grid=None, epsilons=None, epsilon_max_k=None,
-              threads=None, repeat=3, progress=None):
+              threads=None, repeat=3, progress=None, timing_rows=TIMING_ROWS):
     """Fit a :class:`~hsvm_cli.models.calibration.Calibration` on the labelled
     validation samples X, y (raw, as read) for ``model`` and its hash model
-    ``h``, and choose its setting: the fastest candidate within ``max_loss``
-    accuracy points of exact prediction (see the module docstring).
+    ``h`` (None: exact probabilities only), and choose its setting: the fastest
+    candidate within ``max_loss`` accuracy points of exact prediction (see the
+    module docstring).
 
     ``bits_grid`` (default 64, 128, ... up to the hashed D), ``k_grid``
     (default 1 and 1%, 3%, 10%, 20% of K) and ``epsilons`` (default 0.1 ...
     0.001, each with at most ``epsilon_max_k`` classes) span the candidates;
-    each is timed ``repeat`` times (the median counts) on ``threads`` threads.
-    ``progress``: a callable receiving one-line messages."""
-    h.check_model(model)
+    each is timed ``repeat`` times (the median counts) on ``timing_rows``
+    rows with ``threads`` threads.  ``progress``: a callable receiving
+    (done, total, what) after each step."""
+    if h is not None:
+        h.check_model(model)
+    elif any(v is not None for v in (bits_grid, k_grid, epsilons)):
+        raise OptionError("--bits, --k and --epsilon need a hash model (-H)")
     if max_loss < 0:
         raise OptionError("--max-loss must be >= 0")
     K = model.n_classes
-    bits_grid = sorted(set(bits_grid or default_bits_grid(h.bits)))
-    for b in bits_grid:
-        h.check_bits(b)
-    k_grid = sorted(set(k_grid if k_grid is not None else default_k_grid(K)))
-    if any(k < 1 or k > K for k in k_grid):
-        raise OptionError("every k must be between 1 and %d" % K)
-    epsilons = sorted(set(epsilons if epsilons is not None else DEFAULT_EPSILONS), reverse=True)
-    if epsilon_max_k is None:
-        # The threshold decides how many classes to refine; the cap only bounds
-        # the worst sample, so it sits well above the largest fixed k tried.
-        epsilon_max_k = min(K, max(4, 2 * max(k_grid), int(round(0.2 * K))))
-    yi = class_index(model.classes, np.asarray(y))
+    configs, bits_grid = [], []
+    if h is not None:
+        bits_grid = sorted(set(bits_grid or default_bits_grid(h.bits)))
+        for b in bits_grid:
+            h.check_bits(b)
+        k_grid = sorted(set(k_grid if k_grid is not None else default_k_grid(K)))
+        if any(k < 1 or k > K for k in k_grid):
+            raise OptionError("every k must be between 1 and %d" % K)
+        epsilons = sorted(set(epsilons if epsilons is not None else DEFAULT_EPSILONS), reverse=True)
+        if epsilon_max_k is None:
+            # The threshold decides how many classes to refine; the cap only bounds
+            # the worst sample, so it sits well above the largest fixed k tried.
+            epsilon_max_k = min(K, max(4, 2 * max(k_grid or [1]), int(round(0.2 * K))))
+        configs = [(k, None) for k in k_grid] + [(epsilon_max_k, e) for e in epsilons]
+    y = np.asarray(y)
+    yi = class_index(model.classes, y)
     if not (yi >= 0).any():
         raise OptionError("no validation label is a class of the model")
-    tick = progress or (lambda msg: None)
+    n = X.shape[0]
+    timed = spread_rows(n, timing_rows)
+    total = 3 + len(bits_grid) * (1 + len(configs))
+    done = [0]
 
-    exact_row = _time_exact(model, X, y, repeat)
-    tick("exact: %.2f%%" % (100 * exact_row["accuracy"]))
-    cal = Calibration(alphas={}, model_sha256=model.content_sha256(), hash_identity=hash_identity(h),
-                      **_fit_platt(model, X, yi))
+    def tick(what):
+        done[0] += 1
+        if progress is not None:
+            progress(done[0], total, what)
+
+    Xn = prepare(model.normalize, X)
+    exact_labels, probabilities = _exact_pass(model, Xn, yi, tick)
+    cal = Calibration(alphas={}, model_sha256=model.content_sha256(),
+                      hash_identity=hash_identity(h) if h is not None else None, **probabilities)
+    exact_row = {"mode": "exact", "bits": None, "k": None, "epsilon": None,
+                 "accuracy": float((exact_labels == y).mean()), "mean_refined": K,
+                 "seconds_per_sample": _time_exact(model, X[timed], repeat)}
+    tick("exact timed")
     grid = [exact_row]
     for bits in bits_grid:
-        cal.alphas[bits] = _fit_temperature(model, h, X, yi, bits, threads)
-        configs = [(k, None) for k in k_grid] + [(epsilon_max_k, e) for e in epsilons]
+        hf = make_filter(model, h, bits=bits, threads=threads)
+        votes = hf.hash_and_vote(Xn)
+        known = yi >= 0
+        cal.alphas[bits] = float(est.fit_temperature(est.first_stage_scores(votes[0][known], votes[1][known]),
+                                                     yi[known]))
+        tick("%d bits: filter" % bits)
         for k, eps in configs:
-            grid.append(_time_hashed(model, h, cal, X, y, bits, k, eps, threads, repeat))
-        tick("%d bits done" % bits)
+            grid.append(_hashed_row(model, h, cal, X, y, timed, votes, bits, k, eps, threads, repeat))
+            tick("%d bits, %s" % (bits, "k=%d" % k if eps is None else "p>%g" % eps))
     chosen = _choose(cal, grid, max_loss)
-    cal.info = {"validation_samples": int(X.shape[0]), "exact_accuracy": exact_row["accuracy"],
-                "max_loss_points": float(max_loss),
-                "timed_on": "%s %s (%s)" % (platform.node(), platform.machine(), platform.processor() or "cpu"),
-                "repeat": int(repeat),
-                "why": _why(chosen, grid[0], max_loss)}
+    cal.info.update({"validation_samples": int(n), "exact_accuracy": exact_row["accuracy"],
+                     "max_loss_points": float(max_loss),
+                     "timed_on": "%s %s (%s)" % (platform.node(), platform.machine(), platform.processor() or "cpu"),
+                     "repeat": int(repeat), "timed_samples": int(timed.shape[0]),
+                     "why": _why(chosen, grid, max_loss)})
     return cal
 
 
-def _time_exact(model, X, y, repeat):
-    """Accuracy and median time per sample of exact prediction (after a
-    warm-up that pages in the model)."""
+def _exact_pass(model, Xn, yi, tick):
+    """One exact pass over the validation set: the exact labels (the model's
+    decision rule) and the fitted pairwise sigmoids (:func:`_fit_sigmoids`)."""
+    scorer = ExactScorer(model)
+    n, K, P = Xn.shape[0], model.n_classes, model.n_pairs
+    votes = np.empty((n, K), dtype=np.int32)
+    conf = np.empty((n, K), dtype=np.float64)
+    labelled = np.flatnonzero(yi >= 0)
+    sharp_rows = labelled[spread_rows(labelled.shape[0], min(SHARPNESS_ROWS, max(100, _SHARPNESS_CELLS // P)))]
+    sharp_dec = np.empty((sharp_rows.shape[0], P), dtype=np.float64)
+
+    def mean_blocks():
+        for s, dec in scorer.decision_blocks(Xn):
+            e = s + dec.shape[0]
+            votes[s:e], conf[s:e] = ovo_votes(dec, model.pair_a, model.pair_b, bags=model.bags, n_classes=K)
+            mean = bag_mean(dec, model.bags)
+            lo, hi = np.searchsorted(sharp_rows, [s, e])
+            sharp_dec[lo:hi] = mean[sharp_rows[lo:hi] - s]
+            yield s, mean
+
+    values = pairwise_values(model, mean_blocks(), yi)
+    win = winners(model, votes, conf)
+    tick("exact pass")
+    fitted = _fit_sigmoids(model, values, sharp_dec, win[sharp_rows], yi[sharp_rows], sharp_rows)
+    tick("probabilities")
+    return model.classes[win], fitted
+
+
+def _fit_sigmoids(model, values, sharp_dec, sharp_winner, sharp_y, sharp_rows):
+    """Shrunk Platt sigmoids with the sharpness factor folded in (A and B
+    multiplied by gamma), and what was chosen (for the calibration's info)."""
+    dec, pair, target, sample = values
+    target = target.astype(np.int64)
+    P = model.n_pairs
+    n0, scores = choose_prior_samples(dec, pair, target, sample, P)
+    # Cross-fitted logits of the sharpness rows: each row's sigmoids come from
+    # the half of the validation samples it is not in.
+    first = sample_halves(sample)
+    row_half = np.zeros(sharp_rows.shape[0], dtype=bool)
+    inside = sharp_rows < first.shape[0]
+    row_half[inside] = first[sharp_rows[inside]]
+    logits = np.empty_like(sharp_dec)
+    for h in (True, False):
+        fit = first[sample] != h
+        if not fit.any():
+            fit = np.ones(sample.shape[0], dtype=bool)
+        A, B = fit_platt_shrunk(dec[fit], pair[fit], target[fit], P, prior_samples=n0)
+        rows = row_half == h
+        logits[rows] = A[None, :] * sharp_dec[rows] + B[None, :]
+    table = PairTable(model.pair_a, model.pair_b, model.n_classes)
+
+    def couple(r, winner):
+        return np.concatenate([couple_mass(r[s:s + 64], winner[s:s + 64], table)
+                               for s in range(0, r.shape[0], 64)]) if r.shape[0] else np.zeros((0, table.K))
+
+    gamma = fit_sharpness(logits, sharp_winner, sharp_y, couple)
+    pooled = pooled_sigmoid(dec, target)
+    A, B = fit_platt_shrunk(dec, pair, target, P, prior_samples=n0, pooled=pooled)
+    info = {"platt": "per-pair Platt sigmoids shrunk toward the pooled sigmoid (prior worth n0 samples, n0 by "
+                     "two-fold cross-fitting) and sharpened by gamma fitted on the coupled probabilities",
+            "prior_samples": n0, "prior_samples_scores": {str(k): v for k, v in scores.items()},
+            "pooled_sigmoid": list(pooled[0]), "sharpness": gamma, "sharpness_rows": int(sharp_rows.shape[0])}
+    return {"platt_A": gamma * A, "platt_B": gamma * B, "info": info}
+
+
+def _time_exact(model, X, repeat):
+    """Median seconds per sample of exact prediction of X (after a warm-up)."""
     predictor = Predictor(model)
     predictor.predict(X)
-    secs, labels = _median_seconds(lambda: predictor.predict(X), repeat)
-    return {"mode": "exact", "bits": None, "k": None, "epsilon": None, "accuracy": float((labels == y).mean()),
-            "seconds_per_sample": secs / X.shape[0], "mean_refined": model.n_classes}
+    secs, _ = _median_seconds(lambda: predictor.predict(X), repeat)
+    return secs / max(1, X.shape[0])
 
 
-def _fit_platt(model, X, yi):
-    """Every pair's Platt sigmoid on its bag-mean exact decision values."""
-    scorer = ExactScorer(model)
-    Xn = prepare(model.normalize, X)
-    blocks = ((s, bag_mean(dec, model.bags)) for s, dec in scorer.decision_blocks(Xn))
-    A, B = fit_platt_from_decisions(model, blocks, yi)
-    return {"platt_A": A, "platt_B": B}
-
-
-def _fit_temperature(model, h, X, yi, bits, threads):
-    """The first-stage softmax temperature at ``bits`` (labelled rows only)."""
-    hf = HashFilter(h, bits=bits, threads=threads)
-    hv, hm = hf.hash_and_vote(prepare(model.normalize, X))
-    known = yi >= 0
-    return float(est.fit_temperature(est.first_stage_scores(hv[known], hm[known]), yi[known]))
-
-
-def _time_hashed(model, h, cal, X, y, bits, k, eps, threads, repeat):
-    """Accuracy, median time per sample and mean refined classes of the hash
-    filter at ``bits`` keeping ``k`` classes (or, with ``eps``, the classes
-    above that first-stage probability, at most ``k``)."""
+def _hashed_row(model, h, cal, X, y, timed, votes, bits, k, eps, threads, repeat):
+    """Accuracy (whole set, on the filter votes already computed), mean refined
+    classes and median time per sample (the timed rows) of the hash filter at
+    ``bits`` keeping ``k`` classes (or, with ``eps``, those above that
+    first-stage probability, at most ``k``)."""
     predictor = Predictor(model, h, bits=bits, filter_k=k, refine=k > 1, threads=threads, epsilon=eps,
                           calibration=cal)
-    predictor.predict_block(X)  # warm-up: kernel plan, projection
     t = Timings()
-    n = X.shape[0]
-    secs, block = _median_seconds(lambda: predictor.predict_block(X, timings=t), repeat)
-    refined = t.counters.get("refined_classes", 0) / (n * max(1, repeat))
+    block = predictor.predict_block(X, filter_votes=votes, timings=t)
+    refined = t.counters.get("refined_classes", 0) / max(1, X.shape[0])
+    Xt = X[timed]
+    # Warm-up on a few rows: the kernel plan and the projection are built
+    # once (the accuracy pass above used precomputed filter votes).
+    predictor.predict_block(Xt[:64])
+    secs, _ = _median_seconds(lambda: predictor.predict_block(Xt), repeat)
     return {"mode": "hash", "bits": bits, "k": k if eps is None else None,
             "max_k": k if eps is not None else None, "epsilon": eps,
-            "accuracy": float((block.labels == y).mean()), "seconds_per_sample": secs / n,
+            "accuracy": float((block.labels == y).mean()), "seconds_per_sample": secs / max(1, Xt.shape[0]),
             "mean_refined": refined}
 
 
@@ -165,8 +270,11 @@ def _choose(cal, grid, max_loss):
     return chosen
 
 
-def _why(chosen, exact, max_loss):
+def _why(chosen, grid, max_loss):
     """Why ``chosen`` was chosen, in one sentence for the calibration file."""
+    exact = grid[0]
+    if len(grid) == 1:
+        return "exact prediction: no hash model was given (-H), so exact is the only setting"
     if chosen["mode"] == "exact":
         return ("exact prediction: no hashed setting within %.2f points of exact accuracy was faster "
                 "on this machine" % max_loss)
@@ -192,7 +300,8 @@ def format_grid(cal):
         lines.append("%-6s %6s %-18s %8.2f%% %+8.2f %10.1f %8.1fx %8s" % (
             g["mode"], g["bits"] or "-", what, 100 * g["accuracy"], 100 * (g["accuracy"] - exact["accuracy"]),
             1e6 * g["seconds_per_sample"], g["speedup"], "<- chosen" if g.get("chosen") else ""))
-    lines.append("times measured on this machine (%s), median of %d runs over %d validation samples"
-                 % (cal.info.get("timed_on"), cal.info.get("repeat"), cal.info.get("validation_samples")))
+    lines.append("accuracy on all %d validation samples; times measured on this machine (%s), median of %d runs "
+                 "over %d of them" % (cal.info.get("validation_samples"), cal.info.get("timed_on"),
+                                      cal.info.get("repeat"), cal.info.get("timed_samples", 0)))
     lines.append("chosen: " + cal.info.get("why", ""))
     return "\n".join(lines) + "\n"

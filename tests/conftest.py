@@ -124,3 +124,69 @@ def digits_files(digits_model, tmp_path_factory):
     hbm = d / "d.hbm"
     run(["hash-model", "-m", str(model), "--bits", "512", "--seed", "3", "-o", str(hbm), "-q"])
     return str(model), str(hbm), d
+
+
+# --------------------------------------------------------------------------- LIBSVM and LIBLINEAR tools
+
+TOOL_FIXTURES = REPO / "tests" / "fixtures" / "tools"
+TOOLS = ("svm-train", "svm-predict", "liblinear-train", "liblinear-predict")
+
+
+@pytest.fixture(scope="session")
+def tools():
+    """The LIBSVM and LIBLINEAR command-line tools (Debian libsvm-tools,
+    liblinear-tools); tests that need them skip where they are not installed
+    (the checked-in outputs of tests/fixtures/tools keep the comparison)."""
+    import shutil
+    missing = [t for t in TOOLS if shutil.which(t) is None]
+    if missing:
+        pytest.skip("%s not installed (apt-get install libsvm-tools liblinear-tools)" % ", ".join(missing))
+    return {t: shutil.which(t) for t in TOOLS}
+
+
+def tool_run(*cmd):
+    """Run a tool, assert it succeeded, return its stdout."""
+    import subprocess
+    r = subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
+    assert r.returncode == 0, "%s failed: %s" % (cmd[0], r.stderr or r.stdout)
+    return r.stdout
+
+
+def tool_labels(path):
+    """Labels of a svm-predict / liblinear-predict output file."""
+    return np.array([int(float(line)) for line in Path(path).read_text().split()], dtype=np.int64)
+
+
+# name -> (source directory, training lines kept, test lines kept); None keeps all.
+TOOL_DATASETS = {
+    "digits": (None, None, None),
+    "binalpha-36": ("binalpha-36", None, None),
+    "att-faces-40": ("att-faces-40", None, None),
+    "reuters-r52": ("reuters-r52", 2000, 800),   # a subset keeps svm-train near 5 s
+}
+
+
+@pytest.fixture(scope="session")
+def dataset_files(tmp_path_factory):
+    """get(name) -> (train, test) plain-text svmlight copies of a data set
+    (TOOL_DATASETS), made once per session; shared sets skip when absent."""
+    import gzip
+    made = {}
+
+    def copy(src, dst, limit):
+        with gzip.open(src, "rt") as fin, open(dst, "w") as fout:
+            for i, line in enumerate(fin):
+                if limit is not None and i >= limit:
+                    break
+                fout.write(line)
+        return str(dst)
+
+    def get(name):
+        if name not in made:
+            folder, ntrain, ntest = TOOL_DATASETS[name]
+            src = BUNDLED / "digits" if folder is None else shared_set(folder)
+            d = tmp_path_factory.mktemp(name)
+            made[name] = (copy(src / "train.svm.gz", d / "train.svm", ntrain),
+                          copy(src / "test.svm.gz", d / "test.svm", ntest))
+        return made[name]
+    return get

@@ -1,8 +1,9 @@
 import numpy as np
 import pytest
 
+from hsvm_cli.errors import OptionError
 from hsvm_cli.evaluation.calibration_metrics import nll
-from hsvm_cli.models.calibration import load_calibration, save_calibration
+from hsvm_cli.models.calibration import Setting, load_calibration, save_calibration
 from hsvm_cli.models.hashed import hash_model
 from hsvm_cli.predict.exact import ExactScorer
 from hsvm_cli.predict.predictor import Predictor
@@ -136,3 +137,60 @@ def test_with_probabilities_the_label_is_the_most_probable_class(omniglot_calibr
     model, h, cal, Xs, _ = omniglot_calibrated
     block = Predictor(model, h, bits=512, filter_k=k, calibration=cal).predict_block(Xs[:100], proba=True)
     assert np.array_equal(block.labels, model.classes[np.argmax(block.proba, axis=1)])
+
+
+def test_shrunk_and_sharpened_sigmoids_beat_per_pair_platt_on_held_out_data(omniglot_calibrated):
+    # omniglot's ~6 validation samples per pair: per-pair Platt sigmoids stay
+    # near 1/2 and the coupled probabilities are flat.  The calibration's
+    # sigmoids (shrunk, sharpened) give a lower held-out NLL and calibration
+    # error for exact probabilities.
+    from dataclasses import replace
+
+    from hsvm_cli.evaluation.calibration_metrics import expected_calibration_error
+    from hsvm_cli.models.ovo import bag_mean
+    from hsvm_cli.proba.stages import fit_platt_from_decisions
+    model, h, cal, Xs, ys = omniglot_calibrated
+    Xv, yv, _, _ = _split(*_omniglot_test(model))
+    scorer = ExactScorer(model)
+    blocks = ((s, bag_mean(d, model.bags)) for s, d in scorer.decision_blocks(prepare("l2", Xv)))
+    A, B = fit_platt_from_decisions(model, blocks, class_index(model.classes, yv))
+    plain = replace(cal, platt_A=A, platt_B=B)
+    yi = class_index(model.classes, ys)
+    scores = {}
+    for name, c in (("platt", plain), ("shrunk", cal)):
+        P = Predictor(model, calibration=c).predict_proba(Xs)
+        scores[name] = (nll(P, yi), expected_calibration_error(P, yi))
+    assert scores["shrunk"][0] < scores["platt"][0] - 0.3
+    assert scores["shrunk"][1] < scores["platt"][1] / 2
+    assert cal.info["prior_samples"] > 0 and cal.info["sharpness"] > 1
+
+
+def _omniglot_test(model):
+    from hsvm_cli.io.svmlight import load_svmlight
+
+    from conftest import BUNDLED
+    return load_svmlight(str(BUNDLED / "omniglot-242" / "test.svm.gz"), n_features=model.n_features)
+
+
+def test_without_a_hash_model_the_calibration_is_exact(digits_model, digits):
+    _, _, Xt, yt = digits
+    cal = calibrate(digits_model, None, Xt[:200], yt[:200], repeat=1)
+    assert cal.setting == Setting("exact") and cal.alphas == {} and cal.hash_identity is None
+    assert len(cal.grid) == 1 and cal.grid[0]["chosen"] and "no hash model" in cal.info["why"]
+    P = Predictor.from_calibration(digits_model, cal).predict_proba(Xt[200:])
+    _check_distribution(P, digits_model.n_classes)
+    with pytest.raises(OptionError, match="need a hash model"):
+        calibrate(digits_model, None, Xt, yt, bits_grid=[64])
+
+
+def test_accuracy_is_measured_on_every_row_and_time_on_the_subsample(digits_model, digits):
+    _, _, Xt, yt = digits
+    h = hash_model(digits_model, bits=128, seed=0)
+    cal = calibrate(digits_model, h, Xt, yt, k_grid=[1, 3], epsilons=[0.01], repeat=1, timing_rows=100)
+    assert cal.info["validation_samples"] == 450 and cal.info["timed_samples"] == 100
+    exact = float((Predictor(digits_model).predict(Xt) == yt).mean())
+    assert cal.grid[0]["accuracy"] == exact
+    for g in cal.grid[1:]:
+        p = Predictor(digits_model, h, bits=g["bits"], filter_k=g["k"] or g["max_k"], epsilon=g["epsilon"],
+                      calibration=cal, refine=(g["k"] or g["max_k"]) > 1)
+        assert g["accuracy"] == float((p.predict(Xt) == yt).mean())

@@ -8,6 +8,7 @@ from ..io.files import atomic_output
 from ..io.svmlight import load_svmlight
 from ..models.calibration import save_calibration
 from ..models.hashed import load_hash_model
+from ..models.imported import default_extra_features
 from ..models.ovo import load_model
 from ..tune import calibrate, format_grid
 from . import options
@@ -16,7 +17,8 @@ from . import options
 @click.command("calibrate")
 @options.input_path(name="validation")
 @options.model
-@options.hash_model(required=True)
+@options.hash_model(help="Hash model (.hbm): also fit the first stage and try hash filtering (without it: "
+                                "exact probabilities, `predict --exact --proba -C`).")
 @options.output(required=True, what="Calibration file to write")
 @click.option("--max-loss", type=float, default=0.5, show_default=True,
               help="Accuracy points the chosen setting may lose against exact prediction on VALIDATION.")
@@ -32,7 +34,7 @@ from . import options
               help="Also write the measured grid as JSON (for `hsvm eval --grid ... --plot`).")
 @options.threads
 @options.zero_based
-@options.extra_features
+@options.extra_features_by_model
 @options.quiet
 def command(validation, model_path, hbm_path, output, max_loss, bits_grid, k_grid, epsilons, repeat, grid_json,
             threads, zero_based, extra_features, quiet):
@@ -40,19 +42,47 @@ def command(validation, model_path, hbm_path, output, max_loss, bits_grid, k_gri
     store, with them, the cheapest setting within --max-loss of exact accuracy.
 
     Prints the measured grid (accuracy and time per sample of every setting) on
-    stdout; `hsvm predict -C CALIB` then uses the chosen setting."""
+    stdout; `hsvm predict -C CALIB` then uses the chosen setting.  Without -H
+    the calibration holds exact probabilities only (setting: exact)."""
     model = load_model(model_path)
     if model.codes_source is not None:
         raise ModelMismatchError("%s was trained on kernel hash codes: calibrate takes models of svmlight features "
                                  "(calibrating Hash-SVM models is not supported yet)" % model_path)
-    h = load_hash_model(hbm_path)
+    h = load_hash_model(hbm_path) if hbm_path is not None else None
     X, y = load_svmlight(validation, zero_based=zero_based, n_features=model.n_features,
-                         extra_features=extra_features)
-    log = (lambda msg: click.echo("hsvm: calibrate: " + msg, err=True)) if options.show_progress(quiet) else None
-    cal = calibrate(model, h, X, y, max_loss=max_loss, bits_grid=bits_grid, k_grid=k_grid, epsilons=epsilons,
-                    threads=threads, repeat=repeat, progress=log)
+                         extra_features=default_extra_features(model) if extra_features is None else extra_features)
+    with _progress_bar(options.show_progress(quiet)) as bar:
+        cal = calibrate(model, h, X, y, max_loss=max_loss, bits_grid=bits_grid, k_grid=k_grid, epsilons=epsilons,
+                        threads=threads, repeat=repeat, progress=bar)
     save_calibration(cal, output)
     if grid_json:
         with atomic_output(grid_json, "w") as fh:
             json.dump({"grid": cal.grid, "info": cal.info}, fh, indent=1)
     click.echo(format_grid(cal), nl=False)
+
+
+class _progress_bar:
+    """A tqdm bar over calibrate's steps on a terminal (a no-op otherwise)."""
+
+    def __init__(self, enabled):
+        self.enabled = enabled
+        self.bar = None
+
+    def __enter__(self):
+        if not self.enabled:
+            return None
+
+        def update(done, total, what):
+            if self.bar is None:
+                import sys
+
+                from tqdm import tqdm
+                self.bar = tqdm(total=total, file=sys.stderr, unit="step", desc="calibrate", dynamic_ncols=True)
+            self.bar.set_postfix_str(what, refresh=False)
+            self.bar.update(done - self.bar.n)
+        return update
+
+    def __exit__(self, *exc):
+        if self.bar is not None:
+            self.bar.close()
+        return False

@@ -4,7 +4,8 @@ import os
 import click
 
 from ..models.hashed import hash_model, save_hash_model
-from ..models.ovo import load_model
+from ..models.loading import load_any_model
+from ..models.ovr import OvrModel, hash_ovr_model, save_ovr_hash_model
 from . import options
 
 
@@ -28,10 +29,23 @@ def command(model_path, bits, output, projection, store_projection, class_scores
     """Hash the classifiers of MODEL with D sign random projections."""
     if bits % 64:
         raise click.BadParameter("must be a multiple of 64, got %d" % bits, param_hint="--bits")
-    h = hash_model(load_model(model_path), bits=bits, seed=seed, store_projection=store_projection,
-                   class_scores=class_scores, projection=projection)
-    save_hash_model(h, output)
+    model = load_any_model(model_path)
+    if isinstance(model, OvrModel):
+        # One-vs-rest models (imported from LIBLINEAR) are hashed class by class
+        # with the Gaussian projection; their filter ranks estimated margins.
+        if projection != "gaussian":
+            raise click.UsageError("--projection %s needs a one-vs-one model (%s is one-vs-rest)"
+                                   % (projection, model_path))
+        if class_scores:
+            raise click.UsageError("--class-scores needs a one-vs-one model (%s is one-vs-rest: its class "
+                                   "normals are the class scores)" % model_path)
+        h = hash_ovr_model(model, bits=bits, seed=seed, store_projection=store_projection)
+        save_ovr_hash_model(h, output)
+    else:
+        h = hash_model(model, bits=bits, seed=seed, store_projection=store_projection,
+                       class_scores=class_scores, projection=projection)
+        save_hash_model(h, output)
     if not quiet:
         click.echo("hsvm: %d classifiers x %d bits%s -> %s (%.1f KiB; model %.1f KiB)"
-                   % (h.codes.shape[0], bits, " (circulant projection)" if projection == "circulant" else "", output, os.path.getsize(output) / 1024,
-                      os.path.getsize(model_path) / 1024), err=True)
+                   % (h.codes.shape[0], bits, " (circulant projection)" if projection == "circulant" else "", output,
+                      os.path.getsize(output) / 1024, os.path.getsize(model_path) / 1024), err=True)

@@ -1,7 +1,9 @@
 """hsvm predict: exact OvO prediction, or hash filter + exact refine."""
 import click
 
-from ..models.ovo import load_model
+from ..models.imported import default_extra_features
+from ..models.loading import load_any_hash_model, load_any_model
+from ..models.ovr import OvrModel
 from ..predict.predictor import Predictor
 from . import options
 
@@ -49,7 +51,7 @@ from . import options
 @options.threads
 @options.timings
 @options.zero_based
-@options.extra_features
+@options.extra_features_by_model
 @options.chunk_rows
 @options.shard
 @options.dask("TEST is split into byte-range shards (2 per worker thread), or, a directory or a quoted glob "
@@ -70,29 +72,45 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
     rule = "dag" if dag or refine_rule == "dag" else "vote"
     if rule == "dag" and scores:
         raise click.UsageError("a decision DAG gives labels only, no vote counts: --scores needs max-wins voting")
-    model = load_model(model_path)
+    model = load_any_model(model_path)
+    if extra_features is None:
+        extra_features = default_extra_features(model)
     h = None
     if hbm_path is not None and not exact:
-        from ..models.hashed import load_hash_model
-        h = load_hash_model(hbm_path)
+        h = load_any_hash_model(hbm_path)
     elif refine_rule == "dag" and not dag and first_stage is None:
         raise click.UsageError("--refine dag needs a first stage (-H, or --first-stage scores) and no --exact; "
                                "--dag is the exact DAG")
     if exact and first_stage is not None:
         raise click.UsageError("--first-stage and --exact are exclusive")
-    kernel_hash = None
-    if khm_path is not None:
-        from ..models.kernel_hash import load_kernel_hash
-        kernel_hash = load_kernel_hash(khm_path)
-    settings = dict(bits=bits, filter_k=filter_k, refine=not no_refine, epsilon=epsilon, threads=threads, rule=rule,
-                    first_stage=first_stage, kernel_hash=kernel_hash)
-    if calib_path:
-        from ..models.calibration import load_calibration
-        predictor = Predictor.from_calibration(model, load_calibration(calib_path), h, exact=exact, **settings)
+    if isinstance(model, OvrModel):
+        # One-vs-rest models (imported from LIBLINEAR): argmax scoring, or the
+        # hashed filter ranking classes by their estimated margins.  What is
+        # built on pairs (DAGs, class-score first stages, calibrations) or on
+        # kernel hash codes does not apply.
+        from ..predict.ovr import OvrPredictor
+        for flag, value in (("-C", calib_path), ("--proba", proba), ("--filter-threshold", epsilon),
+                            ("--dag", dag), ("--refine dag", refine_rule == "dag"), ("--first-stage", first_stage),
+                            ("--kernel-hash", khm_path)):
+            if value:
+                raise click.UsageError("%s needs a one-vs-one model (%s is one-vs-rest)" % (flag, model_path))
+        settings = dict(bits=bits, filter_k=filter_k, refine=not no_refine, threads=threads)
+        predictor = OvrPredictor(model, h, **settings)
     else:
-        if proba or epsilon is not None:
-            raise click.UsageError("%s needs a calibration (-C)" % ("--proba" if proba else "--filter-threshold"))
-        predictor = Predictor(model, h, **settings)
+        kernel_hash = None
+        if khm_path is not None:
+            from ..models.kernel_hash import load_kernel_hash
+            kernel_hash = load_kernel_hash(khm_path)
+        settings = dict(bits=bits, filter_k=filter_k, refine=not no_refine, epsilon=epsilon, threads=threads,
+                        rule=rule, first_stage=first_stage, kernel_hash=kernel_hash)
+        if calib_path:
+            from ..models.calibration import load_calibration
+            predictor = Predictor.from_calibration(model, load_calibration(calib_path), h, exact=exact, **settings)
+        else:
+            if proba or epsilon is not None:
+                raise click.UsageError("%s needs a calibration (-C)"
+                                       % ("--proba" if proba else "--filter-threshold"))
+            predictor = Predictor(model, h, **settings)
     if shard is not None or dask_address is not None:                      # cluster runs (issue 12)
         _check_cluster_options(test, shard, dask_address, codes_path, timings)
     if dask_address is not None:

@@ -1,12 +1,36 @@
-"""hsvm train-ovo: one LIBLINEAR classifier per class pair (and bag); a block
-of the pairs into a part file (--pairs i/N), or on a Dask cluster (--dask)."""
+"""hsvm train-ovo: one LIBLINEAR classifier per class pair (and bag); C given or
+chosen by cross-validation; a block of the pairs into a part file (--pairs
+i/N), or on a Dask cluster (--dask)."""
+import math
+
 import click
 
 from ..models.ovo import save_model
 from ..train.bits_solver import BITS_SOLVERS
 from ..train.liblinear import SOLVERS
-from ..train.ovo import train_ovo_codes_file, train_ovo_file
+from ..train.ovo import cross_validate_file, train_ovo_codes_file, train_ovo_file
 from . import options
+
+
+def _parse_c(ctx, param, value):
+    if isinstance(value, float):
+        return value
+    if value.strip().lower() == "auto":
+        return "auto"
+    try:
+        c = float(value)
+    except ValueError:
+        raise click.BadParameter("expected a positive number or 'auto', got %r" % value) from None
+    if not (math.isfinite(c) and c > 0):
+        raise click.BadParameter("must be a positive number or 'auto', got %r" % value)
+    return c
+
+
+def _parse_grid(ctx, param, value):
+    values = options.comma_list(float, "numbers")(ctx, param, value)
+    if values is not None and (not values or any(not (math.isfinite(c) and c > 0) for c in values)):
+        raise click.BadParameter("every C must be a positive number")
+    return values
 
 
 @click.command("train-ovo")
@@ -15,9 +39,18 @@ from . import options
               help="Train on the packed bits of this codes file (`hsvm hash-data -H KERNEL.khm`: Hash-SVM) instead of "
                    "svmlight TRAIN; the bits are the features, as +-1/sqrt(bits), and are never expanded.")
 @click.option("--bits", type=int, default=None, help="With --codes: use the first BITS bits (default: all).")
-@options.output(required=True, what="Model file to write (.hsvm); with --pairs, the part file")
-@click.option("-c", "C", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
-              help="Cost parameter C of every pair's SVM.")
+@click.option("-o", "--output", type=click.Path(), default=None,
+              help="Model file to write (.hsvm; with --pairs, the part file); required unless --cv with a fixed C "
+                   "only reports the cross-validated accuracy (as svm-train -v). Written to a temporary name, "
+                   "then renamed.")
+@click.option("-c", "C", default="1", show_default=True, callback=_parse_c, metavar="C|auto",
+              help="Cost parameter C of every pair's SVM, or 'auto': chosen by cross-validation on a doubling "
+                   "grid (see --cv), as LIBLINEAR's -C.")
+@click.option("--c-grid", "c_grid", callback=_parse_grid, default=None, metavar="C1,C2,...",
+              help="Choose C among these values by cross-validation (implies -c auto).")
+@click.option("--cv", "cv_folds", type=click.IntRange(min=2), default=None, metavar="F",
+              help="Folds of the cross-validation (stratified by class, from --seed; default 5 with -c auto). "
+                   "With a fixed C: report the F-fold accuracy, and train only with -o.")
 @click.option("--solver", type=click.Choice(sorted(SOLVERS)), default="l2loss-dual", show_default=True,
               help="LIBLINEAR solver: L2-regularised L2-loss SVC dual (-s 1) or primal (-s 2), L1-loss SVC dual (-s 3).")
 @click.option("--eps", "tol", type=click.FloatRange(min=0, min_open=True), default=None,
@@ -28,6 +61,10 @@ from . import options
               help="Bootstrap resamples per pair, each its own classifier (1: no bootstrap).")
 @click.option("--normalize", type=click.Choice(["l2", "none"]), default="l2", show_default=True,
               help="Sample normalisation, recorded in the model and applied again at prediction.")
+@click.option("-B", "--bias", default="auto", show_default=True, callback=lambda ctx, p, v: _parse_c(ctx, p, v),
+              metavar="B|auto",
+              help="Value of the constant feature whose weight is the bias (LIBLINEAR's -B); auto: 1 for "
+                   "L2-normalised samples, the samples' root-mean-square norm with --normalize none.")
 @click.option("--pairs", "block", callback=options._shard_callback, metavar="i/N",
               help="Train only block i of N (0-based; 'slurm': this job array task's) of the class pairs -- "
                    "contiguous blocks of nearly equal estimated cost (rows per pair), the same in every task -- "
@@ -39,20 +76,31 @@ from . import options
 @options.jobs
 @options.zero_based
 @options.quiet
-def command(train, codes_path, bits, output, C, solver, tol, per_class, bags, normalize, block, dask_address, seed,
-            jobs, zero_based, quiet):
+def command(train, codes_path, bits, output, C, c_grid, cv_folds, solver, tol, per_class, bags, normalize, bias,
+            block, dask_address, seed, jobs, zero_based, quiet):
     """Train a one-vs-one linear SVM model from the svmlight file TRAIN ('-': stdin),
-    or from the codes file given with --codes."""
+    or from the codes file given with --codes.
+
+    With -c auto (or --c-grid) the cross-validation table (C, CV accuracy,
+    seconds) is printed and the model trained at the best C; the choice and the
+    table are recorded in the model."""
+    searching = C == "auto" or c_grid is not None
+    validating = searching or cv_folds is not None
+    ctx = click.get_current_context()
     if codes_path is not None:
-        ctx = click.get_current_context()
         if train is not None:
             raise click.UsageError("give TRAIN or --codes, not both")
-        for name in ("normalize", "zero_based"):
+        for name in ("normalize", "zero_based", "bias"):
             if ctx.get_parameter_source(name) != click.core.ParameterSource.DEFAULT:
                 raise click.UsageError("--%s is for svmlight input; codes are the features as they are"
                                        % name.replace("_", "-"))
         if block is not None or dask_address is not None:
             raise click.UsageError("--pairs and --dask train from svmlight TRAIN, not from --codes")
+        if validating:
+            raise click.UsageError("-c auto, --c-grid and --cv train from svmlight TRAIN, not from --codes: "
+                                   "give --codes a number -c C")
+        if output is None:
+            raise click.UsageError("Missing option '-o' / '--output'.")
         if solver not in BITS_SOLVERS:
             raise click.BadParameter("training on codes takes a dual solver: %s" % ", ".join(sorted(BITS_SOLVERS)),
                                      param_hint="--solver")
@@ -67,8 +115,20 @@ def command(train, codes_path, bits, output, C, solver, tol, per_class, bags, no
         raise click.UsageError("missing TRAIN (or --codes CODES)")
     if bits is not None:
         raise click.UsageError("--bits is for training on --codes")
-    kw = dict(C=C, solver=solver, tol=tol, per_class=per_class, bags=bags, normalize=normalize, seed=seed)
+    if validating and (block is not None or dask_address is not None):
+        # Every block would repeat the whole search, and the recorded table
+        # (its times) would differ from the single-process model's.
+        raise click.UsageError("-c auto, --c-grid and --cv need every pair in one process: choose C first "
+                               "(train-ovo TRAIN --cv F -c auto), then train with --pairs/--dask and -c C")
     progress = options.show_progress(quiet)
+    if output is None:
+        if cv_folds is None or searching:
+            raise click.UsageError("Missing option '-o' / '--output'.")
+        search = cross_validate_file(train, C=C, folds=cv_folds, progress=progress, solver=solver, tol=tol,
+                                     normalize=normalize, seed=seed, jobs=jobs, zero_based=zero_based, bias=bias)
+        click.echo(search.table(), nl=False)
+        return
+    kw = dict(C=C, solver=solver, tol=tol, per_class=per_class, bags=bags, normalize=normalize, seed=seed, bias=bias)
     log = None if quiet else (lambda msg: click.echo("hsvm: train-ovo: " + msg, err=True))
     if block is not None and dask_address is not None:
         raise click.UsageError("--pairs and --dask are exclusive (--dask splits the pairs itself)")
@@ -94,8 +154,14 @@ def command(train, codes_path, bits, output, C, solver, tol, per_class, bags, no
             log("%d pairs in %d blocks on %d Dask workers -> %s"
                 % (report["n_pairs"], report["n_blocks"], report["workers"], output))
         return
-    model = train_ovo_file(train, jobs=jobs, zero_based=zero_based, progress=progress, **kw)
+    model = train_ovo_file(train, c_grid=c_grid, cv_folds=cv_folds, jobs=jobs, zero_based=zero_based,
+                           progress=progress, **kw)
     save_model(model, output)
+    search = model.training.search
+    if search is not None:
+        # The table is the command's result; with the model on stdout it goes to stderr.
+        click.echo(search.table(), nl=False, err=output == "-")
     if not quiet:
-        click.echo("hsvm: %d classes, %d pairs x %d bags, %d features -> %s"
-                   % (model.n_classes, model.n_pairs, model.bags, model.n_features, output), err=True)
+        click.echo("hsvm: %d classes, %d pairs x %d bags, %d features, C = %g -> %s"
+                   % (model.n_classes, model.n_pairs, model.bags, model.n_features, model.params["C"], output),
+                   err=True)

@@ -75,13 +75,14 @@ def _register():
         cmd_fit_circulant,
         cmd_hash_data,
         cmd_hash_model,
+        cmd_import_model,
         cmd_kernel_hash,
         cmd_merge_models,
         cmd_predict,
         cmd_train_ovo,
     )
-    for mod in (cmd_train_ovo, cmd_merge_models, cmd_hash_model, cmd_hash_data, cmd_predict, cmd_calibrate,
-                cmd_eval, cmd_kernel_hash, cmd_fit_circulant):
+    for mod in (cmd_train_ovo, cmd_merge_models, cmd_import_model, cmd_hash_model, cmd_hash_data, cmd_predict,
+                cmd_calibrate, cmd_eval, cmd_kernel_hash, cmd_fit_circulant):
         cli.add_command(mod.command)
 
 

@@ -20,6 +20,12 @@ chunk_rows = click.option("--chunk-rows", type=click.IntRange(min=1), default=16
 extra_features = click.option("--extra-features", type=click.Choice(["error", "ignore"]), default="error",
                               show_default=True,
                               help="What to do with feature indices beyond the model's dimension.")
+# predict's variant: the default depends on the model (imported models ignore
+# extra features, as svm-predict and liblinear-predict do).
+extra_features_by_model = click.option(
+    "--extra-features", type=click.Choice(["error", "ignore"]), default=None,
+    help="What to do with feature indices beyond the model's dimension (default: error; ignore for a model "
+         "imported from LIBSVM or LIBLINEAR, as their predict tools do).")
 # Input paths are checked by the library as it opens them: a missing,
 # unreadable or directory path is then one line and exit 66, where click's own
 # checks would print a usage message and exit 2.

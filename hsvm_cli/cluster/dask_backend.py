@@ -182,7 +182,7 @@ def _train_block_task(data, start, stop, options):
 
 def train_ovo_dask(X, y, client, *, output, normalize="l2", C=1.0, solver="l2loss-dual", tol=None, per_class=None,
                    bags=1, seed=0, n_blocks=None, train_path=None, train_sha256=None, argv=None, progress=False,
-                   log=None, on_block=None):
+                   log=None, on_block=None, bias="auto"):
     """Train the one-vs-one model of ``(X, y)`` on the Dask ``client`` and
     write it to ``output`` -- the file :func:`hsvm_cli.train.ovo.train_ovo` +
     :func:`hsvm_cli.models.ovo.save_model` give with the same options, byte for
@@ -199,6 +199,7 @@ def train_ovo_dask(X, y, client, *, output, normalize="l2", C=1.0, solver="l2los
     from .. import __version__ as here_version
     from ..preprocess import apply_normalization
     from ..train.liblinear import SOLVERS
+    from ..train.ovo import resolve_bias
     from ..train.sampling import check_options
     # Checked here, before anything is sent (train_pairs checks again on the workers).
     check_options(C, solver, tol, per_class, bags, seed, 1, solvers=SOLVERS)
@@ -212,7 +213,9 @@ def train_ovo_dask(X, y, client, *, output, normalize="l2", C=1.0, solver="l2los
         n_blocks = default_blocks(client, n_pairs)
     bounds = block_bounds(pair_costs(counts, per_class=per_class), n_blocks)
     Xn = apply_normalization(X.astype(np.float64), normalize, copy=True)
-    options = dict(C=C, solver=solver, tol=tol, per_class=per_class, bags=bags, seed=seed)
+    # The bias feature is resolved here, from all the samples, as train_ovo does.
+    options = dict(C=C, solver=solver, tol=tol, per_class=per_class, bags=bags, seed=seed,
+                   bias=resolve_bias(Xn, normalize, bias))
     prov = _provenance(train_path, train_sha256)
     prov["command"] = recorded_command(argv)
     blocks = [(i, int(bounds[i]), int(bounds[i + 1])) for i in range(n_blocks) if bounds[i] < bounds[i + 1]]
@@ -416,13 +419,18 @@ class PredictTask:
     def predictor(self, threads=None):
         """The :class:`~hsvm_cli.predict.predictor.Predictor` of these
         settings (built as ``hsvm predict`` builds it)."""
-        from ..models.ovo import load_model
+        from ..models.loading import load_any_hash_model, load_any_model
+        from ..models.ovr import OvrModel
         from ..predict.predictor import Predictor
-        model = load_model(self.model_path)
+        model = load_any_model(self.model_path)
         h = None
         if self.hash_model_path is not None and not self.exact:
-            from ..models.hashed import load_hash_model
-            h = load_hash_model(self.hash_model_path)
+            h = load_any_hash_model(self.hash_model_path)
+        if isinstance(model, OvrModel):
+            # A one-vs-rest model (imported from LIBLINEAR): its settings are
+            # the bits, filter_k and refine that hsvm predict gave it.
+            from ..predict.ovr import OvrPredictor
+            return OvrPredictor(model, h, threads=threads, **self.settings)
         if self.calibration_path is not None:
             from ..models.calibration import load_calibration
             return Predictor.from_calibration(model, load_calibration(self.calibration_path), h, exact=self.exact,

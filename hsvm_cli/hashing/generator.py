@@ -32,3 +32,34 @@ def standard_normal(count, *, seed, stream=0):
     if out.size:
         lib.hsvm_standard_normal(int(seed) & 0xFFFFFFFFFFFFFFFF, int(stream), ptr("double *", out), out.size)
     return out
+
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+
+
+def _splitmix64(counter):
+    """SplitMix64's output function of uint64 counters (the same mixing as
+    native/normals.c; exact integer arithmetic, so identical everywhere)."""
+    with np.errstate(over="ignore"):
+        z = counter * _GOLDEN + _GOLDEN
+        z = (z ^ (z >> np.uint64(30))) * _M1
+        z = (z ^ (z >> np.uint64(27))) * _M2
+        return z ^ (z >> np.uint64(31))
+
+
+def _key(seed, stream):
+    """Mix seed and stream id into a 64-bit key (as the normals' stream does:
+    counters are offset by a hashed key)."""
+    s = np.array([seed & 0xFFFFFFFFFFFFFFFF], dtype=np.uint64)
+    return _splitmix64(s ^ _splitmix64(np.array([stream], dtype=np.uint64)))[0]
+
+
+def random_bits(count, *, seed, stream):
+    """``count`` uniform 64-bit integers (uint64), element i a pure function of
+    (seed, stream, i): for seeded choices that must be the same on every
+    machine (cross-validation folds, solver orders)."""
+    idx = np.arange(int(count), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        return _splitmix64(idx + _key(int(seed), int(stream)))

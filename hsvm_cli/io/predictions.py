@@ -38,8 +38,11 @@ class PredictionWriter:
         if not self.scores:
             return "".join("%d\n" % v for v in block.labels.tolist())
         rows = []
+        # Vote counts as integers; scores (one-vs-rest models) as svm-predict prints numbers.
+        fmt = (lambda v: " ".join("%.6g" % x for x in v)) if block.votes.dtype.kind == "f" else \
+            (lambda v: " ".join(map(str, v)))
         for lab, v in zip(block.labels.tolist(), block.votes.tolist()):
-            rows.append("%d %s\n" % (lab, " ".join(map(str, v))))
+            rows.append("%d %s\n" % (lab, fmt(v)))
         return "".join(rows)
 
     def update_accuracy(self, block):
@@ -75,7 +78,9 @@ class PredictionWriter:
         return self.correct / self.total if self.total else 0.0
 
     def accuracy_line(self):
-        return "Accuracy = %.4g%% (%d/%d) (classification)" % (100.0 * self.accuracy, self.correct, self.total)
+        # svm-predict's line to the digit: printf("%g", (double)correct/total*100).
+        pct = self.correct / self.total * 100 if self.total else 0.0
+        return "Accuracy = %g%% (%d/%d) (classification)" % (pct, self.correct, self.total)
 
 
 def read_predictions(source, *, name=None):

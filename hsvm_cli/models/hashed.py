@@ -140,25 +140,24 @@ class HashModel:
 
 
 def hash_model(model, *, bits=1024, seed=0, store_projection=False, class_scores=False, projection="gaussian"):
-    """Hash every classifier of ``model`` (an :class:`OvoModel` trained with
-    L2 normalisation) with ``bits`` sign random projections derived from
-    ``seed``; returns a :class:`HashModel`.  ``projection``: ``"gaussian"``
-    (a dense D x d matrix) or ``"circulant"`` (blocks of circ(r) diag(s),
+    """Hash every classifier of ``model`` (an :class:`OvoModel`) with ``bits``
+    sign random projections derived from ``seed``; returns a
+    :class:`HashModel`.  ``projection``: ``"gaussian"`` (a dense D x d
+    matrix) or ``"circulant"`` (blocks of circ(r) diag(s),
     hashing/circulant.py: O(d log d) per sample and O(D) parameters).
     ``store_projection``: keep the projection's parameters in the file
     instead of re-deriving them from the seed.  ``class_scores``: also keep
     the K x d class-score summaries (predict/class_scores.py), so that the
-    class-score first stage needs no pass over the model's W."""
+    class-score first stage needs no pass over the model's W.  θ is the
+    threshold angle for unit-length samples (L2-normalised, or the features
+    of a model trained on codes); a model on unnormalised features
+    (``normalize`` none, e.g. imported) takes its thresholds at each sample's
+    norm when predicting (:mod:`hsvm_cli.predict.raw_filter`)."""
     bits = int(bits)
     if bits <= 0 or bits % 64:
         raise OptionError("bits must be a positive multiple of 64, got %d" % bits)
     if projection not in PROJECTIONS:
         raise OptionError("projection must be one of %s, not %r" % (", ".join(PROJECTIONS), projection))
-    # Hashing needs unit-length samples: L2-normalised ones, or the
-    # +-1/sqrt(bits) features of a model trained on codes (unit length as made).
-    if model.normalize != "l2" and model.codes_source is None:
-        raise OptionError("hashing needs unit-length samples: the model was trained with --normalize %s"
-                          % model.normalize)
     model.verify()
     if projection == "circulant":
         projector = CirculantProjection.from_seed(bits=bits, n_features=model.n_features, seed=seed)
@@ -232,7 +231,8 @@ def load_hash_model(path):
     seed = meta_int(c, "seed", -(1 << 63), (1 << 64) - 1)
     generator = meta_str(c, "generator")
     model_sha = meta_digest(c, "model_sha256")
-    # "none": a model trained on codes, whose features are unit length as made.
+    # "none": a model trained on codes (unit length as made), or a model on
+    # unnormalised features (thresholds taken at each sample's norm).
     normalize = meta_str(c, "normalize", ("l2", "none"), default="l2")
     classes, pairs, codes, theta = (c.arrays[k] for k in ("classes", "pairs", "codes", "theta"))
     if classes.dtype != np.int64 or codes.dtype != np.uint64 or theta.dtype != np.float32 \

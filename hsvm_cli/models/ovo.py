@@ -44,6 +44,7 @@ class TrainingRecord:
     objective: np.ndarray = field(default=None, repr=False)
     n_sv: np.ndarray = field(default=None, repr=False)
     not_converged: int = None
+    search: object = None        # the CSearch of -c auto / --cv (train/c_search.py), if any
 
 
 @dataclass
@@ -51,7 +52,12 @@ class OvoModel:
     """``P`` pairs of classes, each with ``bags`` linear classifiers: row
     ``j`` of ``W`` and ``b`` belongs to pair ``j // bags``, bag ``j % bags``,
     and ``W[j]·x + b[j] > 0`` votes for ``classes[pair_a[p]]``, else for
-    ``classes[pair_b[p]]``, where x is the sample after ``normalize``."""
+    ``classes[pair_b[p]]``, where x is the sample after ``normalize``.
+
+    ``tie_order`` (int32 [K], a permutation, or None): when set, equal vote
+    counts go to the class with the lowest tie_order (LIBSVM's rule for an
+    imported model: the first label in its own order) instead of hsvm's
+    confidence term (:mod:`hsvm_cli.predict.ties`)."""
 
     classes: np.ndarray          # int64 [K], sorted labels
     pair_a: np.ndarray           # int32 [P], index into classes; wins on a positive decision
@@ -66,6 +72,7 @@ class OvoModel:
     content_digest: str = None
     training: TrainingRecord = None
     container: object = field(default=None, repr=False)   # the file, while W is verified lazily
+    tie_order: np.ndarray = None                           # int32 [K] or None (hsvm's tie rule)
 
     @property
     def n_classes(self):
@@ -104,12 +111,15 @@ class OvoModel:
 
     def stored_arrays(self):
         """The arrays as the file stores them."""
-        return {
+        arrays = {
             "classes": np.asarray(self.classes, dtype=np.int64),
             "pairs": np.stack([self.pair_a, self.pair_b], axis=1).astype(np.int32),
             "W": np.asarray(self.W, dtype=np.float32),
             "b": np.asarray(self.b, dtype=np.float32),
         }
+        if self.tie_order is not None:
+            arrays["tie_order"] = np.asarray(self.tie_order, dtype=np.int32)
+        return arrays
 
     def content_sha256(self):
         """The model's identity: SHA-256 over its settings and the digests of
@@ -140,7 +150,7 @@ class OvoModel:
                     bags=self.bags, normalize=self.normalize,
                     arrays={key: (arr.dtype.str, arr.shape) for key, arr in stored.items()},
                     digests={key: digests[key] if digests is not None else array_digests(stored[key])
-                             for key in IDENTITY_ARRAYS})
+                             for key in identity_arrays(stored)})
                 return self.content_digest
             self.content_digest = h.hexdigest()
         return self.content_digest
@@ -148,6 +158,13 @@ class OvoModel:
 
 #: The arrays a model's identity covers, in the order it hashes them.
 IDENTITY_ARRAYS = ("classes", "pairs", "W", "b")
+
+
+def identity_arrays(arrays):
+    """The keys of ``arrays`` a model's identity covers: IDENTITY_ARRAYS, and
+    tie_order when present (it changes predictions; models without it keep
+    their digest)."""
+    return IDENTITY_ARRAYS + (("tie_order",) if "tie_order" in arrays else ())
 
 
 def model_identity(*, bags, normalize, arrays, digests):
@@ -160,7 +177,7 @@ def model_identity(*, bags, normalize, arrays, digests):
     import hashlib
     h = hashlib.sha256()
     h.update(("hsvm-model-identity-v2|bags=%d|normalize=%s|block=%d|" % (bags, normalize, BLOCK_BYTES)).encode())
-    for key in IDENTITY_ARRAYS:
+    for key in identity_arrays(arrays):
         dtype, shape = arrays[key]
         h.update(("%s|%s|%s|" % (key, dtype, [int(v) for v in shape])).encode())
         h.update(",".join(digests[key]).encode())
@@ -200,6 +217,9 @@ def load_model(path):
             raise ModelFormatError(name, "missing array %r" % key)
         if c.arrays[key].dtype != dt or c.arrays[key].ndim != ndim:
             raise ModelFormatError(name, "array %r must be a %d-dimensional %s array" % (key, ndim, np.dtype(dt)))
+    tie_order = c.arrays.get("tie_order")
+    if tie_order is not None and (tie_order.dtype != np.int32 or tie_order.ndim != 1):
+        raise ModelFormatError(name, "array 'tie_order' must be a 1-dimensional int32 array")
     pairs = c.arrays["pairs"]
     if pairs.shape[1] != 2:
         raise ModelFormatError(name, "pairs must have shape [P, 2]")
@@ -209,7 +229,8 @@ def load_model(path):
     model = OvoModel(
         classes=c.arrays["classes"], pair_a=np.ascontiguousarray(pairs[:, 0]), pair_b=np.ascontiguousarray(pairs[:, 1]),
         W=c.arrays["W"], b=c.arrays["b"], bags=bags, normalize=normalize,
-        params=meta_dict(c, "params"), provenance=meta_dict(c, "provenance"), path=name, container=c)
+        params=meta_dict(c, "params"), provenance=meta_dict(c, "provenance"), path=name, container=c,
+        tie_order=tie_order)
     _check_consistent(model, name)
     if n_features != model.n_features:
         raise ModelFormatError(name, "n_features in metadata disagrees with W")
@@ -238,3 +259,6 @@ def _check_consistent(m, name):
         bad("b has %s entries, expected %d" % (m.b.shape, P * m.bags))
     if m.container is None and not (all_finite(m.W) and all_finite(m.b)):
         bad("W and b must hold finite values")
+    if m.tie_order is not None and (np.asarray(m.tie_order).shape != (K,)
+                                    or not np.array_equal(np.sort(m.tie_order), np.arange(K))):
+        bad("tie_order must be a permutation of 0..%d" % (K - 1))

@@ -27,9 +27,11 @@ class HashFilter:
         on every machine (see hsvm_cli.hashing.projection)."""
         return self.encoder.codes(Xn)
 
-    def votes(self, xcodes):
+    def votes(self, xcodes, *, Xn=None):
         """Hash votes [n, K] int32 and normalised margins [n, K] float64 of
-        sample codes (see :meth:`hsvm_cli.hashing.voting.HashVoter.votes`)."""
+        sample codes (see :meth:`hsvm_cli.hashing.voting.HashVoter.votes`);
+        ``Xn`` is not needed for unit-length samples (see
+        :class:`~hsvm_cli.predict.raw_filter.RawHashFilter`)."""
         return self.voter.votes(xcodes, threads=self.threads)
 
     def hash_and_vote(self, Xn, *, timings=None):

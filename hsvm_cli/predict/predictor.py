@@ -21,9 +21,10 @@ from .class_scores import FIRST_STAGES, ClassScoreFilter, class_score_weights
 from .dag import DecisionDag, candidate_lists
 from .exact import ExactScorer
 from .features import KernelHashFeatures, PackedCodeFeatures, block_rows, check_model_codes
-from .filter import HashFilter
-from .ranking import best_class, top_classes
+from .ranking import top_classes
+from .raw_filter import make_filter, unit_length_samples
 from .refine import dense_is_cheaper, refine_decisions
+from .ties import winners
 
 EXACT_PHASES = ("parse", "normalise", "score", "vote", "write")
 DAG_PHASES = ("parse", "normalise", "dag", "write")
@@ -142,10 +143,15 @@ class Predictor:
         if int(filter_k) < 1:
             raise OptionError("--filter-k must be at least 1")
         if first_stage == "votes":
-            self.filter = HashFilter(hash_model, bits=bits, threads=threads, kernel=kernel)
+            # Models on unnormalised features get per-sample thresholds (raw_filter.py).
+            self.filter = make_filter(model, hash_model, bits=bits, threads=threads, kernel=kernel)
         else:
             if first_stage == "scores" and bits is not None:
                 raise OptionError("--bits is for a hashed first stage (votes, hashed-scores)")
+            if first_stage == "hashed-scores" and not unit_length_samples(model):
+                # The estimate ||u|| cos(angle) + beta stands for u.x + beta at ||x|| = 1 only.
+                raise OptionError("--first-stage hashed-scores needs a model on unit-length samples (this one was "
+                                  "trained with --normalize none): use --first-stage scores or votes")
             if hash_model is not None and hash_model.class_W is not None:
                 U, beta = hash_model.class_W, hash_model.class_b
             else:
@@ -213,12 +219,16 @@ class Predictor:
 
     # ------------------------------------------------------------ blocks and streams
 
-    def predict_block(self, X, *, y=None, xcodes=None, proba=False, timings=None, features=None):
+    def predict_block(self, X, *, y=None, xcodes=None, proba=False, timings=None, features=None,
+                      filter_votes=None):
         """A :class:`Prediction` of the raw samples X; ``xcodes``: their codes
         (from a codes file) instead of hashing them, X may then be None when
         nothing is refined; ``timings``: a :class:`~hsvm_cli.support.timing.Timings`
         to charge the phases to; ``features``: what turns X into the model's
-        features (default: the kernel hash given to the predictor, if any)."""
+        features (default: the kernel hash given to the predictor, if any);
+        ``filter_votes``: the filter's (votes, margins) of these rows at this
+        predictor's bits, computed before (as ``self.filter.hash_and_vote``
+        gives them), so that ``calibrate`` can try many k on one filter pass."""
         features = self.features if features is None else features
         if features is not None and X is not None:
             step = block_rows(self.model.n_features)
@@ -226,16 +236,17 @@ class Predictor:
             for s in range(0, X.shape[0], step):
                 with (timings or NullTimings()).phase("features"):
                     F = features(X[s:s + step])
-                parts.append(self._predict_features(F, _rows(y, s, step), _rows(xcodes, s, step), proba, timings))
+                parts.append(self._predict_features(F, _rows(y, s, step), _rows(xcodes, s, step), proba, timings,
+                                                    _rows_pair(filter_votes, s, step)))
             if len(parts) == 1:
                 return parts[0]
             if not parts:
                 return self._predict_features(np.zeros((0, self.model.n_features), np.float32), y, xcodes, proba,
-                                              timings)
+                                              timings, filter_votes)
             return _concatenate(parts, y)
-        return self._predict_features(X, y, xcodes, proba, timings)
+        return self._predict_features(X, y, xcodes, proba, timings, filter_votes)
 
-    def _predict_features(self, X, y, xcodes, proba, timings):
+    def _predict_features(self, X, y, xcodes, proba, timings, filter_votes=None):
         if proba and self.calibration is None:
             raise OptionError("--proba needs a calibration (-C)")
         if proba and self.rule == "dag":
@@ -250,9 +261,9 @@ class Predictor:
         rows = max(64, self.MAX_CELLS // max(1, self.k * (self.k - 1) // 2 * self.model.bags))
         if self.refine and self.scorer is None and n > rows:
             return _concatenate([self._predict_hashed(_rows(X, s, rows), _rows(y, s, rows), _rows(xcodes, s, rows),
-                                                      proba, t)
+                                                      proba, t, _rows_pair(filter_votes, s, rows))
                                  for s in range(0, n, rows)], y)
-        return self._predict_hashed(X, y, xcodes, proba, t)
+        return self._predict_hashed(X, y, xcodes, proba, t, filter_votes)
 
     def iter_predict(self, chunks, *, codes=None, proba=False, timings=None, features=None):
         """:class:`Prediction` per chunk of an iterable of
@@ -267,6 +278,9 @@ class Predictor:
                 raise OptionError("--codes are for a hashed first stage (votes, hashed-scores), not scores")
             codes.check_compatible(self.hash_model, self.filter.bits)
             if chunks is None:
+                if getattr(self.filter, "needs_samples", False):
+                    raise OptionError("codes alone cannot be voted for a model on unnormalised features: each "
+                                      "threshold depends on the sample's norm (give TEST too)")
                 if self.refine:
                     raise OptionError("missing TEST (only --codes with --no-refine can do without it)")
                 pairs = _codes_only_chunks(codes, 16384)
@@ -367,22 +381,25 @@ class Predictor:
             return Prediction(y, m.classes[np.argmax(P, axis=1)], votes, conf, P)
         votes, conf = self.scorer.votes(Xn, timings=t)
         with t.phase("vote"):
-            labels = m.classes[best_class(votes, conf)]
+            labels = m.classes[winners(m, votes, conf)]
         return Prediction(y, labels, votes, conf)
 
-    def _filter(self, X, xcodes, t):
+    def _filter(self, X, xcodes, t, filter_votes=None):
         """The first stage's ranking of the block (votes and margins, or zero
-        votes and class scores), and the normalised samples."""
+        votes and class scores), and the normalised samples;
+        ``filter_votes``: the votes and margins computed before."""
         Xn = prepare(self.model.normalize, X, timings=t) if X is not None else None
-        if self.first_stage != "votes":
+        if filter_votes is not None:
+            hv, hm = filter_votes
+        elif self.first_stage != "votes":
             scores = (self.filter.scores(Xn, timings=t) if xcodes is None
                       else self.filter.scores_of_codes(xcodes, timings=t))
             return Xn, np.zeros(scores.shape, dtype=np.int32), scores
-        if xcodes is None:
+        elif xcodes is None:
             hv, hm = self.filter.hash_and_vote(Xn, timings=t)
         else:
             with t.phase("filter"):
-                hv, hm = self.filter.votes(xcodes)
+                hv, hm = self.filter.votes(xcodes, Xn=Xn)
         return Xn, hv, hm
 
     def _keep(self, hv, hm, proba, t):
@@ -405,9 +422,9 @@ class Predictor:
                 kept, valid = kept[:, :width], valid[:, :width]
         return kept, valid, p1
 
-    def _predict_hashed(self, X, y, xcodes, proba, t):
+    def _predict_hashed(self, X, y, xcodes, proba, t, filter_votes=None):
         m = self.model
-        Xn, hv, hm = self._filter(X, xcodes, t)
+        Xn, hv, hm = self._filter(X, xcodes, t, filter_votes)
         kept, valid, p1 = self._keep(hv, hm, proba, t)
         if not self.refine:
             t.count("refined_classes", int(kept.shape[0]))
@@ -447,7 +464,7 @@ class Predictor:
                     p2 = second_stage_proba(self.calibration, refined, self.lookup)
                     S_pad = np.where(np.arange(refined.S.shape[1])[None, :] < nvalid[:, None], refined.S, -1)
                     P = combine(p1, S_pad, p2)
-            best = best_class(votes, conf)
+            best = winners(m, votes, conf)
             votes = np.maximum(votes, 0)
         t.count("refined_classes", int(nvalid.sum()))
         if P is not None:
@@ -486,6 +503,10 @@ class _Located:
 
 def _rows(a, start, count):
     return None if a is None else a[start:start + count]
+
+
+def _rows_pair(pair, start, count):
+    return None if pair is None else (pair[0][start:start + count], pair[1][start:start + count])
 
 
 def _concatenate(parts, y):

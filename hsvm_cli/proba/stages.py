@@ -10,8 +10,10 @@ import numpy as np
 from ..models.ovo import bag_mean
 from ..models.pairs import canonical_pairs
 from ..predict.exact import ovo_votes
+from ..predict.ties import winners
 from ..support.timing import NullTimings
 from . import estimators as est
+from .mass_coupling import K_MAX, PairTable, couple_mass
 
 
 def first_stage_proba(votes, margins, alpha):
@@ -39,11 +41,15 @@ def pair_ids_by_class(pair_a, pair_b, n_classes):
     return out, is_a
 
 
-def fit_platt_from_decisions(model, mean_dec_blocks, y_index):
-    """Fit every pair's sigmoid on the validation samples of its two classes.
-    ``mean_dec_blocks`` yields (row offset, [rows, P] bag-mean decision values)."""
+def pairwise_values(model, mean_dec_blocks, y_index):
+    """The validation values Platt's sigmoids are fitted on: for every
+    labelled sample and every pair naming its class, the pair's bag-mean
+    decision value (oriented toward the pair's class a), the pair, the target
+    (1 when the sample is of class a) and the sample's row.
+    ``mean_dec_blocks`` yields (row offset, [rows, P] bag-mean decision
+    values).  Returns (dec float64, pair int64, target float64, sample int64)."""
     ids, is_a = pair_ids_by_class(model.pair_a, model.pair_b, model.n_classes)
-    decs, pairs, targets = [], [], []
+    decs, pairs, targets, samples = [], [], [], []
     for start, D in mean_dec_blocks:
         yi = y_index[start:start + D.shape[0]]
         rows = np.flatnonzero(yi >= 0)
@@ -55,14 +61,18 @@ def fit_platt_from_decisions(model, mean_dec_blocks, y_index):
         decs.append(D[r_idx, cols[ok]])
         pairs.append(cols[ok])
         targets.append(is_a[yi[rows]][ok])
-    if decs:
-        dec = np.concatenate(decs).astype(np.float64)
-        pair = np.concatenate(pairs)
-        target = np.concatenate(targets).astype(np.float64)
-    else:
-        dec = np.zeros(0)
-        pair = np.zeros(0, dtype=np.int64)
-        target = np.zeros(0)
+        samples.append(r_idx + start)
+    if not decs:
+        return np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.int64)
+    return (np.concatenate(decs).astype(np.float64), np.concatenate(pairs), np.concatenate(targets).astype(np.float64),
+            np.concatenate(samples).astype(np.int64))
+
+
+def fit_platt_from_decisions(model, mean_dec_blocks, y_index):
+    """Fit every pair's sigmoid on the validation samples of its two classes
+    (Platt's fit, pair by pair).  ``mean_dec_blocks`` yields (row offset,
+    [rows, P] bag-mean decision values)."""
+    dec, pair, target, _ = pairwise_values(model, mean_dec_blocks, y_index)
     return est.fit_platt(dec, pair, target, model.n_pairs)
 
 
@@ -88,22 +98,23 @@ def second_stage_proba(cal, refined, lookup):
 
 
 def exact_proba(model, cal, Xn, *, scorer, timings=None):
-    """Exact votes, confidences and probabilities coupled over all K classes."""
+    """Exact votes, confidences and probabilities: every pair's sigmoid on its
+    bag-mean decision value, coupled over the classes that carry mass
+    (:func:`hsvm_cli.proba.mass_coupling.couple_mass`: all of them when K <= 64,
+    as ``svm-predict -b 1`` does)."""
     t = timings or NullTimings()
     n, K = Xn.shape[0], model.n_classes
     votes = np.empty((n, K), dtype=np.int32)
     conf = np.empty((n, K))
     proba = np.empty((n, K))
-    # R is [rows, K, K] doubles: bound a block to ~64 MB of it.
-    rows = max(1, min(scorer.block_rows(), (64 << 20) // (8 * K * K)))
+    table = PairTable.cached(model.pair_a, model.pair_b, K)
+    # The coupling's [rows, k, K] and [rows, P] float64 temporaries: ~64 MB a block.
+    rows = max(1, min(scorer.block_rows(), (64 << 20) // (8 * max(model.n_pairs, K * min(K, K_MAX)))))
     for s, dec in scorer.decision_blocks(Xn, rows=rows, timings=t):
         e = s + dec.shape[0]
         with t.phase("vote"):
             votes[s:e], conf[s:e] = ovo_votes(dec, model.pair_a, model.pair_b, bags=model.bags, n_classes=K)
         with t.phase("proba"):
             r = est.platt_proba(bag_mean(dec, model.bags), cal.platt_A[None, :], cal.platt_B[None, :])
-            R = np.full((dec.shape[0], K, K), 0.5)
-            R[:, model.pair_a, model.pair_b] = r
-            R[:, model.pair_b, model.pair_a] = 1.0 - r
-            proba[s:e] = est.couple(R)
+            proba[s:e] = couple_mass(r, winners(model, votes[s:e], conf[s:e]), table)
     return votes, conf, proba

@@ -11,8 +11,8 @@ Each binary problem is LIBLINEAR's (Fan, Chang, Hsieh, Wang & Lin, JMLR 2008)
     min_w  ½‖w‖² + C Σ_i ξ(w; x_i, y_i),   ξ = max(0, 1 − y_i wᵀx_i)  (-s 3)
                                                 or its square          (-s 1, -s 2)
 
-over x_i extended by a constant feature 1 whose weight is the bias (``-B 1``,
-regularised like the other weights), solved in the dual by coordinate descent
+over x_i extended by a constant feature B whose weight times B is the bias
+(LIBLINEAR's ``-B B``, regularised like the other weights; B = 1 by default), solved in the dual by coordinate descent
 (Hsieh et al., ICML 2008) or in the primal by a trust-region Newton method
 (Lin, Weng & Keerthi, JMLR 2008).
 
@@ -46,6 +46,7 @@ printing for the process.  Another thread calling ``rand()`` concurrently with
 an in-process ``train_pairs`` would break reproducibility.
 """
 import ctypes
+import math
 import mmap
 import multiprocessing
 import sys
@@ -118,9 +119,9 @@ def _as_csr(X):
 
 # ------------------------------------------------------------------- row pool
 
-def _build_pool(X):
+def _build_pool(X, bias=1.0):
     """All rows as LIBLINEAR feature_node arrays laid end to end: row i's nodes,
-    then the bias node (index d+1, value 1), then the -1 terminator.  Returns
+    then the bias node (index d+1, value ``bias``), then the -1 terminator.  Returns
     the pool and the uint64 address of each row's first node."""
     n, d = X.shape
     nnz_row = np.diff(X.indptr).astype(np.int64)
@@ -132,7 +133,7 @@ def _build_pool(X):
     pool["value"][pos] = X.data[:X.nnz]
     bias_pos = start + nnz_row
     pool["index"][bias_pos] = d + 1
-    pool["value"][bias_pos] = 1.0
+    pool["value"][bias_pos] = bias
     pool["index"][bias_pos + 1] = -1
     pool["value"][bias_pos + 1] = 0.0
     addr = np.uint64(pool.ctypes.data) + start.astype(np.uint64) * np.uint64(_FEATURE_NODE.itemsize)
@@ -146,7 +147,7 @@ class _Job:
     children share it copy-on-write."""
 
     def __init__(self, pool, class_addr, classes, pair_a, pair_b, d, solver, C, tol,
-                 per_class, bags, seed, seeds, W, b, counts):
+                 per_class, bags, seed, seeds, W, b, counts, bias=1.0):
         self.pool = pool                # keeps the row addresses valid
         self.class_addr = class_addr
         self.classes = classes
@@ -163,6 +164,7 @@ class _Job:
         self.W = W
         self.b = b
         self.counts = counts
+        self.bias = float(bias)
         sizes = np.array([a.shape[0] for a in class_addr], dtype=np.int64)
         if per_class is not None:
             sizes = np.minimum(sizes, per_class)
@@ -182,7 +184,7 @@ class _Trainer:
         prob = _ll.problem.__new__(_ll.problem)
         prob.l = 0
         prob.n = job.d + 1
-        prob.bias = 1.0
+        prob.bias = job.bias
         prob.x = ctypes.cast(self.xbuf.ctypes.data, _NODE_PP)
         prob.y = ctypes.cast(self.ybuf.ctypes.data, _DOUBLE_P)
         self.prob = prob
@@ -238,10 +240,10 @@ class _Trainer:
                 # the sign convention independent of that rule.
                 if m.label[0] == 1:
                     job.W[j] = w[:d]
-                    job.b[j] = w[d]
+                    job.b[j] = w[d] * job.bias
                 else:
                     job.W[j] = -w[:d]
-                    job.b[j] = -w[d]
+                    job.b[j] = -w[d] * job.bias
             finally:
                 _lib_free_model(ctypes.byref(mptr))
             job.counts[j, 0] = na
@@ -294,7 +296,7 @@ def _progress_bar(total, enabled):
 
 
 def train_pairs(X, y, *, C=1.0, solver="l2loss-dual", tol=None, per_class=None, bags=1,
-                seed=0, jobs=1, progress=False, pairs=None):
+                seed=0, jobs=1, progress=False, bias=1.0, pairs=None):
     """Train one linear SVM per pair of classes (one-vs-one) with LIBLINEAR.
 
     Parameters
@@ -331,6 +333,10 @@ def train_pairs(X, y, *, C=1.0, solver="l2loss-dual", tol=None, per_class=None, 
         serially with the same result).  ``1`` trains in the calling process.
     progress : bool
         Show a tqdm bar on stderr, one tick per pair.
+    bias : float
+        The value B of the constant feature (LIBLINEAR ``-B B``), > 0: the
+        bias is B times its weight, which is regularised with the others, so a
+        larger B regularises the bias less.
     pairs : None, or strictly increasing indices into the canonical pair order
         Train only these pairs (a ``range`` or int array: a block of a
         distributed run, :mod:`hsvm_cli.train.pair_blocks`).  The result then
@@ -356,6 +362,9 @@ def train_pairs(X, y, *, C=1.0, solver="l2loss-dual", tol=None, per_class=None, 
     """
     t_start = time.perf_counter()
     check_options(C, solver, tol, per_class, bags, seed, jobs, solvers=SOLVERS)
+    bias = float(bias)
+    if not (math.isfinite(bias) and bias > 0):
+        raise ValueError("bias must be a positive finite number, not %r" % (bias,))
     X = _as_csr(X)
     y = integer_labels(y, X.shape[0])
     classes, y_idx = np.unique(y, return_inverse=True)
@@ -368,7 +377,7 @@ def train_pairs(X, y, *, C=1.0, solver="l2loss-dual", tol=None, per_class=None, 
     per_class = None if per_class is None else int(per_class)
     n, d = X.shape
 
-    pool, row_addr = _build_pool(X)
+    pool, row_addr = _build_pool(X, bias)
     order = np.argsort(y_idx, kind="stable")
     bounds = np.searchsorted(y_idx[order], np.arange(K + 1))
     class_addr = [row_addr[order[bounds[k]:bounds[k + 1]]] for k in range(K)]
@@ -395,7 +404,7 @@ def train_pairs(X, y, *, C=1.0, solver="l2loss-dual", tol=None, per_class=None, 
         counts = np.empty((P * bags, 2), dtype=np.int32)
 
     job = _Job(pool, class_addr, classes, pair_a, pair_b, d, solver, C, tol,
-               per_class, bags, seed, seeds, W, b, counts)
+               per_class, bags, seed, seeds, W, b, counts, bias)
     solver_seconds = 0.0
     if workers == 1:
         trainer = _Trainer(job)
@@ -414,7 +423,7 @@ def train_pairs(X, y, *, C=1.0, solver="l2loss-dual", tol=None, per_class=None, 
         "liblinear_solver": SOLVERS[solver],
         "C": float(C),
         "tol": tol,
-        "bias": 1.0,
+        "bias": bias,
         "per_class": per_class,
         "bags": bags,
         "seed": seed,

@@ -3,34 +3,138 @@ as asked, train every pair (train/liblinear.py), record parameters and
 provenance."""
 import numpy as np
 
-from ..errors import DataError, InputReadError
+from ..errors import DataError, InputReadError, OptionError
 from ..io.files import HashingReader, display_name, open_input, open_raw
 from ..io.svmlight import load_svmlight
 from ..models.provenance import provenance
 from ..preprocess import apply_normalization
+from .c_search import search_c
 from .liblinear import train_pairs
 
 
+def default_bias(Xn, normalize):
+    """The constant feature B when the user does not give one: 1 for
+    L2-normalised samples (LIBLINEAR's -B 1), else the root-mean-square norm
+    of the nonzero samples (4 significant digits), so that the bias is as
+    strongly regularised, relative to the weights, whatever the units of the
+    features: with raw features of norm ~5 (omniglot's pixels) B = 1 would
+    shrink the bias 25 times harder than with unit samples, which costs
+    accuracy that LIBSVM (whose bias is not regularised) keeps."""
+    if normalize == "l2":
+        return 1.0
+    import scipy.sparse as sp
+    sq = np.asarray(Xn.multiply(Xn).sum(axis=1) if sp.issparse(Xn) else np.einsum("ij,ij->i", Xn, Xn)).reshape(-1)
+    sq = sq[sq > 0]
+    return float("%.4g" % np.sqrt(sq.mean())) if sq.size else 1.0
+
+
+def resolve_bias(Xn, normalize, bias):
+    """The constant feature B to train with: ``bias`` (a positive number), or
+    :func:`default_bias` for None or "auto"."""
+    if bias is None or bias == "auto":
+        return default_bias(Xn, normalize)
+    bias = float(bias)
+    if not (np.isfinite(bias) and bias > 0):
+        raise OptionError("the bias feature must be a positive number, not %r" % bias)
+    return bias
+
+
+def cross_validate_ovo(X, y, *, C=1.0, c_grid=None, folds=5, normalize="l2", solver="l2loss-dual", tol=None,
+                       seed=0, jobs=1, progress=False, bias="auto"):
+    """F-fold cross-validated accuracy of one-vs-one SVMs on ``X``, ``y``
+    (normalised as ``normalize`` says first): at ``C`` (a number), or the
+    search of ``C="auto"`` (the default doubling grid) or of the values of
+    ``c_grid``.  Returns a :class:`~hsvm_cli.train.c_search.CSearch`
+    (``.best_C``, ``.steps``, ``.table()``).  ``progress``: a tqdm bar on
+    stderr.  See :mod:`hsvm_cli.train.c_search`."""
+    if c_grid is not None:
+        grid = list(c_grid)
+    elif isinstance(C, str):
+        if C != "auto":
+            raise OptionError("C must be a positive number or 'auto', not %r" % C)
+        grid = None
+    else:
+        grid = [C]
+    Xn = apply_normalization(X.astype(np.float64), normalize, copy=True)
+    with _search_bar(progress) as tick:
+        return search_c(Xn, y, grid=grid, folds=folds, seed=seed, solver=solver, tol=tol, jobs=jobs, progress=tick,
+                        bias=resolve_bias(Xn, normalize, bias))
+
+
+class _search_bar:
+    """A tqdm bar for the search (total: folds x grid values; an early stop
+    fills it), or nothing."""
+
+    def __init__(self, enabled):
+        self.enabled = enabled
+        self.bar = None
+
+    def __enter__(self):
+        if not self.enabled:
+            return None
+
+        def tick(done, total):
+            if self.bar is None:
+                import sys
+
+                from tqdm import tqdm
+                self.bar = tqdm(total=total, file=sys.stderr, unit="fold", desc="cross-validation",
+                                dynamic_ncols=True)
+            self.bar.update(done - self.bar.n)
+        return tick
+
+    def __exit__(self, *exc):
+        if self.bar is not None:
+            self.bar.close()
+        return False
+
+
 def train_ovo(X, y, *, C=1.0, normalize="l2", solver="l2loss-dual", tol=None, per_class=None, bags=1,
-              seed=0, jobs=1, progress=False, train_path=None, train_sha256=None, pairs=None):
+              seed=0, jobs=1, progress=False, train_path=None, train_sha256=None, c_grid=None, cv_folds=None,
+              bias="auto", pairs=None):
     """Train a one-vs-one linear SVM model on samples ``X`` (CSR matrix or
     dense array [n, d]) with integer labels ``y``.
 
     ``normalize``: ``"l2"`` (default; the samples are scaled to unit length
     first, as hashing needs, and prediction does the same) or ``"none"``.
-    ``C``, ``solver`` (``l2loss-dual``, ``l2loss-primal``, ``l1loss-dual``),
-    ``tol``, ``per_class``, ``bags``, ``seed``, ``jobs``, ``progress``: see
-    :func:`hsvm_cli.train.liblinear.train_pairs`.  ``train_path`` and
+    ``C``: the cost parameter, or ``"auto"``: chosen by ``cv_folds``-fold
+    cross-validation (default 5) on the default grid, or on the values of
+    ``c_grid`` (:func:`cross_validate_ovo`); with a number and ``cv_folds``
+    the cross-validated accuracy at C is recorded too.  The search's table
+    goes to ``params["cross_validation"]`` (and ``training.search``).
+    ``bias``: the constant feature B (LIBLINEAR's -B), "auto" for
+    :func:`default_bias`.  ``solver`` (``l2loss-dual``, ``l2loss-primal``,
+    ``l1loss-dual``), ``tol``, ``per_class``, ``bags``, ``seed``, ``jobs``,
+    ``progress``: see :func:`hsvm_cli.train.liblinear.train_pairs`.  ``train_path`` and
     ``train_sha256`` name the training input in the model's provenance.
     ``pairs``: train only these canonical pair indices (a block of
     :mod:`hsvm_cli.train.pair_blocks`; the model then holds only them).
     Returns an :class:`~hsvm_cli.models.ovo.OvoModel` (save it with
     :func:`~hsvm_cli.models.ovo.save_model`)."""
+    search = None
     Xn = apply_normalization(X.astype(np.float64), normalize, copy=True)
+    bias = resolve_bias(Xn, normalize, bias)
+    if C == "auto" or c_grid is not None or cv_folds is not None:
+        if pairs is not None:
+            # Every block would repeat the whole search; and the table's times
+            # would make the parts differ from the single-process model.
+            raise OptionError("cross-validation (-c auto, --c-grid, --cv) needs every pair: choose C first "
+                              "(train-ovo --cv F -c auto without -o), then train the blocks with -c C")
+        if bags != 1 or per_class is not None:
+            raise OptionError("cross-validation (-c auto, --c-grid, --cv) trains each pair on all its rows: "
+                              "it does not combine with --bags or --per-class")
+        search = cross_validate_ovo(X, y, C=C, c_grid=c_grid, folds=cv_folds or 5, normalize=normalize,
+                                    solver=solver, tol=tol, seed=seed, jobs=jobs, progress=progress, bias=bias)
+        C = search.best_C
+    elif isinstance(C, str):
+        raise OptionError("C must be a positive number or 'auto', not %r" % C)
     model = train_pairs(Xn, y, C=C, solver=solver, tol=tol, per_class=per_class, bags=bags, seed=seed,
-                        jobs=jobs, progress=progress, pairs=pairs)
+                        jobs=jobs, progress=progress, bias=bias, pairs=pairs)
     model.normalize = normalize
     model.params = dict(model.params, normalize=normalize)
+    if search is not None:
+        model.params["cross_validation"] = search.record()
+        model.training.search = search
     model.provenance = provenance(train_path, train_sha256)
     return model
 
@@ -64,16 +168,28 @@ def read_training_file(path, *, zero_based=False):
     return X, y, hashing.hexdigest()
 
 
-def train_ovo_file(path, *, zero_based=False, **kw):
-    """What ``hsvm train-ovo`` does: read the svmlight file ``path`` (``-``:
-    stdin; gzip/bz2/xz transparently) once and train on it; keyword arguments
-    as :func:`train_ovo`.  Refuses input with fewer than two classes."""
+def _read_two_classes(path, zero_based):
     X, y, sha = read_training_file(path, zero_based=zero_based)
     n_classes = np.unique(y).shape[0]
     if n_classes < 2:
         raise DataError("%s: training needs samples of at least two classes, found %d"
                         % (display_name(path), n_classes))
+    return X, y, sha
+
+
+def train_ovo_file(path, *, zero_based=False, **kw):
+    """What ``hsvm train-ovo`` does: read the svmlight file ``path`` (``-``:
+    stdin; gzip/bz2/xz transparently) once and train on it; keyword arguments
+    as :func:`train_ovo`.  Refuses input with fewer than two classes."""
+    X, y, sha = _read_two_classes(path, zero_based)
     return train_ovo(X, y, train_path=display_name(path), train_sha256=sha, **kw)
+
+
+def cross_validate_file(path, *, zero_based=False, **kw):
+    """What ``hsvm train-ovo --cv F`` without ``-o`` does (as ``svm-train
+    -v``): read ``path`` once and cross-validate (:func:`cross_validate_ovo`)."""
+    X, y, _ = _read_two_classes(path, zero_based)
+    return cross_validate_ovo(X, y, **kw)
 
 
 def train_ovo_codes_file(path, *, bits=None, **kw):

@@ -31,3 +31,19 @@ def test_cli_calibrate_then_predict_proba_in_libsvm_layout(digits_model, digits,
     assert r.exit_code == 0 and r.stdout.splitlines()[0] == lines[0]
     r = CliRunner().invoke(cli, ["predict", "-m", str(model_p), "--proba", test])
     assert r.exit_code == 2 and "-C" in r.stderr
+
+
+def test_calibrate_without_a_hash_model_gives_exact_probabilities(digits_model_file, tmp_path):
+    from conftest import DIGITS_TEST, run
+    cal = tmp_path / "d.cal"
+    r = run(["calibrate", "-m", digits_model_file, DIGITS_TEST, "-o", cal, "--repeat", "1", "-q"], stderr="")
+    lines = r.stdout.splitlines()
+    assert lines[1].split()[:2] == ["exact", "-"] and lines[1].endswith("<- chosen")
+    assert lines[-1] == "chosen: exact prediction: no hash model was given (-H), so exact is the only setting"
+    exact = run(["predict", "--exact", "--proba", "-C", cal, "-m", digits_model_file, DIGITS_TEST, "-q"]).stdout
+    # The calibration's setting is exact: --exact may be left out.
+    run(["predict", "--proba", "-C", cal, "-m", digits_model_file, DIGITS_TEST, "-q"], stdout=exact)
+    rows = exact.splitlines()
+    assert rows[0] == "labels 1 2 3 4 5 6 7 8 9 10" and len(rows) == 451
+    r = run(["calibrate", "-m", digits_model_file, DIGITS_TEST, "-o", cal, "--bits", "64"], exit_code=2)
+    assert "need a hash model" in r.stderr

@@ -25,11 +25,14 @@ def test_bits_not_a_multiple_of_64_is_a_usage_error_and_writes_nothing(digits_mo
     assert "multiple of 64" in r.stderr and not (tmp_path / "d.hbm").exists()
 
 
-def test_a_model_trained_without_normalisation_cannot_be_hashed(tmp_path):
-    model = tmp_path / "raw.hsvm"
+def test_a_model_trained_without_normalisation_hashes_with_per_sample_thresholds(tmp_path):
+    # Its thresholds are taken at each sample's norm (predict/raw_filter.py):
+    # keeping every class is exact prediction.
+    model, hbm = tmp_path / "raw.hsvm", tmp_path / "raw.hbm"
     run(["train-ovo", DIGITS_TRAIN, "--normalize", "none", "-q", "-o", model])
-    r = run(["hash-model", "-m", model, "-o", tmp_path / "raw.hbm"], exit_code=2)
-    assert r.stderr == "hsvm: hashing needs unit-length samples: the model was trained with --normalize none\n"
+    run(["hash-model", "-q", "-m", model, "--bits", "256", "-o", hbm], stdout="", stderr="")
+    exact = run(["predict", "-q", "--exact", "-m", model, DIGITS_TEST]).stdout
+    run(["predict", "-q", "-m", model, "-H", hbm, "-k", "10", DIGITS_TEST], stdout=exact)
 
 
 def test_circulant_projection_is_recorded_and_its_stored_and_derived_codes_are_identical(digits_model_file, tmp_path):

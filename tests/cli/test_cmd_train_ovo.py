@@ -57,8 +57,84 @@ def test_training_on_one_class_exits_65_with_a_clear_message(tmp_path):
     assert r.stderr == "hsvm: %s: training needs samples of at least two classes, found 1\n" % src
 
 
+def test_c_auto_prints_the_table_trains_at_the_chosen_c_and_records_it(tmp_path):
+    out = tmp_path / "m.hsvm"
+    r = run(["train-ovo", DIGITS_TRAIN, "-c", "auto", "--cv", "3", "--seed", "4", "-o", out])
+    lines = r.stdout.splitlines()
+    assert lines[0].split() == ["C", "CV", "accuracy", "with", "neighbours", "seconds"]
+    assert sum("<- chosen" in line for line in lines) == 1
+    m = load_model(out)
+    rec = m.params["cross_validation"]
+    assert lines[-1].startswith("Best C = %g  CV accuracy = %g%% (3-fold" % (m.params["C"], 100 * rec["chosen_accuracy"]))
+    assert rec["chosen_C"] == m.params["C"] and rec["folds"] == 3 and rec["seed"] == 4
+    assert r.stderr == "hsvm: 10 classes, 45 pairs x 1 bags, 64 features, C = %g -> %s\n" % (m.params["C"], out)
+
+
+def test_c_grid_searches_the_given_values(tmp_path):
+    out = tmp_path / "m.hsvm"
+    r = run(["train-ovo", DIGITS_TRAIN, "--c-grid", "0.01,1", "-q", "-o", out])
+    assert [line.split()[0] for line in r.stdout.splitlines()[1:3]] == ["0.01", "1"]
+    assert load_model(out).params["C"] in (0.01, 1.0)
+
+
+def test_c_auto_model_is_byte_identical_across_runs_and_jobs(tmp_path):
+    blobs = []
+    for jobs in ["1", "2"]:
+        out = tmp_path / ("m%s.hsvm" % jobs)
+        run(["train-ovo", DIGITS_TRAIN, "--c-grid", "0.1,1,10", "--cv", "3", "-j", jobs, "-q", "-o", out])
+        blobs.append(out.read_bytes())
+    assert blobs[0] == blobs[1]
+
+
+def test_cv_with_a_fixed_c_reports_the_accuracy_as_svm_train_v(tmp_path):
+    r = run(["train-ovo", DIGITS_TRAIN, "--cv", "4", "-c", "0.5", "-q"], stderr="")
+    assert r.stdout.startswith("Cross Validation Accuracy = ") and r.stdout.endswith("%\n")
+    assert len(r.stdout.splitlines()) == 1
+    out = tmp_path / "m.hsvm"
+    r2 = run(["train-ovo", DIGITS_TRAIN, "--cv", "4", "-c", "0.5", "-q", "-o", out])
+    assert r2.stdout == r.stdout and load_model(out).params["C"] == 0.5
+
+
+def test_cross_validation_options_that_do_not_fit_are_usage_errors(tmp_path):
+    r = run(["train-ovo", DIGITS_TRAIN, "-c", "auto"], exit_code=2)
+    assert "Missing option '-o' / '--output'" in r.stderr
+    r = run(["train-ovo", DIGITS_TRAIN, "-c", "auto", "--bags", "2", "-o", tmp_path / "m"], exit_code=2)
+    assert "does not combine with --bags" in r.stderr and not (tmp_path / "m").exists()
+    r = run(["train-ovo", DIGITS_TRAIN, "-c", "often", "-o", tmp_path / "m"], exit_code=2)
+    assert "expected a positive number or 'auto'" in r.stderr
+    r = run(["train-ovo", DIGITS_TRAIN, "--cv", "1", "-o", tmp_path / "m"], exit_code=2)
+    r = run(["train-ovo", DIGITS_TRAIN, "--c-grid", "1,-1", "-o", tmp_path / "m"], exit_code=2)
+    assert "every C must be a positive number" in r.stderr
+
+
 def test_recorded_command_leaves_out_every_spelling_of_the_options_that_do_not_change_the_model():
     from hsvm_cli.models.provenance import recorded_command
     argv = ["/x/hsvm", "train-ovo", "-j2", "a.svm", "--jobs", "3", "-q", "--pairs", "1/4", "--pairs=2/4",
             "--dask", "local:2", "--dask=tcp://h:8786", "-c", "0.5", "-o", "m"]
     assert recorded_command(argv) == "hsvm train-ovo a.svm -c 0.5 -o m"
+
+
+def test_cross_validation_with_pairs_dask_or_codes_is_refused_in_one_line(tmp_path):
+    for extra in (["--pairs", "0/2"], ["--dask", "local:1"]):
+        r = run(["train-ovo", DIGITS_TRAIN, "-c", "auto", *extra, "-o", tmp_path / "m"], exit_code=2)
+        assert "need every pair in one process: choose C first" in r.stderr and not (tmp_path / "m").exists()
+    r = run(["train-ovo", "--codes", tmp_path / "x.codes", "--cv", "3", "-o", tmp_path / "m"], exit_code=2)
+    assert "train from svmlight TRAIN, not from --codes" in r.stderr
+    r = run(["train-ovo", "--codes", tmp_path / "x.codes", "-B", "2", "-o", tmp_path / "m"], exit_code=2)
+    assert "--bias is for svmlight input" in r.stderr
+
+
+def test_parts_of_an_unnormalised_model_train_with_the_whole_data_bias(tmp_path):
+    # -B auto is the RMS norm of all the samples, so every block trains with it
+    # and the merged parts are the single run's model.
+    single = tmp_path / "single.hsvm"
+    run(["train-ovo", DIGITS_TRAIN, "--normalize", "none", "-q", "-o", single])
+    parts = []
+    for i in range(2):
+        parts.append(tmp_path / ("p%d" % i))
+        run(["train-ovo", DIGITS_TRAIN, "--normalize", "none", "--pairs", "%d/2" % i, "-q", "-o", parts[-1]])
+    merged = tmp_path / "merged.hsvm"
+    run(["merge-models", "-q", *parts, "-o", merged])
+    a, b = load_model(single), load_model(merged)
+    assert a.params["bias"] == b.params["bias"] != 1.0
+    assert np.array_equal(np.asarray(a.W), np.asarray(b.W)) and np.array_equal(np.asarray(a.b), np.asarray(b.b))

@@ -294,3 +294,14 @@ def test_lost_tasks_are_one_line_and_exit_69_on_the_command_line():
     with pytest.raises(InputFormatError):       # a task's own error passes unchanged
         with cluster_errors():
             raise InputFormatError("t.svm", 3, "bad label")
+
+
+def test_a_one_vs_rest_model_is_predicted_by_shards_as_in_one_process(client, tmp_path):
+    from conftest import TOOL_FIXTURES
+    m, test = tmp_path / "o.hsvm", tmp_path / "test.svm"
+    test.write_bytes((TOOL_FIXTURES / "digits3.test.svm").read_bytes())
+    run(["import-model", "-q", TOOL_FIXTURES / "liblinear_ovr3.model", "-o", m])
+    whole = run(["predict", "-m", m, test, "-q", "--scores"]).stdout.encode()
+    out = tmp_path / "pred.txt"
+    counts = predict_shards(client, test, PredictTask(m, scores=True, settings=dict(refine=True)), out, n_shards=3)
+    assert out.read_bytes() == whole and counts["total"] == whole.count(b"\n") - 1

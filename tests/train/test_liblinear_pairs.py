@@ -36,13 +36,14 @@ def _blobs(K=6, per=(4, 9, 15), d=30, density=0.4, seed=1, labels=None):
     return l2_normalize(sp.csr_matrix(X[perm], dtype=np.float64)), y[perm].astype(np.int64)
 
 
-def _reference_pair(X, y, la, lb, solver, C, srand_seed, tol=None, rows=None):
+def _reference_pair(X, y, la, lb, solver, C, srand_seed, tol=None, rows=None, bias=1.0):
     """The same pair trained by LIBLINEAR's own Python API on its rows alone:
-    class la's rows, then class lb's, in data order, la as +1."""
+    class la's rows, then class lb's, in data order, la as +1; returns w and
+    the bias weight (the intercept is bias times it)."""
     if rows is None:
         rows = np.concatenate([np.flatnonzero(y == la), np.flatnonzero(y == lb)])
     yp = np.where(y[rows] == la, 1.0, -1.0)
-    opts = "-s %d -c %r -B 1 -q" % (SOLVERS[solver], C)
+    opts = "-s %d -c %r -B %r -q" % (SOLVERS[solver], C, bias)
     if tol is not None:
         opts += " -e %r" % tol
     _libc.srand(int(srand_seed))
@@ -121,6 +122,17 @@ def test_each_pair_equals_liblinear_python_api_on_its_rows(solver):
         w, b = _reference_pair(X, y, la, lb, solver, C, m.training.solver_seeds[p])
         assert _same_bytes(m.W[p], w.astype(np.float32)), (solver, la, lb)
         assert _same_bytes(m.b[p:p + 1], np.array([b], dtype=np.float32)), (solver, la, lb)
+
+
+def test_bias_value_is_liblinears_minus_B():
+    X, y = _blobs(K=3)
+    m = train_pairs(X, y, C=0.7, bias=3.5, seed=2)
+    assert m.params["bias"] == 3.5
+    for p in range(m.n_pairs):
+        la, lb = m.classes[m.pair_a[p]], m.classes[m.pair_b[p]]
+        w, wb = _reference_pair(X, y, la, lb, "l2loss-dual", 0.7, m.training.solver_seeds[p], bias=3.5)
+        assert _same_bytes(m.W[p], w.astype(np.float32))
+        assert _same_bytes(m.b[p:p + 1], np.array([wb * 3.5], dtype=np.float32))
 
 
 def test_explicit_tol_is_passed_to_liblinear():

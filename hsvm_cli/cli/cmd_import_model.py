@@ -1,0 +1,51 @@
+"""hsvm import-model: a LIBSVM (linear kernel) or LIBLINEAR model file as an hsvm model."""
+import click
+
+from ..errors import DataError
+from ..models.calibration import save_calibration
+from ..models.imported import import_model, imported_calibration
+from ..models.ovo import save_model
+from ..models.ovr import OvrModel, save_ovr_model
+from . import options
+
+
+@click.command("import-model")
+@click.argument("model_file", type=options.INPUT_FILE)
+@options.output(required=True, what="hsvm model to write (.hsvm)")
+@click.option("--n-features", type=click.IntRange(min=1), default=None,
+              help="Width of the model (default: the largest feature index the file uses; LIBLINEAR: nr_feature).")
+@click.option("--calibration", "calib_path", type=click.Path(dir_okay=False), default=None,
+              help="Also write LIBSVM's probability parameters (probA/probB, from svm-train -b 1) as a "
+                   "calibration for `hsvm predict --exact --proba -C`.")
+@options.zero_based
+@options.quiet
+def command(model_file, output, n_features, calib_path, zero_based, quiet):
+    """Import MODEL_FILE, written by LIBSVM's svm-train (C-SVC or nu-SVC with
+    -t 0) or LIBLINEAR's train (any classification solver).
+
+    LIBSVM models and two-class LIBLINEAR models become one-vs-one models (the
+    tool's pair orientation and tie order kept), LIBLINEAR models of three or
+    more classes one-vs-rest models; `hsvm predict --exact` then gives the
+    labels svm-predict or liblinear-predict gives."""
+    imp = import_model(model_file, n_features=n_features, zero_based=zero_based)
+    cal = None
+    if calib_path is not None:
+        cal = imported_calibration(imp)
+        if cal is None:
+            raise DataError("%s has no probability parameters (probA/probB): train it with svm-train -b 1, "
+                            "or fit them with `hsvm calibrate`" % model_file)
+    m = imp.model
+    if isinstance(m, OvrModel):
+        save_ovr_model(m, output)
+        what = "one-vs-rest model, %d classes" % m.n_classes
+    else:
+        save_model(m, output)
+        what = "one-vs-one model, %d classes, %d pairs" % (m.n_classes, m.n_pairs)
+    if cal is not None:
+        save_calibration(cal, calib_path)
+    if not quiet:
+        src = imp.source
+        kind = ("LIBSVM %s" % src.get("svm_type") if imp.tool == "libsvm"
+                else "LIBLINEAR %s" % src.get("solver_type"))
+        click.echo("hsvm: %s (label order %s) -> %s: %s, %d features"
+                   % (kind, " ".join(map(str, src.get("label_order", []))), output, what, m.n_features), err=True)

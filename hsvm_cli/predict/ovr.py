@@ -1,0 +1,234 @@
+"""One-vs-rest prediction: exact argmax scoring, and a hash filter that ranks
+the classes by their estimated margins and scores only the top k exactly.
+
+Exact rule (LIBLINEAR's ``predict_values``): the class with the largest score
+s_c(x) = w_c·x + b_c; among equal scores the first in the source's label order
+(``OvrModel.tie_order``, :func:`hsvm_cli.predict.ties.first_max`).
+
+Hash filter.  Class normals and samples are hashed with the Gaussian sign
+random projection of hsvm's one-vs-one filter (Charikar 2002, after Goemans &
+Williamson: a bit of F(x) and F(w) differs with probability angle(x, w)/π), so
+with D' bits the Hamming distance d_c estimates the angle as π d_c/D'.  The
+score is not scale invariant: with u = x/‖x‖ (x as the model sees it, after
+its normalisation),
+
+    s_c(x) = ‖x‖ ‖w_c‖ cos(angle(u, w_c)) + b_c,
+
+and ‖x‖ is known exactly at prediction time.  Two estimates rank the classes:
+
+    margin (default):  (ρ_c − d_c)/D' = θ_c(‖x‖) − d_c/D',
+                       θ_c(s) = arccos(−b_c/(s ‖w_c‖))/π   (clamped to [0, 1]),
+
+the normalised hash margin of the one-vs-one filter with the threshold angle of
+the decision s_c(x) > 0 taken at the sample's norm: how far, in angle, each
+class's own decision is from 0; and
+
+    score:             ŝ_c = ‖x‖ ‖w_c‖ cos(π d_c/D') + b_c.
+
+Both have the sign of the estimated s_c.  They differ in their noise: d_c/D'
+estimates the angle with a standard deviation sqrt(p(1−p)/D') (p = angle/π)
+that is about the same for every class, while near the boundary ŝ_c moves by
+π ‖x‖ ‖w_c‖ sin(π θ_c) per unit of d_c/D', so classes with a large ‖w_c‖ get
+noisier score estimates and push the right class out of the top k; the margin
+is the default (measured in bench/bench_ovr.py).  The k best classes by the
+estimate are then scored exactly and the exact rule applied among them, so a
+label equals exact one-vs-rest prediction iff the exact winner was kept; k = K
+is exact prediction.  Projecting a sample costs D'·nnz(x) against K·nnz(x) for
+exact scoring, so the filter only pays where K is well above D'."""
+import numpy as np
+import scipy.sparse as sp
+
+from ..errors import ModelMismatchError, OptionError
+from ..hashing.hamming import HammingCodes
+from ..hashing.projection import SignProjector
+from ..io.predictions import PredictionWriter
+from ..io.shard import as_shard
+from ..io.svmlight import iter_svmlight
+from ..models.ovr import OvrHashModel
+from ..preprocess import prepare, row_norms
+from ..support.timing import NullTimings, Timings, timed_chunks
+from .predictor import Prediction, default_filter_k
+from .ranking import top_classes
+from .raw_filter import sample_norms
+from .refine import group_by_key, sddmm
+from .ties import first_max
+
+__all__ = ["OvrPredictor", "ESTIMATORS", "ovr_scores", "estimated_scores", "estimated_margins"]
+
+ESTIMATORS = ("margin", "score")
+EXACT_PHASES = ("parse", "normalise", "score", "vote", "write")
+HASH_PHASES = ("parse", "normalise", "hash", "filter", "refine", "write")
+
+# Rows of samples scored at once: bounds the [rows x K] float32 score block.
+_BLOCK_BYTES = 64 << 20
+
+
+def ovr_scores(W, b, Xn):
+    """Scores [n, K] float32, W[c]·x + b[c], of prepared (normalised, float32)
+    samples Xn (CSR or dense, d columns)."""
+    W = np.asarray(W, dtype=np.float32)
+    if sp.issparse(Xn):
+        s = np.asarray(Xn.tocsr().astype(np.float32, copy=False) @ np.ascontiguousarray(W.T))
+    else:
+        s = np.asarray(Xn, dtype=np.float32) @ W.T
+    s += np.asarray(b, dtype=np.float32)
+    return s
+
+
+def _cos_table(bits):
+    # cos(π d / D') for every possible distance d = 0..D'.
+    return np.cos(np.pi * np.arange(bits + 1, dtype=np.float64) / bits)
+
+
+def estimated_scores(dist, bits, x_norms, w_norms, b):
+    """ŝ[i, c] = ‖x_i‖ ‖w_c‖ cos(π dist[i, c]/bits) + b_c (float64 [n, K])."""
+    cos = _cos_table(bits)[dist]
+    return (np.asarray(x_norms, dtype=np.float64)[:, None] * np.asarray(w_norms, dtype=np.float64)[None, :]) * cos \
+        + np.asarray(b, dtype=np.float64)[None, :]
+
+
+def estimated_margins(dist, bits, x_norms, w_norms, b):
+    """(ρ − d)/D' = θ_c(‖x_i‖) − dist[i, c]/bits (float64 [n, K]) with
+    θ_c(s) = arccos(clip(−b_c/(s ‖w_c‖), −1, 1))/π."""
+    s = np.asarray(x_norms, dtype=np.float64)[:, None] * np.asarray(w_norms, dtype=np.float64)[None, :]
+    b = np.asarray(b, dtype=np.float64)[None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        c = np.where(s > 0, -b / s, np.where(b > 0, -1.0, 1.0))
+    theta = np.arccos(np.clip(c, -1.0, 1.0)) / np.pi
+    return theta - np.asarray(dist, dtype=np.float64) / bits
+
+
+class OvrPredictor:
+    """Prediction with an :class:`~hsvm_cli.models.ovr.OvrModel`: exact
+    scoring of every class (``hash_model`` None), or the hash filter
+    (an :class:`~hsvm_cli.models.ovr.OvrHashModel`) at ``bits`` keeping
+    ``filter_k`` classes (default: 10% of K, at least 2) ranked by
+    ``estimator`` (``margin`` or ``score``, module docstring) and, unless
+    ``refine`` is False, scored exactly.  The interface of
+    :class:`~hsvm_cli.predict.predictor.Predictor` for what one-vs-rest
+    models support (no probabilities, no codes files)."""
+
+    def __init__(self, model, hash_model=None, *, bits=None, filter_k=None, refine=True, estimator="margin",
+                 threads=None, kernel=None):
+        self.model = model
+        self.hash_model = hash_model
+        self.threads = threads
+        self.kernel = kernel
+        model.verify()
+        self.W = np.asarray(model.W, dtype=np.float32)
+        self.b = np.asarray(model.b, dtype=np.float32)
+        K = model.n_classes
+        if hash_model is None:
+            for flag, value in (("--bits", bits), ("--filter-k", filter_k)):
+                if value is not None:
+                    raise OptionError("%s needs a hash model (-H) and no --exact" % flag)
+            if not refine:
+                raise OptionError("--no-refine needs a hash model (-H) and no --exact")
+            return
+        if not isinstance(hash_model, OvrHashModel):
+            raise ModelMismatchError("%s is a one-vs-one hash model; a one-vs-rest model needs its own "
+                                     "(hsvm hash-model -m MODEL)" % (hash_model.path or "the hash model"))
+        if estimator not in ESTIMATORS:
+            raise OptionError("estimator must be one of %s, not %r" % (", ".join(ESTIMATORS), estimator))
+        hash_model.check_model(model)
+        k = default_filter_k(K) if filter_k is None else int(filter_k)
+        if k < 1:
+            raise OptionError("--filter-k must be at least 1")
+        self.bits = hash_model.check_bits(bits)
+        self.k = min(k, K)
+        self.refine = bool(refine) and self.k > 1
+        self.estimator = estimator
+        self._estimate = estimated_scores if estimator == "score" else estimated_margins
+        self._projector = SignProjector(hash_model.projection(self.bits))
+        self._codes = HammingCodes(np.ascontiguousarray(hash_model.codes), bits=self.bits)
+        self.w_norms = row_norms(self.W)
+
+    @property
+    def mode(self):
+        return "exact" if self.hash_model is None else "hash"
+
+    @property
+    def phases(self):
+        return EXACT_PHASES if self.hash_model is None else HASH_PHASES
+
+    def new_timings(self):
+        return Timings(self.phases)
+
+    def predict(self, X):
+        """Labels int64 [n] of the raw samples X."""
+        return self.predict_block(X).labels
+
+    def estimates(self, Xn, *, timings=None):
+        """The filter's estimate [n, K] float64 for every class of prepared samples."""
+        t = timings or NullTimings()
+        with t.phase("hash"):
+            codes = self._projector.codes(Xn)
+            norms = sample_norms(Xn)
+        with t.phase("filter"):
+            dist = self._codes.distances(codes, threads=self.threads, kernel=self.kernel)
+            return self._estimate(dist, self.bits, norms, self.w_norms, self.b)
+
+    def predict_block(self, X, *, y=None, proba=False, timings=None):
+        """A :class:`~hsvm_cli.predict.predictor.Prediction` of the raw samples
+        X: ``votes`` and ``confidence`` hold the exact scores [n, K] float32
+        (exact mode), or, with the filter, the kept classes [n, k] best first."""
+        if proba:
+            raise OptionError("--proba needs a one-vs-one model: one-vs-rest models have no calibration")
+        t = timings or NullTimings()
+        m = self.model
+        Xn = prepare(m.normalize, X, timings=t)
+        n, K = Xn.shape[0], m.n_classes
+        if self.hash_model is None:
+            scores = np.empty((n, K), dtype=np.float32)
+            step = int(max(1, min(8192, _BLOCK_BYTES // max(1, 4 * K))))
+            with t.phase("score"):
+                for s in range(0, n, step):
+                    scores[s:s + step] = ovr_scores(self.W, self.b, Xn[s:s + step])
+            with t.phase("vote"):
+                best = first_max(scores, m.tie_order)
+            return Prediction(y, m.classes[best], scores, scores)
+        est = self.estimates(Xn, timings=t)
+        with t.phase("filter"):
+            kept = top_classes(np.zeros(est.shape, dtype=np.int32), est, self.k)
+        with t.phase("refine"):
+            if not self.refine:
+                best = kept[:, 0]
+            else:
+                cx = np.repeat(np.arange(n, dtype=np.int64), self.k)
+                cw = kept.reshape(-1).astype(np.int64)
+                # Cells grouped by class so that each normal is read once per block.
+                exact = sddmm(Xn, self.W, self.b, cx, cw, order=group_by_key(cw, K)).reshape(n, self.k)
+                best = first_max(exact, m.tie_order, candidates=kept)
+        t.count("refined_classes", n * (self.k if self.refine else 0))
+        return Prediction(y, m.classes[best], kept, kept)
+
+    def predict_file(self, source, output="-", *, codes=None, scores=False, proba=False, timings=None,
+                     zero_based=False, extra_features="error", chunk_rows=16384, shard=None, header=None):
+        """What ``hsvm predict`` does with a one-vs-rest model: labels, or with
+        ``scores`` (exact mode only) every class's score, in svm-predict's
+        layout.  ``shard`` and ``header`` as in
+        :meth:`~hsvm_cli.predict.predictor.Predictor.predict_file`.  Returns
+        the PredictionWriter (it holds the accuracy)."""
+        if codes is not None:
+            raise OptionError("--codes is for one-vs-one models; a one-vs-rest filter hashes its samples itself")
+        if source is None:
+            raise OptionError("missing TEST")
+        if scores and self.hash_model is not None:
+            raise OptionError("--scores with a one-vs-rest model needs exact prediction (--exact or no -H)")
+        if proba:
+            raise OptionError("--proba needs a one-vs-one model: one-vs-rest models have no calibration")
+        t = timings if timings is not None else NullTimings()
+        if shard is not None:
+            shard = as_shard(shard)
+        if header is None:
+            header = shard is None or shard.is_first
+        writer = PredictionWriter(self.model.classes, scores=scores)
+        chunks = timed_chunks(iter_svmlight(source, zero_based=zero_based, n_features=self.model.n_features,
+                                            extra_features=extra_features, chunk_rows=chunk_rows, shard=shard), t)
+        writer.write_all((self.predict_block(c.X, y=c.y, timings=t) for c in chunks), output, timings=t,
+                         header=header)
+        if self.hash_model is not None:
+            if writer.total:
+                t.counters["mean_refined_classes"] = round(t.counters.pop("refined_classes", 0) / writer.total, 3)
+            t.counters.update({"bits": self.bits, "filter_k": self.k, "refined": self.refine})
+        return writer

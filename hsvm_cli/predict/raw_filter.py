@@ -1,0 +1,160 @@
+"""The one-vs-one hash filter for models on unnormalised features (normalize
+``none``, e.g. imported LIBSVM / LIBLINEAR models), and :func:`make_filter`,
+which picks the filter a model needs.
+
+hsvm's filter (:class:`~hsvm_cli.predict.filter.HashFilter`) decides classifier
+j by the range query d_H(F(x), F(w_j)) < D' θ_j, θ_j = arccos(−b_j/‖w_j‖)/π,
+which is the sign of w_j·x + b_j only for unit-length x.  For any x ≠ 0, with
+u = x/‖x‖,
+
+    w·x + b > 0  ⇔  w·u + b/‖x‖ > 0  ⇔  angle(u, w) < π θ(‖x‖),
+    θ(s) = arccos(−b/(s ‖w‖))/π            (clamped to [0, 1]),
+
+so hashing stays valid when the threshold is taken at each sample's norm (sign
+codes do not depend on ‖x‖: F(x) = F(u)).  Since cos is decreasing on [0, π]
+and d is an integer, d < D' θ(s) ⇔ cos(π d/D') > −b/(s ‖w‖):
+
+    classifier j votes for pair_a  ⇔  μ_ij = cos(π d_ij/D') + b_j/(‖x_i‖ ‖w_j‖) > 0,
+
+μ being the estimated cosine margin, i.e. the estimate ‖w‖ ‖x‖ cos(π d/D') + b
+of w·x + b divided by ‖w‖ ‖x‖.  For ‖x‖ = 1 this is HashFilter's rule (up to
+the rounding of the stored θ).  x = 0 (or w = 0) is decided exactly: the sign
+of b.  A cosine per possible distance is tabulated, so the per-sample
+thresholds cost a table look-up per (sample, classifier) on top of the Hamming
+distances.
+
+Votes and confidences follow exact prediction's rule (native/votes.c) with μ
+in place of the decision values: a pair's winner is the majority of its bags,
+the confidence the sum over the class's pairs of the bag-mean μ, signed
+towards the class.  Codes from ``hash-data`` alone cannot be voted (the norms
+are lost): :meth:`RawHashFilter.votes` needs the samples too."""
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..errors import OptionError
+from ..hashing.hamming import HammingCodes
+from ..preprocess import row_norms
+from .exact import ovo_votes
+from .filter import HashFilter
+
+__all__ = ["RawHashFilter", "make_filter", "unit_length_samples", "cosine_margins", "classifier_norms", "sample_norms"]
+
+
+def sample_norms(Xn):
+    """Euclidean norms (float64) of the rows of prepared samples (summed in a
+    fixed order, so the same on every machine)."""
+    if sp.issparse(Xn):
+        Xn = Xn.tocsr()
+        rows = np.repeat(np.arange(Xn.shape[0]), np.diff(Xn.indptr))
+        return np.sqrt(np.bincount(rows, weights=np.square(Xn.data, dtype=np.float64), minlength=Xn.shape[0]))
+    return row_norms(np.asarray(Xn, dtype=np.float32))
+
+
+def unit_length_samples(model):
+    """Whether the model's samples reach it at unit length: L2-normalised, or
+    the +-1/sqrt(bits) features of a model trained on codes (unit length as
+    made, although its ``normalize`` is none)."""
+    return model.normalize == "l2" or model.codes_source is not None
+
+
+def make_filter(model, h, *, bits=None, threads=None, kernel=None):
+    """The hash filter of ``model`` and its hash model ``h``: HashFilter for
+    unit-length samples (:func:`unit_length_samples`), RawHashFilter with
+    per-sample thresholds for unnormalised ones."""
+    if unit_length_samples(model):
+        return HashFilter(h, bits=bits, threads=threads, kernel=kernel)
+    return RawHashFilter(model, h, bits=bits, threads=threads, kernel=kernel)
+
+
+def classifier_norms(W, *, rows=1 << 14):
+    """‖w_j‖ (float64) of every row of W (read block by block: W may be a
+    memory map)."""
+    out = np.empty(W.shape[0], dtype=np.float64)
+    for s in range(0, W.shape[0], rows):
+        out[s:s + rows] = row_norms(np.asarray(W[s:s + rows], dtype=np.float32))
+    return out
+
+
+def cosine_margins(dist, bits, x_norms, w_norms, b):
+    """μ [n, m] float32: cos(π dist/bits) + b_j/(‖x_i‖ ‖w_j‖), with +1/−1 (the
+    sign of b, −1 for b = 0) where ‖x_i‖ ‖w_j‖ = 0."""
+    cos = np.cos(np.pi * np.arange(bits + 1, dtype=np.float64) / bits)
+    s = np.asarray(x_norms, dtype=np.float64)[:, None] * np.asarray(w_norms, dtype=np.float64)[None, :]
+    b = np.asarray(b, dtype=np.float64)[None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mu = cos[dist] + b / s
+    degenerate = ~(s > 0)
+    if degenerate.any():
+        mu = np.where(degenerate, np.where(b > 0, 1.0, -1.0), mu)
+    return mu.astype(np.float32)
+
+
+class RawHashFilter:
+    """Hash votes of an unnormalised one-vs-one model: HashFilter's interface
+    (``bits``, ``hash_samples``, ``hash_and_vote``, ``votes``) with per-sample
+    thresholds.  ``model`` supplies ‖w_j‖ and b_j (read once)."""
+
+    # Votes need the samples' norms, not only their codes.
+    needs_samples = True
+    # (sample, classifier) cells handled at once: the float64 temporaries of
+    # cosine_margins stay near 100 MB whatever the batch.
+    MAX_CELLS = 1 << 22
+
+    def __init__(self, model, h, *, bits=None, threads=None, kernel=None):
+        h.check_model(model)
+        if model.normalize != "none":
+            raise ValueError("RawHashFilter is for models on unnormalised features; use HashFilter")
+        self.h = h
+        self.model = model
+        self.bits = h.check_bits(bits)
+        self.words = self.bits // 64
+        self.threads = threads
+        self.kernel = kernel
+        model.verify()
+        self.w_norms = classifier_norms(model.W)
+        self.b = np.asarray(model.b, dtype=np.float64)
+        self.encoder = h.encoder(self.bits)
+        self._codes = None
+
+    def hash_samples(self, Xn):
+        """D'-bit codes of the samples (the same bits as for x/‖x‖)."""
+        return self.encoder.codes(Xn)
+
+    def _codes_ready(self):
+        if self._codes is None:
+            self._codes = HammingCodes(np.ascontiguousarray(self.h.codes), bits=self.bits)
+        return self._codes
+
+    def hash_and_vote(self, Xn, *, timings=None):
+        """(votes int32 [n, K], confidences float64 [n, K]) of prepared samples."""
+        t0 = time.perf_counter()
+        codes = self.hash_samples(Xn)
+        norms = sample_norms(Xn)
+        t1 = time.perf_counter()
+        out = self._vote(codes, norms)
+        if timings is not None:
+            timings.add("hash", t1 - t0)
+            timings.add("filter", time.perf_counter() - t1)
+        return out
+
+    def votes(self, xcodes, *, Xn=None):
+        """Votes and confidences from precomputed codes; ``Xn`` (the prepared
+        samples) supplies the norms the thresholds depend on."""
+        if Xn is None:
+            raise OptionError("codes alone cannot be voted for a model on unnormalised features: each "
+                              "threshold depends on the sample's norm (give TEST too)")
+        return self._vote(np.ascontiguousarray(xcodes), sample_norms(Xn))
+
+    def _vote(self, codes, norms):
+        n, K, m = codes.shape[0], self.h.n_classes, self.h.codes.shape[0]
+        votes = np.empty((n, K), dtype=np.int32)
+        conf = np.empty((n, K), dtype=np.float64)
+        step = max(1, self.MAX_CELLS // max(1, m))
+        for s in range(0, n, step):
+            dist = self._codes_ready().distances(codes[s:s + step], threads=self.threads, kernel=self.kernel)
+            mu = cosine_margins(dist, self.bits, norms[s:s + step], self.w_norms, self.b)
+            votes[s:s + step], conf[s:s + step] = ovo_votes(mu, self.h.pair_a, self.h.pair_b,
+                                                            bags=self.h.bags, n_classes=K)
+        return votes, conf

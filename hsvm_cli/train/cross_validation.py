@@ -1,0 +1,376 @@
+"""Cross-validated accuracy of one-vs-one linear SVMs, over a path of C values.
+
+F-fold cross-validation as LIBSVM's ``svm-train -v`` does it for a
+multi-class problem: the samples are split into F folds stratified by class;
+for each fold every pair's SVM is trained on the other folds and the held-out
+fold is predicted by one-vs-one voting over all pairs (hsvm's decision rule:
+votes, then the summed decision values, then the lower label); the CV accuracy
+is the share of all samples predicted right when held out.
+
+The pair problems are the ones ``train-ovo`` solves with LIBLINEAR -- the
+L2-regularised L2-loss (or L1-loss) SVM with a bias feature -- solved here by
+dual coordinate descent (native/cvpath.c) so that a path of increasing C values
+is warm-started, each C from the previous one's solution, as LIBLINEAR's ``-C``
+does: for most pairs a C step then costs a few passes.  The held-out votes are
+counted inside the same C call, so decision values are never stored.  Two
+forms of the solver (the same iterations): the kernel form, with a Gram matrix
+of all samples, when pairs have fewer training rows than samples have nonzero
+features (e.g. few samples per class: omniglot's 15); the primal form
+otherwise.  Pairs run in parallel on ``jobs`` threads; results do not depend
+on the thread count (confidences are summed in fixed point).
+
+Folds: within each class the samples are ordered by a seeded key (hsvm's
+SplitMix64 stream, the same on every machine) and dealt to the folds in turn,
+each class starting where the previous one stopped, so fold sizes differ by at
+most one, per class and overall."""
+import math
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..errors import OptionError
+from ..hashing.generator import random_bits
+from ..models.pairs import canonical_pairs
+from ..predict.ranking import best_class
+from ..support.labels import integer_labels
+from ..support.memory import check_allocation
+from ..support.native import lib, ptr
+from ..support.threads import single_threaded_blas
+
+__all__ = ["stratified_folds", "PathCrossValidation", "CV_LOSSES"]
+
+#: Streams of hsvm's generator used here (the projection uses 0).
+FOLD_STREAM = 1
+SOLVER_ORDER_STREAM = 2
+
+#: train-ovo solvers and the loss their problem has (the CV solves the same problem).
+CV_LOSSES = {"l2loss-dual": 2, "l2loss-primal": 2, "l1loss-dual": 1}
+
+#: LIBLINEAR's tolerance and pass limit for its dual coordinate descent solvers.
+DUAL_EPS = 0.1
+MAX_PASSES = 1000
+
+# The kernel form holds an n x n float32 Gram matrix and an l x l float32
+# block per thread; above these it is never chosen.
+_GRAM_MAX_BYTES = 512 << 20
+_KERNEL_MAX_ROWS = 4096
+# Rough passes per C step, for choosing the cheaper form (both forms take the
+# same passes; only their cost per pass differs).
+_PASSES_GUESS = 10
+# Held-out decisions of the kernel form are formed for this many bytes of
+# [pairs x samples] float32 at a time.
+_DEC_BLOCK_BYTES = 128 << 20
+
+
+def stratified_folds(y, n_folds, *, seed=0):
+    """int32 [n]: the fold (0..n_folds-1) of each sample, stratified by the
+    labels ``y`` (module docstring); a pure function of (y, n_folds, seed)."""
+    y = np.asarray(y)
+    F = int(n_folds)
+    if F < 2:
+        raise OptionError("cross-validation needs at least 2 folds, got %d" % F)
+    if F > y.shape[0]:
+        raise OptionError("%d folds for %d samples: at most one fold per sample" % (F, y.shape[0]))
+    keys = random_bits(y.shape[0], seed=seed, stream=FOLD_STREAM)
+    # Classes in label order, samples within a class by key (then position).
+    order = np.lexsort((np.arange(y.shape[0]), keys, y))
+    starts = np.flatnonzero(np.r_[True, y[order][1:] != y[order][:-1]])
+    rank = np.arange(y.shape[0]) - np.repeat(starts, np.diff(np.r_[starts, y.shape[0]]))
+    offset = np.repeat(starts % F, np.diff(np.r_[starts, y.shape[0]]))
+    folds = np.empty(y.shape[0], dtype=np.int32)
+    folds[order] = ((rank + offset) % F).astype(np.int32)
+    return folds
+
+
+@dataclass
+class CvStep:
+    """The result of one C value: ``correct`` of ``total`` held-out
+    predictions right, ``passes`` coordinate-descent passes summed over pairs
+    and folds, ``seconds`` wall time."""
+
+    C: float
+    correct: int
+    total: int
+    passes: int
+    seconds: float
+    fold_correct: list = None    # correct held-out predictions of each fold
+
+    @property
+    def accuracy(self):
+        return self.correct / self.total if self.total else 0.0
+
+
+class PathCrossValidation:
+    """F-fold cross-validation of one-vs-one SVMs at a sequence of C values,
+    each warm-started from the previous one (module docstring).
+
+    ``X`` (CSR or dense [n, d], already normalised as the model will be) and
+    integer labels ``y``; ``loss`` 2 (L2 loss) or 1 (L1 loss); ``eps`` the
+    dual stopping tolerance; ``bias`` the value of the constant feature;
+    ``jobs`` threads; ``form`` "kernel", "primal" or None (the cheaper);
+    ``folds``: an explicit fold of each sample (int [n], values 0..F-1, each
+    used) instead of :func:`stratified_folds`.  Call :meth:`run` with
+    increasing C values."""
+
+    def __init__(self, X, y, *, n_folds=5, seed=0, loss=2, eps=DUAL_EPS, max_passes=MAX_PASSES, bias=1.0,
+                 jobs=1, form=None, folds=None):
+        if loss not in (1, 2):
+            raise OptionError("loss must be 1 or 2")
+        X = sp.csr_matrix(X, dtype=np.float64) if not sp.issparse(X) else X.tocsr().astype(np.float64)
+        y = integer_labels(y, X.shape[0])
+        self.classes, yi = np.unique(y, return_inverse=True)
+        K = self.classes.shape[0]
+        if K < 2:
+            raise OptionError("cross-validation needs samples of at least two classes")
+        n, d = X.shape
+        if folds is None:
+            F = int(n_folds)
+            self.folds = stratified_folds(y, F, seed=seed)
+        else:
+            self.folds = np.asarray(folds, dtype=np.int32)
+            F = int(self.folds.max()) + 1 if self.folds.size else 0
+            if self.folds.shape != (n,) or F < 2 or self.folds.min() < 0 or \
+                    np.unique(self.folds).shape[0] != F:
+                raise OptionError("folds must give every sample one of 0..F-1, F >= 2, each fold used")
+        # Rows in (fold, class, position) order: a fold is one contiguous range,
+        # a class within a fold another.
+        self.order = np.lexsort((np.arange(n), yi, self.folds))
+        counts = np.zeros((F, K), dtype=np.int64)
+        np.add.at(counts, (self.folds, yi), 1)
+        self.block = np.concatenate([[0], np.cumsum(counts.reshape(-1))]).astype(np.int64)
+        self.y_sorted = yi[self.order].astype(np.int64)
+        self.n, self.d, self.K, self.F = n, d, K, F
+        self.pair_a, self.pair_b = canonical_pairs(K)
+        P = self.pair_a.shape[0]
+        train = counts.sum(axis=0)[None, :] - counts          # [F, K] training rows per class
+        sizes = train[:, self.pair_a] + train[:, self.pair_b]   # [F, P]
+        self.alpha_off = [np.concatenate([[0], np.cumsum(s)]).astype(np.int64) for s in sizes]
+        check_allocation(8 * int(sizes.sum()), "the dual variables of %d pairs x %d folds" % (P, F))
+        self.alpha = [np.zeros(int(off[-1]), dtype=np.float64) for off in self.alpha_off]
+        bits = random_bits(F * P, seed=seed, stream=SOLVER_ORDER_STREAM).reshape(F, P)
+        self.seeds = [np.ascontiguousarray(bits[f]) for f in range(F)]
+        self.loss, self.eps, self.max_passes, self.bias = int(loss), float(eps), int(max_passes), float(bias)
+        self.jobs = max(1, int(jobs))
+        Xs = X[self.order]
+        self.Xs = Xs
+        self.form = form or self._cheaper_form(Xs, sizes)
+        if self.form == "kernel":
+            self._prepare_kernel(Xs)
+        elif self.form == "primal":
+            self._prepare_primal(Xs)
+        else:
+            raise OptionError("form must be kernel or primal, not %r" % (form,))
+        self.steps = []
+
+    # ------------------------------------------------------------ set-up
+
+    def _cheaper_form(self, Xs, sizes):
+        """"kernel" or "primal", by the estimated cost per C step (each form's
+        work per pass and for the held-out decisions)."""
+        n = self.n
+        nnz = max(1.0, Xs.nnz / max(1, n))
+        held = n / self.F
+        s1 = float(sizes.sum()) / self.F
+        s2 = float((sizes.astype(np.float64) ** 2).sum()) / self.F
+        P = self.pair_a.shape[0]
+        primal = _PASSES_GUESS * 2 * nnz * s1 + P * held * nnz
+        kernel = _PASSES_GUESS * s2 + s1 * held + n * n * nnz / 16 / self.F
+        fits = 4 * n * n <= _GRAM_MAX_BYTES and int(sizes.max()) <= _KERNEL_MAX_ROWS
+        return "kernel" if fits and kernel < primal else "primal"
+
+    def _prepare_kernel(self, Xs):
+        n = self.n
+        check_allocation(4 * n * n, "the %d x %d Gram matrix of cross-validation" % (n, n))
+        if Xs.nnz >= 0.05 * n * max(1, self.d):
+            D = Xs.toarray().astype(np.float32)
+            self.gram = np.ascontiguousarray(D @ D.T)
+        else:
+            self.gram = np.ascontiguousarray((Xs @ Xs.T).toarray().astype(np.float32))
+        self._class_terms = [None] * self.F
+
+    def _terms(self, f):
+        """How each class's training rows (fold f held out) enter the pairs'
+        decisions, made once per fold: per class c (its rows, the index
+        [pairs of c, rows] of their dual variables, its first row in the
+        stacked contributions); per pair the stacked rows of its class a and
+        class b; per dual variable its pair and label (+1 for class a)."""
+        if self._class_terms[f] is not None:
+            return self._class_terms[f]
+        K, F = self.K, self.F
+        off = self.alpha_off[f]
+        ntrain = np.array([sum(int(self.block[g * K + c + 1] - self.block[g * K + c]) for g in range(F) if g != f)
+                           for c in range(K)])
+        per_class = []
+        row_a = np.empty(self.pair_a.shape[0], dtype=np.int64)
+        row_b = np.empty(self.pair_a.shape[0], dtype=np.int64)
+        first = 0
+        for c in range(K):
+            rows = np.concatenate([np.arange(self.block[g * K + c], self.block[g * K + c + 1])
+                                   for g in range(F) if g != f]).astype(np.int64)
+            as_a = np.flatnonzero(self.pair_a == c)
+            as_b = np.flatnonzero(self.pair_b == c)
+            start = np.concatenate([off[as_a], off[as_b] + ntrain[self.pair_a[as_b]]])
+            index = start[:, None] + np.arange(ntrain[c])[None, :]
+            row_a[as_a] = first + np.arange(as_a.shape[0])
+            row_b[as_b] = first + as_a.shape[0] + np.arange(as_b.shape[0])
+            per_class.append((rows, index, first))
+            first += as_a.shape[0] + as_b.shape[0]
+        sizes = np.diff(off)
+        pair_of = np.repeat(np.arange(sizes.shape[0]), sizes)
+        label = np.where(np.arange(off[-1]) - off[pair_of] < ntrain[self.pair_a][pair_of], 1.0, -1.0)
+        self._class_terms[f] = (per_class, row_a, row_b, pair_of, label)
+        return self._class_terms[f]
+
+    def _kernel_votes(self, f):
+        """Votes and confidences [nh, K] of the held-out fold f from the dual
+        variables: f_p(x) = sum_i a_i y_i (x_i.x + bias^2), the part of each
+        class's training rows formed with BLAS for all its pairs at once (a
+        class's rows enter every pair naming it), the votes counted in C."""
+        per_class, row_a, row_b, pair_of, label = self._terms(f)
+        h0, h1 = int(self.block[f * self.K]), int(self.block[(f + 1) * self.K])
+        P = self.pair_a.shape[0]
+        coef = self.alpha[f] * label
+        const = np.ascontiguousarray((self.bias * self.bias) * np.bincount(pair_of, weights=coef, minlength=P))
+        votes = np.empty((h1 - h0, self.K), np.int32)
+        conf = np.empty((h1 - h0, self.K), np.float64)
+        step = max(1, _DEC_BLOCK_BYTES // (8 * max(1, P)))
+        jobs = min(self.jobs, len(per_class))
+
+        def contributions(stacked, s, e, classes):
+            for rows, index, first in classes:
+                out = stacked[first:first + index.shape[0]]
+                if rows.shape[0]:
+                    np.matmul(coef[index].astype(np.float32), self.gram[rows, s:e], out=out)
+                else:
+                    out[:] = 0.0
+
+        def count(stacked, s, x0, x1):
+            rc = lib.hsvm_cv_vote_rows(ptr("float *", stacked) + (x0 - s), stacked.shape[1], x1 - x0,
+                                       ptr("int64_t *", row_a), ptr("int64_t *", row_b), ptr("double *", const),
+                                       ptr("int32_t *", self.pair_a), ptr("int32_t *", self.pair_b), P, self.K,
+                                       ptr("int32_t *", votes[x0 - h0:x1 - h0]), ptr("double *", conf[x0 - h0:x1 - h0]))
+            if rc != 0:
+                raise ValueError("cross-validation: pair names a class out of range")
+
+        # Many small products: BLAS threads would cost more than they give, so
+        # the classes (and then the held-out samples) are split over our threads.
+        with single_threaded_blas(), ThreadPoolExecutor(jobs) as ex:
+            for s in range(h0, h1, step):
+                e = min(h1, s + step)
+                stacked = np.empty((2 * P, e - s), dtype=np.float32)
+                list(ex.map(lambda part: contributions(stacked, s, e, part),
+                            [per_class[j::jobs] for j in range(jobs)]))
+                cuts = np.linspace(s, e, jobs + 1).astype(np.int64)
+                list(ex.map(lambda j: count(stacked, s, int(cuts[j]), int(cuts[j + 1])), range(jobs)))
+        return votes, conf
+
+    def _prepare_primal(self, Xs):
+        Xs.sort_indices()
+        self.indptr = np.ascontiguousarray(Xs.indptr, dtype=np.int64)
+        self.indices = np.ascontiguousarray(Xs.indices, dtype=np.int32)
+        self.data = np.ascontiguousarray(Xs.data, dtype=np.float64)
+        rows = np.repeat(np.arange(self.n), np.diff(self.indptr))
+        self.sqnorm = np.bincount(rows, weights=self.data * self.data, minlength=self.n).astype(np.float64)
+
+    # ------------------------------------------------------------ running
+
+    def run(self, C, *, progress=None):
+        """Cross-validate at ``C`` (warm-started from the previous call's
+        solutions); returns a :class:`CvStep`.  ``progress``: a callable
+        receiving the number of folds done, one call per fold."""
+        C = float(C)
+        if not (math.isfinite(C) and C > 0):
+            raise OptionError("C must be a positive finite number, not %r" % C)
+        t0 = time.perf_counter()
+        fold_correct, passes = [], 0
+        for f in range(self.F):
+            h0, h1 = int(self.block[f * self.K]), int(self.block[(f + 1) * self.K])
+            votes, conf, fold_passes = self._fold(f, C, h1 - h0)
+            labels = best_class(votes, conf)
+            fold_correct.append(int((labels == self.y_sorted[h0:h1]).sum()))
+            passes += fold_passes
+            if progress is not None:
+                progress(1)
+        step = CvStep(C, sum(fold_correct), self.n, passes, time.perf_counter() - t0, fold_correct)
+        self.steps.append(step)
+        return step
+
+    def _fold(self, f, C, nh):
+        P = self.pair_a.shape[0]
+        accs = []
+        lock = threading.Lock()
+        local = threading.local()
+
+        kernel = self.form == "kernel"
+
+        def task(bounds):
+            acc = getattr(local, "acc", None)
+            if acc is None:
+                acc = local.acc = [None, None, 0] if kernel else \
+                    [np.zeros((nh, self.K), np.int32), np.zeros((nh, self.K), np.int64), 0]
+                with lock:
+                    accs.append(acc)
+            acc[2] += self._call(f, C, bounds[0], bounds[1], acc[0], acc[1])
+
+        # Chunks small enough to balance pairs of different sizes over the
+        # threads and to let Ctrl-C through between calls.
+        chunk = max(1, min(4096, -(-P // (self.jobs * 16))))
+        chunks = [(s, min(P, s + chunk)) for s in range(0, P, chunk)]
+        if self.jobs == 1:
+            for c in chunks:
+                task(c)
+        else:
+            with ThreadPoolExecutor(self.jobs) as ex:
+                list(ex.map(task, chunks))
+        passes = sum(acc[2] for acc in accs)
+        if kernel:
+            votes, conf = self._kernel_votes(f)
+            return votes, conf, passes
+        votes = np.zeros((nh, self.K), np.int32)
+        conf = np.zeros((nh, self.K), np.int64)
+        for v, c, _ in accs:
+            votes += v
+            conf += c
+        # Fixed point back to decision-value units (the tie-break only compares them).
+        return votes, conf / 16777216.0, passes
+
+    def _call(self, f, C, p0, p1, votes, conf):
+        passes = np.zeros(1, dtype=np.int64)
+        common = (ptr("int64_t *", self.block), self.F, self.K, f,
+                  ptr("int32_t *", self.pair_a), ptr("int32_t *", self.pair_b), p0, p1,
+                  ptr("int64_t *", self.alpha_off[f]), ptr("double *", self.alpha[f]),
+                  ptr("uint64_t *", self.seeds[f]), self.bias, C, self.loss, self.eps, self.max_passes)
+        if self.form == "kernel":
+            rc = lib.hsvm_cv_gram_solve(ptr("float *", self.gram), self.n, *common, ptr("int64_t *", passes))
+        else:
+            rc = lib.hsvm_cv_primal_path(ptr("int64_t *", self.indptr), ptr("int32_t *", self.indices),
+                                         ptr("double *", self.data), self.n, self.d, ptr("double *", self.sqnorm),
+                                         *common, ptr("int32_t *", votes), ptr("int64_t *", conf),
+                                         ptr("int64_t *", passes))
+        if rc == -2:
+            raise MemoryError("cross-validation buffers")
+        if rc != 0:
+            raise ValueError("cross-validation: inconsistent arguments")
+        return int(passes[0])
+
+    # ------------------------------------------------------------ inspection
+
+    def pair_weights(self, f, p):
+        """(w [d], b) of pair p trained without fold f, from its dual
+        variables: w = sum_i a_i y_i x_i, b = bias * sum_i a_i y_i."""
+        a, b = int(self.pair_a[p]), int(self.pair_b[p])
+        rows, y = [], []
+        for side, c in ((1.0, a), (-1.0, b)):
+            for g in range(self.F):
+                if g != f:
+                    r = np.arange(self.block[g * self.K + c], self.block[g * self.K + c + 1])
+                    rows.append(r)
+                    y.append(np.full(r.shape[0], side))
+        rows, y = np.concatenate(rows), np.concatenate(y)
+        al = self.alpha[f][self.alpha_off[f][p]:self.alpha_off[f][p + 1]]
+        coef = al * y
+        return np.asarray(self.Xs[rows].T @ coef).reshape(-1), self.bias * float(coef.sum())

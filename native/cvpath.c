@@ -1,0 +1,410 @@
+/* Cross-validated one-vs-one training over a path of C values (see hsvm_cvpath.h).
+ *
+ * Each pair's binary problem is LIBLINEAR's L2-regularised SVM with a bias
+ * feature (Fan et al., JMLR 2008), solved in the dual by coordinate descent
+ * (Hsieh, Chang, Lin, Keerthi & Sundararajan, "A Dual Coordinate Descent Method
+ * for Large-scale Linear SVM", ICML 2008):
+ *
+ *     min_a  1/2 a^T (Q + D) a - e^T a,   0 <= a_i <= U,
+ *     Q_ij = y_i y_j (x_i.x_j + bias^2),
+ *
+ * D_ii = 1/(2C), U = inf for the L2 (squared hinge) loss, D = 0, U = C for the
+ * L1 (hinge) loss; w = sum_i a_i y_i (x_i, bias).  One coordinate step sets
+ * a_i <- clip(a_i - G_i / (Q_ii + D_ii), 0, U) with G_i the i-th gradient; the
+ * stopping rule is the paper's: the projected gradients of a pass span at most
+ * eps.  Along a path of increasing C the previous solution stays feasible
+ * (the constraints only widen) and is the warm start, as LIBLINEAR's -C does
+ * for its primal solver (Chu, Hsieh & Lin, KDD 2015).
+ *
+ * Two forms of the same iteration:
+ * - kernel form, for problems of few rows: Q from a precomputed Gram matrix,
+ *   the gradient vector maintained (O(l) per step) -- cheaper than the primal
+ *   form when a pair has fewer training rows than a sample has nonzeros (the
+ *   caller then forms the held-out decisions sum_i a_i y_i (x_i.x + bias^2)
+ *   with BLAS from the Gram matrix's columns);
+ * - primal form (the paper's Algorithm 3, with its shrinking): w kept, each
+ *   gradient a sparse dot product, held-out decisions w.x.
+ *
+ * Every step is plain double arithmetic in a fixed order, the random visiting
+ * order comes from SplitMix64 seeded per pair, and the held-out confidences are
+ * summed in fixed point: the results do not depend on threads or machine. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hsvm_cvpath.h"
+
+/* Fixed point of the confidence sums: 2^24 steps per unit, clamped far above
+ * any useful decision value so that K sums of them cannot overflow. */
+#define CONF_SCALE 16777216.0
+#define CONF_CLAMP 274877906944.0   /* 2^38 */
+
+static inline uint64_t splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+/* A uniform index below n (multiply-shift on the top 32 bits). */
+static inline int64_t below(uint64_t *state, int64_t n)
+{
+    return (int64_t)(((splitmix64(state) >> 32) * (uint64_t)n) >> 32);
+}
+
+static void shuffle(int64_t *index, int64_t m, uint64_t *state)
+{
+    for (int64_t i = m - 1; i > 0; i--) {
+        int64_t j = below(state, i + 1);
+        int64_t t = index[i];
+        index[i] = index[j];
+        index[j] = t;
+    }
+}
+
+static int64_t train_rows(const int64_t *block, int32_t F, int32_t K, int32_t fold, int32_t a, int32_t b)
+{
+    int64_t l = 0;
+    for (int32_t f = 0; f < F; f++) {
+        if (f == fold)
+            continue;
+        l += block[(int64_t)f * K + a + 1] - block[(int64_t)f * K + a];
+        l += block[(int64_t)f * K + b + 1] - block[(int64_t)f * K + b];
+    }
+    return l;
+}
+
+/* The pair's training rows: class a's (label +1), then class b's (-1), each
+ * in row order over the folds other than `fold`. */
+static int64_t pair_rows(const int64_t *block, int32_t F, int32_t K, int32_t fold, int32_t a, int32_t b,
+                         int64_t *rows, double *y)
+{
+    int64_t l = 0;
+    for (int side = 0; side < 2; side++) {
+        const int32_t c = side ? b : a;
+        const double label = side ? -1.0 : 1.0;
+        for (int32_t f = 0; f < F; f++) {
+            if (f == fold)
+                continue;
+            for (int64_t r = block[(int64_t)f * K + c]; r < block[(int64_t)f * K + c + 1]; r++) {
+                rows[l] = r;
+                y[l] = label;
+                l++;
+            }
+        }
+    }
+    return l;
+}
+
+static int check_args(int64_t n, const int64_t *block, int32_t F, int32_t K, int32_t fold,
+                      const int32_t *pair_a, const int32_t *pair_b, int64_t p0, int64_t p1,
+                      const int64_t *alpha_off, double C, int32_t loss, int32_t max_iter)
+{
+    if (F < 2 || K < 2 || fold < 0 || fold >= F || p0 < 0 || p1 < p0 || !(C > 0.0) || max_iter < 1)
+        return -1;
+    if ((loss != 1 && loss != 2) || block[0] != 0 || block[(int64_t)F * K] != n)
+        return -1;
+    for (int64_t i = 0; i < (int64_t)F * K; i++)
+        if (block[i + 1] < block[i])
+            return -1;
+    for (int64_t p = p0; p < p1; p++) {
+        if (pair_a[p] < 0 || pair_a[p] >= K || pair_b[p] < 0 || pair_b[p] >= K || pair_a[p] == pair_b[p])
+            return -1;
+        if (alpha_off[p + 1] - alpha_off[p] != train_rows(block, F, K, fold, pair_a[p], pair_b[p]))
+            return -1;
+    }
+    return 0;
+}
+
+static int64_t max_pair_rows(const int64_t *block, int32_t F, int32_t K, int32_t fold,
+                             const int32_t *pair_a, const int32_t *pair_b, int64_t p0, int64_t p1)
+{
+    int64_t m = 1;
+    for (int64_t p = p0; p < p1; p++) {
+        int64_t l = train_rows(block, F, K, fold, pair_a[p], pair_b[p]);
+        if (l > m)
+            m = l;
+    }
+    return m;
+}
+
+/* One held-out decision into the votes and fixed-point confidences of row x. */
+static inline void vote(double f, int32_t a, int32_t b, int32_t *v, int64_t *cf)
+{
+    const double c = f > CONF_CLAMP ? CONF_CLAMP : (f < -CONF_CLAMP ? -CONF_CLAMP : f);
+    const int64_t q = (int64_t)llrint(c * CONF_SCALE);
+    v[f > 0.0 ? a : b] += 1;
+    cf[a] += q;
+    cf[b] -= q;
+}
+
+/* ------------------------------------------------------------------ kernel form */
+
+static int64_t solve_kernel(const float *gram, int64_t n, const int64_t *rows, const double *y, int64_t l,
+                            double *alpha, float *Q, double *grad, double *qd, int64_t *index, double bias2,
+                            double diag, double upper, double eps, int32_t max_iter, uint64_t *rng)
+{
+    for (int64_t i = 0; i < l; i++) {
+        const float *g = gram + rows[i] * n;
+        float *q = Q + i * l;
+        for (int64_t j = 0; j < l; j++)
+            q[j] = (float)(y[i] * y[j] * ((double)g[rows[j]] + bias2));
+        qd[i] = (double)q[i] + diag;
+        grad[i] = -1.0 + diag * alpha[i];
+        index[i] = i;
+    }
+    for (int64_t j = 0; j < l; j++) {
+        if (alpha[j] == 0.0)
+            continue;
+        const float *q = Q + j * l;   /* Q is symmetric: row j is column j */
+        for (int64_t i = 0; i < l; i++)
+            grad[i] += alpha[j] * (double)q[i];
+    }
+    int64_t pass = 0;
+    while (pass < max_iter) {
+        pass++;
+        shuffle(index, l, rng);
+        double pg_max = -HUGE_VAL, pg_min = HUGE_VAL;
+        for (int64_t s = 0; s < l; s++) {
+            const int64_t i = index[s];
+            const double G = grad[i];
+            double pg = G;
+            if (alpha[i] == 0.0)
+                pg = G < 0.0 ? G : 0.0;
+            else if (alpha[i] >= upper)
+                pg = G > 0.0 ? G : 0.0;
+            if (pg > pg_max)
+                pg_max = pg;
+            if (pg < pg_min)
+                pg_min = pg;
+            if (fabs(pg) <= 1e-12)
+                continue;
+            double a_new = alpha[i] - G / qd[i];
+            a_new = a_new < 0.0 ? 0.0 : (a_new > upper ? upper : a_new);
+            const double d = a_new - alpha[i];
+            if (d == 0.0)
+                continue;
+            alpha[i] = a_new;
+            const float *q = Q + i * l;
+            for (int64_t j = 0; j < l; j++)
+                grad[j] += d * (double)q[j];
+            grad[i] += d * diag;
+        }
+        if (l == 0 || pg_max - pg_min <= eps)
+            break;
+    }
+    return pass;
+}
+
+int hsvm_cv_gram_solve(const float *gram, int64_t n, const int64_t *block, int32_t n_folds, int32_t n_classes,
+                       int32_t fold, const int32_t *pair_a, const int32_t *pair_b, int64_t p0, int64_t p1,
+                       const int64_t *alpha_off, double *alpha, const uint64_t *seeds, double bias, double C,
+                       int32_t loss, double eps, int32_t max_iter, int64_t *passes)
+{
+    const int32_t F = n_folds, K = n_classes;
+    if (check_args(n, block, F, K, fold, pair_a, pair_b, p0, p1, alpha_off, C, loss, max_iter))
+        return -1;
+    const int64_t lmax = max_pair_rows(block, F, K, fold, pair_a, pair_b, p0, p1);
+    const double diag = loss == 2 ? 0.5 / C : 0.0, upper = loss == 2 ? HUGE_VAL : C;
+    int64_t *rows = malloc(sizeof(int64_t) * (size_t)lmax);
+    int64_t *index = malloc(sizeof(int64_t) * (size_t)lmax);
+    double *y = malloc(sizeof(double) * (size_t)lmax);
+    double *grad = malloc(sizeof(double) * (size_t)lmax);
+    double *qd = malloc(sizeof(double) * (size_t)lmax);
+    float *Q = malloc(sizeof(float) * (size_t)lmax * (size_t)lmax);
+    int rc = 0;
+    if (!rows || !index || !y || !grad || !qd || !Q) {
+        rc = -2;
+        goto done;
+    }
+    int64_t total = 0;
+    for (int64_t p = p0; p < p1; p++) {
+        const int64_t l = pair_rows(block, F, K, fold, pair_a[p], pair_b[p], rows, y);
+        uint64_t rng = seeds[p];
+        total += solve_kernel(gram, n, rows, y, l, alpha + alpha_off[p], Q, grad, qd, index, bias * bias, diag,
+                              upper, eps, max_iter, &rng);
+    }
+    *passes = total;
+done:
+    free(rows);
+    free(index);
+    free(y);
+    free(grad);
+    free(qd);
+    free(Q);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ primal form */
+
+static inline double sparse_dot(const double *w, const int64_t *indptr, const int32_t *indices,
+                                const double *data, int64_t r)
+{
+    double s = 0.0;
+    for (int64_t k = indptr[r]; k < indptr[r + 1]; k++)
+        s += w[indices[k]] * data[k];
+    return s;
+}
+
+static inline void sparse_axpy(double c, double *w, const int64_t *indptr, const int32_t *indices,
+                               const double *data, int64_t r)
+{
+    for (int64_t k = indptr[r]; k < indptr[r + 1]; k++)
+        w[indices[k]] += c * data[k];
+}
+
+static int64_t solve_primal(const int64_t *indptr, const int32_t *indices, const double *data, int32_t d,
+                            const double *sqnorm, const int64_t *rows, const double *y, int64_t l, double *alpha,
+                            double *w, double *qd, int64_t *index, double bias, double diag, double upper,
+                            double eps, int32_t max_iter, uint64_t *rng)
+{
+    memset(w, 0, sizeof(double) * ((size_t)d + 1));
+    for (int64_t i = 0; i < l; i++) {
+        if (alpha[i] != 0.0) {
+            sparse_axpy(alpha[i] * y[i], w, indptr, indices, data, rows[i]);
+            w[d] += alpha[i] * y[i] * bias;
+        }
+        qd[i] = sqnorm[rows[i]] + bias * bias + diag;
+        index[i] = i;
+    }
+    /* Shrinking (Hsieh et al., Algorithm 3): a variable at a bound whose
+     * gradient points outside the previous pass's projected-gradient range
+     * leaves the active set; all return for a final check before stopping. */
+    int64_t active = l, pass = 0;
+    double pg_max_old = HUGE_VAL, pg_min_old = -HUGE_VAL;
+    while (pass < max_iter) {
+        pass++;
+        shuffle(index, active, rng);
+        double pg_max = -HUGE_VAL, pg_min = HUGE_VAL;
+        for (int64_t s = 0; s < active; s++) {
+            const int64_t i = index[s];
+            const double G = y[i] * (sparse_dot(w, indptr, indices, data, rows[i]) + w[d] * bias) - 1.0
+                             + diag * alpha[i];
+            double pg = 0.0;
+            if (alpha[i] == 0.0) {
+                if (G > pg_max_old) {
+                    active--;
+                    index[s] = index[active];
+                    index[active] = i;
+                    s--;
+                    continue;
+                }
+                if (G < 0.0)
+                    pg = G;
+            } else if (alpha[i] >= upper) {
+                if (G < pg_min_old) {
+                    active--;
+                    index[s] = index[active];
+                    index[active] = i;
+                    s--;
+                    continue;
+                }
+                if (G > 0.0)
+                    pg = G;
+            } else {
+                pg = G;
+            }
+            if (pg > pg_max)
+                pg_max = pg;
+            if (pg < pg_min)
+                pg_min = pg;
+            if (fabs(pg) <= 1e-12)
+                continue;
+            double a_new = alpha[i] - G / qd[i];
+            a_new = a_new < 0.0 ? 0.0 : (a_new > upper ? upper : a_new);
+            const double step = (a_new - alpha[i]) * y[i];
+            alpha[i] = a_new;
+            sparse_axpy(step, w, indptr, indices, data, rows[i]);
+            w[d] += step * bias;
+        }
+        if (l == 0)
+            break;
+        if (pg_max - pg_min <= eps) {
+            if (active == l)
+                break;
+            active = l;
+            pg_max_old = HUGE_VAL;
+            pg_min_old = -HUGE_VAL;
+            continue;
+        }
+        pg_max_old = pg_max > 0.0 ? pg_max : HUGE_VAL;
+        pg_min_old = pg_min < 0.0 ? pg_min : -HUGE_VAL;
+    }
+    return pass;
+}
+
+int hsvm_cv_primal_path(const int64_t *indptr, const int32_t *indices, const double *data, int64_t n, int32_t d,
+                        const double *sqnorm, const int64_t *block, int32_t n_folds, int32_t n_classes,
+                        int32_t fold, const int32_t *pair_a, const int32_t *pair_b, int64_t p0, int64_t p1,
+                        const int64_t *alpha_off, double *alpha, const uint64_t *seeds, double bias, double C,
+                        int32_t loss, double eps, int32_t max_iter, int32_t *votes, int64_t *conf,
+                        int64_t *passes)
+{
+    const int32_t F = n_folds, K = n_classes;
+    if (d < 0 || check_args(n, block, F, K, fold, pair_a, pair_b, p0, p1, alpha_off, C, loss, max_iter))
+        return -1;
+    for (int64_t k = 0; k < indptr[n]; k++)
+        if (indices[k] < 0 || indices[k] >= d)
+            return -1;
+    const int64_t h0 = block[(int64_t)fold * K], h1 = block[(int64_t)(fold + 1) * K];
+    const int64_t lmax = max_pair_rows(block, F, K, fold, pair_a, pair_b, p0, p1);
+    const double diag = loss == 2 ? 0.5 / C : 0.0, upper = loss == 2 ? HUGE_VAL : C;
+    int64_t *rows = malloc(sizeof(int64_t) * (size_t)lmax);
+    int64_t *index = malloc(sizeof(int64_t) * (size_t)lmax);
+    double *y = malloc(sizeof(double) * (size_t)lmax);
+    double *qd = malloc(sizeof(double) * (size_t)lmax);
+    double *w = malloc(sizeof(double) * ((size_t)d + 1));
+    int rc = 0;
+    if (!rows || !index || !y || !qd || !w) {
+        rc = -2;
+        goto done;
+    }
+    int64_t total = 0;
+    for (int64_t p = p0; p < p1; p++) {
+        const int32_t a = pair_a[p], b = pair_b[p];
+        const int64_t l = pair_rows(block, F, K, fold, a, b, rows, y);
+        uint64_t rng = seeds[p];
+        total += solve_primal(indptr, indices, data, d, sqnorm, rows, y, l, alpha + alpha_off[p], w, qd, index,
+                              bias, diag, upper, eps, max_iter, &rng);
+        for (int64_t x = h0; x < h1; x++) {
+            const double f = sparse_dot(w, indptr, indices, data, x) + w[d] * bias;
+            vote(f, a, b, votes + (x - h0) * K, conf + (x - h0) * K);
+        }
+    }
+    *passes = total;
+done:
+    free(rows);
+    free(index);
+    free(y);
+    free(qd);
+    free(w);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ held-out votes of the kernel form */
+
+int hsvm_cv_vote_rows(const float *rows, int64_t stride, int64_t nh, const int64_t *row_a, const int64_t *row_b,
+                      const double *cst, const int32_t *pair_a, const int32_t *pair_b, int64_t n_pairs,
+                      int32_t n_classes, int32_t *votes, double *conf)
+{
+    const int32_t K = n_classes;
+    if (stride < nh)
+        return -1;
+    for (int64_t p = 0; p < n_pairs; p++)
+        if (pair_a[p] < 0 || pair_a[p] >= K || pair_b[p] < 0 || pair_b[p] >= K)
+            return -1;
+    memset(votes, 0, sizeof(int32_t) * (size_t)(nh * K));
+    memset(conf, 0, sizeof(double) * (size_t)(nh * K));
+    for (int64_t p = 0; p < n_pairs; p++) {
+        const float *ra = rows + row_a[p] * stride, *rb = rows + row_b[p] * stride;
+        const int32_t a = pair_a[p], b = pair_b[p];
+        for (int64_t x = 0; x < nh; x++) {
+            const double f = (double)ra[x] + (double)rb[x] + cst[p];
+            votes[x * K + (f > 0.0 ? a : b)] += 1;
+            conf[x * K + a] += f;
+            conf[x * K + b] -= f;
+        }
+    }
+    return 0;
+}

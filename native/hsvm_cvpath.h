@@ -1,0 +1,51 @@
+/* Cross-validation of one-vs-one linear SVMs over a path of C values: every
+ * pair's binary SVM solved by dual coordinate descent, warm-started from the
+ * previous C, and the held-out fold voted on at once (train/cross_validation.py). */
+#ifndef HSVM_CVPATH_H
+#define HSVM_CVPATH_H
+#include <stdint.h>
+
+/* Rows are ordered by (fold, class): rows of fold f and class c are
+ * [block[f*K + c], block[f*K + c + 1]), block has F*K + 1 entries, block[F*K] = n.
+ * Pair p (p0 <= p < p1) opposes class pair_a[p] (label +1) to pair_b[p] (-1)
+ * and is trained on their rows outside fold `fold`, extended by a constant
+ * feature `bias` (LIBLINEAR's -B): its dual variables are
+ * alpha[alpha_off[p] .. alpha_off[p+1]), in row order, read as the warm start
+ * and overwritten with the solution at C.  loss 2: L2-loss SVM (dual diagonal
+ * 1/(2C), no upper bound), loss 1: L1-loss (upper bound C).  Coordinate
+ * descent visits the variables in a random order per pass (SplitMix64 seeded
+ * by seeds[p]) until the projected gradient spans at most eps, or max_iter
+ * passes.  hsvm_cv_primal_path then gives every held-out row x (fold `fold`, all classes) the
+ * decision f = w.x + w_bias*bias: votes[(x - h0)*K + winner] += 1 (pair_a when
+ * f > 0) and conf[(x - h0)*K + a] += round(f * 2^24), conf[.. + b] -= the same
+ * (fixed point, so sums do not depend on the order of pairs), h0 the fold's
+ * first row.  *passes receives the total passes.  Returns 0, -1 for bad
+ * arguments, -2 when out of memory. */
+
+/* Kernel form: gram is the n x n matrix of x_i.x_j (float, row-major); only
+ * the solve (the caller forms the held-out decisions from the dual variables). */
+int hsvm_cv_gram_solve(const float *gram, int64_t n, const int64_t *block, int32_t n_folds, int32_t n_classes,
+                       int32_t fold, const int32_t *pair_a, const int32_t *pair_b, int64_t p0, int64_t p1,
+                       const int64_t *alpha_off, double *alpha, const uint64_t *seeds, double bias, double C,
+                       int32_t loss, double eps, int32_t max_iter, int64_t *passes);
+
+/* Primal form: rows as CSR (indptr int64 [n+1], indices int32, data double),
+ * d features, sqnorm[i] = ||x_i||^2; w (d + 1 doubles) kept as sum alpha y x. */
+int hsvm_cv_primal_path(const int64_t *indptr, const int32_t *indices, const double *data, int64_t n, int32_t d,
+                        const double *sqnorm, const int64_t *block, int32_t n_folds, int32_t n_classes,
+                        int32_t fold, const int32_t *pair_a, const int32_t *pair_b, int64_t p0, int64_t p1,
+                        const int64_t *alpha_off, double *alpha, const uint64_t *seeds, double bias, double C,
+                        int32_t loss, double eps, int32_t max_iter, int32_t *votes, int64_t *conf,
+                        int64_t *passes);
+
+/* The kernel form's held-out votes: pair p's decision on held-out sample x < nh
+ * is rows[row_a[p]*stride + x] + rows[row_b[p]*stride + x] + cst[p] (the contributions of
+ * its two classes' training rows, and of the bias); pair_a[p] wins when it is
+ * > 0.  votes and conf [nh, K] are overwritten: the winner counts and the
+ * decisions summed signed towards each class, in pair order.  Returns 0, or
+ * -1 for a class out of range or stride < nh. */
+int hsvm_cv_vote_rows(const float *rows, int64_t stride, int64_t nh, const int64_t *row_a, const int64_t *row_b,
+                      const double *cst, const int32_t *pair_a, const int32_t *pair_b, int64_t n_pairs,
+                      int32_t n_classes, int32_t *votes, double *conf);
+
+#endif

@@ -1,0 +1,133 @@
+"""hsvm import-model, and predict / hash-model with imported models: the tools'
+labels and accuracy line, one-vs-rest models, LIBSVM probabilities."""
+from pathlib import Path
+
+import numpy as np
+
+from conftest import TOOL_FIXTURES, run, tool_labels, tool_run, write_text
+
+TEST3 = TOOL_FIXTURES / "digits3.test.svm"
+
+
+def _expected(name):
+    return "".join("%d\n" % v for v in tool_labels(TOOL_FIXTURES / (name + ".pred")))
+
+
+def test_imported_libsvm_model_predicts_the_fixture_labels(tmp_path):
+    out = tmp_path / "m.hsvm"
+    r = run(["import-model", TOOL_FIXTURES / "libsvm_c3.model", "-o", out], stdout="")
+    assert r.stderr == ("hsvm: LIBSVM c_svc (label order 7 2 5) -> %s: one-vs-one model, 3 classes, 3 pairs, "
+                        "64 features\n" % out)
+    run(["predict", "--exact", "-q", "-m", out, TEST3], stdout=_expected("libsvm_c3"), stderr="")
+
+
+def test_imported_liblinear_models_predict_the_fixture_labels(tmp_path):
+    for name, kind in (("liblinear_ovr3", "one-vs-rest model, 3 classes"),
+                       ("liblinear_cs3", "one-vs-rest model, 3 classes"),
+                       ("liblinear_bin2", "one-vs-one model, 2 classes, 1 pairs")):
+        out = tmp_path / (name + ".hsvm")
+        r = run(["import-model", TOOL_FIXTURES / (name + ".model"), "-o", out])
+        assert kind in r.stderr
+        run(["predict", "-q", "-m", out, TEST3], stdout=_expected(name), stderr="")
+
+
+def test_accuracy_line_is_svm_predicts_to_the_digit(tools, dataset_files, tmp_path):
+    train, test = dataset_files("digits")
+    model = tmp_path / "m.model"
+    tool_run("svm-train", "-q", "-t", "0", "-c", "0.01", train, model)
+    tool_line = tool_run("svm-predict", test, model, tmp_path / "p").strip()
+    run(["import-model", "-q", model, "-o", tmp_path / "m.hsvm"])
+    r = run(["predict", "--exact", "-m", tmp_path / "m.hsvm", test, "-o", tmp_path / "h"])
+    assert tool_line.startswith("Accuracy = ") and r.stderr == tool_line + "\n"
+    assert Path(tmp_path / "h").read_text().split() == Path(tmp_path / "p").read_text().split()
+
+
+def test_one_vs_rest_model_hashes_and_filters(tmp_path):
+    out, hbm = tmp_path / "o.hsvm", tmp_path / "o.hbm"
+    run(["import-model", "-q", TOOL_FIXTURES / "liblinear_ovr3.model", "-o", out])
+    run(["hash-model", "-q", "-m", out, "--bits", "256", "-o", hbm])
+    exact = run(["predict", "-q", "--exact", "-m", out, TEST3]).stdout
+    run(["predict", "-q", "-m", out, "-H", hbm, "-k", "3", TEST3], stdout=exact)
+    r = run(["predict", "-q", "-m", out, "-H", hbm, "-k", "1", TEST3, "--timings"])
+    assert '"filter_k": 1' in r.stderr
+    r = run(["predict", "-q", "-m", out, "-H", hbm, "--proba", TEST3], exit_code=2)
+    assert "--proba needs a one-vs-one model" in r.stderr
+    scores = run(["predict", "-q", "--exact", "-m", out, "--scores", TEST3]).stdout.splitlines()
+    assert scores[0] == "labels 2 5 7" and len(scores[1].split()) == 4
+
+
+def test_imported_one_vs_one_model_hashes_and_codes_need_the_samples(tmp_path):
+    out, hbm, codes = tmp_path / "m.hsvm", tmp_path / "m.hbm", tmp_path / "t.codes"
+    run(["import-model", "-q", TOOL_FIXTURES / "libsvm_c3.model", "-o", out])
+    run(["hash-model", "-q", "-m", out, "--bits", "512", "--seed", "3", "-o", hbm])
+    exact = run(["predict", "-q", "--exact", "-m", out, TEST3]).stdout
+    run(["predict", "-q", "-m", out, "-H", hbm, "-k", "3", TEST3], stdout=exact)
+    run(["hash-data", "-q", "-H", hbm, TEST3, "-o", codes])
+    two = run(["predict", "-q", "-m", out, "-H", hbm, "-k", "2", TEST3]).stdout
+    run(["predict", "-q", "-m", out, "-H", hbm, "-k", "2", "--codes", codes, TEST3], stdout=two)
+    r = run(["predict", "-q", "-m", out, "-H", hbm, "--no-refine", "--codes", codes], exit_code=2)
+    assert "depends on the sample's norm" in r.stderr
+
+
+def test_libsvm_probabilities_are_written_as_a_calibration(tmp_path):
+    out, cal = tmp_path / "m.hsvm", tmp_path / "m.cal"
+    run(["import-model", "-q", TOOL_FIXTURES / "libsvm_c3.model", "-o", out, "--calibration", cal])
+    lines = run(["predict", "-q", "--exact", "--proba", "-C", cal, "-m", out, TEST3]).stdout.splitlines()
+    assert lines[0] == "labels 2 5 7"
+    P = np.array([[float(v) for v in line.split()[1:]] for line in lines[1:]])
+    assert P.shape == (37, 3) and np.allclose(P.sum(axis=1), 1, atol=1e-5)
+    r = run(["import-model", "-q", TOOL_FIXTURES / "libsvm_nu3.model", "-o", out, "--calibration", cal],
+            exit_code=65)
+    assert "has no probability parameters" in r.stderr
+
+
+def test_imported_models_ignore_extra_features_as_the_tools_do(tmp_path, toy_model):
+    out = tmp_path / "m.hsvm"
+    run(["import-model", "-q", TOOL_FIXTURES / "liblinear_bin2.model", "-o", out])
+    wide = write_text(tmp_path / "wide.svm", "7 1:0.5 900:1\n")
+    # liblinear-predict skips feature 900 (beyond nr_feature 64): so does hsvm by default.
+    narrow = write_text(tmp_path / "narrow.svm", "7 1:0.5\n")
+    same = run(["predict", "-q", "-m", out, narrow]).stdout
+    run(["predict", "-q", "-m", out, wide], stdout=same)
+    r = run(["predict", "-q", "-m", out, "--extra-features", "error", wide], exit_code=65)
+    assert "900" in r.stderr
+    _, trained = toy_model
+    r = run(["predict", "-q", "-m", trained, wide], exit_code=65)
+    assert "900" in r.stderr
+
+
+def test_a_file_of_neither_tool_names_its_line(tmp_path):
+    bad = write_text(tmp_path / "x.model", "hello\n")
+    r = run(["import-model", bad, "-o", tmp_path / "m.hsvm"], exit_code=65)
+    assert r.stderr == "hsvm: %s:1: not a LIBSVM or LIBLINEAR model file (it starts with 'hello')\n" % bad
+    assert not (tmp_path / "m.hsvm").exists()
+
+
+def test_one_vs_rest_model_refuses_what_is_built_on_pairs(tmp_path):
+    out = tmp_path / "o.hsvm"
+    run(["import-model", "-q", TOOL_FIXTURES / "liblinear_ovr3.model", "-o", out])
+    for extra in (["--dag"], ["--first-stage", "scores"]):
+        r = run(["predict", "-q", "-m", out, *extra, TEST3], exit_code=2)
+        assert ("%s needs a one-vs-one model (%s is one-vs-rest)" % (extra[0], out)) in r.stderr
+    for extra in (["--projection", "circulant"], ["--class-scores"]):
+        r = run(["hash-model", "-m", out, *extra, "-o", tmp_path / "o.hbm"], exit_code=2)
+        assert "needs a one-vs-one model" in r.stderr and not (tmp_path / "o.hbm").exists()
+
+
+def test_one_vs_rest_shards_concatenate_to_the_whole_output(tmp_path):
+    out = tmp_path / "o.hsvm"
+    run(["import-model", "-q", TOOL_FIXTURES / "liblinear_ovr3.model", "-o", out])
+    whole = run(["predict", "-q", "--scores", "-m", out, TEST3]).stdout
+    shards = [run(["predict", "-q", "--scores", "-m", out, "--shard", "%d/3" % i, TEST3]).stdout for i in range(3)]
+    assert "".join(shards) == whole and shards[0].startswith("labels ")
+
+
+def test_hashed_class_scores_are_refused_for_a_model_on_raw_features(tmp_path):
+    # The estimate ||u|| cos(angle) + beta is u.x + beta at ||x|| = 1 only.
+    out, hbm = tmp_path / "m.hsvm", tmp_path / "m.hbm"
+    run(["import-model", "-q", TOOL_FIXTURES / "libsvm_c3.model", "-o", out])
+    run(["hash-model", "-q", "-m", out, "--bits", "128", "-o", hbm])
+    r = run(["predict", "-q", "-m", out, "-H", hbm, "--first-stage", "hashed-scores", TEST3], exit_code=2)
+    assert "hashed-scores needs a model on unit-length samples" in r.stderr
+    exact = run(["predict", "-q", "--exact", "-m", out, TEST3]).stdout
+    run(["predict", "-q", "-m", out, "--first-stage", "scores", "-k", "3", TEST3], stdout=exact)

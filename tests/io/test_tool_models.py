@@ -1,0 +1,130 @@
+"""Reading LIBSVM and LIBLINEAR model text: malformed files name FILE:LINE,
+files stream from compressed files, file objects and stdin."""
+import gzip
+import hashlib
+
+import numpy as np
+import pytest
+
+from hsvm_cli.errors import InputFormatError, InputNotFoundError
+from hsvm_cli.io.tool_models import read_liblinear_model, read_libsvm_model
+from hsvm_cli.models.imported import import_model
+from hsvm_cli.models.ovr import OvrModel
+
+from conftest import TOOL_FIXTURES, write_text
+
+
+def _libsvm_text(labels, nr_sv, rho, svs):
+    K = len(labels)
+    out = ["svm_type c_svc", "kernel_type linear", "nr_class %d" % K, "total_sv %d" % sum(nr_sv),
+           "rho " + " ".join(repr(float(r)) for r in rho), "label " + " ".join(map(str, labels)),
+           "nr_sv " + " ".join(map(str, nr_sv)), "SV"]
+    for coef, feats in svs:
+        out.append(" ".join(repr(float(c)) for c in coef) + " "
+                   + " ".join("%d:%r" % (i, float(v)) for i, v in feats) + " ")
+    return "\n".join(out) + "\n"
+
+
+_GOOD_LIBSVM = _libsvm_text([1, 2, 3], [1, 1, 1], [0.1, 0.2, 0.3],
+                            [([0.5, 0.25], [(1, 1.0), (3, 2.0)]), ([-0.5, 0.1], [(2, 1.0)]),
+                             ([-0.25, -0.1], [(1, -1.0)])])
+
+_GOOD_LIBLINEAR = "solver_type L2R_L2LOSS_SVC_DUAL\nnr_class 3\nlabel 1 2 3\nnr_feature 2\nbias 1\nw\n" \
+                  "0.1 0.2 0.3 \n0.4 0.5 0.6 \n0.7 0.8 0.9 \n"
+
+
+def _replace_line(text, lineno, new):
+    lines = text.splitlines()
+    lines[lineno - 1] = new
+    return "\n".join(lines) + "\n"
+
+
+def test_the_base_of_the_malformed_cases_imports(tmp_path):
+    m = import_model(write_text(tmp_path / "ok.model", _GOOD_LIBSVM)).model
+    assert m.n_pairs == 3 and m.n_features == 3
+    m = import_model(write_text(tmp_path / "ok2.model", _GOOD_LIBLINEAR)).model
+    assert isinstance(m, OvrModel) and m.n_features == 2
+
+
+@pytest.mark.parametrize("edit, line, reason", [
+    (lambda t: _replace_line(t, 2, "kernel_type rbf"), 2, "kernel_type rbf: only linear-kernel"),
+    (lambda t: _replace_line(t, 2, "kernel_type precomputed"), 2, "kernel_type precomputed"),
+    (lambda t: _replace_line(t, 1, "svm_type one_class"), 1, "svm_type one_class is not a classifier"),
+    (lambda t: _replace_line(t, 1, "svm_type c_svm"), 1, "unknown svm_type c_svm"),
+    (lambda t: _replace_line(t, 3, "nr_class three"), 3, "'three' is not an integer"),
+    (lambda t: _replace_line(t, 5, "rho 0.1 0.2"), 5, "rho needs 3 values, found 2"),
+    (lambda t: _replace_line(t, 5, "rho 0.1 x 0.3"), 5, "'x' is not a number"),
+    (lambda t: _replace_line(t, 6, "label 1 2 2"), 6, "repeated label"),
+    (lambda t: _replace_line(t, 7, "nr_sv 1 1 2"), 7, "nr_sv sums to 4, total_sv is 3"),
+    (lambda t: _replace_line(t, 7, "bogus 1"), 7, "unknown header line 'bogus'"),
+    (lambda t: _replace_line(t, 9, "0.5 1:1 3:2"), 9, "needs 2 coefficients before the features"),
+    (lambda t: _replace_line(t, 9, "0.5 0.25 1:1 3"), 9, "feature '3' is not index:value"),
+    (lambda t: _replace_line(t, 9, "0.5 0.25 1:1 3:"), 9, "feature '3:' is not index:value"),
+    (lambda t: _replace_line(t, 9, "0.5 0.25 3:1 1:2"), 9, "feature indices must increase: 1 after 3"),
+    (lambda t: _replace_line(t, 9, "0.5 0.25 0:1"), 9, "feature index 0 in a 1-based model file"),
+    (lambda t: _replace_line(t, 9, "0.5 0.25 a:1"), 9, "feature index 'a' is not an integer"),
+    (lambda t: _replace_line(t, 9, "0.5 0.25 1:zz"), 9, "'zz' is not a number"),
+    (lambda t: _replace_line(t, 9, "0.5 nan 1:1"), 9, "not finite"),
+    (lambda t: t + "0.1 0.2 1:1\n", 12, "more support vectors than total_sv 3"),
+    (lambda t: "\n".join(t.splitlines()[:10]) + "\n", 10, "file ends after 2 of total_sv 3"),
+    (lambda t: "\n".join(t.splitlines()[:6]) + "\n", 6, "file ends before the SV section"),
+    (lambda t: _replace_line(t, 4, "nr_class 3"), 4, "nr_class given twice"),
+])
+def test_malformed_libsvm_model_names_file_and_line(tmp_path, edit, line, reason):
+    path = write_text(tmp_path / "bad.model", edit(_GOOD_LIBSVM))
+    with pytest.raises(InputFormatError) as exc:
+        import_model(path)
+    assert str(exc.value).startswith("%s:%d: " % (path, line)), str(exc.value)
+    assert reason in str(exc.value)
+
+
+@pytest.mark.parametrize("edit, line, reason", [
+    (lambda t: _replace_line(t, 1, "solver_type L2R_L2LOSS_SVR"), 1, "L2R_L2LOSS_SVR is not a classifier"),
+    (lambda t: _replace_line(t, 1, "solver_type ONECLASS_SVM"), 1, "ONECLASS_SVM is not a classifier"),
+    (lambda t: _replace_line(t, 1, "solver_type FAST"), 1, "unknown solver_type FAST"),
+    (lambda t: _replace_line(t, 3, "label 1 2"), 3, "label needs 3 values, found 2"),
+    (lambda t: _replace_line(t, 4, "nr_feature -2"), 4, "-2 is below 0"),
+    (lambda t: _replace_line(t, 5, "bias one"), 5, "'one' is not a number"),
+    (lambda t: _replace_line(t, 8, "0.4 0.5"), 8, "a row of w needs 3 values, found 2"),
+    (lambda t: _replace_line(t, 8, "0.4 0.5 x"), 8, "'x' is not a number"),
+    (lambda t: t + "1 2 3\n", 10, "more than 3 rows of w (nr_feature 2 + bias)"),
+    (lambda t: "\n".join(t.splitlines()[:8]) + "\n", 8, "file ends after 2 of 3 rows of w"),
+    (lambda t: _replace_line(t, 3, "weights 1 2 3"), 3, "unknown header line 'weights'"),
+    (lambda t: _replace_line(t, 5, "nr_feature 2"), 5, "nr_feature given twice"),
+])
+def test_malformed_liblinear_model_names_file_and_line(tmp_path, edit, line, reason):
+    path = write_text(tmp_path / "bad.model", edit(_GOOD_LIBLINEAR))
+    with pytest.raises(InputFormatError) as exc:
+        import_model(path)
+    assert str(exc.value).startswith("%s:%d: " % (path, line)), str(exc.value)
+    assert reason in str(exc.value)
+
+
+def test_a_file_of_neither_kind_is_refused_at_its_first_line(tmp_path):
+    path = write_text(tmp_path / "x.model", "\n1 1:0.5 2:1\n")
+    with pytest.raises(InputFormatError, match=r"x\.model:2: not a LIBSVM or LIBLINEAR model file"):
+        import_model(path)
+
+
+def test_a_missing_model_file_is_input_not_found(tmp_path):
+    with pytest.raises(InputNotFoundError, match="no such file"):
+        import_model(str(tmp_path / "absent.model"))
+    with pytest.raises(InputNotFoundError, match="is a directory"):
+        read_libsvm_model(str(tmp_path))
+
+
+def test_models_stream_from_file_objects_and_stdin(monkeypatch):
+    import io
+    import sys
+    raw = (TOOL_FIXTURES / "liblinear_cs3.model").read_bytes()
+    packed = gzip.compress(raw)
+    a = read_liblinear_model(io.BytesIO(packed), name="given")
+    assert a.path == "given" and a.sha256 == hashlib.sha256(packed).hexdigest()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(raw)))
+    b = read_liblinear_model("-")
+    assert b.path == "<stdin>" and np.array_equal(a.w, b.w)
+
+
+def test_liblinear_two_class_models_store_one_column_except_crammer_singer():
+    assert read_liblinear_model(str(TOOL_FIXTURES / "liblinear_bin2.model")).nr_w == 1
+    assert read_liblinear_model(str(TOOL_FIXTURES / "liblinear_cs2.model")).nr_w == 2

@@ -1,0 +1,85 @@
+"""Choosing C by cross-validation (train/c_search.py): the grid, early stopping,
+the choice, and what a model records."""
+import math
+
+import numpy as np
+import pytest
+
+from hsvm_cli.errors import OptionError
+from hsvm_cli.preprocess import l2_normalize
+from hsvm_cli.train.c_search import MAX_C, PATIENCE, default_grid, search_c, smoothed_accuracy
+from hsvm_cli.train.cross_validation import PathCrossValidation
+from hsvm_cli.train.ovo import default_bias, train_ovo
+
+
+@pytest.fixture(scope="module")
+def digits_l2(digits):
+    X, y, _, _ = digits
+    return l2_normalize(X.astype(np.float64)), y
+
+
+def test_default_grid_doubles_from_liblinears_start_to_1024(digits_l2):
+    X, y = digits_l2
+    grid = default_grid(X, y, 5)
+    counts = np.bincount(np.searchsorted(np.unique(y), y))
+    pair_rows = np.median([(counts[a] + counts[b]) * 4 / 5 for a in range(10) for b in range(a + 1, 10)])
+    start = 2.0 ** math.floor(math.log2(1 / (2 * pair_rows * 2.0)))     # max |x|^2 + bias^2 = 2
+    assert grid[0] == start and grid[-1] == MAX_C
+    assert all(b == 2 * a for a, b in zip(grid, grid[1:]))
+
+
+def test_smoothing_averages_each_value_with_its_grid_neighbours():
+    assert smoothed_accuracy([1, 5, 3, 3]).tolist() == [3.0, 3.0, 11 / 3, 3.0]
+    assert smoothed_accuracy([4, 2]).tolist() == [4.0, 2.0]
+
+
+def test_search_chooses_the_best_smoothed_value_and_stops_after_patience(digits_l2):
+    X, y = digits_l2
+    s = search_c(X, y, folds=3, seed=1)
+    correct = [st.correct for st in s.steps]
+    smooth = smoothed_accuracy(correct)
+    assert s.best is s.steps[int(np.argmax(smooth))]
+    # The raw maximum is earlier than the last PATIENCE values, which did not improve on it.
+    top = int(np.argmax(correct))
+    assert s.stopped_early and len(correct) - 1 - top == PATIENCE
+    assert s.best_C == s.best.C and s.grid == "auto"
+    # The same cross-validation at the chosen C alone gives the same accuracy
+    # within the solver's tolerance (the path only warm-starts it).
+    alone = PathCrossValidation(X, y, n_folds=3, seed=1).run(s.best_C)
+    assert abs(alone.correct - s.best.correct) <= 3
+
+
+def test_an_explicit_grid_is_run_in_full_in_increasing_order(digits_l2):
+    X, y = digits_l2
+    s = search_c(X, y, grid=[10, 0.01, 1], folds=3)
+    assert [st.C for st in s.steps] == [0.01, 1.0, 10.0] and not s.stopped_early
+    with pytest.raises(OptionError):
+        search_c(X, y, grid=[1, -2])
+
+
+def test_model_records_the_search_without_times(digits):
+    X, y, _, _ = digits
+    m = train_ovo(X, y, C="auto", cv_folds=3, seed=2)
+    rec = m.params["cross_validation"]
+    assert rec["chosen_C"] == m.params["C"] == m.training.search.best_C
+    assert rec["folds"] == 3 and rec["seed"] == 2 and len(rec["table"]) == len(m.training.search.steps)
+    assert "seconds" not in repr(rec)
+    assert m.training.search.table().splitlines()[-1].startswith("Best C = %g  CV accuracy = " % m.params["C"])
+
+
+def test_fixed_c_with_cv_records_its_accuracy(digits):
+    X, y, _, _ = digits
+    m = train_ovo(X, y, C=0.5, cv_folds=4)
+    assert m.params["C"] == 0.5 and [r["C"] for r in m.params["cross_validation"]["table"]] == [0.5]
+    assert m.training.search.table().startswith("Cross Validation Accuracy = ")
+    with pytest.raises(OptionError, match="--bags"):
+        train_ovo(X, y, C="auto", bags=2)
+
+
+def test_bias_follows_the_samples_scale(digits):
+    X, y, _, _ = digits
+    assert default_bias(l2_normalize(X.astype(np.float64)), "l2") == 1.0
+    rms = np.sqrt(np.mean(np.asarray(X.multiply(X).sum(axis=1))))
+    assert default_bias(X, "none") == float("%.4g" % rms)
+    m = train_ovo(X, y, normalize="none")
+    assert m.params["bias"] == float("%.4g" % rms)

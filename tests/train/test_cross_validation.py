@@ -1,0 +1,127 @@
+"""Cross-validation over a warm-started path of C values (train/cross_validation.py,
+native/cvpath.c) against LIBLINEAR trained on the same rows and against brute-force
+one-vs-one voting over the held-out folds."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from hsvm_cli.errors import OptionError
+from hsvm_cli.predict.predictor import Predictor
+from hsvm_cli.preprocess import l2_normalize
+from hsvm_cli.train.cross_validation import PathCrossValidation, stratified_folds
+from hsvm_cli.train.liblinear import train_pairs
+
+
+@pytest.fixture(scope="module")
+def digits_l2(digits):
+    X, y, _, _ = digits
+    return l2_normalize(X.astype(np.float64)), y
+
+
+def test_folds_are_stratified_balanced_and_seeded():
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 7, size=503) * 3 - 4
+    f = stratified_folds(y, 5, seed=11)
+    assert f.dtype == np.int32 and set(f.tolist()) == set(range(5))
+    for c in np.unique(y):
+        counts = np.bincount(f[y == c], minlength=5)
+        assert counts.max() - counts.min() <= 1
+    totals = np.bincount(f, minlength=5)
+    assert totals.max() - totals.min() <= 1
+    assert np.array_equal(f, stratified_folds(y, 5, seed=11))
+    assert not np.array_equal(f, stratified_folds(y, 5, seed=12))
+    with pytest.raises(OptionError):
+        stratified_folds(y, 1)
+
+
+@pytest.mark.parametrize("form", ["kernel", "primal"])
+def test_pair_solutions_match_liblinear_on_the_same_rows(digits_l2, form):
+    # The same problem LIBLINEAR -s 1 -B 1 solves, on the pair's rows outside
+    # the fold: at a tight tolerance both reach its unique optimum.
+    X, y = digits_l2
+    cv = PathCrossValidation(X, y, n_folds=4, seed=3, eps=1e-6, form=form)
+    cv.run(0.5)
+    folds_sorted = cv.folds[cv.order]
+    for f, p in ((0, 0), (2, 17), (3, 44)):
+        w, b = cv.pair_weights(f, p)
+        a, c = cv.classes[cv.pair_a[p]], cv.classes[cv.pair_b[p]]
+        rows = (folds_sorted != f) & np.isin(cv.classes[cv.y_sorted], [a, c])
+        m = train_pairs(cv.Xs[rows], cv.classes[cv.y_sorted[rows]], C=0.5, tol=1e-6)
+        ref = np.flatnonzero((m.classes[m.pair_a] == a) & (m.classes[m.pair_b] == c))[0]
+        assert np.allclose(w, m.W[ref], atol=1e-3) and abs(b - m.b[ref]) < 1e-3
+
+
+def test_cross_validated_accuracy_is_brute_force_voting_over_held_out_folds(digits_l2):
+    X, y = digits_l2
+    cv = PathCrossValidation(X, y, n_folds=3, seed=5, eps=1e-6)
+    step = cv.run(2.0)
+    fold = cv.folds
+    correct = []
+    for f in range(3):
+        m = train_pairs(X[fold != f], y[fold != f], C=2.0, tol=1e-6)
+        correct.append(int((Predictor(m).predict(X[fold == f]) == y[fold == f]).sum()))
+    # Two solvers at the same tolerance: a sample may only flip where a
+    # decision is within that tolerance of zero.
+    assert abs(step.correct - sum(correct)) <= 2
+    assert [abs(a - b) <= 2 for a, b in zip(step.fold_correct, correct)] == [True] * 3
+    assert step.total == X.shape[0]
+
+
+def test_kernel_and_primal_forms_agree(digits_l2):
+    X, y = digits_l2
+    steps = {}
+    for form in ("kernel", "primal"):
+        cv = PathCrossValidation(X, y, n_folds=5, seed=1, eps=1e-5, form=form)
+        steps[form] = [cv.run(C).correct for C in (0.1, 1.0, 10.0)]
+    assert np.abs(np.subtract(steps["kernel"], steps["primal"])).max() <= 2
+
+
+@pytest.mark.parametrize("form", ["kernel", "primal"])
+def test_results_do_not_depend_on_the_number_of_threads(digits_l2, form):
+    X, y = digits_l2
+    runs = []
+    for jobs in (1, 3):
+        cv = PathCrossValidation(X, y, n_folds=4, seed=2, jobs=jobs, form=form)
+        runs.append(([cv.run(C).fold_correct for C in (0.25, 4.0)], [a.copy() for a in cv.alpha]))
+    assert runs[0][0] == runs[1][0]
+    assert all(np.array_equal(a, b) for a, b in zip(runs[0][1], runs[1][1]))
+
+
+def test_a_warm_started_path_reaches_the_cold_solution(digits_l2):
+    X, y = digits_l2
+    warm = PathCrossValidation(X, y, n_folds=3, seed=4, eps=1e-7)
+    for C in (0.01, 0.1, 1.0):
+        warm.run(C)
+    cold = PathCrossValidation(X, y, n_folds=3, seed=4, eps=1e-7)
+    cold.run(1.0)
+    for p in (0, 20, 44):
+        wa, ba = warm.pair_weights(1, p)
+        wc, bc = cold.pair_weights(1, p)
+        assert np.allclose(wa, wc, atol=1e-5) and abs(ba - bc) < 1e-5
+    # The warm start saves passes at the last C.
+    assert warm.steps[-1].passes < cold.steps[-1].passes
+
+
+def test_l1_loss_keeps_dual_variables_in_their_box(digits_l2):
+    X, y = digits_l2
+    cv = PathCrossValidation(X, y, n_folds=3, loss=1)
+    for C in (0.05, 0.5):
+        cv.run(C)
+        assert all(a.max() <= C and a.min() >= 0 for a in cv.alpha)
+    assert cv.steps[-1].accuracy > 0.9
+
+
+def test_explicit_folds_hold_out_what_they_say(digits, digits_l2):
+    X, y = digits_l2
+    _, _, Xt, yt = digits
+    A = sp.vstack([X, l2_normalize(Xt.astype(np.float64))]).tocsr()
+    folds = np.r_[np.zeros(X.shape[0], np.int32), np.ones(Xt.shape[0], np.int32)]
+    cv = PathCrossValidation(A, np.r_[y, yt], folds=folds, eps=1e-5)
+    step = cv.run(1.0)
+    m = train_pairs(X, y, C=1.0, tol=1e-5)
+    test_correct = int((Predictor(m).predict(Xt) == yt).sum())
+    # Two solvers stopped at the same tolerance (and LIBLINEAR's pass limit):
+    # a few samples near a decision boundary may go either way.
+    assert abs(step.fold_correct[1] - test_correct) <= 3
+    with pytest.raises(OptionError, match="each fold used"):
+        PathCrossValidation(A, np.r_[y, yt], folds=folds * 2)
