@@ -145,12 +145,50 @@ def process_part(model_path, hbm_path, test_path, yt, exact_runs=True):
     return header, rows
 
 
+def real_part(names, k1s=(1, 2, 3, 5, 10, 20)):
+    """Exact-label recall of the class scores against 1024-bit hash votes on
+    the real sets (models trained and cached by common.load_trained)."""
+    from common import load_trained
+    rows = []
+    for name in names:
+        loaded = load_trained(name)
+        if loaded is None:
+            print("skip %s: data absent" % name, file=sys.stderr)
+            continue
+        model, Xt, _ = loaded
+        K = model.n_classes
+        ks = [k for k in k1s if k < K]
+        Xn = prepare(model.normalize, Xt)
+        ei = np.searchsorted(model.classes, Predictor(model).predict(Xt))
+        h = hash_model(model, bits=1024, seed=0, class_scores=True)
+
+        def recall(S):
+            order = np.argsort(-S, axis=1, kind="stable")
+            return ["%.3f" % float((order[:, :k] == ei[:, None]).any(axis=1).mean()) for k in ks]
+
+        hf = HashFilter(h, bits=1024, threads=1)
+        v, mg = hf.hash_and_vote(Xn)
+        rows.append([name, K, "hash votes, 1024 bits"] + recall(v + mg / K) + [""] * (len(k1s) - len(ks)))
+        cs = ClassScoreFilter(h.class_W, h.class_b)
+        rows.append([name, K, "class scores (exact)"] + recall(cs.scores(Xn)) + [""] * (len(k1s) - len(ks)))
+    return ["set", "K", "first stage"] + ["exact label in top %d" % k for k in k1s], rows
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n-test", type=int, default=10000)
     ap.add_argument("--recall-samples", type=int, default=2000)
     ap.add_argument("--no-exact", action="store_true", help="skip the (slow) exact max-wins process")
+    ap.add_argument("--real", default="omniglot-242,reuters-r52,fashion-mnist-20k",
+                    help="real sets for the recall table (comma-separated; empty: none)")
+    ap.add_argument("--real-only", action="store_true", help="only the real-set recall table")
     a = ap.parse_args(argv)
+    if a.real:
+        print("\nFirst stages on real sets, exact-label recall (all test samples)\n")
+        header, rows = real_part([n for n in a.real.split(",") if n])
+        print(markdown_table(header, rows))
+        if a.real_only:
+            return
     model_path, hbm_path, test_path, Xt, yt = files(a.n_test)
     print(machine_line())
     print("\nFirst stages, exact-label recall (%d samples)\n" % a.recall_samples)

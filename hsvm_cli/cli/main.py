@@ -18,8 +18,36 @@ def _raise_terminated(signum, frame):
     raise Terminated()
 
 
+# Subcommand name -> module: a module is imported only when its command runs
+# (or help lists them all), so that `hsvm predict` does not pay at start-up
+# for what calibrate, kernel-hash or fit-circulant import (scipy.linalg,
+# scipy.fft, ...).  Listed in the order `hsvm --help` shows them.
+SUBCOMMANDS = {
+    "train-ovo": "cmd_train_ovo",
+    "merge-models": "cmd_merge_models",
+    "import-model": "cmd_import_model",
+    "hash-model": "cmd_hash_model",
+    "hash-data": "cmd_hash_data",
+    "predict": "cmd_predict",
+    "calibrate": "cmd_calibrate",
+    "eval": "cmd_eval",
+    "kernel-hash": "cmd_kernel_hash",
+    "fit-circulant": "cmd_fit_circulant",
+}
+
+
 class HsvmGroup(click.Group):
-    """Turns library errors into a one-line message and their exit status."""
+    """Loads subcommands on demand and turns library errors into a one-line
+    message and their exit status."""
+
+    def list_commands(self, ctx):
+        return list(SUBCOMMANDS) + [n for n in super().list_commands(ctx) if n not in SUBCOMMANDS]
+
+    def get_command(self, ctx, name):
+        if name in SUBCOMMANDS and name not in self.commands:
+            import importlib
+            self.add_command(importlib.import_module("." + SUBCOMMANDS[name], __package__).command, name)
+        return super().get_command(ctx, name)
 
     def invoke(self, ctx):
         try:
@@ -66,24 +94,3 @@ def _discard_stdout():
 def cli():
     """Apply very many one-vs-one linear SVMs cheaply: hash classifiers and samples
     to bit codes, filter classes by Hamming range queries, refine exactly."""
-
-
-def _register():
-    from . import (
-        cmd_calibrate,
-        cmd_eval,
-        cmd_fit_circulant,
-        cmd_hash_data,
-        cmd_hash_model,
-        cmd_import_model,
-        cmd_kernel_hash,
-        cmd_merge_models,
-        cmd_predict,
-        cmd_train_ovo,
-    )
-    for mod in (cmd_train_ovo, cmd_merge_models, cmd_import_model, cmd_hash_model, cmd_hash_data, cmd_predict,
-                cmd_calibrate, cmd_eval, cmd_kernel_hash, cmd_fit_circulant):
-        cli.add_command(mod.command)
-
-
-_register()

@@ -79,12 +79,18 @@ import math
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-import scipy.fft
 import scipy.sparse as sp
 
 from ..support.native import ffi, lib, ptr
 from .generator import GENERATOR, standard_normal
 from .projection import pack_signs
+
+
+def _fft():
+    # scipy.fft costs ~0.1 s to import: paid only when a circulant projection
+    # is evaluated, not by every process that loads a hash model.
+    import scipy.fft
+    return scipy.fft
 
 #: Streams of hsvm_cli.hashing.generator.standard_normal used by circulant
 #: projections (stream 0 is the dense Gaussian projection; 1103-1104 are used
@@ -250,7 +256,7 @@ class CirculantBlocks:
         else:
             self.bias = None
         # FFT(r)/n, once: the inverse transform then runs unnormalised.
-        self.rhat = scipy.fft.rfft(self.r, axis=1) / self.n
+        self.rhat = _fft().rfft(self.r, axis=1) / self.n
         self.rnorm = np.sqrt(np.einsum("ij,ij->i", self.r, self.r))
         self._plans = {}
         self._poly = {}
@@ -382,14 +388,14 @@ class CirculantBlocks:
 
     def _fft_rows(self, Z, b, p):
         """Rows p.rows (their stride set when folded) of circ(r_b) Z^T, by FFT."""
-        P = scipy.fft.rfft(Z, axis=1)
+        P = _fft().rfft(Z, axis=1)
         if p.Q > 1:
             G = np.empty((Z.shape[0], p.m // 2 + 1), dtype=np.complex128)
         else:
             G = P
         lib.hsvm_circ_spectrum(ptr("double *", P), Z.shape[0], self.n, ptr("double *", self.rhat[b]), p.Q, p.m,
                                ptr("double *", G))
-        return np.ascontiguousarray(scipy.fft.irfft(G, n=p.m, axis=1, norm="forward", overwrite_x=True))
+        return np.ascontiguousarray(_fft().irfft(G, n=p.m, axis=1, norm="forward", overwrite_x=True))
 
     def band_coefficient(self, p):
         """The band is this times (||r_b|| ||x|| + |bias|) (module docstring)."""

@@ -424,6 +424,18 @@ class Predictor:
 
     def _predict_hashed(self, X, y, xcodes, proba, t, filter_votes=None):
         m = self.model
+        if self.scorer is not None and X is not None:
+            # The filter keeps every class: its ranking decides nothing, so it is
+            # not computed (the refine by votes over all classes is exact prediction).
+            Xn = prepare(m.normalize, X, timings=t)
+            with t.phase("refine"):
+                if proba:
+                    votes, conf, P = exact_proba(m, self.calibration, Xn, scorer=self.scorer)
+                else:
+                    (votes, conf), P = self.scorer.votes(Xn), None
+                best = winners(m, votes, conf) if P is None else np.argmax(P, axis=1)
+            t.count("refined_classes", int(votes.shape[0]) * m.n_classes)
+            return Prediction(y, m.classes[best], votes, conf, P)
         Xn, hv, hm = self._filter(X, xcodes, t, filter_votes)
         kept, valid, p1 = self._keep(hv, hm, proba, t)
         if not self.refine:
