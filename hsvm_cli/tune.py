@@ -9,9 +9,11 @@ softmax temperature at every bit count.  Without a hash model only exact
 prediction is a candidate and the calibration gives exact probabilities
 (``predict --exact --proba -C``).
 
-The accuracy-speed grid.  Every candidate -- exact prediction, and hash
-filtering at each bit count with each k (fixed number of refined classes) or
-each probability threshold epsilon (per-sample number) -- is evaluated once on
+The accuracy-speed grid.  Every candidate -- exact prediction and the exact
+decision DAG, the class-score first stage at each k (vote or DAG refine), and
+hash filtering at each bit count with each k (fixed number of refined
+classes; vote or DAG refine) or each probability threshold epsilon
+(per-sample number) -- is evaluated once on
 the whole labelled validation set: one exact pass gives the exact accuracy and
 the Platt data; per bit count one filter pass gives the hash votes that every
 k and epsilon of that bit count then refine.  Time per sample is measured
@@ -42,6 +44,9 @@ from .support.labels import class_index
 from .support.timing import Timings
 
 DEFAULT_K_FRACTIONS = (0.01, 0.03, 0.1, 0.2)
+#: Decision rules and first stages ``calibrate`` tries by default.
+RULES = ("vote", "dag")
+FIRST_STAGES = ("votes", "scores")
 DEFAULT_EPSILONS = (0.1, 0.03, 0.01, 0.003, 0.001)
 
 #: Validation rows timed per candidate (evenly spaced over the set).
@@ -85,7 +90,8 @@ def _median_seconds(fn, repeat):
 
 
 def calibrate(model, h, X, y, *, max_loss=0.5, bits_grid=None, k_grid=None, epsilons=None, epsilon_max_k=None,
-              threads=None, repeat=3, progress=None, timing_rows=TIMING_ROWS):
+              threads=None, repeat=3, progress=None, timing_rows=TIMING_ROWS, rules=RULES,
+              first_stages=FIRST_STAGES):
     """Fit a :class:`~hsvm_cli.models.calibration.Calibration` on the labelled
     validation samples X, y (raw, as read) for ``model`` and its hash model
     ``h`` (None: exact probabilities only), and choose its setting: the fastest
@@ -97,22 +103,36 @@ def calibrate(model, h, X, y, *, max_loss=0.5, bits_grid=None, k_grid=None, epsi
     0.001, each with at most ``epsilon_max_k`` classes) span the candidates;
     each is timed ``repeat`` times (the median counts) on ``timing_rows``
     rows with ``threads`` threads.  ``progress``: a callable receiving
-    (done, total, what) after each step."""
+    (done, total, what) after each step.
+
+    ``rules``: the exact decision rules tried -- "vote" (max-wins over the
+    pairs: exact prediction, vote refine) and "dag" (decision DAGs: the exact
+    DAG, and a DAG refine at every k >= 3).  ``first_stages``: "votes" (the
+    hash filter; needs ``h``) and "scores" (the class-score first stage at
+    every k >= 2, with each rule; no hash model needed).  Exact max-wins
+    prediction is always a candidate (the reference of ``max_loss``)."""
     if h is not None:
         h.check_model(model)
-    elif any(v is not None for v in (bits_grid, k_grid, epsilons)):
-        raise OptionError("--bits, --k and --epsilon need a hash model (-H)")
+    elif any(v is not None for v in (bits_grid, epsilons)):
+        raise OptionError("--bits and --epsilon need a hash model (-H)")
     if max_loss < 0:
         raise OptionError("--max-loss must be >= 0")
+    rules, first_stages = tuple(rules), tuple(first_stages)
+    if not rules or any(r not in RULES for r in rules):
+        raise OptionError("rules must be among %s, not %s" % (", ".join(RULES), ", ".join(map(str, rules)) or "none"))
+    if any(f not in FIRST_STAGES for f in first_stages):
+        raise OptionError("first stages must be among %s, not %s" % (", ".join(FIRST_STAGES),
+                                                                    ", ".join(map(str, first_stages))))
     K = model.n_classes
     configs, bits_grid = [], []
-    if h is not None:
+    k_grid = sorted(set(k_grid if k_grid is not None else default_k_grid(K)))
+    if any(k < 1 or k > K for k in k_grid):
+        raise OptionError("every k must be between 1 and %d" % K)
+    score_ks = [k for k in k_grid if k >= 2] if "scores" in first_stages else []
+    if h is not None and "votes" in first_stages:
         bits_grid = sorted(set(bits_grid or default_bits_grid(h.bits)))
         for b in bits_grid:
             h.check_bits(b)
-        k_grid = sorted(set(k_grid if k_grid is not None else default_k_grid(K)))
-        if any(k < 1 or k > K for k in k_grid):
-            raise OptionError("every k must be between 1 and %d" % K)
         epsilons = sorted(set(epsilons if epsilons is not None else DEFAULT_EPSILONS), reverse=True)
         if epsilon_max_k is None:
             # The threshold decides how many classes to refine; the cap only bounds
@@ -125,7 +145,10 @@ def calibrate(model, h, X, y, *, max_loss=0.5, bits_grid=None, k_grid=None, epsi
         raise OptionError("no validation label is a class of the model")
     n = X.shape[0]
     timed = spread_rows(n, timing_rows)
-    total = 3 + len(bits_grid) * (1 + len(configs))
+    dag = "dag" in rules
+    dag_ks = [k for k in k_grid if k >= 3] if dag else []
+    score_rows = [(k, r) for k in score_ks for r in rules if r == "vote" or k >= 3]
+    total = 3 + dag + len(score_rows) + len(bits_grid) * (1 + len(configs) + len(dag_ks))
     done = [0]
 
     def tick(what):
@@ -137,11 +160,19 @@ def calibrate(model, h, X, y, *, max_loss=0.5, bits_grid=None, k_grid=None, epsi
     exact_labels, probabilities = _exact_pass(model, Xn, yi, tick)
     cal = Calibration(alphas={}, model_sha256=model.content_sha256(),
                       hash_identity=hash_identity(h) if h is not None else None, **probabilities)
-    exact_row = {"mode": "exact", "bits": None, "k": None, "epsilon": None,
+    exact_row = {"mode": "exact", "rule": "vote", "bits": None, "k": None, "epsilon": None,
                  "accuracy": float((exact_labels == y).mean()), "mean_refined": K,
                  "seconds_per_sample": _time_exact(model, X[timed], repeat)}
     tick("exact timed")
     grid = [exact_row]
+    if dag:
+        grid.append(_setting_row(Predictor(model, rule="dag", threads=threads), X, y, timed, repeat,
+                                 mode="exact", rule="dag", mean_refined=K))
+        tick("exact DAG")
+    for k, rule in score_rows:
+        predictor = Predictor(model, h, first_stage="scores", filter_k=k, rule=rule, threads=threads)
+        grid.append(_setting_row(predictor, X, y, timed, repeat, mode="scores", k=k, rule=rule, mean_refined=k))
+        tick("class scores, k=%d%s" % (k, ", DAG" if rule == "dag" else ""))
     for bits in bits_grid:
         hf = make_filter(model, h, bits=bits, threads=threads)
         votes = hf.hash_and_vote(Xn)
@@ -152,6 +183,9 @@ def calibrate(model, h, X, y, *, max_loss=0.5, bits_grid=None, k_grid=None, epsi
         for k, eps in configs:
             grid.append(_hashed_row(model, h, cal, X, y, timed, votes, bits, k, eps, threads, repeat))
             tick("%d bits, %s" % (bits, "k=%d" % k if eps is None else "p>%g" % eps))
+        for k in dag_ks:
+            grid.append(_hashed_row(model, h, cal, X, y, timed, votes, bits, k, None, threads, repeat, rule="dag"))
+            tick("%d bits, k=%d, DAG" % (bits, k))
     chosen = _choose(cal, grid, max_loss)
     cal.info.update({"validation_samples": int(n), "exact_accuracy": exact_row["accuracy"],
                      "max_loss_points": float(max_loss),
@@ -234,13 +268,25 @@ def _time_exact(model, X, repeat):
     return secs / max(1, X.shape[0])
 
 
-def _hashed_row(model, h, cal, X, y, timed, votes, bits, k, eps, threads, repeat):
+def _setting_row(predictor, X, y, timed, repeat, *, mode, rule, k=None, mean_refined=None):
+    """Accuracy on the whole validation set and median time per sample (the
+    timed rows, after a warm-up) of a predictor built for one setting."""
+    labels = predictor.predict(X)
+    Xt = X[timed]
+    predictor.predict(Xt[:64])
+    secs, _ = _median_seconds(lambda: predictor.predict(Xt), repeat)
+    return {"mode": mode, "rule": rule, "bits": None, "k": k, "epsilon": None,
+            "accuracy": float((labels == y).mean()), "seconds_per_sample": secs / max(1, Xt.shape[0]),
+            "mean_refined": mean_refined}
+
+
+def _hashed_row(model, h, cal, X, y, timed, votes, bits, k, eps, threads, repeat, rule="vote"):
     """Accuracy (whole set, on the filter votes already computed), mean refined
     classes and median time per sample (the timed rows) of the hash filter at
     ``bits`` keeping ``k`` classes (or, with ``eps``, those above that
-    first-stage probability, at most ``k``)."""
+    first-stage probability, at most ``k``), refined by ``rule``."""
     predictor = Predictor(model, h, bits=bits, filter_k=k, refine=k > 1, threads=threads, epsilon=eps,
-                          calibration=cal)
+                          calibration=cal, rule=rule)
     t = Timings()
     block = predictor.predict_block(X, filter_votes=votes, timings=t)
     refined = t.counters.get("refined_classes", 0) / max(1, X.shape[0])
@@ -249,7 +295,7 @@ def _hashed_row(model, h, cal, X, y, timed, votes, bits, k, eps, threads, repeat
     # once (the accuracy pass above used precomputed filter votes).
     predictor.predict_block(Xt[:64])
     secs, _ = _median_seconds(lambda: predictor.predict_block(Xt), repeat)
-    return {"mode": "hash", "bits": bits, "k": k if eps is None else None,
+    return {"mode": "hash", "rule": rule, "bits": bits, "k": k if eps is None else None,
             "max_k": k if eps is not None else None, "epsilon": eps,
             "accuracy": float((block.labels == y).mean()), "seconds_per_sample": secs / max(1, Xt.shape[0]),
             "mean_refined": refined}
@@ -265,7 +311,8 @@ def _choose(cal, grid, max_loss):
         g["speedup"] = grid[0]["seconds_per_sample"] / g["seconds_per_sample"]
         g["chosen"] = g is chosen
     cal.setting = Setting(chosen["mode"], chosen["bits"],
-                          chosen["k"] if chosen["epsilon"] is None else chosen["max_k"], chosen["epsilon"])
+                          chosen["k"] if chosen["epsilon"] is None else chosen["max_k"], chosen["epsilon"],
+                          chosen.get("rule", "vote"))
     cal.grid = grid
     return chosen
 
@@ -274,31 +321,47 @@ def _why(chosen, grid, max_loss):
     """Why ``chosen`` was chosen, in one sentence for the calibration file."""
     exact = grid[0]
     if len(grid) == 1:
-        return "exact prediction: no hash model was given (-H), so exact is the only setting"
-    if chosen["mode"] == "exact":
-        return ("exact prediction: no hashed setting within %.2f points of exact accuracy was faster "
+        return "exact prediction: no hash model was given (-H) and no other setting was tried, so exact is the " \
+               "only setting"
+    if chosen is exact:
+        return ("exact prediction: no other setting within %.2f points of exact accuracy was faster "
                 "on this machine" % max_loss)
-    what = "k=%d" % chosen["k"] if chosen["epsilon"] is None else "threshold %g (at most %d classes)" % (
-        chosen["epsilon"], chosen["max_k"])
-    return ("hash filter at %d bits, %s: the fastest setting within %.2f points of exact accuracy, "
-            "%.1fx faster than exact on this machine" % (chosen["bits"], what, max_loss,
-                                                        exact["seconds_per_sample"] / chosen["seconds_per_sample"]))
+    speed = exact["seconds_per_sample"] / chosen["seconds_per_sample"]
+    dag = ", decision DAG refine" if chosen.get("rule") == "dag" else ""
+    if chosen["mode"] == "exact":
+        what = "exact decision DAG (K-1 classifiers per sample)"
+    elif chosen["mode"] == "scores":
+        what = "class-score first stage, k=%d%s" % (chosen["k"], dag)
+    else:
+        what = "hash filter at %d bits, %s%s" % (chosen["bits"], "k=%d" % chosen["k"] if chosen["epsilon"] is None
+                                                else "threshold %g (at most %d classes)" % (chosen["epsilon"],
+                                                                                             chosen["max_k"]), dag)
+    return ("%s: the fastest setting within %.2f points of exact accuracy, %.1fx faster than exact on this machine"
+            % (what, max_loss, speed))
+
+
+def _mode_label(g):
+    """exact, exact+dag, hash, hash+dag, scores, scores+dag."""
+    return g["mode"] + ("+dag" if g.get("rule") == "dag" else "")
 
 
 def format_grid(cal):
     """The grid as a table in the shape of the paper's Table 1."""
     exact = cal.grid[0]
-    lines = ["%-6s %6s %-18s %9s %8s %10s %9s %8s" % ("mode", "bits", "refined classes", "accuracy", "vs exact",
+    lines = ["%-11s %6s %-18s %9s %8s %10s %9s %8s" % ("mode", "bits", "refined classes", "accuracy", "vs exact",
                                                       "us/sample", "speed-up", "")]
     for g in cal.grid:
+        mode = _mode_label(g)
         if g["mode"] == "exact":
             what = "all %d" % g["mean_refined"]
+        elif g["mode"] == "scores":
+            what = "k=%d" % g["k"]
         elif g["epsilon"] is not None:
             what = "p>%g: %.2f avg" % (g["epsilon"], g["mean_refined"])
         else:
             what = "k=%d" % g["k"]
-        lines.append("%-6s %6s %-18s %8.2f%% %+8.2f %10.1f %8.1fx %8s" % (
-            g["mode"], g["bits"] or "-", what, 100 * g["accuracy"], 100 * (g["accuracy"] - exact["accuracy"]),
+        lines.append("%-11s %6s %-18s %8.2f%% %+8.2f %10.1f %8.1fx %8s" % (
+            mode, g["bits"] or "-", what, 100 * g["accuracy"], 100 * (g["accuracy"] - exact["accuracy"]),
             1e6 * g["seconds_per_sample"], g["speedup"], "<- chosen" if g.get("chosen") else ""))
     lines.append("accuracy on all %d validation samples; times measured on this machine (%s), median of %d runs "
                  "over %d of them" % (cal.info.get("validation_samples"), cal.info.get("timed_on"),

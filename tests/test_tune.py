@@ -84,12 +84,10 @@ def test_chosen_setting_keeps_test_accuracy_within_one_point(omniglot_calibrated
     model, h, cal, Xs, ys = omniglot_calibrated
     exact = float((Predictor(model).predict(Xs) == ys).mean())
     st = cal.setting
-    if st.mode == "exact":
+    if st == Setting("exact"):
         assert "exact" in cal.info["why"]
         return
-    hp = Predictor(model, h, bits=st.bits, filter_k=st.k, epsilon=st.epsilon, calibration=cal,
-                       refine=st.k > 1)
-    acc = float((hp.predict_block(Xs).labels == ys).mean())
+    acc = float((Predictor.from_calibration(model, cal, h).predict(Xs) == ys).mean())
     assert acc >= exact - 0.01
     chosen = [g for g in cal.grid if g["chosen"]][0]
     assert chosen["seconds_per_sample"] < cal.grid[0]["seconds_per_sample"]
@@ -115,14 +113,7 @@ def test_fashion_mnist_calibration_keeps_accuracy_and_lowers_nll():
     cal = calibrate(model, h, Xv, yv, max_loss=0.5, bits_grid=[128, 512], k_grid=[1, 2, 3], epsilons=[0.01],
                     repeat=1)
     exact = float((Predictor(model).predict(Xs) == ys).mean())
-    st = cal.setting
-    if st.mode == "exact":
-        acc = exact
-        assert "exact" in cal.info["why"]
-    else:
-        hp = Predictor(model, h, bits=st.bits, filter_k=st.k, epsilon=st.epsilon, calibration=cal,
-                           refine=st.k > 1)
-        acc = float((hp.predict_block(Xs).labels == ys).mean())
+    acc = float((Predictor.from_calibration(model, cal, h).predict(Xs) == ys).mean())
     assert acc >= exact - 0.01
     from hsvm_cli.predict.filter import HashFilter
     yi = class_index(model.classes, ys)
@@ -172,15 +163,98 @@ def _omniglot_test(model):
     return load_svmlight(str(BUNDLED / "omniglot-242" / "test.svm.gz"), n_features=model.n_features)
 
 
-def test_without_a_hash_model_the_calibration_is_exact(digits_model, digits):
+def test_without_a_hash_model_and_other_settings_the_calibration_is_exact(digits_model, digits):
     _, _, Xt, yt = digits
-    cal = calibrate(digits_model, None, Xt[:200], yt[:200], repeat=1)
+    cal = calibrate(digits_model, None, Xt[:200], yt[:200], repeat=1, rules=["vote"], first_stages=[])
     assert cal.setting == Setting("exact") and cal.alphas == {} and cal.hash_identity is None
     assert len(cal.grid) == 1 and cal.grid[0]["chosen"] and "no hash model" in cal.info["why"]
     P = Predictor.from_calibration(digits_model, cal).predict_proba(Xt[200:])
     _check_distribution(P, digits_model.n_classes)
     with pytest.raises(OptionError, match="need a hash model"):
         calibrate(digits_model, None, Xt, yt, bits_grid=[64])
+
+
+def _row_predictor(model, h, cal, g):
+    """The predictor of one grid row, built from the row alone."""
+    rule = g.get("rule", "vote")
+    if g["mode"] == "exact":
+        return Predictor(model, rule=rule)
+    if g["mode"] == "scores":
+        return Predictor(model, h, first_stage="scores", filter_k=g["k"], rule=rule)
+    k = g["k"] or g["max_k"]
+    return Predictor(model, h, bits=g["bits"], filter_k=k, epsilon=g["epsilon"], calibration=cal, refine=k > 1,
+                     rule=rule)
+
+
+def test_without_a_hash_model_the_exact_dag_and_class_scores_are_tried(omniglot):
+    model, Xt, yt = omniglot
+    Xv, yv, Xs, ys = _split(Xt, yt)
+    cal = calibrate(model, None, Xv, yv, k_grid=[2, 5, 12], repeat=1, timing_rows=200)
+    kinds = [(g["mode"], g["rule"], g["k"]) for g in cal.grid]
+    assert kinds == [("exact", "vote", None), ("exact", "dag", None), ("scores", "vote", 2), ("scores", "vote", 5),
+                     ("scores", "dag", 5), ("scores", "vote", 12), ("scores", "dag", 12)]
+    assert cal.alphas == {} and cal.hash_identity is None
+    for g in cal.grid:
+        assert g["accuracy"] == float((_row_predictor(model, None, cal, g).predict(Xv) == yv).mean())
+    chosen = [g for g in cal.grid if g["chosen"]]
+    assert len(chosen) == 1 and chosen[0]["accuracy"] >= cal.grid[0]["accuracy"] - 0.005
+    # predict -C takes the chosen setting, whatever its kind
+    st = cal.setting
+    assert (st.mode, st.rule, st.k) == (chosen[0]["mode"], chosen[0]["rule"], chosen[0]["k"])
+    p = Predictor.from_calibration(model, cal)
+    assert float((p.predict(Xv) == yv).mean()) == chosen[0]["accuracy"]
+
+
+def test_hashed_dag_refine_rows_use_the_filter_votes_of_their_bits(digits_model, digits):
+    _, _, Xt, yt = digits
+    h = hash_model(digits_model, bits=128, seed=0)
+    cal = calibrate(digits_model, h, Xt, yt, k_grid=[1, 4], epsilons=[], repeat=1, timing_rows=100,
+                    first_stages=["votes"])
+    dag_rows = [g for g in cal.grid if g["mode"] == "hash" and g["rule"] == "dag"]
+    assert [(g["bits"], g["k"]) for g in dag_rows] == [(64, 4), (128, 4)]
+    for g in dag_rows:
+        assert g["accuracy"] == float((_row_predictor(digits_model, h, cal, g).predict(Xt) == yt).mean())
+
+
+@pytest.mark.parametrize("setting", [Setting("exact", rule="dag"), Setting("scores", k=3),
+                                     Setting("scores", k=3, rule="dag"), Setting("hash", 128, 4, rule="dag")])
+def test_a_dag_or_class_score_setting_is_a_version_2_file_that_predict_follows(digits_model, digits, tmp_path,
+                                                                              setting):
+    from hsvm_cli.io.container import read_container
+    _, _, Xt, yt = digits
+    h = hash_model(digits_model, bits=128, seed=0)
+    cal = calibrate(digits_model, h, Xt[:100], yt[:100], bits_grid=[128], k_grid=[4], epsilons=[], repeat=1,
+                    rules=["vote"], first_stages=["votes"])
+    def version(path):
+        return read_container(path, kind="hsvm-calibration", versions={1, 2}).version
+    assert version(_saved(cal, tmp_path / "v1.cal")) == 1
+    cal.setting = setting
+    back = load_calibration(_saved(cal, tmp_path / "v2.cal"))
+    assert version(tmp_path / "v2.cal") == 2 and back.setting == setting
+    p = Predictor.from_calibration(digits_model, back, h)
+    assert p.rule == setting.rule
+    assert p.mode == ("exact" if setting.mode == "exact" else "hash")
+    assert p.first_stage == {"exact": None, "scores": "scores", "hash": "votes"}[setting.mode]
+    # probabilities and vote counts are calibrated and counted on the voting path
+    for kw in (dict(proba=True), dict(scores=True)):
+        q = Predictor.from_calibration(digits_model, back, h, **kw)
+        assert q.rule == "vote"
+    assert Predictor.from_calibration(digits_model, back, h, proba=True).first_stage in (None, "votes")
+
+
+def _saved(cal, path):
+    save_calibration(cal, path)
+    return path
+
+
+def test_setting_validation_refuses_inconsistent_kinds():
+    with pytest.raises(ValueError, match="rule"):
+        Setting.from_dict({"mode": "exact", "rule": "tree"})
+    with pytest.raises(ValueError, match="class-score"):
+        Setting.from_dict({"mode": "scores", "bits": 64, "k": 3})
+    with pytest.raises(ValueError, match="class-score"):
+        Setting.from_dict({"mode": "scores"})
+    assert Setting.from_dict({"mode": "hash", "bits": 64, "k": 3}).rule == "vote"
 
 
 def test_accuracy_is_measured_on_every_row_and_time_on_the_subsample(digits_model, digits):
@@ -191,6 +265,4 @@ def test_accuracy_is_measured_on_every_row_and_time_on_the_subsample(digits_mode
     exact = float((Predictor(digits_model).predict(Xt) == yt).mean())
     assert cal.grid[0]["accuracy"] == exact
     for g in cal.grid[1:]:
-        p = Predictor(digits_model, h, bits=g["bits"], filter_k=g["k"] or g["max_k"], epsilon=g["epsilon"],
-                      calibration=cal, refine=(g["k"] or g["max_k"]) > 1)
-        assert g["accuracy"] == float((p.predict(Xt) == yt).mean())
+        assert g["accuracy"] == float((_row_predictor(digits_model, h, cal, g).predict(Xt) == yt).mean())

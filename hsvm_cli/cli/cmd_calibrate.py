@@ -18,7 +18,7 @@ from . import options
 @options.input_path(name="validation")
 @options.model
 @options.hash_model(help="Hash model (.hbm): also fit the first stage and try hash filtering (without it: "
-                                "exact probabilities, `predict --exact --proba -C`).")
+                                "exact probabilities, `predict --exact --proba -C`, and settings without hashing).")
 @options.output(required=True, what="Calibration file to write")
 @click.option("--max-loss", type=float, default=0.5, show_default=True,
               help="Accuracy points the chosen setting may lose against exact prediction on VALIDATION.")
@@ -28,6 +28,13 @@ from . import options
               help="Numbers of refined classes to try (default: 1 and 1%%, 3%%, 10%%, 20%% of the classes).")
 @click.option("--epsilon", "epsilons", callback=options.comma_list(float, "numbers"), default=None,
               help="First-stage probability thresholds to try (default: 0.1, 0.03, 0.01, 0.003, 0.001).")
+@click.option("--rules", callback=options.comma_list(str, "names"), default="vote,dag", show_default=True,
+              help="Exact decision rules to try: vote (max-wins over the pairs) and dag (the exact decision DAG, "
+                   "and a DAG refine at every k >= 3).")
+@click.option("--first-stages", callback=options.comma_list(str, "names"), default="votes,scores",
+              show_default=True,
+              help="First stages to try: votes (the hash filter; needs -H) and scores (the class-score first "
+                   "stage at every k >= 2; no hash model needed).")
 @click.option("--repeat", type=click.IntRange(min=1), default=3, show_default=True,
               help="Timed runs per setting (the median counts).")
 @click.option("--grid-json", type=click.Path(dir_okay=False), default=None,
@@ -36,14 +43,15 @@ from . import options
 @options.zero_based
 @options.extra_features_by_model
 @options.quiet
-def command(validation, model_path, hbm_path, output, max_loss, bits_grid, k_grid, epsilons, repeat, grid_json,
-            threads, zero_based, extra_features, quiet):
+def command(validation, model_path, hbm_path, output, max_loss, bits_grid, k_grid, epsilons, rules, first_stages,
+            repeat, grid_json, threads, zero_based, extra_features, quiet):
     """Fit calibrated probabilities on the labelled svmlight file VALIDATION and
     store, with them, the cheapest setting within --max-loss of exact accuracy.
 
     Prints the measured grid (accuracy and time per sample of every setting) on
     stdout; `hsvm predict -C CALIB` then uses the chosen setting.  Without -H
-    the calibration holds exact probabilities only (setting: exact)."""
+    the calibration holds exact probabilities only, and the settings tried are
+    exact prediction, the exact decision DAG and the class-score first stage."""
     model = load_model(model_path)
     if model.codes_source is not None:
         raise ModelMismatchError("%s was trained on kernel hash codes: calibrate takes models of svmlight features "
@@ -53,7 +61,7 @@ def command(validation, model_path, hbm_path, output, max_loss, bits_grid, k_gri
                          extra_features=default_extra_features(model) if extra_features is None else extra_features)
     with _progress_bar(options.show_progress(quiet)) as bar:
         cal = calibrate(model, h, X, y, max_loss=max_loss, bits_grid=bits_grid, k_grid=k_grid, epsilons=epsilons,
-                        threads=threads, repeat=repeat, progress=bar)
+                        threads=threads, repeat=repeat, progress=bar, rules=rules, first_stages=first_stages)
     save_calibration(cal, output)
     if grid_json:
         with atomic_output(grid_json, "w") as fh:

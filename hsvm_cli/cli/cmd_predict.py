@@ -21,9 +21,10 @@ from . import options
                    "query; the default with -H), scores (each class's summed normalised pair margins: one K x d "
                    "product, cost growing with K, not K^2; no hash model needed) or hashed-scores (those scores "
                    "estimated from the hash model's codes, for K much larger than --bits).")
-@click.option("--refine", "refine_rule", type=click.Choice(["vote", "dag"]), default="vote", show_default=True,
+@click.option("--refine", "refine_rule", type=click.Choice(["vote", "dag"]), default=None,
               help="How the exact classifiers decide among the classes the hash filter kept: max-wins voting over "
-                   "their pairs, or a decision DAG over them (k-1 evaluations; no --scores or --proba).")
+                   "their pairs (the default, or the calibration's choice with -C), or a decision DAG over them "
+                   "(k-1 evaluations; no --scores or --proba).")
 @click.option("--bits", type=int, default=None,
               help="Bits of the codes to use: a multiple of 64 up to the hashed D (default: D).")
 @click.option("-k", "--filter-k", type=click.IntRange(min=1), default=None,
@@ -69,7 +70,7 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
     if dag and (exact or hbm_path is not None):
         raise click.UsageError("--dag is exact prediction by a decision DAG: no -H, no --exact (for a DAG after "
                                "the hash filter use --refine dag)")
-    rule = "dag" if dag or refine_rule == "dag" else "vote"
+    rule = "dag" if dag or refine_rule == "dag" else refine_rule      # None: the calibration's, else vote
     if rule == "dag" and scores:
         raise click.UsageError("a decision DAG gives labels only, no vote counts: --scores needs max-wins voting")
     model = load_any_model(model_path)
@@ -105,7 +106,9 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
                         rule=rule, first_stage=first_stage, kernel_hash=kernel_hash)
         if calib_path:
             from ..models.calibration import load_calibration
-            predictor = Predictor.from_calibration(model, load_calibration(calib_path), h, exact=exact, **settings)
+            predictor = Predictor.from_calibration(model, load_calibration(calib_path), h, exact=exact, proba=proba,
+                                                   scores=scores,
+                                                   **settings)
         else:
             if proba or epsilon is not None:
                 raise click.UsageError("%s needs a calibration (-C)"

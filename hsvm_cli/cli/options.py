@@ -112,7 +112,7 @@ def comma_list(kind, what):
         if value is None:
             return None
         try:
-            return [kind(v) for v in value.split(",") if v.strip()]
+            return [kind(v.strip()) for v in value.split(",") if v.strip()]
         except ValueError:
             raise click.BadParameter("expected comma-separated %s" % what) from None
     return parse

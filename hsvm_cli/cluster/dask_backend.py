@@ -434,7 +434,8 @@ class PredictTask:
         if self.calibration_path is not None:
             from ..models.calibration import load_calibration
             return Predictor.from_calibration(model, load_calibration(self.calibration_path), h, exact=self.exact,
-                                              threads=threads, **self.settings)
+                                              proba=self.proba, scores=self.scores, threads=threads,
+                                              **self.settings)
         return Predictor(model, h, threads=threads, **self.settings)
 
     def __call__(self, item):

@@ -53,8 +53,9 @@ def format_report(report, *, confusion=False):
     if grid:
         lines.append("")
         lines.append(grid["file"])
-        lines += _table(["bits", "k", "epsilon", "accuracy", "us/sample", ""],
-                        [["exact" if r["bits"] is None else str(r["bits"]),
+        extended = any(r.get("mode") == "scores" or r.get("rule") == "dag" for r in grid["rows"])
+        lines += _table(["setting" if extended else "bits", "k", "epsilon", "accuracy", "us/sample", ""],
+                        [[_grid_setting(r),
                           str(r["k"]) if r["k"] is not None
                           else "<=%d" % r["max_k"] if isinstance(r.get("max_k"), int) else "-",
                           "-" if r["epsilon"] is None else "%g" % r["epsilon"],
@@ -80,3 +81,13 @@ def format_json(report, *, confusion=False):
     if not confusion:
         out.pop("confusion", None)
     return json.dumps(out, sort_keys=True) + "\n"
+
+
+def _grid_setting(r):
+    """A grid row's first column: its bits, or exact / scores (class-score
+    first stage), with " dag" for decision-DAG rules."""
+    if r.get("mode") == "scores":
+        name = "scores"
+    else:
+        name = "exact" if r["bits"] is None else str(r["bits"])
+    return name + (" dag" if r.get("rule") == "dag" else "")

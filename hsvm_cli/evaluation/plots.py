@@ -79,24 +79,38 @@ def _recall_panel(ax, recall):
     ax.grid(True, which="both", alpha=0.3)
 
 
+def _is_scores(r):
+    return r.get("mode") == "scores"
+
+
 def _grid_groups(rows):
-    """Hashed rows as one sorted series per (k, epsilon); exact rows apart."""
+    """Hashed rows as one sorted series per (k, epsilon, rule); exact rows
+    apart (class-score rows, which have no bits, are neither)."""
     groups = {}
     for r in rows:
         if r["bits"] is not None:
             # `hsvm calibrate` leaves k null in epsilon rows and puts the cap in max_k
-            groups.setdefault((r["k"], r["epsilon"], r.get("max_k")), []).append(r)
+            groups.setdefault((r["k"], r["epsilon"], r.get("max_k"), r.get("rule") or "vote"), []).append(r)
 
-    def order(key):  # fixed-k series first, by k; then the epsilon series
-        k, eps, max_k = key
-        return (eps is not None, k or 0, eps or 0.0, max_k or 0)
+    def order(key):  # fixed-k series first, by k; then the epsilon series; vote before dag
+        k, eps, max_k, rule = key
+        return (eps is not None, k or 0, eps or 0.0, max_k or 0, rule)
 
     return [(key, sorted(groups[key], key=lambda r: r["bits"])) for key in sorted(groups, key=order)], \
-        [r for r in rows if r["bits"] is None]
+        [r for r in rows if r["bits"] is None and not _is_scores(r)]
+
+
+def _score_series(rows):
+    """Class-score rows as one series per rule, by k."""
+    groups = {}
+    for r in rows:
+        if _is_scores(r):
+            groups.setdefault(r.get("rule") or "vote", []).append(r)
+    return [(rule, sorted(groups[rule], key=lambda r: r["k"] or 0)) for rule in sorted(groups)]
 
 
 def _series_label(key):
-    k, eps, max_k = key
+    k, eps, max_k, rule = key
     parts = []
     if eps is not None:
         parts.append("\u03b5=%g" % eps)
@@ -104,6 +118,8 @@ def _series_label(key):
         parts.append("k=%d" % k)
     elif max_k is not None:
         parts.append("k\u2264%d" % max_k)
+    if rule == "dag":
+        parts.append("DAG refine")
     return ", ".join(parts) or "hash"
 
 
@@ -115,12 +131,14 @@ def _mark_chosen(ax, rows, x_of):
 
 
 def _exact_label(r):
-    return "exact" + (" (k=%d)" % r["k"] if r["k"] is not None else "")
+    return ("exact DAG" if r.get("rule") == "dag" else "exact") + (" (k=%d)" % r["k"] if r["k"] is not None else "")
 
 
 def _series_style(key):
     # epsilon series dashed over the solid fixed-k ones: equal accuracies stay visible
-    return {"ls": "--", "marker": "s", "ms": 3.5} if key[1] is not None else {"ls": "-", "marker": "o", "ms": 4}
+    if key[1] is not None:
+        return {"ls": "--", "marker": "s", "ms": 3.5}
+    return {"ls": ":", "marker": "^", "ms": 4.5} if key[3] == "dag" else {"ls": "-", "marker": "o", "ms": 4}
 
 
 def _grid_bits_panel(ax, rows):
@@ -167,9 +185,15 @@ def _grid_time_panel(ax, rows):
         style = _series_style(key)
         ax.plot([x_of(r) for r in rs], [100 * r["accuracy"] for r in rs], ls="none", marker=style["marker"],
                 ms=style["ms"] + 1, color="C%d" % (i % 10), label=_series_label(key))
+    for j, (rule, rs) in enumerate(_score_series(rows)):
+        ax.plot([x_of(r) for r in rs], [100 * r["accuracy"] for r in rs], ls="none", marker="D", ms=5,
+                color="C%d" % ((len(series) + j) % 10),
+                label="class scores" + (", DAG refine" if rule == "dag" else "") + " (k=%s)"
+                % ",".join(str(r["k"]) for r in rs))
     for j, r in enumerate(exact):
         ax.axhline(100 * r["accuracy"], color="k", ls=("--", "-.", ":")[j % 3], lw=0.8)
-        ax.plot([x_of(r)], [100 * r["accuracy"]], "*", color="k", ms=10, label=_exact_label(r))
+        ax.plot([x_of(r)], [100 * r["accuracy"]], "*" if r.get("rule") != "dag" else "P", color="k", ms=10,
+                label=_exact_label(r))
     front = _frontier(rows)
     ax.plot([x_of(r) for r in front], [100 * r["accuracy"] for r in front], color="0.3", lw=1.0, zorder=0,
             label="frontier (labels: bits)")

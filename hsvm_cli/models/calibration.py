@@ -12,22 +12,49 @@ from .metadata import meta_dict, meta_digest
 
 CALIB_KIND = "hsvm-calibration"
 CALIB_VERSION = 1
-MODES = ("exact", "hash")
+# A setting a version-1 reader would misread (a decision DAG, the class-score
+# first stage) is written as version 2: hsvm 0.1 refuses it instead of
+# predicting with max-wins votes after the hash filter.
+CALIB_VERSION_EXTENDED = 2
+MODES = ("exact", "hash", "scores")
+RULES = ("vote", "dag")
 
 
 @dataclass(frozen=True)
 class Setting:
-    """How to predict: ``mode`` "exact" (every pair) or "hash" (the hash
-    filter at ``bits``, refining ``k`` classes, or with ``epsilon`` the classes
-    whose first-stage probability exceeds it, at most ``k``)."""
+    """How to predict: ``mode`` "exact" (every pair), "hash" (the hash filter
+    at ``bits``, refining ``k`` classes, or with ``epsilon`` the classes whose
+    first-stage probability exceeds it, at most ``k``) or "scores" (the
+    class-score first stage keeping ``k`` classes; no bits).  ``rule``: how
+    the exact classifiers decide -- "vote" (max-wins over every pair among
+    the classes) or "dag" (a decision DAG: exact DAG, or DAG refine)."""
 
     mode: str
     bits: int = None
     k: int = None
     epsilon: float = None
+    rule: str = "vote"
 
     def as_dict(self):
-        return {"mode": self.mode, "bits": self.bits, "k": self.k, "epsilon": self.epsilon}
+        d = {"mode": self.mode, "bits": self.bits, "k": self.k, "epsilon": self.epsilon}
+        if self.rule != "vote":
+            d["rule"] = self.rule
+        return d
+
+    @property
+    def extended(self):
+        """Whether the setting needs a calibration file of version 2."""
+        return self.rule != "vote" or self.mode == "scores"
+
+    def describe(self):
+        """The setting in a few words, as `calibrate` prints it."""
+        dag = " + DAG" if self.rule == "dag" else ""
+        if self.mode == "exact":
+            return "exact DAG" if self.rule == "dag" else "exact"
+        if self.mode == "scores":
+            return "class scores, k=%d%s" % (self.k, dag)
+        what = "k=%d" % self.k if self.epsilon is None else "p>%g (at most %d)" % (self.epsilon, self.k)
+        return "hash %d bits, %s%s" % (self.bits, what, dag)
 
     @classmethod
     def from_dict(cls, d):
@@ -36,7 +63,7 @@ class Setting:
             raise ValueError("setting must be an object, not %s" % type(d).__name__)
         mode = d.get("mode")
         if mode not in MODES:
-            raise ValueError("setting mode must be exact or hash, not %r" % (mode,))
+            raise ValueError("setting mode must be exact, hash or scores, not %r" % (mode,))
 
         def positive_int(key):
             v = d.get(key)
@@ -50,9 +77,14 @@ class Setting:
         if eps is not None and (isinstance(eps, bool) or not isinstance(eps, (int, float))
                                 or not 0.0 <= eps < 1.0):
             raise ValueError("setting epsilon must be a number in [0, 1) or null, not %r" % (eps,))
+        rule = d.get("rule", "vote")
+        if rule not in RULES:
+            raise ValueError("setting rule must be vote or dag, not %r" % (rule,))
         if mode == "hash" and (bits is None or bits % 64):
             raise ValueError("a hash setting needs bits, a multiple of 64")
-        return cls(mode, bits, k, None if eps is None else float(eps))
+        if mode == "scores" and (bits is not None or eps is not None or k is None):
+            raise ValueError("a class-score setting has k and no bits or epsilon")
+        return cls(mode, bits, k, None if eps is None else float(eps), rule)
 
 
 @dataclass
@@ -106,12 +138,14 @@ def save_calibration(cal, path):
     }
     write_container(path, {"platt_A": np.asarray(cal.platt_A, np.float64),
                            "platt_B": np.asarray(cal.platt_B, np.float64)},
-                    kind=CALIB_KIND, version=CALIB_VERSION, meta=meta)
+                    kind=CALIB_KIND, meta=meta,
+                    version=CALIB_VERSION_EXTENDED if cal.setting is not None and cal.setting.extended
+                    else CALIB_VERSION)
 
 
 def load_calibration(path):
     """Read and validate an ``hsvm-calibration`` file."""
-    c = read_container(path, kind=CALIB_KIND, versions={CALIB_VERSION})
+    c = read_container(path, kind=CALIB_KIND, versions={CALIB_VERSION, CALIB_VERSION_EXTENDED})
     A, B = c.arrays.get("platt_A"), c.arrays.get("platt_B")
     if A is None or B is None or A.shape != B.shape or A.ndim != 1 or A.dtype != np.float64 \
             or B.dtype != np.float64:

@@ -104,6 +104,7 @@ class Predictor:
         self.calibration = calibration
         self.threads = threads
         self.kernel = kernel
+        rule = "vote" if rule is None else rule
         if rule not in RULES:
             raise OptionError("the decision rule must be vote or dag, not %r" % (rule,))
         self.rule = rule
@@ -171,22 +172,44 @@ class Predictor:
 
     @classmethod
     def from_calibration(cls, model, calibration, hash_model=None, *, exact=False, bits=None, filter_k=None,
-                         epsilon=None, refine=True, threads=None, kernel=None, rule="vote", first_stage=None,
-                         kernel_hash=None):
-        """A predictor with the setting ``calibration`` chose (exact, or the hash
-        filter at its bits with its k or threshold), as ``hsvm predict -C``
-        does: explicit arguments override the setting, ``exact=True`` forces
-        exact prediction."""
+                         epsilon=None, refine=True, threads=None, kernel=None, rule=None, first_stage=None,
+                         kernel_hash=None, proba=False, scores=False):
+        """A predictor with the setting ``calibration`` chose (exact or exact
+        DAG, the hash filter at its bits with its k or threshold, or the
+        class-score first stage with its k; max-wins or DAG refine), as
+        ``hsvm predict -C`` does: explicit arguments override the setting
+        (``rule`` None: the setting's), ``exact=True`` forces exact prediction.
+        ``proba``: probabilities will be asked for, and they are calibrated on
+        the voting path: a DAG setting then refines by votes (same first
+        stage, same k), a class-score setting gives exact probabilities.
+        ``scores``: vote counts will be asked for: a DAG setting then refines
+        by votes."""
         calibration.check(model)
         chosen = calibration.setting
-        if chosen is not None and chosen.mode == "hash" and not exact:
-            if hash_model is None:
-                raise OptionError("the calibration chose hash filtering: give the hash model with -H")
-            bits = chosen.bits if bits is None else bits
-            if filter_k is None and epsilon is None:
-                filter_k, epsilon = chosen.k, chosen.epsilon
-        elif chosen is not None and chosen.mode == "exact" and bits is None and filter_k is None and epsilon is None:
-            exact = True
+        setting_rule = None
+        if chosen is not None and not exact:
+            if chosen.mode == "hash" and first_stage in (None, "votes", "hashed-scores"):
+                if hash_model is None:
+                    raise OptionError("the calibration chose hash filtering: give the hash model with -H")
+                bits = chosen.bits if bits is None else bits
+                if filter_k is None and epsilon is None:
+                    filter_k, epsilon = chosen.k, chosen.epsilon
+                setting_rule = chosen.rule
+            elif chosen.mode == "scores" and first_stage in (None, "scores") and bits is None and epsilon is None:
+                if proba:
+                    # class scores have no calibrated probabilities: the hash
+                    # filter's when a hash model is given, else exact ones
+                    exact = hash_model is None and filter_k is None
+                else:
+                    first_stage = "scores"
+                    filter_k = chosen.k if filter_k is None else filter_k
+                    setting_rule = chosen.rule
+            elif chosen.mode == "exact" and bits is None and filter_k is None and epsilon is None \
+                    and first_stage is None:
+                exact = True
+                setting_rule = chosen.rule
+        if rule is None:
+            rule = "vote" if proba or scores or setting_rule is None else setting_rule
         return cls(model, None if exact else hash_model, bits=bits, filter_k=filter_k, refine=refine,
                    epsilon=epsilon, calibration=calibration, threads=threads, kernel=kernel, rule=rule,
                    first_stage=None if exact else first_stage, kernel_hash=kernel_hash)

@@ -1,3 +1,4 @@
+import pytest
 from click.testing import CliRunner
 
 from hsvm_cli.cli.main import cli
@@ -36,10 +37,12 @@ def test_cli_calibrate_then_predict_proba_in_libsvm_layout(digits_model, digits,
 def test_calibrate_without_a_hash_model_gives_exact_probabilities(digits_model_file, tmp_path):
     from conftest import DIGITS_TEST, run
     cal = tmp_path / "d.cal"
-    r = run(["calibrate", "-m", digits_model_file, DIGITS_TEST, "-o", cal, "--repeat", "1", "-q"], stderr="")
+    r = run(["calibrate", "-m", digits_model_file, DIGITS_TEST, "-o", cal, "--repeat", "1", "-q", "--rules", "vote",
+             "--first-stages", ""], stderr="")
     lines = r.stdout.splitlines()
     assert lines[1].split()[:2] == ["exact", "-"] and lines[1].endswith("<- chosen")
-    assert lines[-1] == "chosen: exact prediction: no hash model was given (-H), so exact is the only setting"
+    assert lines[-1] == ("chosen: exact prediction: no hash model was given (-H) and no other setting was tried, so "
+                         "exact is the only setting")
     exact = run(["predict", "--exact", "--proba", "-C", cal, "-m", digits_model_file, DIGITS_TEST, "-q"]).stdout
     # The calibration's setting is exact: --exact may be left out.
     run(["predict", "--proba", "-C", cal, "-m", digits_model_file, DIGITS_TEST, "-q"], stdout=exact)
@@ -47,3 +50,35 @@ def test_calibrate_without_a_hash_model_gives_exact_probabilities(digits_model_f
     assert rows[0] == "labels 1 2 3 4 5 6 7 8 9 10" and len(rows) == 451
     r = run(["calibrate", "-m", digits_model_file, DIGITS_TEST, "-o", cal, "--bits", "64"], exit_code=2)
     assert "need a hash model" in r.stderr
+
+
+def test_calibrate_tries_the_exact_dag_and_class_scores_and_predict_follows_the_choice(digits_model_file, tmp_path):
+    from conftest import DIGITS_TEST, run
+    cal, grid = tmp_path / "d.cal", tmp_path / "g.json"
+    r = run(["calibrate", "-m", digits_model_file, DIGITS_TEST, "-o", cal, "--repeat", "1", "-q", "--k", "2,4",
+             "--grid-json", grid], stderr="")
+    modes = [line.split()[0] for line in r.stdout.splitlines()[1:-2]]
+    assert modes == ["exact", "exact+dag", "scores", "scores", "scores+dag"]
+    chosen = [line for line in r.stdout.splitlines() if line.endswith("<- chosen")]
+    assert len(chosen) == 1
+    # predict -C without -H follows the setting (exact, exact DAG or class scores): its accuracy is the grid's
+    import json
+    rows = json.load(open(grid))["grid"]
+    best = [g for g in rows if g["chosen"]][0]
+    p = run(["predict", "-C", cal, "-m", digits_model_file, DIGITS_TEST, "--timings"])
+    n_right, n = [int(v) for v in p.stderr.split("(")[1].split(")")[0].split("/")]
+    assert n_right / n == best["accuracy"]
+    # eval draws and tabulates the grid with the new kinds
+    t = run(["eval", "--grid", grid])
+    assert t.stdout.splitlines()[1].split()[0] == "setting" and " exact dag " in t.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--rules", "vote,tree"], "rules must be among vote, dag"),
+    (["--first-stages", "votes,trees"], "first stages must be among votes, scores"),
+])
+def test_calibrate_refuses_unknown_rules_and_first_stages(digits_model_file, tmp_path, args, message):
+    from conftest import DIGITS_TEST, run
+    r = run(["calibrate", "-m", digits_model_file, DIGITS_TEST, "-o", tmp_path / "d.cal", "-q"] + args, exit_code=2)
+    assert message in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "d.cal").exists()
