@@ -18,14 +18,14 @@ from conftest import DIGITS_TEST, run
 
 def _rewrite(src, dst, kind, edit_arrays=None, edit_meta=None):
     """Copy container ``src`` to ``dst`` with edited arrays/metadata and fresh checksums."""
-    c = read_container(src, kind=kind, versions={1})
+    c = read_container(src, kind=kind, versions={1, 2})
     arrays = {k: np.array(v) for k, v in c.arrays.items()}
     meta = json.loads(json.dumps(c.meta))
     if edit_arrays:
         edit_arrays(arrays)
     if edit_meta:
         edit_meta(meta)
-    write_container(dst, arrays, kind=kind, version=1, meta=meta)
+    write_container(dst, arrays, kind=kind, version=c.version, meta=meta)
     return str(dst)
 
 
@@ -111,7 +111,7 @@ def _calibrate(digits_files, tmp_path):
     model, hbm, _ = digits_files
     cal = tmp_path / "d.cal"
     run(["calibrate", "-q", "-m", model, "-H", hbm, DIGITS_TEST, "--bits", "64", "--k", "2", "--epsilon", "0.1",
-         "--repeat", "1", "-o", cal])
+         "--repeat", "1", "--rules", "vote", "--first-stages", "votes", "-o", cal])
     return model, hbm, str(cal)
 
 
