@@ -240,6 +240,10 @@ def test_a_dag_or_class_score_setting_is_a_version_2_file_that_predict_follows(d
         q = Predictor.from_calibration(digits_model, back, h, **kw)
         assert q.rule == "vote"
     assert Predictor.from_calibration(digits_model, back, h, proba=True).first_stage in (None, "votes")
+    # a predictor built for labels still answers predict_proba, on the voting path
+    lazy = Predictor.from_calibration(digits_model, back, h).predict_proba(Xt[:40])
+    eager = Predictor.from_calibration(digits_model, back, h, proba=True).predict_proba(Xt[:40])
+    assert np.array_equal(lazy, eager)
 
 
 def _saved(cal, path):

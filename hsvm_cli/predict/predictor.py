@@ -98,6 +98,7 @@ class Predictor:
         self.model = model
         self.hash_model = hash_model
         self.features = None
+        self._proba_arguments = self._proba_twin = None
         if kernel_hash is not None:
             check_model_codes(model, kernel_hash=kernel_hash, model_name=model.path or "the model")
             self.features = KernelHashFeatures(kernel_hash, model.n_features)
@@ -179,40 +180,24 @@ class Predictor:
         class-score first stage with its k; max-wins or DAG refine), as
         ``hsvm predict -C`` does: explicit arguments override the setting
         (``rule`` None: the setting's), ``exact=True`` forces exact prediction.
-        ``proba``: probabilities will be asked for, and they are calibrated on
-        the voting path: a DAG setting then refines by votes (same first
-        stage, same k), a class-score setting gives exact probabilities.
-        ``scores``: vote counts will be asked for: a DAG setting then refines
-        by votes."""
+
+        Probabilities are calibrated on the voting path: asked for (``proba``
+        here, or later through ``predict_proba`` / ``predict_block(proba=True)``),
+        a DAG setting refines by votes over the same first stage and k, and a
+        class-score setting gives the hash filter's probabilities when a hash
+        model is given, else exact ones.  ``scores``: vote counts will be asked
+        for (a DAG setting then refines by votes)."""
         calibration.check(model)
-        chosen = calibration.setting
-        setting_rule = None
-        if chosen is not None and not exact:
-            if chosen.mode == "hash" and first_stage in (None, "votes", "hashed-scores"):
-                if hash_model is None:
-                    raise OptionError("the calibration chose hash filtering: give the hash model with -H")
-                bits = chosen.bits if bits is None else bits
-                if filter_k is None and epsilon is None:
-                    filter_k, epsilon = chosen.k, chosen.epsilon
-                setting_rule = chosen.rule
-            elif chosen.mode == "scores" and first_stage in (None, "scores") and bits is None and epsilon is None:
-                if proba:
-                    # class scores have no calibrated probabilities: the hash
-                    # filter's when a hash model is given, else exact ones
-                    exact = hash_model is None and filter_k is None
-                else:
-                    first_stage = "scores"
-                    filter_k = chosen.k if filter_k is None else filter_k
-                    setting_rule = chosen.rule
-            elif chosen.mode == "exact" and bits is None and filter_k is None and epsilon is None \
-                    and first_stage is None:
-                exact = True
-                setting_rule = chosen.rule
-        if rule is None:
-            rule = "vote" if proba or scores or setting_rule is None else setting_rule
-        return cls(model, None if exact else hash_model, bits=bits, filter_k=filter_k, refine=refine,
-                   epsilon=epsilon, calibration=calibration, threads=threads, kernel=kernel, rule=rule,
-                   first_stage=None if exact else first_stage, kernel_hash=kernel_hash)
+        args = dict(model=model, calibration=calibration, hash_model=hash_model, exact=exact, bits=bits,
+                    filter_k=filter_k, epsilon=epsilon, rule=rule, first_stage=first_stage)
+        common = dict(refine=refine, calibration=calibration, threads=threads, kernel=kernel, kernel_hash=kernel_hash)
+        labels = _setting_arguments(**args, proba=proba, scores=scores)
+        predictor = cls(model, **labels, **common)
+        if not proba:
+            with_proba = _setting_arguments(**args, proba=True, scores=scores)
+            if with_proba != labels:
+                predictor._proba_arguments = (with_proba, common)
+        return predictor
 
     @property
     def mode(self):
@@ -270,6 +255,12 @@ class Predictor:
         return self._predict_features(X, y, xcodes, proba, timings, filter_votes)
 
     def _predict_features(self, X, y, xcodes, proba, timings, filter_votes=None):
+        if proba and self._proba_arguments is not None:
+            # a calibration's DAG or class-score setting: probabilities on its voting path
+            if self._proba_twin is None:
+                arguments, common = self._proba_arguments
+                self._proba_twin = Predictor(self.model, **arguments, **common)
+            return self._proba_twin._predict_features(X, y, xcodes, proba, timings)
         if proba and self.calibration is None:
             raise OptionError("--proba needs a calibration (-C)")
         if proba and self.rule == "dag":
@@ -573,3 +564,36 @@ def _code_chunks(codes, chunk_rows):
     """A codes file's rows as chunks whose X is the packed codes."""
     for s in range(0, codes.codes.shape[0], chunk_rows):
         yield SvmChunk(X=codes.codes[s:s + chunk_rows], y=codes.labels[s:s + chunk_rows], first_line=s + 1)
+
+
+def _setting_arguments(*, model, calibration, hash_model, exact, bits, filter_k, epsilon, rule, first_stage, proba,
+                       scores):
+    """The Predictor arguments a calibration's setting gives, with the
+    explicit ones kept (see Predictor.from_calibration)."""
+    chosen = calibration.setting
+    setting_rule = None
+    if chosen is not None and not exact:
+        if chosen.mode == "hash" and first_stage in (None, "votes", "hashed-scores"):
+            if hash_model is None:
+                raise OptionError("the calibration chose hash filtering: give the hash model with -H")
+            bits = chosen.bits if bits is None else bits
+            if filter_k is None and epsilon is None:
+                filter_k, epsilon = chosen.k, chosen.epsilon
+            setting_rule = chosen.rule
+        elif chosen.mode == "scores" and first_stage in (None, "scores") and bits is None and epsilon is None:
+            if proba:
+                # class scores have no calibrated probabilities: the hash
+                # filter's when a hash model is given, else exact ones
+                exact = hash_model is None and filter_k is None
+            else:
+                first_stage = "scores"
+                filter_k = chosen.k if filter_k is None else filter_k
+                setting_rule = chosen.rule
+        elif chosen.mode == "exact" and bits is None and filter_k is None and epsilon is None \
+                and first_stage is None:
+            exact = True
+            setting_rule = chosen.rule
+    if rule is None:
+        rule = "vote" if proba or scores or setting_rule is None else setting_rule
+    return dict(hash_model=None if exact else hash_model, bits=bits, filter_k=filter_k, epsilon=epsilon, rule=rule,
+                first_stage=None if exact else first_stage)
