@@ -249,6 +249,14 @@ def table(sets, seeds, done, circulant=True):
             acc, ttrain, tpred = run_linear(X, y, Xt, yt, C)
             record("linear-ovo", None, acc=acc, C=C, val=val, select_seconds=sel, train=ttrain, predict=tpred,
                    total=io + ttrain + tpred)
+        def hash_seeds(method, m, k, C, projection):
+            for seed in range(seeds):
+                if (name, method, seed) in done:
+                    continue
+                acc, parts = run_hashsvm(X, y, Xt, yt, gamma, min(m, X.shape[0]), k, seed, C, projection=projection)
+                record(method, seed, acc=acc, C=C, m=m, bits=k, total=io + sum(
+                    v for key, v in parts.items() if key in ("fit", "hash_train", "train", "predict")), **parts)
+
         for method, (m, k) in HASH_CONFIGS.items():
             m_eff = min(m, Xa.shape[0])
             key0 = (name, method, "C")
@@ -259,24 +267,11 @@ def table(sets, seeds, done, circulant=True):
                 save_result({"set": name, "method": method, "seed": "C", "C": C, "val": val,
                              "select_seconds": time.perf_counter() - t0})
                 done[key0] = {"C": C}
-            C = done[key0]["C"]
-            for seed in range(seeds):
-                if (name, method, seed) in done:
-                    continue
-                acc, parts = run_hashsvm(X, y, Xt, yt, gamma, min(m, X.shape[0]), k, seed, C)
-                record(method, seed, acc=acc, C=C, m=m, bits=k, total=io + sum(
-                    v for key, v in parts.items() if key in ("fit", "hash_train", "train", "predict")), **parts)
+            hash_seeds(method, m, k, done[key0]["C"], "gaussian")
         if circulant:
             for method, twin in CIRCULANT_CONFIGS.items():
                 m, k = HASH_CONFIGS[twin]
-                C = done[(name, twin, "C")]["C"]
-                for seed in range(seeds):
-                    if (name, method, seed) in done:
-                        continue
-                    acc, parts = run_hashsvm(X, y, Xt, yt, gamma, min(m, X.shape[0]), k, seed, C,
-                                             projection="circulant")
-                    record(method, seed, acc=acc, C=C, m=m, bits=k, total=io + sum(
-                        v for key, v in parts.items() if key in ("fit", "hash_train", "train", "predict")), **parts)
+                hash_seeds(method, m, k, done[(name, twin, "C")]["C"], "circulant")
         for kind in ("rff", "nystroem"):
             for size, D in FEATURE_CONFIGS.items():
                 method = "%s-%s" % (kind, size)

@@ -47,3 +47,14 @@ def meta_digest(c, key):
     if not isinstance(value, str) or len(value) != 64 or any(ch not in "0123456789abcdef" for ch in value):
         raise ModelFormatError(c.path, "metadata %r must be a SHA-256 hex digest" % key)
     return value
+
+
+def check_arrays(c, specs):
+    """Raise ModelFormatError unless container ``c`` holds every array of
+    ``specs`` -- (name, numpy dtype, number of dimensions) -- as described."""
+    import numpy as np
+    for key, dt, ndim in specs:
+        if key not in c.arrays:
+            raise ModelFormatError(c.path, "missing array %r" % key)
+        if c.arrays[key].dtype != dt or c.arrays[key].ndim != ndim:
+            raise ModelFormatError(c.path, "array %r must be a %d-dimensional %s array" % (key, ndim, np.dtype(dt)))

@@ -12,7 +12,7 @@ from ..errors import ModelFormatError
 from ..io.container import BLOCK_BYTES, array_digests, read_container, write_container
 from ..preprocess import NORMALIZATIONS
 from ..support.arrays import all_finite
-from .metadata import meta_dict, meta_int, meta_str
+from .metadata import check_arrays, meta_dict, meta_int, meta_str
 from .pairs import canonical_pairs, check_complete_pairs
 
 MODEL_KIND = "hsvm-model"
@@ -211,12 +211,8 @@ def load_model(path):
     verified by rows as prediction uses them."""
     c = read_container(path, kind=MODEL_KIND, versions={MODEL_VERSION}, lazy=("W",))
     name = c.path
-    for key, dt, ndim in (("classes", np.int64, 1), ("pairs", np.int32, 2), ("W", np.float32, 2),
-                          ("b", np.float32, 1)):
-        if key not in c.arrays:
-            raise ModelFormatError(name, "missing array %r" % key)
-        if c.arrays[key].dtype != dt or c.arrays[key].ndim != ndim:
-            raise ModelFormatError(name, "array %r must be a %d-dimensional %s array" % (key, ndim, np.dtype(dt)))
+    check_arrays(c, (("classes", np.int64, 1), ("pairs", np.int32, 2), ("W", np.float32, 2),
+                     ("b", np.float32, 1)))
     tie_order = c.arrays.get("tie_order")
     if tie_order is not None and (tie_order.dtype != np.int32 or tie_order.ndim != 1):
         raise ModelFormatError(name, "array 'tie_order' must be a 1-dimensional int32 array")

@@ -22,7 +22,7 @@ from ..preprocess import NORMALIZATIONS
 from ..support.arrays import all_finite
 from ..support.memory import check_allocation
 from .hashed import MAX_BITS
-from .metadata import meta_dict, meta_digest, meta_int, meta_str
+from .metadata import check_arrays, meta_dict, meta_digest, meta_int, meta_str
 
 OVR_KIND = "hsvm-ovr-model"
 OVR_VERSION = 1
@@ -100,12 +100,8 @@ def load_ovr_model(path):
     """Read and validate an ``hsvm-ovr-model`` file (W memory-mapped)."""
     c = read_container(path, kind=OVR_KIND, versions={OVR_VERSION}, lazy=("W",))
     name = c.path
-    for key, dt, ndim in (("classes", np.int64, 1), ("W", np.float32, 2), ("b", np.float32, 1),
-                          ("tie_order", np.int32, 1)):
-        if key not in c.arrays:
-            raise ModelFormatError(name, "missing array %r" % key)
-        if c.arrays[key].dtype != dt or c.arrays[key].ndim != ndim:
-            raise ModelFormatError(name, "array %r must be a %d-dimensional %s array" % (key, ndim, np.dtype(dt)))
+    check_arrays(c, (("classes", np.int64, 1), ("W", np.float32, 2), ("b", np.float32, 1),
+                     ("tie_order", np.int32, 1)))
     n_features = meta_int(c, "n_features", 0, 2**31)
     model = OvrModel(classes=c.arrays["classes"], W=c.arrays["W"], b=c.arrays["b"], tie_order=c.arrays["tie_order"],
                      normalize=meta_str(c, "normalize", NORMALIZATIONS), params=meta_dict(c, "params"),

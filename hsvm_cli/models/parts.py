@@ -15,7 +15,7 @@ from ..errors import ModelFormatError
 from ..io.container import read_container, write_container
 from ..io.shard import Shard
 from ..preprocess import NORMALIZATIONS
-from .metadata import meta_dict, meta_int, meta_str
+from .metadata import check_arrays, meta_dict, meta_int, meta_str
 from .ovo import MODEL_VERSION, OvoModel
 from .pairs import canonical_pairs
 
@@ -149,12 +149,8 @@ def read_part(path):
     raises ModelFormatError naming the file for anything inconsistent."""
     c = read_container(path, kind=PART_KIND, versions={PART_VERSION}, lazy=("W",))
     name = c.path
-    for key, dt, ndim in (("classes", np.int64, 1), ("pairs", np.int32, 2), ("W", np.float32, 2),
-                          ("b", np.float32, 1)):
-        if key not in c.arrays:
-            raise ModelFormatError(name, "missing array %r" % key)
-        if c.arrays[key].dtype != dt or c.arrays[key].ndim != ndim:
-            raise ModelFormatError(name, "array %r must be a %d-dimensional %s array" % (key, ndim, np.dtype(dt)))
+    check_arrays(c, (("classes", np.int64, 1), ("pairs", np.int32, 2), ("W", np.float32, 2),
+                     ("b", np.float32, 1)))
     block, start, stop, n_pairs, span, model_version = _part_meta(c)
     bags = meta_int(c, "bags", 1, 1 << 20)
     normalize = meta_str(c, "normalize", NORMALIZATIONS)
