@@ -40,4 +40,17 @@ int hsvm_cell_votes(const float *dec, const int64_t *A, const int64_t *B, const 
                     const int8_t *sign, int64_t n, int64_t q, int32_t bags, int32_t n_classes,
                     int32_t *votes, double *conf);
 
+/* The same votes read from the decision values of every classifier, dec
+ * [n, width] (classifier p's bags at columns p*bags ..), for the pairs among
+ * each row's kept classes: S [n, k] sorted ascending, the first nvalid[i]
+ * in use (nvalid NULL: all k).  pair_id and pair_sign [n_classes^2] give,
+ * for a < b at a*n_classes + b, the model's classifier of the pair (-1:
+ * none) and its orientation (+1: stored as (a, b), -1: as (b, a)).  Pairs
+ * are visited in the order hsvm_cell_votes visits the canonical pairs of
+ * S, so votes and conf are bit-identical to it.  Returns 0, -1 for a class
+ * out of range, -2 for a pair the model lacks. */
+int hsvm_kept_votes(const float *dec, int64_t n, int64_t width, const int64_t *S, int64_t k,
+                    const int64_t *nvalid, const int64_t *pair_id, const int8_t *pair_sign, int32_t bags,
+                    int32_t n_classes, int32_t *votes, double *conf);
+
 #endif

@@ -95,3 +95,38 @@ int hsvm_cell_votes(const float *dec, const int64_t *A, const int64_t *B, const 
     }
     return 0;
 }
+
+int hsvm_kept_votes(const float *dec, int64_t n, int64_t width, const int64_t *S, int64_t k,
+                    const int64_t *nvalid, const int64_t *pair_id, const int8_t *pair_sign, int32_t bags,
+                    int32_t n_classes, int32_t *votes, double *conf)
+{
+    memset(votes, 0, sizeof(int32_t) * (size_t)(n * n_classes));
+    memset(conf, 0, sizeof(double) * (size_t)(n * n_classes));
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t *s = S + i * k;
+        const int64_t nv = nvalid ? nvalid[i] : k;
+        const float *row = dec + i * width;
+        int32_t *v = votes + i * (int64_t)n_classes;
+        double *cf = conf + i * (int64_t)n_classes;
+        for (int64_t u = 0; u < nv; u++) {
+            const int64_t x = s[u];
+            if (x < 0 || x >= n_classes)
+                return -1;
+            for (int64_t w = u + 1; w < nv; w++) {
+                const int64_t y = s[w];
+                if (y <= x || y >= n_classes)
+                    return -1;
+                const int64_t id = pair_id[x * n_classes + y];
+                if (id < 0 || (id + 1) * bags > width)
+                    return -2;
+                const int flipped = pair_sign[x * n_classes + y] < 0;
+                const int64_t a = flipped ? y : x, b = flipped ? x : y;
+                double mean;
+                v[pair_rule_a_wins(row + id * bags, bags, &mean) ? a : b] += 1;
+                cf[a] += mean;
+                cf[b] -= mean;
+            }
+        }
+    }
+    return 0;
+}

@@ -59,6 +59,21 @@ class PairLookup:
             self.keys = keys[self.order]
             self.sign = np.where(a < b, 1, -1).astype(np.int8)
 
+    def table(self):
+        """(pair_id, sign) [K*K]: for classes a < b at a*K + b, the model's
+        classifier of the pair (-1: none) and its orientation; built once."""
+        if getattr(self, "_table", None) is None:
+            K = self.K
+            A, B = canonical_pairs(K)
+            pid, sign = self.lookup(A, B)
+            ids = np.full(K * K, -1, dtype=np.int64)
+            signs = np.ones(K * K, dtype=np.int8)
+            ids[A * K + B] = pid
+            if sign is not None:
+                signs[A * K + B] = sign
+            self._table = (ids, signs)
+        return self._table
+
     def lookup(self, A, B):
         """Pair ids and orientation for class index arrays A < B (same shape);
         orientation is None for a canonical model (always +1).  Raises

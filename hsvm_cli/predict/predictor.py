@@ -23,7 +23,7 @@ from .exact import ExactScorer
 from .features import KernelHashFeatures, PackedCodeFeatures, block_rows, check_model_codes
 from .ranking import top_classes
 from .raw_filter import make_filter, unit_length_samples
-from .refine import dense_is_cheaper, refine_decisions
+from .refine import dense_is_cheaper, kept_votes, refine_decisions
 from .ties import winners
 
 EXACT_PHASES = ("parse", "normalise", "score", "vote", "write")
@@ -478,10 +478,14 @@ class Predictor:
                     if self._all_pairs is None:
                         self._all_pairs = ExactScorer(m)
                     dense = self._all_pairs.decision(Xn)
-                refined = refine_decisions(m, Xn, kept, lookup=self.lookup, valid=valid, threads=self.threads or 1,
-                                           decisions=dense)
-                votes, conf = refined.votes(m.n_classes)
-                nvalid = refined.nvalid
+                if dense is not None and not proba:
+                    # the votes straight from the scores: no gathered cells
+                    votes, conf, nvalid = kept_votes(dense, kept, lookup=self.lookup, bags=m.bags, valid=valid)
+                else:
+                    refined = refine_decisions(m, Xn, kept, lookup=self.lookup, valid=valid,
+                                               threads=self.threads or 1, decisions=dense)
+                    votes, conf = refined.votes(m.n_classes)
+                    nvalid = refined.nvalid
                 # Only kept classes compete for the final label.
                 mask = np.zeros(votes.shape, dtype=bool)
                 np.put_along_axis(mask, kept, True if valid is None else valid, axis=1)

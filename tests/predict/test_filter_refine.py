@@ -181,3 +181,45 @@ def test_a_refine_of_almost_every_class_scores_every_classifier(digits_model, di
     labels = p.predict(Xt)
     assert p._all_pairs is not None
     assert (labels == Predictor(digits_model).predict(Xt)).mean() > 0.99
+
+
+@pytest.mark.parametrize("orientation", ["canonical", "flipped"])
+@pytest.mark.parametrize("with_valid", [False, True])
+def test_votes_read_from_exact_scores_are_bit_identical_to_the_gathered_cells(digits_model, digits, orientation,
+                                                                               with_valid):
+    from hsvm_cli.predict.exact import ExactScorer
+    from hsvm_cli.predict.refine import kept_votes
+    m = digits_model
+    if orientation == "flipped":
+        # pairs stored as (b, a) and in a shuffled order, as an imported model may store them
+        flip = np.arange(m.n_pairs) % 3 == 0
+        order = np.random.default_rng(1).permutation(m.n_pairs)
+        W = np.where(flip[:, None], -np.asarray(m.W), np.asarray(m.W)).astype(np.float32)[order]
+        b = np.where(flip, -np.asarray(m.b), np.asarray(m.b)).astype(np.float32)[order]
+        m = OvoModel(classes=m.classes, pair_a=np.where(flip, m.pair_b, m.pair_a).astype(np.int32)[order],
+                     pair_b=np.where(flip, m.pair_a, m.pair_b).astype(np.int32)[order], W=W, b=b, normalize="l2")
+    _, _, Xt, _ = digits
+    Xn = prepare("l2", Xt)
+    K = m.n_classes
+    rng = np.random.default_rng(7)
+    kept = np.argsort(rng.random((Xt.shape[0], K)), axis=1)[:, :7].astype(np.int32)
+    valid = None
+    if with_valid:
+        valid = rng.random(kept.shape) < 0.7
+        valid[:, 0] = True
+    lookup = PairLookup(m.pair_a, m.pair_b, K)
+    dense = ExactScorer(m).decision(Xn)
+    gathered = refine_decisions(m, Xn, kept, lookup=lookup, valid=valid, decisions=dense)
+    v0, c0 = gathered.votes(K)
+    v1, c1, nvalid = kept_votes(dense, kept, lookup=lookup, bags=m.bags, valid=valid)
+    assert np.array_equal(v0, v1) and np.array_equal(c0, c1) and np.array_equal(nvalid, gathered.nvalid)
+
+
+def test_votes_read_from_exact_scores_refuse_a_missing_pair(digits_model):
+    from hsvm_cli.predict.refine import kept_votes
+    lookup = PairLookup(digits_model.pair_a, digits_model.pair_b, digits_model.n_classes)
+    ids, signs = lookup.table()
+    lookup._table = (np.where(np.arange(ids.shape[0]) == ids.argmax(), -1, ids), signs)
+    kept = np.tile(np.arange(digits_model.n_classes, dtype=np.int32), (2, 1))
+    with pytest.raises(ValueError, match="no classifier"):
+        kept_votes(np.zeros((2, digits_model.n_classifiers), np.float32), kept, lookup=lookup, bags=1)
