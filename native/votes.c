@@ -112,6 +112,39 @@ int hsvm_kept_votes(const float *dec, int64_t n, int64_t width, const int64_t *S
             const int64_t x = s[u];
             if (x < 0 || x >= n_classes)
                 return -1;
+            if (bags == 1) {
+                /* One bag: the pair's winner is the sign of its value.  x's
+                 * sum is carried in a register: the same additions in the
+                 * same order as the general loop below, so the same bits. */
+                const int64_t *ids = pair_id + x * n_classes;
+                const int8_t *sg = pair_sign + x * n_classes;
+                double cx = cf[x];
+                int32_t vx = 0;
+                for (int64_t w = u + 1; w < nv; w++) {
+                    const int64_t y = s[w];
+                    if (y <= x || y >= n_classes)
+                        return -1;
+                    const int64_t id = ids[y];
+                    if (id < 0 || id + 1 > width)
+                        return -2;
+                    const double d = 0.0 + (double)row[id];   /* as the bag sum: -0 becomes +0 */
+                    /* x wins when the value points to x in the stored orientation */
+                    const int x_first = sg[y] >= 0;
+                    const int x_wins = x_first ? (row[id] > 0.0f) : !(row[id] > 0.0f);
+                    vx += x_wins;
+                    v[y] += !x_wins;
+                    if (x_first) {
+                        cx += d;
+                        cf[y] -= d;
+                    } else {
+                        cf[y] += d;
+                        cx -= d;
+                    }
+                }
+                v[x] += vx;
+                cf[x] = cx;
+                continue;
+            }
             for (int64_t w = u + 1; w < nv; w++) {
                 const int64_t y = s[w];
                 if (y <= x || y >= n_classes)

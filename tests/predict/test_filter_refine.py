@@ -223,3 +223,19 @@ def test_votes_read_from_exact_scores_refuse_a_missing_pair(digits_model):
     kept = np.tile(np.arange(digits_model.n_classes, dtype=np.int32), (2, 1))
     with pytest.raises(ValueError, match="no classifier"):
         kept_votes(np.zeros((2, digits_model.n_classifiers), np.float32), kept, lookup=lookup, bags=1)
+
+
+def test_votes_read_from_exact_scores_follow_the_bag_majority(digits):
+    from hsvm_cli.predict.exact import ExactScorer
+    from hsvm_cli.predict.refine import kept_votes
+    from hsvm_cli.train.ovo import train_ovo
+    X, y, Xt, _ = digits
+    m = train_ovo(X[:400], y[:400], C=1.0, seed=0, bags=3, per_class=30)
+    Xn = prepare("l2", Xt)
+    K = m.n_classes
+    kept = np.argsort(np.random.default_rng(2).random((Xt.shape[0], K)), axis=1)[:, :8].astype(np.int32)
+    lookup = PairLookup(m.pair_a, m.pair_b, K)
+    dense = ExactScorer(m).decision(Xn)
+    v0, c0 = refine_decisions(m, Xn, kept, lookup=lookup, decisions=dense).votes(K)
+    v1, c1, _ = kept_votes(dense, kept, lookup=lookup, bags=m.bags)
+    assert m.bags == 3 and np.array_equal(v0, v1) and np.array_equal(c0, c1)
