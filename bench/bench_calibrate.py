@@ -70,9 +70,10 @@ def probability_quality(model, h, cal, Xv, yv, Xs, ys):
     for what, c in (("before", before), ("after", cal)):
         exact = _full_coupling_proba(model, c, Xs) if what == "before" else \
             Predictor(model, calibration=c).predict_proba(Xs)
-        chosen = exact if st.mode == "exact" else Predictor(
-            model, h, bits=st.bits, filter_k=st.k, epsilon=st.epsilon, refine=st.k > 1,
-            calibration=c).predict_proba(Xs)
+        # What `predict -C CALIB --proba` gives: the setting's voting path (a
+        # class-score setting has no calibrated probabilities of its own).
+        chosen = exact if st.mode == "exact" else Predictor.from_calibration(
+            model, c, h, proba=True).predict_proba(Xs)
         for mode, P in (("exact", exact), ("chosen", chosen)):
             rows.append({"sigmoids": what, "probabilities": mode, "nll": nll(P, yi),
                          "ece": expected_calibration_error(P, yi), "accuracy": float((P.argmax(axis=1) == yi).mean()),
@@ -98,11 +99,14 @@ def run_set(name, max_loss, repeat):
     if st.mode == "exact":
         t_chosen, labels = t_exact, exact_labels
     else:
-        hp = Predictor(model, h, bits=st.bits, filter_k=st.k, epsilon=st.epsilon, calibration=cal,
-                           refine=st.k > 1)
+        # As `predict -C CALIB` builds it: the setting's first stage, k and rule.
+        hp = Predictor.from_calibration(model, cal, h)
         t_chosen, block = median_time(lambda: hp.predict_block(Xs), repeat)
         labels = block.labels
-    bits = st.bits or min(cal.alphas)
+    # The first stage whose probabilities --proba uses (the setting's bits, or
+    # for an exact or class-score setting those of its voting path).
+    pp = Predictor.from_calibration(model, cal, h, proba=True)
+    bits = pp.filter.bits if pp.filter is not None and pp.first_stage == "votes" else (st.bits or min(cal.alphas))
     hf = HashFilter(h, bits=bits)
     v, m = hf.votes(hf.hash_samples(prepare("l2", Xs)))
     s = prob.first_stage_scores(v, m)
@@ -112,11 +116,13 @@ def run_set(name, max_loss, repeat):
     probabilities = probability_quality(model, h, cal, Xv, yv, Xs, ys)
     return {"set": name, "K": model.n_classes, "validation": int(val.sum()), "test": int(n),
             "probabilities": probabilities, "calibrate_seconds": cal_seconds,
-            "grid_table": format_grid(cal), "setting": st.as_dict(), "why": cal.info["why"],
+            "grid_table": format_grid(cal), "setting": st.as_dict(), "setting_text": st.describe(), "why": cal.info["why"],
             "exact_test_accuracy": float((exact_labels == ys).mean()),
             "chosen_test_accuracy": float((labels == ys).mean()),
             "exact_us_per_sample": 1e6 * t_exact / n, "chosen_us_per_sample": 1e6 * t_chosen / n,
-            "first_stage_nll": first_nll}
+            "first_stage_nll": first_nll,
+            "proba_path": "exact" if pp.filter is None else "hash filter at %d bits, k=%d%s" % (
+                pp.filter.bits, pp.k, "" if pp.epsilon is None else ", p>%g" % pp.epsilon)}
 
 
 def main(argv=None):
@@ -135,16 +141,18 @@ def main(argv=None):
         print("\n%s (K=%d): calibrate on %d validation samples, --max-loss %g\n"
               % (r["set"], r["K"], r["validation"], a.max_loss))
         print(r["grid_table"])
-        print("held-out test (%d samples): exact %.2f%% at %.1f us/sample; chosen %.2f%% at %.1f us/sample (%.1fx)"
-              % (r["test"], 100 * r["exact_test_accuracy"], r["exact_us_per_sample"],
+        print("held-out test (%d samples): exact %.2f%% at %.1f us/sample; chosen (%s) %.2f%% at %.1f us/sample "
+              "(%.1fx)"
+              % (r["test"], 100 * r["exact_test_accuracy"], r["exact_us_per_sample"], r["setting_text"],
                  100 * r["chosen_test_accuracy"], r["chosen_us_per_sample"],
                  r["exact_us_per_sample"] / r["chosen_us_per_sample"]))
         f = r["first_stage_nll"]
         print("first-stage NLL on the test half at %d bits: fitted alpha %.3g -> %.4f; alpha = 1 -> %.4f"
               % (f["bits"], f["fitted_alpha"], f["nll_fitted"], f["nll_alpha_1"]))
         q = r["probabilities"]
-        print("\nprobabilities on the test half (calibrate: %.1f s; prior samples n0 = %g, sharpness %.3g):\n"
-              % (r["calibrate_seconds"], q["prior_samples"], q["sharpness"]))
+        print("\nprobabilities on the test half (calibrate: %.1f s; prior samples n0 = %g, sharpness %.3g; "
+              "chosen = what predict -C --proba uses: %s):\n"
+              % (r["calibrate_seconds"], q["prior_samples"], q["sharpness"], r["proba_path"]))
         print(markdown_table(["sigmoids", "probabilities", "NLL", "ECE", "accuracy of argmax", "mean top p"],
                              [[x["sigmoids"], x["probabilities"], "%.4f" % x["nll"], "%.4f" % x["ece"],
                                "%.2f%%" % (100 * x["accuracy"]), "%.3f" % x["mean_top_p"]] for x in q["rows"]]))

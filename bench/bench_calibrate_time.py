@@ -2,6 +2,7 @@
 with 27,000 validation rows and a 1,000-class model with 5,000.
 
     .venv/bin/python bench/bench_calibrate_time.py [--cases k107,k1000] [--threads 2] [--repeat 3] [--json]
+    .venv/bin/python bench/bench_calibrate_time.py --cases k1000-raw
 
 k107: synthetic Gaussian classes (bench/common.py `synthetic_classes`: K=107,
 d=256, unit class means, spread 7), 100 training samples per class trained with
@@ -10,7 +11,12 @@ model of 1,024 bits.  k1000: K=1,000, d=1,024; training 499,500 pairs with
 LIBLINEAR would take hours here, so the model is built from the class means
 (the nearest-mean rule as a one-vs-one model: w_ab = mu_a - mu_b,
 b_ab = (|mu_b|^2 - |mu_a|^2)/2, 2 GB of float32), validation 5,000 rows (5 per
-class), hash model of 1,024 bits.  Both run `calibrate` as the command does
+class), hash model of 1,024 bits.  The class means have unit length, so every
+bias is 0 and the rule is the same for x and x/|x|: k1000 records normalize
+"l2" (what train-ovo makes, and what the hash filter is built for);
+k1000-raw records "none", so the filter takes its thresholds at each sample's
+norm (predict/raw_filter.py, the path of imported and --normalize none
+models).  Every case runs `calibrate` as the command does
 (default grid of bits, k and thresholds; --repeat timed runs on the fixed
 timing subsample) and report its wall time and the time of each part."""
 import argparse
@@ -35,9 +41,9 @@ def case_k107(threads):
     return model, Xv, yv, {"train_seconds": time.perf_counter() - t0}
 
 
-def nearest_mean_model(means):
+def nearest_mean_model(means, normalize):
     """The one-vs-one model of the nearest-mean rule (a over b when x is
-    closer to mu_a), normalize "none"."""
+    closer to mu_a), recording ``normalize``."""
     K, d = means.shape
     a, b = canonical_pairs(K)
     W = np.empty((a.shape[0], d), dtype=np.float32)
@@ -47,10 +53,10 @@ def nearest_mean_model(means):
     sq = np.einsum("ij,ij->i", means, means)
     bias = ((sq[b] - sq[a]) / 2).astype(np.float32)
     return OvoModel(classes=np.arange(1, K + 1, dtype=np.int64), pair_a=a, pair_b=b, W=W, b=bias,
-                    normalize="none", params={"built": "nearest class mean"})
+                    normalize=normalize, params={"built": "nearest class mean"})
 
 
-def case_k1000(threads):
+def case_k1000(threads, normalize="l2"):
     K, d = 1000, 1024
     rng = np.random.default_rng(11)
     means = rng.standard_normal((K, d)).astype(np.float32)
@@ -58,11 +64,12 @@ def case_k1000(threads):
     yv = np.repeat(np.arange(1, K + 1), 5)
     Xv = means[yv - 1] + 1.2 * rng.standard_normal((yv.shape[0], d)).astype(np.float32) / np.sqrt(d)
     t0 = time.perf_counter()
-    model = nearest_mean_model(means)
+    model = nearest_mean_model(means, normalize)
     return model, Xv, yv, {"build_seconds": time.perf_counter() - t0}
 
 
-CASES = {"k107": case_k107, "k1000": case_k1000}
+CASES = {"k107": case_k107, "k1000": case_k1000,
+         "k1000-raw": lambda threads: case_k1000(threads, normalize="none")}
 
 
 def run(name, threads, repeat):
