@@ -11,9 +11,13 @@
  * of the sum, in double and in index order, of the squares of its float32
  * values (all-zero rows stay zero) -- the bits hsvm_cli.preprocess gives.
  * Output: dense rows when dense != NULL (dense [n][d], zero-filled here),
- * else the new values in data [nnz] (same indptr and indices).  Returns the
+ * else the new values in data [nnz] (same indptr and indices).  canonical
+ * != 0 promises strictly increasing indices in every row (as the svmlight
+ * reader gives them).  indptr holds offsets into indices and values (a
+ * caller may pass a slice of rows); dense and data are addressed the same
+ * way (dense from the first row passed, data by those offsets).  Returns the
  * number of non-finite results (values beyond float32 range), 0 normally. */
 int64_t hsvm_prepare_csr(const int64_t *indptr, const int32_t *indices, const double *values, int64_t n,
-                         int64_t d, int32_t l2, float *dense, float *data);
+                         int64_t d, int32_t l2, int32_t canonical, float *dense, float *data);
 
 #endif

@@ -10,6 +10,7 @@ from ..models.calibration import save_calibration
 from ..models.hashed import load_hash_model
 from ..models.imported import default_extra_features
 from ..models.ovo import load_model
+from ..support.progress import StepBar
 from ..tune import calibrate, format_grid
 from . import options
 
@@ -59,7 +60,7 @@ def command(validation, model_path, hbm_path, output, max_loss, bits_grid, k_gri
     h = load_hash_model(hbm_path) if hbm_path is not None else None
     X, y = load_svmlight(validation, zero_based=zero_based, n_features=model.n_features,
                          extra_features=default_extra_features(model) if extra_features is None else extra_features)
-    with _progress_bar(options.show_progress(quiet)) as bar:
+    with StepBar(options.show_progress(quiet), unit="step", desc="calibrate") as bar:
         cal = calibrate(model, h, X, y, max_loss=max_loss, bits_grid=bits_grid, k_grid=k_grid, epsilons=epsilons,
                         threads=threads, repeat=repeat, progress=bar, rules=rules, first_stages=first_stages)
     save_calibration(cal, output)
@@ -67,30 +68,3 @@ def command(validation, model_path, hbm_path, output, max_loss, bits_grid, k_gri
         with atomic_output(grid_json, "w") as fh:
             json.dump({"grid": cal.grid, "info": cal.info}, fh, indent=1)
     click.echo(format_grid(cal), nl=False)
-
-
-class _progress_bar:
-    """A tqdm bar over calibrate's steps on a terminal (a no-op otherwise)."""
-
-    def __init__(self, enabled):
-        self.enabled = enabled
-        self.bar = None
-
-    def __enter__(self):
-        if not self.enabled:
-            return None
-
-        def update(done, total, what):
-            if self.bar is None:
-                import sys
-
-                from tqdm import tqdm
-                self.bar = tqdm(total=total, file=sys.stderr, unit="step", desc="calibrate", dynamic_ncols=True)
-            self.bar.set_postfix_str(what, refresh=False)
-            self.bar.update(done - self.bar.n)
-        return update
-
-    def __exit__(self, *exc):
-        if self.bar is not None:
-            self.bar.close()
-        return False

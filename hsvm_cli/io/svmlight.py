@@ -407,7 +407,9 @@ class _ChunkBuilder:
         if self.row_cap > n + (n >> 3) + 1024:
             labels = labels.copy()
         X = sp.csr_matrix((values, indices, indptr), shape=(n, width), copy=False)
+        # the parser refuses indices that do not strictly increase
         X.has_sorted_indices = True
+        X.has_canonical_format = True
         if self.here.lines_before is None:
             chunk = SvmChunk(X, labels, self.first_line)
         else:

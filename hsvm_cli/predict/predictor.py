@@ -384,7 +384,7 @@ class Predictor:
 
     def _predict_exact(self, X, y, proba, t):
         m = self.model
-        Xn = prepare(m.normalize, X, timings=t)
+        Xn = prepare(m.normalize, X, timings=t, threads=self._threads())
         if self.dag is not None:
             with t.phase("dag"):
                 best = self.dag.predict(Xn, threads=self._threads(), kernel=self.kernel)
@@ -402,7 +402,7 @@ class Predictor:
         """The first stage's ranking of the block (votes and margins, or zero
         votes and class scores), and the normalised samples;
         ``filter_votes``: the votes and margins computed before."""
-        Xn = prepare(self.model.normalize, X, timings=t) if X is not None else None
+        Xn = prepare(self.model.normalize, X, timings=t, threads=self._threads()) if X is not None else None
         if filter_votes is not None:
             hv, hm = filter_votes
         elif self.first_stage != "votes":
@@ -441,7 +441,7 @@ class Predictor:
         if self.scorer is not None and X is not None:
             # The filter keeps every class: its ranking decides nothing, so it is
             # not computed (the refine by votes over all classes is exact prediction).
-            Xn = prepare(m.normalize, X, timings=t)
+            Xn = prepare(m.normalize, X, timings=t, threads=self._threads())
             with t.phase("refine"):
                 if proba:
                     votes, conf, P = exact_proba(m, self.calibration, Xn, scorer=self.scorer)

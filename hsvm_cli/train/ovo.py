@@ -8,6 +8,7 @@ from ..io.files import HashingReader, display_name, open_input, open_raw
 from ..io.svmlight import load_svmlight
 from ..models.provenance import provenance
 from ..preprocess import apply_normalization
+from ..support.progress import StepBar
 from .c_search import search_c
 from .liblinear import train_pairs
 
@@ -56,37 +57,9 @@ def cross_validate_ovo(X, y, *, C=1.0, c_grid=None, folds=5, normalize="l2", sol
     else:
         grid = [C]
     Xn = apply_normalization(X.astype(np.float64), normalize, copy=True)
-    with _search_bar(progress) as tick:
+    with StepBar(progress, unit="fold", desc="cross-validation") as tick:
         return search_c(Xn, y, grid=grid, folds=folds, seed=seed, solver=solver, tol=tol, jobs=jobs, progress=tick,
                         bias=resolve_bias(Xn, normalize, bias))
-
-
-class _search_bar:
-    """A tqdm bar for the search (total: folds x grid values; an early stop
-    fills it), or nothing."""
-
-    def __init__(self, enabled):
-        self.enabled = enabled
-        self.bar = None
-
-    def __enter__(self):
-        if not self.enabled:
-            return None
-
-        def tick(done, total):
-            if self.bar is None:
-                import sys
-
-                from tqdm import tqdm
-                self.bar = tqdm(total=total, file=sys.stderr, unit="fold", desc="cross-validation",
-                                dynamic_ncols=True)
-            self.bar.update(done - self.bar.n)
-        return tick
-
-    def __exit__(self, *exc):
-        if self.bar is not None:
-            self.bar.close()
-        return False
 
 
 def train_ovo(X, y, *, C=1.0, normalize="l2", solver="l2loss-dual", tol=None, per_class=None, bags=1,

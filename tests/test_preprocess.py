@@ -1,0 +1,78 @@
+"""prepare(): the one-pass C preparation of parsed chunks (native/prepare.c)
+gives the bits of the numpy definition -- float32 rounding, L2 norms summed
+in double in index order, densified when dense enough -- for every shape of
+row, split over any number of threads."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from hsvm_cli.errors import DataError
+from hsvm_cli.io.svmlight import iter_svmlight, write_svmlight
+from hsvm_cli.preprocess import _ROWS_PER_THREAD, apply_normalization, densify_if_dense, prepare
+
+
+def _reference(normalize, X):
+    Y = X.astype(np.float32)
+    return densify_if_dense(apply_normalization(Y, normalize, copy=True))
+
+
+def _chunk(rng, n, d, density):
+    X = sp.random(n, d, density=density, format="csr", random_state=rng, dtype=np.float64)
+    X.data = rng.standard_normal(X.data.shape[0]) * 10.0 ** rng.integers(-3, 4, X.data.shape[0])
+    X = X.tolil()
+    X[0, :] = 0.0                                          # an all-zero row
+    X[1, :] = rng.standard_normal(d)                      # fully dense rows
+    X[n - 1, :] = rng.standard_normal(d)
+    X = X.tocsr()
+    X.sort_indices()
+    return X
+
+
+@pytest.mark.parametrize("density", [0.01, 0.3, 1.0])
+@pytest.mark.parametrize("normalize", ["l2", "none"])
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_prepare_gives_the_numpy_definition_bit_for_bit(density, normalize, threads):
+    rng = np.random.default_rng(3)
+    n = 3 * _ROWS_PER_THREAD + 17                         # enough rows to split
+    X = _chunk(rng, n, 40, density)
+    got = prepare(normalize, X, threads=threads)
+    want = _reference(normalize, X)
+    assert type(got) is type(want) and got.dtype == np.float32
+    if sp.issparse(want):
+        assert np.array_equal(got.indptr, want.indptr) and np.array_equal(got.indices, want.indices)
+        got, want = got.data, want.data
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
+def test_rows_from_the_reader_take_the_dense_path_with_the_same_bits(tmp_path):
+    rng = np.random.default_rng(5)
+    Xd = rng.standard_normal((300, 25))
+    Xd[::7, ::3] = 0.0                                     # some rows not fully dense
+    path = tmp_path / "d.svm"
+    with open(path, "wb") as fh:
+        write_svmlight(fh, Xd, np.ones(300, dtype=np.int64))
+    (chunk,) = list(iter_svmlight(str(path), n_features=25))
+    assert chunk.X.has_canonical_format
+    got = prepare("l2", chunk.X, threads=2)
+    assert np.array_equal(got.view(np.uint32), _reference("l2", chunk.X).view(np.uint32))
+
+
+def test_unsorted_rows_are_prepared_as_sorted_ones():
+    rng = np.random.default_rng(8)
+    X = sp.csr_matrix(rng.standard_normal((50, 12)))
+    indices, data = X.indices.copy(), X.data.copy()
+    for i in range(50):                                    # every row fully dense, in shuffled order
+        s, e = X.indptr[i], X.indptr[i + 1]
+        p = rng.permutation(e - s)
+        indices[s:e], data[s:e] = indices[s:e][p], data[s:e][p]
+    shuffled = sp.csr_matrix((data, indices, X.indptr), shape=X.shape)
+    assert not shuffled.has_canonical_format
+    for normalize in ("l2", "none"):
+        got = prepare(normalize, shuffled)
+        assert np.array_equal(got.view(np.uint32), _reference(normalize, X).view(np.uint32))
+
+
+def test_values_beyond_float32_are_refused():
+    X = sp.csr_matrix(np.array([[1.0, 1e39], [2.0, 3.0]]))
+    with pytest.raises(DataError, match="beyond the float32 range"):
+        prepare("none", X)
