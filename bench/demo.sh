@@ -70,7 +70,7 @@ s_time = st["filter"] + st["refine"] + st["normalise"]
 print("%-44s %9s %14s %14s" % ("", "accuracy", "compute (s)", "process (s)"))
 print("%-44s %8s%% %14.3f %14.2f" % ("hsvm exact (C by cross-validation)", ea, e_time, wall("exact")))
 print("%-44s %8s%% %14.3f %14.2f" % ("hsvm hash filter k=7 + refine", ha, h_time, wall("hashed")))
-print("%-44s %8s%% %14.3f %14.2f" % ("hsvm class scores k=24 + refine", sa, s_time, wall("scores")))
+print("%-44s %8s%% %14.3f %14.2f" % ("hsvm class scores k=%d + refine" % st["filter_k"], sa, s_time, wall("scores")))
 if os.path.exists("%s/libsvm.log" % out):
     print("%-44s %8s%% %14s %14s" % ("LIBSVM svm-train -t 0 -c 0.5", load("libsvm")[0], "-", "-"))
 else:
