@@ -438,7 +438,7 @@ class Predictor:
 
     def _predict_hashed(self, X, y, xcodes, proba, t, filter_votes=None):
         m = self.model
-        if self.scorer is not None and X is not None:
+        if self.scorer is not None:
             # The filter keeps every class: its ranking decides nothing, so it is
             # not computed (the refine by votes over all classes is exact prediction).
             Xn = prepare(m.normalize, X, timings=t, threads=self._threads())
@@ -464,36 +464,29 @@ class Predictor:
             return Prediction(y, m.classes[best], None, None)
         P = None
         with t.phase("refine"):
-            if self.scorer is not None:
-                if proba:
-                    votes, conf, P = exact_proba(m, self.calibration, Xn, scorer=self.scorer)
-                else:
-                    votes, conf = self.scorer.votes(Xn)
-                nvalid = np.full(votes.shape[0], self.k)
+            cells = kept.shape[1] * (kept.shape[1] - 1) // 2 * m.bags
+            dense = None
+            if dense_is_cheaper(cells, m.n_classifiers):
+                # Scoring every classifier costs less than these cells.
+                if self._all_pairs is None:
+                    self._all_pairs = ExactScorer(m)
+                dense = self._all_pairs.decision(Xn)
+            if dense is not None and not proba:
+                # the votes straight from the scores: no gathered cells
+                votes, conf, nvalid = kept_votes(dense, kept, lookup=self.lookup, bags=m.bags, valid=valid)
             else:
-                cells = kept.shape[1] * (kept.shape[1] - 1) // 2 * m.bags
-                dense = None
-                if dense_is_cheaper(cells, m.n_classifiers):
-                    # Scoring every classifier costs less than these cells.
-                    if self._all_pairs is None:
-                        self._all_pairs = ExactScorer(m)
-                    dense = self._all_pairs.decision(Xn)
-                if dense is not None and not proba:
-                    # the votes straight from the scores: no gathered cells
-                    votes, conf, nvalid = kept_votes(dense, kept, lookup=self.lookup, bags=m.bags, valid=valid)
-                else:
-                    refined = refine_decisions(m, Xn, kept, lookup=self.lookup, valid=valid,
-                                               threads=self.threads or 1, decisions=dense)
-                    votes, conf = refined.votes(m.n_classes)
-                    nvalid = refined.nvalid
-                # Only kept classes compete for the final label.
-                mask = np.zeros(votes.shape, dtype=bool)
-                np.put_along_axis(mask, kept, True if valid is None else valid, axis=1)
-                votes = np.where(mask, votes, -1)
-                if proba:
-                    p2 = second_stage_proba(self.calibration, refined, self.lookup)
-                    S_pad = np.where(np.arange(refined.S.shape[1])[None, :] < nvalid[:, None], refined.S, -1)
-                    P = combine(p1, S_pad, p2)
+                refined = refine_decisions(m, Xn, kept, lookup=self.lookup, valid=valid,
+                                           threads=self.threads or 1, decisions=dense)
+                votes, conf = refined.votes(m.n_classes)
+                nvalid = refined.nvalid
+            # Only kept classes compete for the final label.
+            mask = np.zeros(votes.shape, dtype=bool)
+            np.put_along_axis(mask, kept, True if valid is None else valid, axis=1)
+            votes = np.where(mask, votes, -1)
+            if proba:
+                p2 = second_stage_proba(self.calibration, refined, self.lookup)
+                S_pad = np.where(np.arange(refined.S.shape[1])[None, :] < nvalid[:, None], refined.S, -1)
+                P = combine(p1, S_pad, p2)
             best = winners(m, votes, conf)
             votes = np.maximum(votes, 0)
         t.count("refined_classes", int(nvalid.sum()))

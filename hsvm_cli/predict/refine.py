@@ -133,6 +133,18 @@ def dense_is_cheaper(cells_per_sample, n_classifiers):
     return cells_per_sample * CELL_COST > n_classifiers
 
 
+def sorted_kept(kept, valid=None):
+    """Each row's kept classes sorted (int64 [n, k]) and how many are in use:
+    entries ``valid`` leaves out sort last (as class 0), so the pairs of
+    classes in use come first in canonical pair order."""
+    n, k = kept.shape
+    if valid is None:
+        return np.sort(kept, axis=1).astype(np.int64), np.full(n, k)
+    big = np.iinfo(np.int64).max
+    S = np.sort(np.where(valid, kept.astype(np.int64), big), axis=1)
+    return np.where(S == big, 0, S), valid.sum(axis=1)
+
+
 def kept_votes(decisions, kept, *, lookup, bags, valid=None):
     """Votes and confidences [n, K] among each row's kept classes [n, k]
     (``valid`` marks the entries in use), read straight from the decision
@@ -141,15 +153,9 @@ def kept_votes(decisions, kept, *, lookup, bags, valid=None):
     bit, without gathering the cells (native/votes.c)."""
     n, k = kept.shape
     K = lookup.K
-    if valid is None:
-        S = np.sort(kept, axis=1).astype(np.int64)
-        nvalid = None
-    else:
-        big = np.iinfo(np.int64).max
-        S = np.sort(np.where(valid, kept.astype(np.int64), big), axis=1)
-        S = np.where(S == big, 0, S)
-        nvalid = np.ascontiguousarray(valid.sum(axis=1), dtype=np.int64)
+    S, nvalid = sorted_kept(kept, valid)
     S = np.ascontiguousarray(S)
+    nvalid = None if valid is None else np.ascontiguousarray(nvalid, dtype=np.int64)
     dec = np.ascontiguousarray(decisions, dtype=np.float32)
     ids, signs = lookup.table()
     votes = np.empty((n, K), dtype=np.int32)
@@ -177,17 +183,8 @@ def refine_decisions(model, Xn, kept, *, lookup, valid=None, threads=1, decision
     bags = model.bags
     iu, ju = canonical_pairs(k)
     q = iu.shape[0]
-    if valid is None:
-        S = np.sort(kept, axis=1).astype(np.int64)
-        pmask = np.ones((n, q), dtype=bool)
-        nvalid = np.full(n, k)
-    else:
-        # Invalid entries sort last, so pairs of valid classes come first per row.
-        big = np.iinfo(np.int64).max
-        S = np.sort(np.where(valid, kept.astype(np.int64), big), axis=1)
-        nvalid = valid.sum(axis=1)
-        pmask = (ju[None, :] < nvalid[:, None])
-        S = np.where(S == big, 0, S)
+    S, nvalid = sorted_kept(kept, valid)
+    pmask = np.ones((n, q), dtype=bool) if valid is None else (ju[None, :] < nvalid[:, None])
     A = S[:, iu]
     B = S[:, ju]
     if n == 0 or q == 0 or not pmask.any():
