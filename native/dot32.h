@@ -46,6 +46,47 @@ static float dot_portable(const float *x, const float *w, int64_t d)
 }
 
 #ifdef HSVM_DOT32_X86
+/* The tail and the tree of dot_portable in vector form, operation for
+ * operation: tail element i + j goes to lane j of the accumulators (a0 holds
+ * lanes 0-7, a1 8-15, a2 16-23, a3 24-31), then t = (a0 + a1) + (a2 + a3)
+ * lane by lane, then ((t0 + t4) + (t1 + t5)) + ((t2 + t6) + (t3 + t7)).
+ * No scalar round trip through memory, the same roundings. */
+__attribute__((target("avx2")))
+static inline __m256 tail_mask(int64_t r)
+{
+    const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    return _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)r), lanes));
+}
+
+__attribute__((target("avx2")))
+static inline __m256 tail_part(const float *x, const float *w, int64_t r)
+{
+    if (r <= 0)
+        return _mm256_setzero_ps();
+    const __m256i m = _mm256_castps_si256(tail_mask(r));
+    return _mm256_mul_ps(_mm256_maskload_ps(x, m), _mm256_maskload_ps(w, m));
+}
+
+/* Adds the tail x[i..d) * w[i..d) (fewer than 32 elements) to the lanes.
+ * The lanes past the tail get +0 (the masked loads read zeros), which
+ * changes none of them: a lane is never -0 (it starts at +0, and rounding to
+ * nearest gives -0 only for (-0) + (-0)), and v + 0 = v for every other v. */
+__attribute__((target("avx2")))
+static inline void tail_avx2(__m256 *a, const float *x, const float *w, int64_t i, int64_t d)
+{
+    for (int q = 0; q < 4 && d - i - 8 * q > 0; q++)
+        a[q] = _mm256_add_ps(a[q], tail_part(x + i + 8 * q, w + i + 8 * q, d - i - 8 * q));
+}
+
+__attribute__((target("avx2")))
+static inline float reduce_avx2(const __m256 *a)
+{
+    const __m256 t = _mm256_add_ps(_mm256_add_ps(a[0], a[1]), _mm256_add_ps(a[2], a[3]));
+    const __m128 u = _mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1));   /* t0+t4 .. t3+t7 */
+    const __m128 v = _mm_add_ps(u, _mm_movehdup_ps(u));                                     /* u0+u1, _, u2+u3, _ */
+    return _mm_cvtss_f32(_mm_add_ss(v, _mm_movehl_ps(v, v)));
+}
+
 __attribute__((target("avx2")))
 static float dot_avx2(const float *x, const float *w, int64_t d)
 {
@@ -58,17 +99,65 @@ static float dot_avx2(const float *x, const float *w, int64_t d)
         a2 = _mm256_add_ps(a2, _mm256_mul_ps(_mm256_loadu_ps(x + i + 16), _mm256_loadu_ps(w + i + 16)));
         a3 = _mm256_add_ps(a3, _mm256_mul_ps(_mm256_loadu_ps(x + i + 24), _mm256_loadu_ps(w + i + 24)));
     }
-    float s[DOT32_LANES];
-    _mm256_storeu_ps(s, a0);
-    _mm256_storeu_ps(s + 8, a1);
-    _mm256_storeu_ps(s + 16, a2);
-    _mm256_storeu_ps(s + 24, a3);
-    tail32(s, x, w, i, d);
-    return reduce32(s);
+    __m256 a[4] = {a0, a1, a2, a3};
+    tail_avx2(a, x, w, i, d);
+    return reduce_avx2(a);
+}
+
+/* Two samples against one classifier row, each summed exactly as dot_avx2
+ * sums it (same lanes, same order, same tree): the row's loads are shared and
+ * the two samples' eight independent accumulators keep the adders busy where
+ * one sample's four wait on their own latency. */
+__attribute__((target("avx2")))
+static void dot2_avx2(const float *x0, const float *x1, const float *w, int64_t d, float *r0, float *r1)
+{
+    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+    __m256 a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
+    __m256 b0 = _mm256_setzero_ps(), b1 = _mm256_setzero_ps();
+    __m256 b2 = _mm256_setzero_ps(), b3 = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + DOT32_LANES <= d; i += DOT32_LANES) {
+        const __m256 w0 = _mm256_loadu_ps(w + i), w1 = _mm256_loadu_ps(w + i + 8);
+        const __m256 w2 = _mm256_loadu_ps(w + i + 16), w3 = _mm256_loadu_ps(w + i + 24);
+        a0 = _mm256_add_ps(a0, _mm256_mul_ps(_mm256_loadu_ps(x0 + i), w0));
+        b0 = _mm256_add_ps(b0, _mm256_mul_ps(_mm256_loadu_ps(x1 + i), w0));
+        a1 = _mm256_add_ps(a1, _mm256_mul_ps(_mm256_loadu_ps(x0 + i + 8), w1));
+        b1 = _mm256_add_ps(b1, _mm256_mul_ps(_mm256_loadu_ps(x1 + i + 8), w1));
+        a2 = _mm256_add_ps(a2, _mm256_mul_ps(_mm256_loadu_ps(x0 + i + 16), w2));
+        b2 = _mm256_add_ps(b2, _mm256_mul_ps(_mm256_loadu_ps(x1 + i + 16), w2));
+        a3 = _mm256_add_ps(a3, _mm256_mul_ps(_mm256_loadu_ps(x0 + i + 24), w3));
+        b3 = _mm256_add_ps(b3, _mm256_mul_ps(_mm256_loadu_ps(x1 + i + 24), w3));
+    }
+    __m256 a[4] = {a0, a1, a2, a3}, b[4] = {b0, b1, b2, b3};
+    tail_avx2(a, x0, w, i, d);
+    tail_avx2(b, x1, w, i, d);
+    *r0 = reduce_avx2(a);
+    *r1 = reduce_avx2(b);
 }
 #endif
 
+static void dot2_portable(const float *x0, const float *x1, const float *w, int64_t d, float *r0, float *r1)
+{
+    *r0 = dot_portable(x0, w, d);
+    *r1 = dot_portable(x1, w, d);
+}
+
 typedef float (*dot32_fn)(const float *, const float *, int64_t);
+typedef void (*dot32x2_fn)(const float *, const float *, const float *, int64_t, float *, float *);
+
+/* The two-sample form of the path dot32_choose picks for the same kernel. */
+static inline int32_t dot32x2_choose(int32_t kernel, dot32x2_fn *dot2)
+{
+    const int32_t k = hsvm_resolve_kernel(kernel);
+    if (k < 0)
+        return k;
+    *dot2 = dot2_portable;
+#ifdef HSVM_DOT32_X86
+    if (k == HSVM_KERNEL_AVX2 || k == HSVM_KERNEL_AVX512)
+        *dot2 = dot2_avx2;
+#endif
+    return 0;
+}
 
 /* kernel: HSVM_KERNEL_* (hsvm_cpu.h), resolved by the one resolver; the
  * AVX-512 path has nothing to add to AVX2's here, so it runs AVX2's.

@@ -16,6 +16,17 @@ int hsvm_sddmm_dense(const float *X, const float *W, const float *bias, int64_t 
                      const int64_t *cx, const int64_t *cw, const int64_t *order, int64_t ncells,
                      float *out, int32_t kernel);
 
+/* The same for cells sorted by sample (cx nondecreasing; cw < n_rows), in
+ * tiles of `tile` consecutive samples: within a tile the cells are grouped by
+ * classifier row, so a tile small enough for the cache keeps its samples there
+ * while the rows it needs stream past, and a row shared by two cells is read
+ * once for both.  Same bits as hsvm_sddmm_dense for every cell and tile.
+ * Returns 0, -1 for cells out of order or range, -2 when out of memory, or
+ * hsvm_resolve_kernel's negative code. */
+int hsvm_sddmm_tiled(const float *X, const float *W, const float *bias, int64_t d,
+                     const int64_t *cx, const int64_t *cw, int64_t ncells, int64_t n_rows,
+                     int64_t tile, float *out, int32_t kernel);
+
 /* The same with X in CSR form (indptr int64, indices int32, data float32). */
 void hsvm_sddmm_csr(const int64_t *indptr, const int32_t *indices, const float *data,
                     const float *W, const float *bias, int64_t d,

@@ -47,9 +47,11 @@ int hsvm_cell_votes(const float *dec, const int64_t *A, const int64_t *B, const 
  * for a < b at a*n_classes + b, the model's classifier of the pair (-1:
  * none) and its orientation (+1: stored as (a, b), -1: as (b, a)).  Pairs
  * are visited in the order hsvm_cell_votes visits the canonical pairs of
- * S, so votes and conf are bit-identical to it.  Returns 0, -1 for a class
- * out of range, -2 for a pair the model lacks. */
-int hsvm_kept_votes(const float *dec, int64_t n, int64_t width, const int64_t *S, int64_t k,
+ * S, so votes and conf are bit-identical to it.  bias (NULL: none) [width]:
+ * dec then holds products and a cell's value is dec + bias rounded to float,
+ * the bits `dec += bias` would store.  Returns 0, -1 for a class out of
+ * range, -2 for a pair the model lacks, -3 when out of memory. */
+int hsvm_kept_votes(const float *dec, const float *bias, int64_t n, int64_t width, const int64_t *S, int64_t k,
                     const int64_t *nvalid, const int64_t *pair_id, const int8_t *pair_sign, int32_t bags,
                     int32_t n_classes, int32_t *votes, double *conf);
 

@@ -54,3 +54,123 @@ int hsvm_group_by_key(const int64_t *key, int64_t n, int64_t n_keys, int64_t *or
     free(start);
     return 0;
 }
+
+/* Stable LSD radix sort of the m cells idx[] by key[] (< 2^key_bits), 11 bits
+ * a pass, passes on which all keys agree skipped; the result ends in *key /
+ * *idx (the buffers may be swapped with the tmp ones). */
+static void sort_cells(uint32_t **key, int64_t **idx, uint32_t **ktmp, int64_t **itmp, int64_t m, int key_bits,
+                       int64_t *count)
+{
+    for (int shift = 0; shift < key_bits; shift += 11) {
+        const uint32_t mask = 2047;
+        uint32_t *ks = *key, *kd = *ktmp;
+        int64_t *is = *idx, *id = *itmp;
+        memset(count, 0, sizeof(int64_t) * 2048);
+        for (int64_t t = 0; t < m; t++)
+            count[(ks[t] >> shift) & mask]++;
+        if (count[(ks[0] >> shift) & mask] == m)
+            continue;
+        int64_t sum = 0;
+        for (int r = 0; r < 2048; r++) {
+            const int64_t c = count[r];
+            count[r] = sum;
+            sum += c;
+        }
+        for (int64_t t = 0; t < m; t++) {
+            const int64_t pos = count[(ks[t] >> shift) & mask]++;
+            kd[pos] = ks[t];
+            id[pos] = is[t];
+        }
+        *key = kd;
+        *ktmp = ks;
+        *idx = id;
+        *itmp = is;
+    }
+}
+
+static inline void prefetch_row(const float *w, int64_t d)
+{
+    const char *p = (const char *)w;
+    for (size_t o = 0; o < sizeof(float) * (size_t)d; o += 64)
+        __builtin_prefetch(p + o, 0, 3);
+}
+
+int hsvm_sddmm_tiled(const float *X, const float *W, const float *bias, int64_t d,
+                     const int64_t *cx, const int64_t *cw, int64_t ncells, int64_t n_rows,
+                     int64_t tile, float *out, int32_t kernel)
+{
+    dot32_fn dot;
+    dot32x2_fn dot2;
+    int32_t rc = dot32_choose(kernel, &dot);
+    if (rc < 0 || (rc = dot32x2_choose(kernel, &dot2)) < 0)
+        return rc;
+    if (ncells <= 0)
+        return 0;
+    if (tile < 1 || n_rows < 1 || n_rows > ((int64_t)1 << 32))
+        return -1;
+    /* Validate, and find the largest tile's cell count. */
+    int64_t most = 0, start = 0;
+    for (int64_t c = 0; c < ncells; c++) {
+        if (cw[c] < 0 || cw[c] >= n_rows || cx[c] < 0 || (c > 0 && cx[c] < cx[c - 1]))
+            return -1;
+        if (cx[c] / tile != cx[start] / tile) {
+            most = c - start > most ? c - start : most;
+            start = c;
+        }
+    }
+    most = ncells - start > most ? ncells - start : most;
+    int key_bits = 1;
+    while (key_bits < 32 && ((int64_t)1 << key_bits) < n_rows)
+        key_bits++;
+    uint32_t *key0 = malloc(sizeof(uint32_t) * (size_t)most), *key1 = malloc(sizeof(uint32_t) * (size_t)most);
+    int64_t *idx0 = malloc(sizeof(int64_t) * (size_t)most), *idx1 = malloc(sizeof(int64_t) * (size_t)most);
+    int64_t *count = malloc(sizeof(int64_t) * 2048);
+    if (!key0 || !key1 || !idx0 || !idx1 || !count) {
+        rc = -2;
+        goto done;
+    }
+    for (int64_t s = 0; s < ncells;) {
+        int64_t e = s + 1;
+        while (e < ncells && cx[e] / tile == cx[s] / tile)
+            e++;
+        const int64_t m = e - s;
+        for (int64_t t = 0; t < m; t++) {
+            key0[t] = (uint32_t)cw[s + t];
+            idx0[t] = s + t;
+        }
+        uint32_t *key = key0, *ktmp = key1;
+        int64_t *idx = idx0, *itmp = idx1;
+        sort_cells(&key, &idx, &ktmp, &itmp, m, key_bits, count);
+        /* The tile's samples stay in L2; each classifier row is read once
+         * for all of the tile's cells that need it, the next row requested
+         * while this one is used. */
+        for (int64_t t = 0; t < m;) {
+            int64_t g = t + 1;
+            while (g < m && key[g] == key[t])
+                g++;
+            if (g < m)
+                prefetch_row(W + (int64_t)key[g] * d, d);
+            const int64_t u = key[t];
+            const float *w = W + u * d;
+            int64_t j = t;
+            for (; j + 1 < g; j += 2) {
+                float r0, r1;
+                dot2(X + cx[idx[j]] * d, X + cx[idx[j + 1]] * d, w, d, &r0, &r1);
+                out[idx[j]] = r0 + bias[u];
+                out[idx[j + 1]] = r1 + bias[u];
+            }
+            if (j < g)
+                out[idx[j]] = dot(X + cx[idx[j]] * d, w, d) + bias[u];
+            t = g;
+        }
+        s = e;
+    }
+    rc = 0;
+done:
+    free(key0);
+    free(key1);
+    free(idx0);
+    free(idx1);
+    free(count);
+    return rc;
+}

@@ -96,10 +96,16 @@ int hsvm_cell_votes(const float *dec, const int64_t *A, const int64_t *B, const 
     return 0;
 }
 
-int hsvm_kept_votes(const float *dec, int64_t n, int64_t width, const int64_t *S, int64_t k,
+int hsvm_kept_votes(const float *dec, const float *bias, int64_t n, int64_t width, const int64_t *S, int64_t k,
                     const int64_t *nvalid, const int64_t *pair_id, const int8_t *pair_sign, int32_t bags,
                     int32_t n_classes, int32_t *votes, double *conf)
 {
+    /* With a bias the bags' values are (product + bias) rounded to float, as
+     * `dec += bias` would have stored them. */
+    float *cellbuf = NULL;
+    if (bias && bags > 1 && !(cellbuf = malloc(sizeof(float) * (size_t)bags)))
+        return -3;
+    int rc = 0;
     memset(votes, 0, sizeof(int32_t) * (size_t)(n * n_classes));
     memset(conf, 0, sizeof(double) * (size_t)(n * n_classes));
     for (int64_t i = 0; i < n; i++) {
@@ -110,8 +116,10 @@ int hsvm_kept_votes(const float *dec, int64_t n, int64_t width, const int64_t *S
         double *cf = conf + i * (int64_t)n_classes;
         for (int64_t u = 0; u < nv; u++) {
             const int64_t x = s[u];
-            if (x < 0 || x >= n_classes)
-                return -1;
+            if (x < 0 || x >= n_classes) {
+                rc = -1;
+                goto done;
+            }
             if (bags == 1) {
                 /* One bag: the pair's winner is the sign of its value.  x's
                  * sum is carried in a register: the same additions in the
@@ -122,15 +130,20 @@ int hsvm_kept_votes(const float *dec, int64_t n, int64_t width, const int64_t *S
                 int32_t vx = 0;
                 for (int64_t w = u + 1; w < nv; w++) {
                     const int64_t y = s[w];
-                    if (y <= x || y >= n_classes)
-                        return -1;
+                    if (y <= x || y >= n_classes) {
+                        rc = -1;
+                        goto done;
+                    }
                     const int64_t id = ids[y];
-                    if (id < 0 || id + 1 > width)
-                        return -2;
-                    const double d = 0.0 + (double)row[id];   /* as the bag sum: -0 becomes +0 */
+                    if (id < 0 || id + 1 > width) {
+                        rc = -2;
+                        goto done;
+                    }
+                    const float val = bias ? row[id] + bias[id] : row[id];
+                    const double d = 0.0 + (double)val;   /* as the bag sum: -0 becomes +0 */
                     /* x wins when the value points to x in the stored orientation */
                     const int x_first = sg[y] >= 0;
-                    const int x_wins = x_first ? (row[id] > 0.0f) : !(row[id] > 0.0f);
+                    const int x_wins = x_first ? (val > 0.0f) : !(val > 0.0f);
                     vx += x_wins;
                     v[y] += !x_wins;
                     if (x_first) {
@@ -147,19 +160,31 @@ int hsvm_kept_votes(const float *dec, int64_t n, int64_t width, const int64_t *S
             }
             for (int64_t w = u + 1; w < nv; w++) {
                 const int64_t y = s[w];
-                if (y <= x || y >= n_classes)
-                    return -1;
+                if (y <= x || y >= n_classes) {
+                    rc = -1;
+                    goto done;
+                }
                 const int64_t id = pair_id[x * n_classes + y];
-                if (id < 0 || (id + 1) * bags > width)
-                    return -2;
+                if (id < 0 || (id + 1) * bags > width) {
+                    rc = -2;
+                    goto done;
+                }
                 const int flipped = pair_sign[x * n_classes + y] < 0;
                 const int64_t a = flipped ? y : x, b = flipped ? x : y;
+                const float *vals = row + id * bags;
+                if (cellbuf) {
+                    for (int32_t t = 0; t < bags; t++)
+                        cellbuf[t] = vals[t] + bias[id * bags + t];
+                    vals = cellbuf;
+                }
                 double mean;
-                v[pair_rule_a_wins(row + id * bags, bags, &mean) ? a : b] += 1;
+                v[pair_rule_a_wins(vals, bags, &mean) ? a : b] += 1;
                 cf[a] += mean;
                 cf[b] -= mean;
             }
         }
     }
-    return 0;
+done:
+    free(cellbuf);
+    return rc;
 }

@@ -109,6 +109,26 @@ class ExactScorer:
                 dec = self.decision(X[s:s + step])
             yield s, dec
 
+    def kept_votes(self, X, kept, *, lookup, valid=None):
+        """Votes, confidences [n, K] and classes in use [n] among each row's
+        kept classes [n, k] (:func:`hsvm_cli.predict.refine.kept_votes`),
+        from the products of every classifier: block by block into one
+        reused buffer, the bias added as the votes read them."""
+        from .refine import kept_votes
+        m = self.model
+        n = X.shape[0]
+        votes = np.empty((n, m.n_classes), dtype=np.int32)
+        conf = np.empty((n, m.n_classes), dtype=np.float64)
+        nvalid = np.empty(n, dtype=np.int64)
+        step = self.block_rows()
+        buf = None if sp.issparse(X) or n == 0 else np.empty((min(step, n), self.W.shape[0]), dtype=np.float32)
+        for s in range(0, n, step):
+            e = min(n, s + step)
+            prod = self.products(X[s:e], out=buf)
+            votes[s:e], conf[s:e], nvalid[s:e] = kept_votes(
+                prod, kept[s:e], lookup=lookup, bags=m.bags, valid=None if valid is None else valid[s:e], bias=self.b)
+        return votes, conf, nvalid
+
     def votes(self, X, timings=None, kernel=None):
         """Votes and confidences [n, K] for the rows of X (see :func:`ovo_votes`).
 

@@ -23,7 +23,7 @@ from .exact import ExactScorer
 from .features import KernelHashFeatures, PackedCodeFeatures, block_rows, check_model_codes
 from .ranking import top_classes
 from .raw_filter import make_filter, unit_length_samples
-from .refine import dense_is_cheaper, kept_votes, refine_decisions
+from .refine import dense_is_cheaper, refine_decisions
 from .ties import winners
 
 EXACT_PHASES = ("parse", "normalise", "score", "vote", "write")
@@ -466,15 +466,16 @@ class Predictor:
         with t.phase("refine"):
             cells = kept.shape[1] * (kept.shape[1] - 1) // 2 * m.bags
             dense = None
-            if dense_is_cheaper(cells, m.n_classifiers):
-                # Scoring every classifier costs less than these cells.
-                if self._all_pairs is None:
-                    self._all_pairs = ExactScorer(m)
-                dense = self._all_pairs.decision(Xn)
-            if dense is not None and not proba:
-                # the votes straight from the scores: no gathered cells
-                votes, conf, nvalid = kept_votes(dense, kept, lookup=self.lookup, bags=m.bags, valid=valid)
+            by_scores = dense_is_cheaper(cells, m.n_classifiers)
+            if by_scores and self._all_pairs is None:
+                self._all_pairs = ExactScorer(m)
+            if by_scores and not proba:
+                # Scoring every classifier costs less than these cells: the
+                # votes straight from the scores, no gathered cells.
+                votes, conf, nvalid = self._all_pairs.kept_votes(Xn, kept, lookup=self.lookup, valid=valid)
             else:
+                if by_scores:
+                    dense = self._all_pairs.decision(Xn)
                 refined = refine_decisions(m, Xn, kept, lookup=self.lookup, valid=valid,
                                            threads=self.threads or 1, decisions=dense)
                 votes, conf = refined.votes(m.n_classes)

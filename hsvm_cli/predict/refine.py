@@ -79,6 +79,63 @@ def sddmm(X, W, bias, cx, cw, *, order=None, threads=1, kernel=None):
     return out
 
 
+def sample_tile(d):
+    """Samples per tile of :func:`sddmm_by_sample`: their rows fill half of
+    one core's L2 cache, the other half left to the classifier rows
+    streaming past."""
+    return int(max(8, lib.hsvm_cache_bytes(2) // (2 * 4 * max(1, int(d)))))
+
+
+def sddmm_by_sample(X, W, bias, cx, cw, *, threads=1, kernel=None, tile=None):
+    """:func:`sddmm` for dense X and cells sorted by sample (``cx``
+    nondecreasing), in tiles of ``tile`` samples (default
+    :func:`sample_tile`): within a tile the cells are grouped by classifier
+    row in C, so the tile's samples stay in the cache while the rows it needs
+    are read once each.  Threads take whole tiles.  The same bits as
+    :func:`sddmm` on every path."""
+    kid = kernel_id(kernel)
+    ncells = cx.shape[0]
+    out = np.empty(ncells, dtype=np.float32)
+    if ncells == 0:
+        return out
+    W = np.ascontiguousarray(W, dtype=np.float32)
+    bias = np.ascontiguousarray(bias, dtype=np.float32)
+    X = np.ascontiguousarray(X, dtype=np.float32)
+    d = W.shape[1]
+    if X.ndim != 2 or X.shape[1] != d:
+        raise ValueError("samples have %s features, classifiers %d" % (X.shape[1:], d))
+    cx = np.ascontiguousarray(cx, dtype=np.int64)
+    cw = np.ascontiguousarray(cw, dtype=np.int64)
+    tile = sample_tile(d) if tile is None else int(tile)
+    if tile < 1:
+        raise ValueError("tile must be at least 1")
+    if cx[0] < 0 or cx[-1] >= X.shape[0]:
+        raise ValueError("a cell names a sample outside 0..%d" % (X.shape[0] - 1))
+
+    def run(s, e):
+        rc = lib.hsvm_sddmm_tiled(ptr("float *", X), ptr("float *", W), ptr("float *", bias), d,
+                                  ptr("int64_t *", cx[s:e]), ptr("int64_t *", cw[s:e]), e - s, W.shape[0], tile,
+                                  ptr("float *", out[s:e]), kid)
+        if rc == -1:
+            raise ValueError("cells must be sorted by sample and name classifiers in 0..%d" % (W.shape[0] - 1))
+        if rc == -2:
+            raise MemoryError("grouping cells")
+        if rc != 0:
+            raise kernel_error(rc, kernel)
+    n_tiles = int(cx[-1]) // tile + 1
+    threads = max(1, min(int(threads), n_tiles, ncells // 4096 + 1))
+    if threads == 1:
+        run(0, ncells)
+    else:
+        # Tile-aligned sample ranges: no tile is split, so each thread's
+        # samples are its own and the results do not depend on the split.
+        first = np.linspace(0, n_tiles, threads + 1).astype(np.int64) * tile
+        bounds = np.searchsorted(cx, first)
+        with ThreadPoolExecutor(threads) as ex:
+            list(ex.map(lambda i: run(int(bounds[i]), int(bounds[i + 1])), range(threads)))
+    return out
+
+
 @dataclass
 class RefinedPairs:
     """The exact decisions of the pairs among each row's refined classes.
@@ -120,11 +177,13 @@ class RefinedPairs:
 
 
 # What a refine cell (one sample and classifier, the sampled product) costs
-# against a cell of the dense product of exact scoring (BLAS): measured on
-# this project's machine at 10-37 for d = 784 to 11,698 (BENCHMARKS.md,
-# "Refine against exact").  When the cells of a block would cost more than
-# scoring every classifier, the refine scores every classifier instead.
-CELL_COST = 12
+# against a cell of the dense product of exact scoring (BLAS, which uses
+# FMA and register blocking the fixed-order sampled sums cannot): measured
+# on this project's machine at 16-25 on omniglot-242 (d = 784, two threads,
+# k = 30..100: BENCHMARKS.md, "Refine against exact").  When the cells of a
+# block would cost more than scoring every classifier, the refine scores
+# every classifier instead.
+CELL_COST = 18
 
 
 def dense_is_cheaper(cells_per_sample, n_classifiers):
@@ -145,12 +204,14 @@ def sorted_kept(kept, valid=None):
     return np.where(S == big, 0, S), valid.sum(axis=1)
 
 
-def kept_votes(decisions, kept, *, lookup, bags, valid=None):
+def kept_votes(decisions, kept, *, lookup, bags, valid=None, bias=None):
     """Votes and confidences [n, K] among each row's kept classes [n, k]
     (``valid`` marks the entries in use), read straight from the decision
     values of every classifier [n, P*bags]: what
     ``refine_decisions(..., decisions=decisions).votes(K)`` gives, bit for
-    bit, without gathering the cells (native/votes.c)."""
+    bit, without gathering the cells (native/votes.c).  ``bias`` (float32
+    [P*bags], optional): ``decisions`` then holds the products w.x, and the
+    values are ``decisions + bias`` in float32 without that pass."""
     n, k = kept.shape
     K = lookup.K
     S, nvalid = sorted_kept(kept, valid)
@@ -160,9 +221,17 @@ def kept_votes(decisions, kept, *, lookup, bags, valid=None):
     ids, signs = lookup.table()
     votes = np.empty((n, K), dtype=np.int32)
     conf = np.empty((n, K), dtype=np.float64)
-    rc = lib.hsvm_kept_votes(ptr("float *", dec), n, dec.shape[1] if n else 0, ptr("int64_t *", S), k,
+    bias_ptr = ffi.NULL
+    if bias is not None:
+        bias = np.ascontiguousarray(bias, dtype=np.float32)
+        if bias.shape != (dec.shape[1],):
+            raise ValueError("bias has shape %s, expected (%d,)" % (bias.shape, dec.shape[1]))
+        bias_ptr = ptr("float *", bias)
+    rc = lib.hsvm_kept_votes(ptr("float *", dec), bias_ptr, n, dec.shape[1] if n else 0, ptr("int64_t *", S), k,
                              ffi.NULL if nvalid is None else ptr("int64_t *", nvalid), ptr("int64_t *", ids),
                              ptr("int8_t *", signs), bags, K, ptr("int32_t *", votes), ptr("double *", conf))
+    if rc == -3:
+        raise MemoryError("kept votes")
     if rc == -2:
         raise ValueError("the model has no classifier for some pair of kept classes")
     if rc != 0:
@@ -203,13 +272,16 @@ def refine_decisions(model, Xn, kept, *, lookup, valid=None, threads=1, decision
         flat = np.ascontiguousarray(decisions[cx, rows], dtype=np.float32).reshape(-1, bags)
         return _assemble(A, B, flat, pmask, S, nvalid, sign, every, None if every else (cell_rows, cell_pairs))
     model.verify(rows=rows)
-    # Cells grouped by classifier row (a counting sort), so that each row of
-    # the memory-mapped W is read once, in file order, for the whole batch:
-    # W streams in; the sample rows are reread from the caches.  (Tiling the
-    # samples to keep their rows in L2 was measured slower: the classifier
-    # rows a tile needs are then scattered reads, not a stream.)
-    order = group_by_key(rows, model.n_classifiers)
-    flat = sddmm(Xn, model.W, model.b, cx, rows, order=order, threads=threads).reshape(-1, bags)
+    if sp.issparse(Xn):
+        # Cells grouped by classifier row (a counting sort), so that each row
+        # of the memory-mapped W is read once, in file order, for the whole
+        # batch; a sparse sample touches a few words of each row.
+        order = group_by_key(rows, model.n_classifiers)
+        flat = sddmm(Xn, model.W, model.b, cx, rows, order=order, threads=threads)
+    else:
+        # The cells are in sample order: tiles of samples that stay in L2.
+        flat = sddmm_by_sample(Xn, model.W, model.b, cx, rows, threads=threads)
+    flat = flat.reshape(-1, bags)
     return _assemble(A, B, flat, pmask, S, nvalid, sign, every, None if every else (cell_rows, cell_pairs))
 
 

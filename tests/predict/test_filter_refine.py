@@ -111,6 +111,35 @@ def test_refine_product_is_bit_identical_on_every_path_and_matches_float64(d):
     np.testing.assert_allclose(outs[0], ref, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("d", [1, 31, 64, 785])
+def test_tiled_refine_product_gives_the_bits_of_the_row_grouped_one_for_every_tile_and_thread(d):
+    from hsvm_cli.predict.refine import group_by_key, sddmm_by_sample
+    from hsvm_cli.support.kernels import available_kernels
+    rng = np.random.default_rng(d)
+    X = rng.standard_normal((40, d)).astype(np.float32)
+    W = rng.standard_normal((30, d)).astype(np.float32)
+    bias = rng.standard_normal(30).astype(np.float32)
+    cx = np.sort(rng.integers(0, 40, 9000))    # > 4,096 cells a thread: threads split the tiles
+    cw = rng.integers(0, 30, 9000)             # rows repeat within a tile: cells share a row
+    ref = sddmm(X, W, bias, cx, cw, order=group_by_key(cw, 30), kernel="portable")
+    paths = ["portable"] + [k for k in ("avx2", "avx512") if k in available_kernels()]
+    for kernel in paths:
+        for tile in (1, 3, 7, 40, None):
+            for threads in (1, 3):
+                got = sddmm_by_sample(X, W, bias, cx, cw, kernel=kernel, tile=tile, threads=threads)
+                assert got.tobytes() == ref.tobytes(), (kernel, tile, threads)
+
+
+def test_tiled_refine_product_refuses_cells_out_of_sample_order():
+    from hsvm_cli.predict.refine import sddmm_by_sample
+    X = np.ones((3, 4), np.float32)
+    W = np.ones((2, 4), np.float32)
+    with pytest.raises(ValueError, match="sorted by sample"):
+        sddmm_by_sample(X, W, np.zeros(2, np.float32), np.array([1, 0]), np.array([0, 1]))
+    with pytest.raises(ValueError, match="sorted by sample"):
+        sddmm_by_sample(X, W, np.zeros(2, np.float32), np.array([0, 1]), np.array([0, 2]))
+
+
 def test_refine_sub_blocks_give_the_same_result_as_one_block(digits_model, digits):
     _, _, Xt, _ = digits
     h = hash_model(digits_model, bits=256, seed=0)
@@ -213,6 +242,11 @@ def test_votes_read_from_exact_scores_are_bit_identical_to_the_gathered_cells(di
     v0, c0 = gathered.votes(K)
     v1, c1, nvalid = kept_votes(dense, kept, lookup=lookup, bags=m.bags, valid=valid)
     assert np.array_equal(v0, v1) and np.array_equal(c0, c1) and np.array_equal(nvalid, gathered.nvalid)
+    # from the products, the bias added as the votes read them, in blocks of 50 rows
+    scorer = ExactScorer(m)
+    scorer.block_rows = lambda: 50
+    v2, c2, n2 = scorer.kept_votes(Xn, kept, lookup=lookup, valid=valid)
+    assert np.array_equal(v0, v2) and np.array_equal(c0, c2) and np.array_equal(nvalid, n2)
 
 
 def test_votes_read_from_exact_scores_refuse_a_missing_pair(digits_model):
@@ -239,3 +273,5 @@ def test_votes_read_from_exact_scores_follow_the_bag_majority(digits):
     v0, c0 = refine_decisions(m, Xn, kept, lookup=lookup, decisions=dense).votes(K)
     v1, c1, _ = kept_votes(dense, kept, lookup=lookup, bags=m.bags)
     assert m.bags == 3 and np.array_equal(v0, v1) and np.array_equal(c0, c1)
+    v2, c2, _ = ExactScorer(m).kept_votes(Xn, kept, lookup=lookup)
+    assert np.array_equal(v0, v2) and np.array_equal(c0, c2)
