@@ -17,6 +17,7 @@
 #include <string.h>
 #include "dot32.h"
 #include "pair_rule.h"
+#include "radix_sort.h"
 #include "hsvm_dag.h"
 
 /* Groups whose rows are requested ahead of the one being computed.  A 4 KB
@@ -27,8 +28,6 @@
  * block the hardware streams the rows about as well on its own (neutral
  * within noise on the K = 1,000 benchmark). */
 #define PREFETCH_GROUPS 2
-#define RADIX_BITS 11
-#define RADIX (1 << RADIX_BITS)
 
 typedef struct {
     const float *X;
@@ -70,59 +69,6 @@ static int64_t pair_id(const dag_t *g, int64_t lo, int64_t hi)
             b = m;
     }
     return (a < g->n_pairs && g->keys[a] == q) ? g->key_pair[a] : -1;
-}
-
-/* Stable LSD radix sort of (key, idx) by key < 2^key_bits; the result ends in
- * *key / *idx (the buffers may be swapped).  Digits on which all keys agree
- * are skipped, which makes the shared first steps free. */
-static void radix_sort(uint64_t **key, int32_t **idx, uint64_t **key_tmp, int32_t **idx_tmp,
-                       int64_t m, int key_bits, int64_t *count)
-{
-    if (m <= 32) {
-        /* Few samples (small blocks, the last steps of padded lists): a
-         * stable insertion sort beats clearing the radix counts per digit. */
-        uint64_t *ks = *key;
-        int32_t *is = *idx;
-        for (int64_t t = 1; t < m; t++) {
-            const uint64_t kv = ks[t];
-            const int32_t iv = is[t];
-            int64_t u = t;
-            for (; u > 0 && ks[u - 1] > kv; u--) {
-                ks[u] = ks[u - 1];
-                is[u] = is[u - 1];
-            }
-            ks[u] = kv;
-            is[u] = iv;
-        }
-        return;
-    }
-    for (int shift = 0; shift < key_bits; shift += RADIX_BITS) {
-        /* The last digit may be narrower: count only the buckets it has. */
-        const int bits = key_bits - shift < RADIX_BITS ? key_bits - shift : RADIX_BITS;
-        const uint64_t mask = ((uint64_t)1 << bits) - 1;
-        uint64_t *ks = *key, *kd = *key_tmp;
-        int32_t *is = *idx, *id = *idx_tmp;
-        memset(count, 0, sizeof(int64_t) << bits);
-        for (int64_t t = 0; t < m; t++)
-            count[(ks[t] >> shift) & mask]++;
-        if (count[(ks[0] >> shift) & mask] == (int64_t)m)
-            continue;
-        int64_t sum = 0;
-        for (int r = 0; r < (1 << bits); r++) {
-            const int64_t c = count[r];
-            count[r] = sum;
-            sum += c;
-        }
-        for (int64_t t = 0; t < m; t++) {
-            const int64_t pos = count[(ks[t] >> shift) & mask]++;
-            kd[pos] = ks[t];
-            id[pos] = is[t];
-        }
-        *key = kd;
-        *key_tmp = ks;
-        *idx = id;
-        *idx_tmp = is;
-    }
 }
 
 static inline void prefetch_rows(const dag_t *g, int64_t pid)
@@ -278,8 +224,8 @@ int hsvm_dag_predict(const float *X, const int64_t *indptr, const int32_t *indic
 {
     dot32_fn dot;
     dot32x2_fn dot2;
-    int32_t kc = dot32_choose(kernel, &dot);
-    if (kc < 0 || (kc = dot32x2_choose(kernel, &dot2)) < 0)
+    const int32_t kc = dot32_choose(kernel, &dot, &dot2);
+    if (kc < 0)
         return kc;
     dag_t g = {X, indptr, indices, d, W, bias, bags, n_pairs, pair_a, pair_b, n_classes,
                keys, key_pair, cand, cand ? k : n_classes, dot, dot2};
@@ -308,7 +254,7 @@ int hsvm_dag_predict(const float *X, const int64_t *indptr, const int32_t *indic
     w.key1 = malloc(sizeof(uint64_t) * (size_t)n);
     w.run_start = malloc(sizeof(int64_t) * (size_t)(n + 1));
     w.run_pid = malloc(sizeof(int64_t) * (size_t)n);
-    w.count = malloc(sizeof(int64_t) * RADIX);
+    w.count = malloc(sizeof(int64_t) * RADIX_SORT_BUCKETS);
     w.decs = malloc(sizeof(float) * (size_t)n * (size_t)bags);
     if (!w.first || !w.last || !w.act || !w.idx0 || !w.idx1 || !w.key0 || !w.key1
         || !w.run_start || !w.run_pid || !w.count || !w.decs) {

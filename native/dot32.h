@@ -145,32 +145,24 @@ static void dot2_portable(const float *x0, const float *x1, const float *w, int6
 typedef float (*dot32_fn)(const float *, const float *, int64_t);
 typedef void (*dot32x2_fn)(const float *, const float *, const float *, int64_t, float *, float *);
 
-/* The two-sample form of the path dot32_choose picks for the same kernel. */
-static inline int32_t dot32x2_choose(int32_t kernel, dot32x2_fn *dot2)
-{
-    const int32_t k = hsvm_resolve_kernel(kernel);
-    if (k < 0)
-        return k;
-    *dot2 = dot2_portable;
-#ifdef HSVM_DOT32_X86
-    if (k == HSVM_KERNEL_AVX2 || k == HSVM_KERNEL_AVX512)
-        *dot2 = dot2_avx2;
-#endif
-    return 0;
-}
-
 /* kernel: HSVM_KERNEL_* (hsvm_cpu.h), resolved by the one resolver; the
  * AVX-512 path has nothing to add to AVX2's here, so it runs AVX2's.
- * Returns 0 and sets *dot, or the resolver's negative code. */
-static inline int32_t dot32_choose(int32_t kernel, dot32_fn *dot)
+ * Returns 0 and sets *dot and, when dot2 is not NULL, *dot2 (the two-sample
+ * form of the same path), or returns the resolver's negative code. */
+static inline int32_t dot32_choose(int32_t kernel, dot32_fn *dot, dot32x2_fn *dot2)
 {
     const int32_t k = hsvm_resolve_kernel(kernel);
     if (k < 0)
         return k;
     *dot = dot_portable;
+    if (dot2)
+        *dot2 = dot2_portable;
 #ifdef HSVM_DOT32_X86
-    if (k == HSVM_KERNEL_AVX2 || k == HSVM_KERNEL_AVX512)
+    if (k == HSVM_KERNEL_AVX2 || k == HSVM_KERNEL_AVX512) {
         *dot = dot_avx2;
+        if (dot2)
+            *dot2 = dot2_avx2;
+    }
 #endif
     return 0;
 }

@@ -1,15 +1,17 @@
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "dot32.h"
 #include "hsvm_cpu.h"
 #include "hsvm_refine.h"
+#include "radix_sort.h"
 
 int hsvm_sddmm_dense(const float *X, const float *W, const float *bias, int64_t d,
                      const int64_t *cx, const int64_t *cw, const int64_t *order, int64_t ncells,
                      float *out, int32_t kernel)
 {
     dot32_fn dot;
-    const int32_t rc = dot32_choose(kernel, &dot);
+    const int32_t rc = dot32_choose(kernel, &dot, NULL);
     if (rc < 0)
         return rc;
     for (int64_t j = 0; j < ncells; j++) {
@@ -55,39 +57,6 @@ int hsvm_group_by_key(const int64_t *key, int64_t n, int64_t n_keys, int64_t *or
     return 0;
 }
 
-/* Stable LSD radix sort of the m cells idx[] by key[] (< 2^key_bits), 11 bits
- * a pass, passes on which all keys agree skipped; the result ends in *key /
- * *idx (the buffers may be swapped with the tmp ones). */
-static void sort_cells(uint32_t **key, int64_t **idx, uint32_t **ktmp, int64_t **itmp, int64_t m, int key_bits,
-                       int64_t *count)
-{
-    for (int shift = 0; shift < key_bits; shift += 11) {
-        const uint32_t mask = 2047;
-        uint32_t *ks = *key, *kd = *ktmp;
-        int64_t *is = *idx, *id = *itmp;
-        memset(count, 0, sizeof(int64_t) * 2048);
-        for (int64_t t = 0; t < m; t++)
-            count[(ks[t] >> shift) & mask]++;
-        if (count[(ks[0] >> shift) & mask] == m)
-            continue;
-        int64_t sum = 0;
-        for (int r = 0; r < 2048; r++) {
-            const int64_t c = count[r];
-            count[r] = sum;
-            sum += c;
-        }
-        for (int64_t t = 0; t < m; t++) {
-            const int64_t pos = count[(ks[t] >> shift) & mask]++;
-            kd[pos] = ks[t];
-            id[pos] = is[t];
-        }
-        *key = kd;
-        *ktmp = ks;
-        *idx = id;
-        *itmp = is;
-    }
-}
-
 static inline void prefetch_row(const float *w, int64_t d)
 {
     const char *p = (const char *)w;
@@ -101,12 +70,12 @@ int hsvm_sddmm_tiled(const float *X, const float *W, const float *bias, int64_t 
 {
     dot32_fn dot;
     dot32x2_fn dot2;
-    int32_t rc = dot32_choose(kernel, &dot);
-    if (rc < 0 || (rc = dot32x2_choose(kernel, &dot2)) < 0)
+    int32_t rc = dot32_choose(kernel, &dot, &dot2);
+    if (rc < 0)
         return rc;
     if (ncells <= 0)
         return 0;
-    if (tile < 1 || n_rows < 1 || n_rows > ((int64_t)1 << 32))
+    if (tile < 1 || n_rows < 1)
         return -1;
     /* Validate, and find the largest tile's cell count. */
     int64_t most = 0, start = 0;
@@ -120,11 +89,13 @@ int hsvm_sddmm_tiled(const float *X, const float *W, const float *bias, int64_t 
     }
     most = ncells - start > most ? ncells - start : most;
     int key_bits = 1;
-    while (key_bits < 32 && ((int64_t)1 << key_bits) < n_rows)
+    while (key_bits < 62 && ((int64_t)1 << key_bits) < n_rows)
         key_bits++;
-    uint32_t *key0 = malloc(sizeof(uint32_t) * (size_t)most), *key1 = malloc(sizeof(uint32_t) * (size_t)most);
-    int64_t *idx0 = malloc(sizeof(int64_t) * (size_t)most), *idx1 = malloc(sizeof(int64_t) * (size_t)most);
-    int64_t *count = malloc(sizeof(int64_t) * 2048);
+    if (most > INT32_MAX)
+        return -2;      /* the sort's positions within a tile are int32 */
+    uint64_t *key0 = malloc(sizeof(uint64_t) * (size_t)most), *key1 = malloc(sizeof(uint64_t) * (size_t)most);
+    int32_t *idx0 = malloc(sizeof(int32_t) * (size_t)most), *idx1 = malloc(sizeof(int32_t) * (size_t)most);
+    int64_t *count = malloc(sizeof(int64_t) * RADIX_SORT_BUCKETS);
     if (!key0 || !key1 || !idx0 || !idx1 || !count) {
         rc = -2;
         goto done;
@@ -135,12 +106,14 @@ int hsvm_sddmm_tiled(const float *X, const float *W, const float *bias, int64_t 
             e++;
         const int64_t m = e - s;
         for (int64_t t = 0; t < m; t++) {
-            key0[t] = (uint32_t)cw[s + t];
-            idx0[t] = s + t;
+            key0[t] = (uint64_t)cw[s + t];
+            idx0[t] = (int32_t)t;
         }
-        uint32_t *key = key0, *ktmp = key1;
-        int64_t *idx = idx0, *itmp = idx1;
-        sort_cells(&key, &idx, &ktmp, &itmp, m, key_bits, count);
+        uint64_t *key = key0, *ktmp = key1;
+        int32_t *idx = idx0, *itmp = idx1;
+        radix_sort(&key, &idx, &ktmp, &itmp, m, key_bits, count);
+        const int64_t *tcx = cx + s;
+        float *tout = out + s;
         /* The tile's samples stay in L2; each classifier row is read once
          * for all of the tile's cells that need it, the next row requested
          * while this one is used. */
@@ -155,12 +128,12 @@ int hsvm_sddmm_tiled(const float *X, const float *W, const float *bias, int64_t 
             int64_t j = t;
             for (; j + 1 < g; j += 2) {
                 float r0, r1;
-                dot2(X + cx[idx[j]] * d, X + cx[idx[j + 1]] * d, w, d, &r0, &r1);
-                out[idx[j]] = r0 + bias[u];
-                out[idx[j + 1]] = r1 + bias[u];
+                dot2(X + tcx[idx[j]] * d, X + tcx[idx[j + 1]] * d, w, d, &r0, &r1);
+                tout[idx[j]] = r0 + bias[u];
+                tout[idx[j + 1]] = r1 + bias[u];
             }
             if (j < g)
-                out[idx[j]] = dot(X + cx[idx[j]] * d, w, d) + bias[u];
+                tout[idx[j]] = dot(X + tcx[idx[j]] * d, w, d) + bias[u];
             t = g;
         }
         s = e;

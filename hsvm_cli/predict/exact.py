@@ -5,7 +5,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..support.kernels import kernel_error, kernel_id
-from ..support.native import ffi, lib, ptr
+from ..support.native import float_vector_ptr, lib, ptr
 from ..support.timing import NullTimings
 
 # Decision values are computed for a block of rows at a time; this bounds the
@@ -36,12 +36,7 @@ def ovo_votes(dec, pair_a, pair_b, *, bags, n_classes, bias=None, kernel=None):
     pair_b = np.ascontiguousarray(pair_b, dtype=np.int32)
     if pair_b.shape != pair_a.shape:
         raise ValueError("pair_a and pair_b differ in shape: %s, %s" % (pair_a.shape, pair_b.shape))
-    bias_ptr = ffi.NULL
-    if bias is not None:
-        bias = np.ascontiguousarray(bias, dtype=np.float32)
-        if bias.shape != (dec.shape[1],):
-            raise ValueError("bias has shape %s, expected (%d,)" % (bias.shape, dec.shape[1]))
-        bias_ptr = ptr("float *", bias)
+    bias, bias_ptr = float_vector_ptr("bias", bias, dec.shape[1])
     votes = np.empty((n, n_classes), dtype=np.int32)
     conf = np.empty((n, n_classes), dtype=np.float64)
     if n == 0:

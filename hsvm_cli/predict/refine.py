@@ -12,7 +12,7 @@ import scipy.sparse as sp
 
 from ..models.pairs import canonical_pairs
 from ..support.kernels import kernel_error, kernel_id
-from ..support.native import ffi, lib, ptr
+from ..support.native import ffi, float_vector_ptr, lib, ptr
 
 
 def group_by_key(key, n_keys):
@@ -28,22 +28,24 @@ def group_by_key(key, n_keys):
     return order
 
 
+def _cell_operands(W, bias, cx, cw):
+    """The output vector and the operands in the dtypes the C kernels take.
+    W may be the model's read-only memory map: used in place, never copied."""
+    return (np.empty(np.shape(cx)[0], dtype=np.float32), np.ascontiguousarray(W, dtype=np.float32),
+            np.ascontiguousarray(bias, dtype=np.float32), np.ascontiguousarray(cx, dtype=np.int64),
+            np.ascontiguousarray(cw, dtype=np.int64))
+
+
 def sddmm(X, W, bias, cx, cw, *, order=None, threads=1, kernel=None):
     """dec[c] = X[cx[c]] . W[cw[c]] + bias[cw[c]] (float32), the cells visited
     in ``order`` (default: as given; group them by cw so each row of W is read
     once).  ``kernel`` (None/auto, portable, avx2, avx512 = avx2 here) forces a
     code path; every path gives the same bits."""
     kid = kernel_id(kernel)
-    ncells = cx.shape[0]
-    out = np.empty(ncells, dtype=np.float32)
+    out, W, bias, cx, cw = _cell_operands(W, bias, cx, cw)
+    ncells, d = out.shape[0], W.shape[1]
     if ncells == 0:
         return out
-    # W may be the model's read-only memory map: used in place, never copied.
-    W = np.ascontiguousarray(W, dtype=np.float32)
-    bias = np.ascontiguousarray(bias, dtype=np.float32)
-    d = W.shape[1]
-    cx = np.ascontiguousarray(cx, dtype=np.int64)
-    cw = np.ascontiguousarray(cw, dtype=np.int64)
     order = np.arange(ncells, dtype=np.int64) if order is None else np.ascontiguousarray(order, dtype=np.int64)
     if sp.issparse(X):
         X = X.tocsr()
@@ -94,18 +96,13 @@ def sddmm_by_sample(X, W, bias, cx, cw, *, threads=1, kernel=None, tile=None):
     are read once each.  Threads take whole tiles.  The same bits as
     :func:`sddmm` on every path."""
     kid = kernel_id(kernel)
-    ncells = cx.shape[0]
-    out = np.empty(ncells, dtype=np.float32)
+    out, W, bias, cx, cw = _cell_operands(W, bias, cx, cw)
+    ncells, d = out.shape[0], W.shape[1]
     if ncells == 0:
         return out
-    W = np.ascontiguousarray(W, dtype=np.float32)
-    bias = np.ascontiguousarray(bias, dtype=np.float32)
     X = np.ascontiguousarray(X, dtype=np.float32)
-    d = W.shape[1]
     if X.ndim != 2 or X.shape[1] != d:
         raise ValueError("samples have %s features, classifiers %d" % (X.shape[1:], d))
-    cx = np.ascontiguousarray(cx, dtype=np.int64)
-    cw = np.ascontiguousarray(cw, dtype=np.int64)
     tile = sample_tile(d) if tile is None else int(tile)
     if tile < 1:
         raise ValueError("tile must be at least 1")
@@ -221,12 +218,7 @@ def kept_votes(decisions, kept, *, lookup, bags, valid=None, bias=None):
     ids, signs = lookup.table()
     votes = np.empty((n, K), dtype=np.int32)
     conf = np.empty((n, K), dtype=np.float64)
-    bias_ptr = ffi.NULL
-    if bias is not None:
-        bias = np.ascontiguousarray(bias, dtype=np.float32)
-        if bias.shape != (dec.shape[1],):
-            raise ValueError("bias has shape %s, expected (%d,)" % (bias.shape, dec.shape[1]))
-        bias_ptr = ptr("float *", bias)
+    bias, bias_ptr = float_vector_ptr("bias", bias, dec.shape[1])
     rc = lib.hsvm_kept_votes(ptr("float *", dec), bias_ptr, n, dec.shape[1] if n else 0, ptr("int64_t *", S), k,
                              ffi.NULL if nvalid is None else ptr("int64_t *", nvalid), ptr("int64_t *", ids),
                              ptr("int8_t *", signs), bags, K, ptr("int32_t *", votes), ptr("double *", conf))
