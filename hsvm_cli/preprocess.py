@@ -76,7 +76,7 @@ def prepare(normalize, X, *, timings=None, threads=1):
     (native/prepare.c) to the same bits, its rows split over ``threads``."""
     t = timings or NullTimings()
     with t.phase("normalise"):
-        if sp.isspmatrix_csr(X) and X.dtype == np.float64 and normalize in NORMALIZATIONS:
+        if sp.isspmatrix_csr(X) and X.dtype in (np.float64, np.float32) and normalize in NORMALIZATIONS:
             return _prepare_csr(X, normalize == "l2", threads)
         X = X.astype(np.float32, copy=False) if hasattr(X, "astype") else np.asarray(X, dtype=np.float32)
         return densify_if_dense(apply_normalization(X, normalize, copy=True))
@@ -87,29 +87,53 @@ def prepare(normalize, X, *, timings=None, threads=1):
 _ROWS_PER_THREAD = 2048
 
 
+_GIVEN = "_hsvm_given_to_prepare"
+
+
+def give_to_prepare(X):
+    """Marks the reader's chunk X (CSR) as owned by nobody but the caller that
+    prepares it next: a fully dense float32 chunk may then be normalised in
+    its own values array (no new array, no second pass), which changes X.
+    For chunks a caller made and drops after :func:`prepare` (``hsvm
+    predict``'s), never for a user's matrix.  Returns X."""
+    setattr(X, _GIVEN, True)
+    return X
+
+
 def _prepare_csr(X, l2, threads=1):
     n, d = X.shape
     indptr = np.ascontiguousarray(X.indptr, dtype=np.int64)
     indices = np.ascontiguousarray(X.indices, dtype=np.int32)
-    values = np.ascontiguousarray(X.data, dtype=np.float64)
+    f32 = X.data.dtype == np.float32
+    values = np.ascontiguousarray(X.data)
     dense = bool(n * d) and X.nnz >= DENSE_ABOVE * n * d
-    out = np.empty((n, d) if dense else X.nnz, dtype=np.float32)
     canonical = 1 if X.has_canonical_format else 0
+    in_place = (f32 and dense and canonical and getattr(X, _GIVEN, False) and X.nnz == n * d
+                and values.flags.writeable and int(indptr[0]) == 0)
+    if in_place:
+        out = values[:n * d].reshape(n, d)
+        setattr(X, _GIVEN, False)      # its values are now the prepared samples
+    else:
+        out = np.empty((n, d) if dense else X.nnz, dtype=np.float32)
+    prepare_rows = lib.hsvm_prepare_csr32 if f32 else lib.hsvm_prepare_csr
+    value_type = "float *" if f32 else "double *"
     parts = max(1, min(int(threads or 1), n // _ROWS_PER_THREAD))
     bounds = np.linspace(0, n, parts + 1).astype(np.int64)
 
     def run(lo, hi):
         # cffi releases the GIL during the call: the parts run in parallel
-        return lib.hsvm_prepare_csr(ptr("int64_t *", indptr) + lo, ptr("int32_t *", indices),
-                                    ptr("double *", values), hi - lo, d, 1 if l2 else 0, canonical,
-                                    ptr("float *", out) + lo * d if dense else ffi.NULL,
-                                    ffi.NULL if dense else ptr("float *", out))
+        return prepare_rows(ptr("int64_t *", indptr) + lo, ptr("int32_t *", indices),
+                            ptr(value_type, values), hi - lo, d, 1 if l2 else 0, canonical,
+                            ptr("float *", out) + lo * d if dense else ffi.NULL,
+                            ffi.NULL if dense else ptr("float *", out))
     if parts == 1:
         bad = run(0, n)
     else:
         from concurrent.futures import ThreadPoolExecutor
         with ThreadPoolExecutor(parts) as pool:
             bad = sum(pool.map(run, bounds[:-1], bounds[1:]))
+    if bad < 0:
+        raise AssertionError("in-place preparation of rows that are not fully dense")
     if bad:
         raise DataError("%d feature values are beyond the float32 range of the model" % bad)
     if dense:

@@ -20,4 +20,11 @@
 int64_t hsvm_prepare_csr(const int64_t *indptr, const int32_t *indices, const double *values, int64_t n,
                          int64_t d, int32_t l2, int32_t canonical, float *dense, float *data);
 
+/* The same for values already rounded to float32 (the reader's float32
+ * chunks), with the same results.  dense may be values itself (at
+ * indptr[0]) when every row passed is fully dense (d values, canonical): the
+ * rows are then normalised in place; -1 when they are not. */
+int64_t hsvm_prepare_csr32(const int64_t *indptr, const int32_t *indices, const float *values, int64_t n,
+                           int64_t d, int32_t l2, int32_t canonical, float *dense, float *data);
+
 #endif

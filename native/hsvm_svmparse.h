@@ -62,12 +62,14 @@ typedef struct {
  * >= max_width is an error (HSVM_SVM_E_TOO_BIG); otherwise (n_features <=
  * max_width) a column >= n_features is an error, or silently dropped when
  * drop_extra is nonzero.  Values are parsed as doubles and must stay finite
- * when rounded to float32.  Blank and comment-only lines are skipped but
- * counted in st->lines. */
+ * when rounded to float32; they are stored in values, or, when values32 is
+ * not NULL, rounded to float32 in values32 instead (the bits of converting
+ * the doubles afterwards, without that pass).  Blank and comment-only lines
+ * are skipped but counted in st->lines. */
 int hsvm_svm_parse(const char *buf, int64_t len, int32_t zero_based,
                    int64_t n_features, int64_t max_width, int32_t drop_extra,
                    int64_t row_cap, int64_t nnz_cap,
-                   int64_t *indptr, int32_t *indices, double *values,
+                   int64_t *indptr, int32_t *indices, double *values, float *values32,
                    int64_t *labels, hsvm_svm_parse_state *st);
 
 /* The value parser on its own (for tests against strtod): parses s[0:len]

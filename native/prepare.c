@@ -3,47 +3,84 @@
 #include <string.h>
 #include "hsvm_prepare.h"
 
+/* The one pass, for values parsed as double or already rounded to float32
+ * (the same bits: every value is rounded to float32 before anything else). */
+#define VALUE_T double
+#define NAME prepare_csr64
+#include "prepare_rows.h"
+#undef VALUE_T
+#undef NAME
+#define VALUE_T float
+#define NAME prepare_csr32
+#include "prepare_rows.h"
+#undef VALUE_T
+#undef NAME
+
 int64_t hsvm_prepare_csr(const int64_t *indptr, const int32_t *indices, const double *values, int64_t n,
                          int64_t d, int32_t l2, int32_t canonical, float *dense, float *data)
 {
-    int64_t bad = 0;
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t b = indptr[i], e = indptr[i + 1];
-        float scale = 1.0f;
-        if (l2) {
-            double s = 0.0;
-            for (int64_t k = b; k < e; k++) {
-                const double v = (double)(float)values[k];
-                s += v * v;
+    return prepare_csr64(indptr, indices, values, n, d, l2, canonical, dense, data);
+}
+
+/* Fully dense rows normalised where they are: one pointer, so the loop
+ * vectorises (with two that alias exactly the compiler's overlap check would
+ * fall back to scalar code).  The same operations as prepare_rows.h.  A
+ * row's norm is a chain of dependent double additions in index order (what
+ * makes it machine-independent); eight rows' chains advance together so the
+ * adder is not idle waiting on one. */
+#define NORM_ROWS 8
+
+static void scale_row(float *x, int64_t d, double s, int32_t l2, int64_t *bad)
+{
+    const double norm = sqrt(s);
+    const float scale = norm > 0.0 ? (float)(1.0 / norm) : 0.0f;
+    int64_t b = 0;
+    for (int64_t k = 0; k < d; k++) {
+        const float v = l2 ? x[k] * scale : x[k];
+        b += !(fabsf(v) <= FLT_MAX);
+        x[k] = v;
+    }
+    *bad += b;
+}
+
+static int64_t prepare_dense32_in_place(float *rows, int64_t n, int64_t d, int32_t l2)
+{
+    int64_t bad = 0, i = 0;
+    for (; l2 && i + NORM_ROWS <= n; i += NORM_ROWS) {
+        double s[NORM_ROWS] = {0.0};
+        const float *x = rows + i * d;
+        for (int64_t k = 0; k < d; k++) {
+            for (int j = 0; j < NORM_ROWS; j++) {
+                const double v = (double)x[j * d + k];
+                s[j] += v * v;
             }
-            const double norm = sqrt(s);
-            scale = norm > 0.0 ? (float)(1.0 / norm) : 0.0f;
         }
-        float *row = dense ? dense + i * d : NULL;
-        if (row && canonical && e - b == d) {
-            /* A fully dense row (d increasing indices below d: 0 .. d-1):
-             * stored in place, no zeroing first, a loop the compiler
-             * vectorises. */
-            const double *x = values + b;
-            for (int64_t k = 0; k < d; k++) {
-                const float f = (float)x[k];
-                const float v = l2 ? f * scale : f;
-                bad += !(fabsf(v) <= FLT_MAX);
-                row[k] = v;
-            }
-            continue;
+        for (int j = 0; j < NORM_ROWS; j++)
+            scale_row(rows + (i + j) * d, d, s[j], l2, &bad);
+    }
+    for (; i < n; i++) {
+        float *x = rows + i * d;
+        double s = 0.0;
+        for (int64_t k = 0; l2 && k < d; k++) {
+            const double v = (double)x[k];
+            s += v * v;
         }
-        if (row)
-            memset(row, 0, sizeof(float) * (size_t)d);
-        for (int64_t k = b; k < e; k++) {
-            const float f = (float)values[k];
-            const float v = l2 ? f * scale : f;
-            bad += !(fabsf(v) <= FLT_MAX);
-            if (row)
-                row[indices[k]] = v;
-            else
-                data[k] = v;
-        }
+        scale_row(x, d, s, l2, &bad);
     }
     return bad;
+}
+
+int64_t hsvm_prepare_csr32(const int64_t *indptr, const int32_t *indices, const float *values, int64_t n,
+                           int64_t d, int32_t l2, int32_t canonical, float *dense, float *data)
+{
+    if (dense && dense == values + indptr[0]) {
+        if (!canonical)
+            return -1;
+        for (int64_t i = 0; i < n; i++) {
+            if (indptr[i + 1] - indptr[i] != d)
+                return -1;
+        }
+        return prepare_dense32_in_place(dense, n, d, l2);
+    }
+    return prepare_csr32(indptr, indices, values, n, d, l2, canonical, dense, data);
 }

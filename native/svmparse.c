@@ -357,7 +357,7 @@ static inline int check_index(uint64_t idx, uint64_t base, int64_t prev, uint64_
 int hsvm_svm_parse(const char *buf, int64_t len, int32_t zero_based,
                    int64_t n_features, int64_t max_width, int32_t drop_extra,
                    int64_t row_cap, int64_t nnz_cap,
-                   int64_t *indptr, int32_t *indices, double *values,
+                   int64_t *indptr, int32_t *indices, double *values, float *values32,
                    int64_t *labels, hsvm_svm_parse_state *st)
 {
     const char *const end_all = buf + len;
@@ -484,7 +484,10 @@ int hsvm_svm_parse(const char *buf, int64_t len, int32_t zero_based,
             if (col >= keep_limit)
                 continue; /* extra feature, drop_extra set */
             indices[nnz] = (int32_t)col;
-            values[nnz] = v;
+            if (values32)
+                values32[nnz] = (float)v;
+            else
+                values[nnz] = v;
             nnz++;
         }
         if (nnz > row_start && (int64_t)indices[nnz - 1] > max_col)

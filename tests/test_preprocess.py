@@ -8,7 +8,7 @@ import scipy.sparse as sp
 
 from hsvm_cli.errors import DataError
 from hsvm_cli.io.svmlight import iter_svmlight, write_svmlight
-from hsvm_cli.preprocess import _ROWS_PER_THREAD, apply_normalization, densify_if_dense, prepare
+from hsvm_cli.preprocess import _ROWS_PER_THREAD, apply_normalization, densify_if_dense, give_to_prepare, prepare
 
 
 def _reference(normalize, X):
@@ -55,6 +55,59 @@ def test_rows_from_the_reader_take_the_dense_path_with_the_same_bits(tmp_path):
     assert chunk.X.has_canonical_format
     got = prepare("l2", chunk.X, threads=2)
     assert np.array_equal(got.view(np.uint32), _reference("l2", chunk.X).view(np.uint32))
+
+
+@pytest.mark.parametrize("density", [0.01, 0.3, 1.0])
+@pytest.mark.parametrize("normalize", ["l2", "none"])
+def test_float32_chunks_are_prepared_to_the_bits_of_float64_ones(density, normalize):
+    rng = np.random.default_rng(4)
+    X = _chunk(rng, 2 * _ROWS_PER_THREAD + 5, 40, density)
+    X32 = X.astype(np.float32)
+    X32.has_canonical_format = True
+    want = prepare(normalize, X, threads=2)
+    for threads in (1, 2):
+        got = prepare(normalize, X32, threads=threads)
+        if sp.issparse(want):
+            assert np.array_equal(got.indices, want.indices)
+            got, w = got.data, want.data
+        else:
+            w = want
+        assert np.array_equal(got.view(np.uint32), w.view(np.uint32))
+
+
+def _reader_chunk(tmp_path, Xd, dtype):
+    path = tmp_path / "c.svm"
+    with open(path, "wb") as fh:
+        write_svmlight(fh, Xd, np.ones(Xd.shape[0], dtype=np.int64))
+    (chunk,) = list(iter_svmlight(str(path), n_features=Xd.shape[1], dtype=dtype))
+    return chunk.X
+
+
+@pytest.mark.parametrize("normalize", ["l2", "none"])
+@pytest.mark.parametrize("threads", [1, 3])
+def test_a_fully_dense_chunk_given_to_prepare_is_prepared_in_its_own_values(tmp_path, normalize, threads):
+    rng = np.random.default_rng(6)
+    Xd = rng.standard_normal((3 * _ROWS_PER_THREAD + 9, 30))
+    want = prepare(normalize, _reader_chunk(tmp_path, Xd, np.float64))
+    X = give_to_prepare(_reader_chunk(tmp_path, Xd, np.float32))
+    got = prepare(normalize, X, threads=threads)
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+    assert np.shares_memory(got, X.data)                   # no new array: the chunk's values were prepared
+
+
+def test_a_chunk_not_given_or_not_fully_dense_is_left_unchanged(tmp_path):
+    rng = np.random.default_rng(7)
+    Xd = rng.standard_normal((500, 30))
+    X = _reader_chunk(tmp_path, Xd, np.float32)
+    before = X.data.copy()
+    got = prepare("l2", X)                                 # a user's matrix: never written
+    assert not np.shares_memory(got, X.data) and np.array_equal(X.data, before)
+    Xd[3, 4] = 0.0                                         # one row not fully dense
+    X = give_to_prepare(_reader_chunk(tmp_path, Xd, np.float32))
+    before = X.data.copy()
+    got = prepare("l2", X)
+    assert not np.shares_memory(got, X.data) and np.array_equal(X.data, before)
+    assert np.array_equal(got.view(np.uint32), prepare("l2", _reader_chunk(tmp_path, Xd, np.float64)).view(np.uint32))
 
 
 def test_unsorted_rows_are_prepared_as_sorted_ones():

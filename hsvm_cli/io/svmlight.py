@@ -143,7 +143,8 @@ def iter_svmlight(source, *, zero_based=False, n_features=None, extra_features="
     ``n_features``: ``None`` makes each chunk ``max column + 1`` wide; an int
     fixes every chunk's width, and a larger index is an error, or is dropped
     when ``extra_features="ignore"``.
-    ``dtype``: float32 or float64 for ``X`` (values are parsed as doubles).
+    ``dtype``: float32 or float64 for ``X`` (values are parsed as doubles;
+    float32 ones are rounded as they are stored).
     ``name``: how error messages call the file (default: the path, ``<stdin>``,
     or the file object's ``name``).
     ``shard``: None, or shard ``"i/N"`` / :class:`~hsvm_cli.io.shard.Shard`
@@ -318,7 +319,7 @@ class _ChunkBuilder:
         self.labels = np.empty(self.row_cap, dtype=np.int64)
         self.nnz_cap = self.nnz_hint
         self.indices = np.empty(self.nnz_cap, dtype=np.int32)
-        self.values = np.empty(self.nnz_cap, dtype=np.float64)
+        self.values = np.empty(self.nnz_cap, dtype=self.opts.dtype)
         self.st.rows = 0
         self.st.nnz = 0
         self.st.max_col = -1
@@ -329,7 +330,14 @@ class _ChunkBuilder:
         self.p_indptr = ffi.from_buffer("int64_t[]", self.indptr)
         self.p_labels = ffi.from_buffer("int64_t[]", self.labels)
         self.p_indices = ffi.from_buffer("int32_t[]", self.indices)
-        self.p_values = ffi.from_buffer("double[]", self.values)
+        # float32 values are rounded as they are parsed (hsvm_svm_parse's
+        # values32): the bits of astype, without a pass over the chunk.
+        self.p_values = ffi.from_buffer("float[]" if self.values.dtype == np.float32 else "double[]", self.values)
+
+    def _value_arrays(self):
+        if self.values.dtype == np.float32:
+            return ffi.NULL, self.p_values
+        return self.p_values, ffi.NULL
 
     def _grow_rows(self):
         n = self.st.rows
@@ -350,7 +358,7 @@ class _ChunkBuilder:
         self.nnz_cap = max(2 * self.nnz_cap, nnz + need, min(whole, _MAX_NNZ_HINT))
         indices = np.empty(self.nnz_cap, dtype=np.int32)
         indices[:nnz] = self.indices[:nnz]
-        values = np.empty(self.nnz_cap, dtype=np.float64)
+        values = np.empty(self.nnz_cap, dtype=self.values.dtype)
         values[:nnz] = self.values[:nnz]
         self.indices, self.values = indices, values
         self._bind()
@@ -364,7 +372,7 @@ class _ChunkBuilder:
         while pos < stop:
             status = lib.hsvm_svm_parse(cbuf + pos, stop - pos, opts.zero_based, self.n_features, MAX_FEATURES,
                                         opts.drop_extra, self.row_cap, self.nnz_cap, self.p_indptr,
-                                        self.p_indices, self.p_values, self.p_labels, st)
+                                        self.p_indices, *self._value_arrays(), self.p_labels, st)
             if status < 0:
                 raise self._error(status, data, pos, line)
             if st.first_row_line >= 0 and self.first_line == 0:
@@ -391,9 +399,7 @@ class _ChunkBuilder:
         # long as the chunk lives; copy when that is more than a little.
         wasteful = self.nnz_cap > nnz + (nnz >> 3) + 4096
         values = self.values[:nnz]
-        if self.opts.dtype != values.dtype:
-            values = values.astype(self.opts.dtype)
-        elif wasteful:
+        if wasteful:
             values = values.copy()
         indices = self.indices[:nnz]
         indptr = self.indptr[:n + 1]

@@ -12,7 +12,7 @@ from ..io.predictions import PredictionWriter
 from ..io.shard import as_shard
 from ..io.svmlight import SvmChunk, iter_svmlight
 from ..models.pairs import PairLookup
-from ..preprocess import prepare
+from ..preprocess import give_to_prepare, prepare
 from ..proba.estimators import combine
 from ..proba.stages import exact_proba, first_stage_proba, second_stage_proba
 from ..support.threads import resolve_threads
@@ -358,10 +358,17 @@ class Predictor:
             check_model_codes(self.model, codes=codes, model_name=self.model.path or "the model")
         if chunks is None and source is not None:
             width = self.features.n_input_features if self.features is not None else self.model.n_features
+            # Samples go through prepare() only, which rounds them to float32
+            # first: the reader stores them so, and the chunks, ours alone,
+            # may be prepared in place.  A kernel hash takes the raw float64.
+            raw = self.features is not None
             chunks = timed_chunks(iter_svmlight(source, zero_based=zero_based, n_features=width,
-                                                extra_features=extra_features, chunk_rows=chunk_rows, shard=shard), t)
+                                                extra_features=extra_features, chunk_rows=chunk_rows, shard=shard,
+                                                dtype=np.float64 if raw else np.float32), t)
             if isinstance(features, _Located):
                 chunks = features.watch(chunks)
+            if not raw:
+                chunks = (_given(c) for c in chunks)
         writer.write_all(self.iter_predict(chunks, codes=codes, proba=proba, timings=t, features=features), output,
                          timings=t, header=header)
         if self.filter is not None:
@@ -523,6 +530,11 @@ class _Located:
                                          start_line=self.first_line or 1) from None
         finally:
             self.row += X.shape[0]
+
+
+def _given(chunk):
+    give_to_prepare(chunk.X)
+    return chunk
 
 
 def _rows(a, start, count):

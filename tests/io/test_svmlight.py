@@ -277,6 +277,16 @@ def test_dropped_features_are_still_checked():
     assert err.reason == "non-numeric value 'q' for index 6"
 
 
+def test_float32_values_are_rounded_as_parsed_to_the_bits_of_converting_the_doubles():
+    rng = np.random.default_rng(11)
+    vals = rng.standard_normal(2000) * 10.0 ** rng.integers(-40, 38, 2000)
+    text = "".join("1 %d:%r\n" % (i % 7 + 1, v) for i, v in enumerate(vals.tolist())).encode()
+    X64, _ = load_bytes(text)
+    X32, _ = load_bytes(text, dtype=np.float32)
+    assert np.array_equal(X32.data.view(np.uint32), X64.data.astype(np.float32).view(np.uint32))
+    assert np.array_equal(X32.indices, X64.indices) and np.array_equal(X32.indptr, X64.indptr)
+
+
 def test_dtype_float32():
     X, _ = load_bytes(b"1 1:0.1 2:3.4028235e38\n", dtype=np.float32)
     assert X.dtype == np.float32
