@@ -10,9 +10,11 @@
  * grouped by their current pair (an LSD radix sort by the pair's key),
  * each group's rows are read once for all its members -- the first steps are
  * shared by most samples of the block -- and the rows of the groups a few
- * places ahead are prefetched while the current group is computed.  A
- * sample's result never depends on the grouping: the same dot products decide
- * its pairs whatever block or thread it runs in. */
+ * places ahead are prefetched while the current group is computed.  Over
+ * all classes in class order a group's next pairs are known in advance, so
+ * two steps share one read of each sample (advance_deep).  A sample's result
+ * never depends on the grouping: the same dot products decide its pairs
+ * whatever block or thread it runs in. */
 #include <stdlib.h>
 #include <string.h>
 #include "dot32.h"
@@ -47,6 +49,7 @@ typedef struct {
     int64_t k;
     dot32_fn dot;
     dot32x2_fn dot2;
+    dot32x3_fn dot3;
 } dag_t;
 
 static inline int32_t list_class(const dag_t *g, int64_t i, int64_t pos)
@@ -101,7 +104,7 @@ static inline float decision(const dag_t *g, int64_t i, int64_t row)
 typedef struct {
     int32_t *first, *last, *act, *idx0, *idx1;
     uint64_t *key0, *key1;
-    int64_t *run_start, *run_pid, *count;
+    int64_t *run_start, *run_pid, *run_rows, *count;
     float *decs;
     int key_bits;
     int64_t evaluations, fetches;
@@ -214,6 +217,99 @@ static int64_t advance(const dag_t *g, work_t *w, int32_t *act, int64_t m, int64
     return kept;
 }
 
+/* Several DAG steps at once (DAG_DEPTH: two measured as fast as three on
+ * omniglot-242, four slower -- the rows computed grow as depth^2 / 2) for
+ * the m active samples of a list of all
+ * classes in class order (no candidates, one bag, dense samples), with at
+ * least depth + 1 classes left.  In lockstep every sample of a group (same
+ * first class f, hence the same last class l) meets, at step j of the
+ * `depth`, one of the j + 1 pairs (f + a, l - j + a), a = how often the first
+ * class lost so far: depth (depth + 1) / 2 rows, the group's, all computed
+ * while the sample's row is in L1 (dot3 over three rows at a time).  A
+ * block's samples come from L3 and the group's rows from L1, so one pass
+ * over the samples serves `depth` steps.  Every decision is the dot product
+ * advance() would compute, bit for bit; the ones not on the path are
+ * discarded. */
+#define DAG_DEPTH 2
+#define DAG_ROWS (DAG_DEPTH * (DAG_DEPTH + 1) / 2)
+
+static int64_t advance_deep(const dag_t *g, work_t *w, int32_t *act, int64_t m, int64_t s, float *margins,
+                            int64_t steps, int depth)
+{
+    const int nrows = depth * (depth + 1) / 2;
+    for (int64_t t = 0; t < m; t++) {
+        w->key0[t] = (uint64_t)w->first[act[t]];
+        w->idx0[t] = act[t];
+    }
+    uint64_t *key = w->key0, *ktmp = w->key1;
+    int32_t *idx = w->idx0, *itmp = w->idx1;
+    radix_sort(&key, &idx, &ktmp, &itmp, m, w->key_bits, w->count);
+    int64_t n_runs = 0;
+    for (int64_t t = 0; t < m; t++) {
+        if (t > 0 && key[t] == key[t - 1])
+            continue;
+        const int64_t i = idx[t], f = w->first[i], l = w->last[i];
+        int64_t *pids = w->run_rows + n_runs * DAG_ROWS;
+        for (int j = 0, r = 0; j < depth; j++) {
+            for (int a = 0; a <= j; a++, r++) {
+                pids[r] = pair_id(g, f + a, l - j + a);
+                if (pids[r] < 0 || pids[r] >= g->n_pairs)
+                    return -3;
+            }
+        }
+        w->run_start[n_runs++] = t;
+    }
+    w->run_start[n_runs] = m;
+    w->fetches += (int64_t)nrows * n_runs;
+    w->evaluations += (int64_t)depth * m;
+    for (int64_t r = 0; r < n_runs; r++) {
+        const int64_t *pids = w->run_rows + r * DAG_ROWS;
+        const int64_t *ahead = w->run_rows + (r + PREFETCH_GROUPS) * DAG_ROWS;
+        for (int q = 0; r + PREFETCH_GROUPS < n_runs && q < nrows; q++)
+            prefetch_rows(g, ahead[q]);
+        if (r == 0) {
+            for (int64_t u = 0; u < n_runs && u < PREFETCH_GROUPS; u++)
+                for (int q = 0; q < nrows; q++)
+                    prefetch_rows(g, w->run_rows[u * DAG_ROWS + q]);
+        }
+        const float *rows[DAG_ROWS + 2];
+        for (int q = 0; q < nrows; q++)
+            rows[q] = g->W + pids[q] * g->d;
+        for (int q = nrows; q < DAG_ROWS + 2; q++)
+            rows[q] = rows[0];                      /* padding of the last triple, discarded */
+        for (int64_t t = w->run_start[r]; t < w->run_start[r + 1]; t++) {
+            const int64_t i = idx[t];
+            const float *x = g->X + i * g->d;
+            float dv[DAG_ROWS + 2];
+            for (int q = 0; q < nrows; q += 3)
+                g->dot3(x, rows[q], rows[q + 1], rows[q + 2], g->d, dv + q);
+            int a = 0;
+            for (int j = 0; j < depth; j++) {
+                const int q = j * (j + 1) / 2 + a;
+                const int64_t pid = pids[q];
+                const float v = dv[q] + g->bias[pid];
+                double mean;
+                const int a_wins = pair_rule_a_wins(&v, 1, &mean);
+                const int32_t winner = a_wins ? g->pair_a[pid] : g->pair_b[pid];
+                if (margins)
+                    margins[i * steps + s + j] = (float)(a_wins ? mean : -mean);
+                if (winner == w->first[i]) {
+                    w->last[i]--;
+                } else {
+                    w->first[i]++;
+                    a++;
+                }
+            }
+        }
+    }
+    int64_t kept = 0;
+    for (int64_t t = 0; t < m; t++) {
+        if (w->first[act[t]] < w->last[act[t]])
+            act[kept++] = act[t];
+    }
+    return kept;
+}
+
 int hsvm_dag_predict(const float *X, const int64_t *indptr, const int32_t *indices,
                      int64_t n, int64_t d,
                      const float *W, const float *bias, int32_t bags, int64_t n_pairs,
@@ -224,11 +320,12 @@ int hsvm_dag_predict(const float *X, const int64_t *indptr, const int32_t *indic
 {
     dot32_fn dot;
     dot32x2_fn dot2;
-    const int32_t kc = dot32_choose(kernel, &dot, &dot2);
+    dot32x3_fn dot3;
+    const int32_t kc = dot32_choose(kernel, &dot, &dot2, &dot3);
     if (kc < 0)
         return kc;
     dag_t g = {X, indptr, indices, d, W, bias, bags, n_pairs, pair_a, pair_b, n_classes,
-               keys, key_pair, cand, cand ? k : n_classes, dot, dot2};
+               keys, key_pair, cand, cand ? k : n_classes, dot, dot2, dot3};
     if (n <= 0)
         return 0;
     if (bags < 1 || n_classes < 1 || g.k < 1)
@@ -254,10 +351,13 @@ int hsvm_dag_predict(const float *X, const int64_t *indptr, const int32_t *indic
     w.key1 = malloc(sizeof(uint64_t) * (size_t)n);
     w.run_start = malloc(sizeof(int64_t) * (size_t)(n + 1));
     w.run_pid = malloc(sizeof(int64_t) * (size_t)n);
+    /* the deep steps' rows, DAG_ROWS a group, and PREFETCH_GROUPS groups of
+     * slack read (never used) by the look-ahead */
+    w.run_rows = malloc(sizeof(int64_t) * (size_t)(n + PREFETCH_GROUPS) * DAG_ROWS);
     w.count = malloc(sizeof(int64_t) * RADIX_SORT_BUCKETS);
     w.decs = malloc(sizeof(float) * (size_t)n * (size_t)bags);
     if (!w.first || !w.last || !w.act || !w.idx0 || !w.idx1 || !w.key0 || !w.key1
-        || !w.run_start || !w.run_pid || !w.count || !w.decs) {
+        || !w.run_start || !w.run_pid || !w.run_rows || !w.count || !w.decs) {
         rc = -2;
         goto done;
     }
@@ -288,12 +388,17 @@ int hsvm_dag_predict(const float *X, const int64_t *indptr, const int32_t *indic
             w.act[m++] = (int32_t)i;
     }
 
-    for (int64_t s = 0; m > 0; s++) {
-        m = advance(&g, &w, w.act, m, s, margins, steps);
+    for (int64_t s = 0; m > 0;) {
+        /* Without candidates every active sample has K - s classes left. */
+        const int64_t left = g.K - 1 - s;
+        const int depth = (!cand && bags == 1 && !indptr) ? (int)(left < DAG_DEPTH ? left : DAG_DEPTH) : 1;
+        m = depth > 1 ? advance_deep(&g, &w, w.act, m, s, margins, steps, depth)
+                      : advance(&g, &w, w.act, m, s, margins, steps);
         if (m < 0) {
             rc = (int)m;
             goto done;
         }
+        s += depth;
     }
     for (int64_t i = 0; i < n; i++)
         out[i] = list_class(&g, i, w.first[i]);
@@ -312,6 +417,7 @@ done:
     free(w.key1);
     free(w.run_start);
     free(w.run_pid);
+    free(w.run_rows);
     free(w.count);
     free(w.decs);
     return rc;

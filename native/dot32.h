@@ -134,6 +134,31 @@ static void dot2_avx2(const float *x0, const float *x1, const float *w, int64_t 
     *r0 = reduce_avx2(a);
     *r1 = reduce_avx2(b);
 }
+/* One sample against three classifier rows (the decision DAG's pair and its
+ * two possible successors), each summed exactly as dot_avx2 sums it: the
+ * sample's loads are shared by the three. */
+__attribute__((target("avx2")))
+static void dot3_avx2(const float *x, const float *w0, const float *w1, const float *w2, int64_t d, float *r)
+{
+    __m256 a[4], b[4], c[4];
+    for (int q = 0; q < 4; q++)
+        a[q] = b[q] = c[q] = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + DOT32_LANES <= d; i += DOT32_LANES) {
+        for (int q = 0; q < 4; q++) {
+            const __m256 xq = _mm256_loadu_ps(x + i + 8 * q);
+            a[q] = _mm256_add_ps(a[q], _mm256_mul_ps(xq, _mm256_loadu_ps(w0 + i + 8 * q)));
+            b[q] = _mm256_add_ps(b[q], _mm256_mul_ps(xq, _mm256_loadu_ps(w1 + i + 8 * q)));
+            c[q] = _mm256_add_ps(c[q], _mm256_mul_ps(xq, _mm256_loadu_ps(w2 + i + 8 * q)));
+        }
+    }
+    tail_avx2(a, x, w0, i, d);
+    tail_avx2(b, x, w1, i, d);
+    tail_avx2(c, x, w2, i, d);
+    r[0] = reduce_avx2(a);
+    r[1] = reduce_avx2(b);
+    r[2] = reduce_avx2(c);
+}
 #endif
 
 static void dot2_portable(const float *x0, const float *x1, const float *w, int64_t d, float *r0, float *r1)
@@ -142,14 +167,23 @@ static void dot2_portable(const float *x0, const float *x1, const float *w, int6
     *r1 = dot_portable(x1, w, d);
 }
 
+static void dot3_portable(const float *x, const float *w0, const float *w1, const float *w2, int64_t d, float *r)
+{
+    r[0] = dot_portable(x, w0, d);
+    r[1] = dot_portable(x, w1, d);
+    r[2] = dot_portable(x, w2, d);
+}
+
 typedef float (*dot32_fn)(const float *, const float *, int64_t);
 typedef void (*dot32x2_fn)(const float *, const float *, const float *, int64_t, float *, float *);
+typedef void (*dot32x3_fn)(const float *, const float *, const float *, const float *, int64_t, float *);
 
 /* kernel: HSVM_KERNEL_* (hsvm_cpu.h), resolved by the one resolver; the
  * AVX-512 path has nothing to add to AVX2's here, so it runs AVX2's.
- * Returns 0 and sets *dot and, when dot2 is not NULL, *dot2 (the two-sample
- * form of the same path), or returns the resolver's negative code. */
-static inline int32_t dot32_choose(int32_t kernel, dot32_fn *dot, dot32x2_fn *dot2)
+ * Returns 0 and sets *dot and, when not NULL, *dot2 (two samples, one row)
+ * and *dot3 (one sample, three rows), the same path's bits, or returns the
+ * resolver's negative code. */
+static inline int32_t dot32_choose(int32_t kernel, dot32_fn *dot, dot32x2_fn *dot2, dot32x3_fn *dot3)
 {
     const int32_t k = hsvm_resolve_kernel(kernel);
     if (k < 0)
@@ -157,11 +191,15 @@ static inline int32_t dot32_choose(int32_t kernel, dot32_fn *dot, dot32x2_fn *do
     *dot = dot_portable;
     if (dot2)
         *dot2 = dot2_portable;
+    if (dot3)
+        *dot3 = dot3_portable;
 #ifdef HSVM_DOT32_X86
     if (k == HSVM_KERNEL_AVX2 || k == HSVM_KERNEL_AVX512) {
         *dot = dot_avx2;
         if (dot2)
             *dot2 = dot2_avx2;
+        if (dot3)
+            *dot3 = dot3_avx2;
     }
 #endif
     return 0;

@@ -11,7 +11,7 @@ int hsvm_sddmm_dense(const float *X, const float *W, const float *bias, int64_t 
                      float *out, int32_t kernel)
 {
     dot32_fn dot;
-    const int32_t rc = dot32_choose(kernel, &dot, NULL);
+    const int32_t rc = dot32_choose(kernel, &dot, NULL, NULL);
     if (rc < 0)
         return rc;
     for (int64_t j = 0; j < ncells; j++) {
@@ -70,7 +70,7 @@ int hsvm_sddmm_tiled(const float *X, const float *W, const float *bias, int64_t 
 {
     dot32_fn dot;
     dot32x2_fn dot2;
-    int32_t rc = dot32_choose(kernel, &dot, &dot2);
+    int32_t rc = dot32_choose(kernel, &dot, &dot2, NULL);
     if (rc < 0)
         return rc;
     if (ncells <= 0)
