@@ -145,6 +145,40 @@ static void step_decisions(const dag_t *g, work_t *w, const int32_t *idx, int64_
     }
 }
 
+/* The m active samples act[] sorted by their current pair (key: the pair's
+ * classes with candidate lists; the first class without, which fixes the
+ * last in lockstep); *key and *idx point into w's buffers. */
+static void group_samples(const dag_t *g, work_t *w, const int32_t *act, int64_t m, uint64_t **key, int32_t **idx)
+{
+    for (int64_t t = 0; t < m; t++) {
+        const int64_t i = act[t];
+        if (g->cand) {
+            const int64_t u = g->cand[i * g->k + w->first[i]], v = g->cand[i * g->k + w->last[i]];
+            w->key0[t] = u < v ? (uint64_t)(u * g->K + v) : (uint64_t)(v * g->K + u);
+        } else {
+            w->key0[t] = (uint64_t)w->first[i];
+        }
+        w->idx0[t] = (int32_t)i;
+    }
+    uint64_t *ktmp = w->key1;
+    int32_t *itmp = w->idx1;
+    *key = w->key0;
+    *idx = w->idx0;
+    radix_sort(key, idx, &ktmp, &itmp, m, w->key_bits, w->count);
+}
+
+/* Samples down to one class leave; the rest keep their order.  Returns how
+ * many stay. */
+static int64_t still_active(const work_t *w, int32_t *act, int64_t m)
+{
+    int64_t kept = 0;
+    for (int64_t t = 0; t < m; t++) {
+        if (w->first[act[t]] < w->last[act[t]])
+            act[kept++] = act[t];
+    }
+    return kept;
+}
+
 /* One DAG step for the m active samples act[0..m): group them by their
  * current pair, decide each group's pair, drop the losers.  Returns the
  * number of samples still active (compacted to the front of act, order
@@ -153,19 +187,9 @@ static int64_t advance(const dag_t *g, work_t *w, int32_t *act, int64_t m, int64
                        float *margins, int64_t steps)
 {
     const int32_t *cand = g->cand;
-    for (int64_t t = 0; t < m; t++) {
-        const int64_t i = act[t];
-        if (cand) {
-            const int64_t u = cand[i * g->k + w->first[i]], v = cand[i * g->k + w->last[i]];
-            w->key0[t] = u < v ? (uint64_t)(u * g->K + v) : (uint64_t)(v * g->K + u);
-        } else {
-            w->key0[t] = (uint64_t)w->first[i];
-        }
-        w->idx0[t] = (int32_t)i;
-    }
-    uint64_t *key = w->key0, *ktmp = w->key1;
-    int32_t *idx = w->idx0, *itmp = w->idx1;
-    radix_sort(&key, &idx, &ktmp, &itmp, m, w->key_bits, w->count);
+    uint64_t *key;
+    int32_t *idx;
+    group_samples(g, w, act, m, &key, &idx);
 
     int64_t n_runs = 0;
     for (int64_t t = 0; t < m; t++) {
@@ -208,13 +232,7 @@ static int64_t advance(const dag_t *g, work_t *w, int32_t *act, int64_t m, int64
             }
         }
     }
-    /* Samples down to one class leave; the rest keep their order. */
-    int64_t kept = 0;
-    for (int64_t t = 0; t < m; t++) {
-        if (w->first[act[t]] < w->last[act[t]])
-            act[kept++] = act[t];
-    }
-    return kept;
+    return still_active(w, act, m);
 }
 
 /* Several DAG steps at once (DAG_DEPTH: two measured as fast as three on
@@ -237,13 +255,9 @@ static int64_t advance_deep(const dag_t *g, work_t *w, int32_t *act, int64_t m, 
                             int64_t steps, int depth)
 {
     const int nrows = depth * (depth + 1) / 2;
-    for (int64_t t = 0; t < m; t++) {
-        w->key0[t] = (uint64_t)w->first[act[t]];
-        w->idx0[t] = act[t];
-    }
-    uint64_t *key = w->key0, *ktmp = w->key1;
-    int32_t *idx = w->idx0, *itmp = w->idx1;
-    radix_sort(&key, &idx, &ktmp, &itmp, m, w->key_bits, w->count);
+    uint64_t *key;
+    int32_t *idx;
+    group_samples(g, w, act, m, &key, &idx);
     int64_t n_runs = 0;
     for (int64_t t = 0; t < m; t++) {
         if (t > 0 && key[t] == key[t - 1])
@@ -302,12 +316,7 @@ static int64_t advance_deep(const dag_t *g, work_t *w, int32_t *act, int64_t m, 
             }
         }
     }
-    int64_t kept = 0;
-    for (int64_t t = 0; t < m; t++) {
-        if (w->first[act[t]] < w->last[act[t]])
-            act[kept++] = act[t];
-    }
-    return kept;
+    return still_active(w, act, m);
 }
 
 int hsvm_dag_predict(const float *X, const int64_t *indptr, const int32_t *indices,
