@@ -2,6 +2,7 @@
 #include <math.h>
 #include <string.h>
 #include "hsvm_prepare.h"
+#include "sum_squares.h"
 
 /* The one pass, for values parsed as double or already rounded to float32
  * (the same bits: every value is rounded to float32 before anything else). */
@@ -26,9 +27,9 @@ int64_t hsvm_prepare_csr(const int64_t *indptr, const int32_t *indices, const do
  * vectorises (with two that alias exactly the compiler's overlap check would
  * fall back to scalar code).  The same operations as prepare_rows.h.  A
  * row's norm is a chain of dependent double additions in index order (what
- * makes it machine-independent); eight rows' chains advance together so the
- * adder is not idle waiting on one. */
-#define NORM_ROWS 8
+ * makes it machine-independent); eight rows' chains advance together
+ * (sum_squares.h). */
+#define NORM_ROWS SUM_SQUARES_MAX_ROWS
 
 static void scale_row(float *x, int64_t d, double s, int32_t l2, int64_t *bad)
 {
@@ -47,14 +48,8 @@ static int64_t prepare_dense32_in_place(float *rows, int64_t n, int64_t d, int32
 {
     int64_t bad = 0, i = 0;
     for (; l2 && i + NORM_ROWS <= n; i += NORM_ROWS) {
-        double s[NORM_ROWS] = {0.0};
-        const float *x = rows + i * d;
-        for (int64_t k = 0; k < d; k++) {
-            for (int j = 0; j < NORM_ROWS; j++) {
-                const double v = (double)x[j * d + k];
-                s[j] += v * v;
-            }
-        }
+        double s[NORM_ROWS];
+        sum_squares_rows(rows + i * d, d, NORM_ROWS, s);
         for (int j = 0; j < NORM_ROWS; j++)
             scale_row(rows + (i + j) * d, d, s[j], l2, &bad);
     }

@@ -25,6 +25,7 @@ pass.  Files written before checksums existed are read without them.
 """
 import json
 import os
+import re
 import struct
 
 import numpy as np
@@ -49,6 +50,9 @@ BLOCK_BYTES = 16 << 20
 # Finite-value checks run on slices that stay in cache while the digest of the
 # same bytes is computed.
 _FINITE_SLICE = 1 << 20
+
+
+_HEX = re.compile("[0-9a-f]{16}")
 
 
 def _hex(data):
@@ -478,7 +482,8 @@ def _checksums(name, md, kind, version_text, meta_text, specs):
     arrays = cs.get("arrays")
     if not isinstance(block, int) or isinstance(block, bool) or block < 4096 or block > (1 << 30) \
             or block & (block - 1) or not isinstance(arrays, dict) \
-            or not all(isinstance(v, list) and all(isinstance(d, str) and len(d) == 16 for d in v)
+            or not all(isinstance(v, list) and all(isinstance(d, str) and len(d) == 16 and _HEX.fullmatch(d)
+                                                   for d in v)
                        for v in arrays.values()):
         raise ModelFormatError(name, "malformed checksums")
     if cs.get("header") != _header_digest(kind, version_text, meta_text, specs):

@@ -110,6 +110,10 @@ class Calibration:
     def check(self, model, h=None):
         """Refuse a model (or hash model) other than the one this was fitted for."""
         if self.platt_A.shape != (model.n_pairs,) or model.content_sha256() != self.model_sha256:
+            # The identity comes from the model file's block digests, which W
+            # is checked against only where it is used: a corrupt digest must
+            # be reported as the model's fault, not as a mismatch.
+            model.verify()
             raise ModelMismatchError("calibration %s was fitted for another model" % (self.path or "<calibration>"))
         if h is not None and self.hash_identity and hash_identity(h) != self.hash_identity:
             raise ModelMismatchError("calibration %s was fitted with another hash model" % (self.path or "<calibration>"))

@@ -134,6 +134,7 @@ class HashModel:
                       and model.n_features == self.n_features and np.array_equal(model.classes, self.classes)
                       and np.array_equal(model.pair_a, self.pair_a) and np.array_equal(model.pair_b, self.pair_b))
         if not same_shape or model.content_sha256() != self.model_sha256:
+            model.verify()      # a corrupt digest in the model file is its fault, not a mismatch
             raise ModelMismatchError(
                 "hash model %s was made from another model (model digest %s..., %s has %s...)"
                 % (self.path or "<hbm>", self.model_sha256[:12], model.path or "<model>", model.content_sha256()[:12]))

@@ -11,13 +11,15 @@ from the shapes, so the header's length is known before W goes by: it is
 written with stand-ins, the digests are computed while W streams, and the
 header is rewritten in place at the end
 (:func:`hsvm_cli.io.container.write_container_streaming`).  Only ``b`` (``d``
-times smaller than W) is held, since the file stores it after W.
+times smaller than W) and the class-score summaries (K x d, summed as the
+rows go by) are held, since the file stores them after W.
 """
 import numpy as np
 
 from ..io.container import write_container_streaming
 from ..preprocess import NORMALIZATIONS
 from ..support.arrays import all_finite
+from .class_weights import ClassWeightAccumulator
 from .ovo import MODEL_KIND, MODEL_VERSION, model_identity
 from .pairs import canonical_pairs
 
@@ -64,6 +66,8 @@ def write_model_streaming(path, *, classes, bags, normalize, n_features, params,
         "pairs": ("<i4", (pairs.shape[0], 2)),
         "W": ("<f4", (rows, d)),
         "b": ("<f4", (rows,)),
+        "class_W": ("<f4", (K, d)),
+        "class_b": ("<f4", (K,)),
     }
 
     def produce(write):
@@ -71,6 +75,7 @@ def write_model_streaming(path, *, classes, bags, normalize, n_features, params,
         write("pairs", pairs)
         b_parts = []
         seen = 0
+        summaries = ClassWeightAccumulator(pair_a, pair_b, n_classes=K, n_features=d, bags=bags)
         for W_rows, b_rows in pieces():
             W_rows = np.asarray(W_rows)
             b_rows = np.asarray(b_rows)
@@ -83,10 +88,14 @@ def write_model_streaming(path, *, classes, bags, normalize, n_features, params,
                 raise ValueError("W and b must hold finite values")
             write("W", W_rows)      # a view of a mapped part is written without a copy
             b_parts.append(np.array(b_rows, dtype="<f4"))
+            summaries.add(W_rows, b_parts[-1])
             seen += W_rows.shape[0]
         if seen != rows:
             raise ValueError("the pieces held %d classifier rows, the model has %d" % (seen, rows))
         write("b", np.concatenate(b_parts) if b_parts else np.zeros(0, dtype="<f4"))
+        class_W, class_b = summaries.result()
+        write("class_W", class_W)
+        write("class_b", class_b)
 
     identity = {}
 

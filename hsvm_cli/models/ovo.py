@@ -73,6 +73,10 @@ class OvoModel:
     training: TrainingRecord = None
     container: object = field(default=None, repr=False)   # the file, while W is verified lazily
     tie_order: np.ndarray = None                           # int32 [K] or None (hsvm's tie rule)
+    # The class-score summaries (models/class_weights.py), float32 [K, d] and
+    # [K], derived from W and b; None until computed (save_model stores them).
+    class_W: np.ndarray = None
+    class_b: np.ndarray = None
 
     @property
     def n_classes(self):
@@ -119,6 +123,9 @@ class OvoModel:
         }
         if self.tie_order is not None:
             arrays["tie_order"] = np.asarray(self.tie_order, dtype=np.int32)
+        if self.class_W is not None:
+            arrays["class_W"] = np.asarray(self.class_W, dtype=np.float32)
+            arrays["class_b"] = np.asarray(self.class_b, dtype=np.float32)
         return arrays
 
     def content_sha256(self):
@@ -195,6 +202,12 @@ def bag_mean(decisions, bags):
 def save_model(model, path):
     """Write ``model`` as an ``hsvm-model`` container (atomically)."""
     _check_consistent(model, "<model>")
+    if model.class_W is None:
+        # Stored so that the class-score first stage reads K x d floats, not
+        # all of W, at prediction time.
+        from .class_weights import compute_class_weights
+        model.verify()
+        model.class_W, model.class_b = compute_class_weights(model)
     meta = {
         "bags": int(model.bags),
         "normalize": model.normalize,
@@ -216,6 +229,9 @@ def load_model(path):
     tie_order = c.arrays.get("tie_order")
     if tie_order is not None and (tie_order.dtype != np.int32 or tie_order.ndim != 1):
         raise ModelFormatError(name, "array 'tie_order' must be a 1-dimensional int32 array")
+    class_W, class_b = c.arrays.get("class_W"), c.arrays.get("class_b")
+    if (class_W is None) != (class_b is None):
+        raise ModelFormatError(name, "class_W and class_b go together")
     pairs = c.arrays["pairs"]
     if pairs.shape[1] != 2:
         raise ModelFormatError(name, "pairs must have shape [P, 2]")
@@ -226,7 +242,7 @@ def load_model(path):
         classes=c.arrays["classes"], pair_a=np.ascontiguousarray(pairs[:, 0]), pair_b=np.ascontiguousarray(pairs[:, 1]),
         W=c.arrays["W"], b=c.arrays["b"], bags=bags, normalize=normalize,
         params=meta_dict(c, "params"), provenance=meta_dict(c, "provenance"), path=name, container=c,
-        tie_order=tie_order)
+        tie_order=tie_order, class_W=class_W, class_b=class_b)
     _check_consistent(model, name)
     if n_features != model.n_features:
         raise ModelFormatError(name, "n_features in metadata disagrees with W")
@@ -258,3 +274,9 @@ def _check_consistent(m, name):
     if m.tie_order is not None and (np.asarray(m.tie_order).shape != (K,)
                                     or not np.array_equal(np.sort(m.tie_order), np.arange(K))):
         bad("tie_order must be a permutation of 0..%d" % (K - 1))
+    if m.class_W is not None:
+        cw, cb = np.asarray(m.class_W), np.asarray(m.class_b)
+        if cw.dtype != np.float32 or cw.shape != (K, m.W.shape[1]) or cb.dtype != np.float32 or cb.shape != (K,):
+            bad("class_W must be float32 [K, d] and class_b float32 [K]")
+        if not (all_finite(cw) and all_finite(cb)):
+            bad("class_W and class_b must hold finite values")

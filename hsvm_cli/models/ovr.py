@@ -180,6 +180,7 @@ class OvrHashModel:
     def check_model(self, model):
         """Refuse a model other than the one this was made from."""
         if model.content_sha256() != self.model_sha256 or not np.array_equal(model.classes, self.classes):
+            model.verify()      # a corrupt digest in the model file is its fault, not a mismatch
             raise ModelMismatchError("hash model %s was made from another model (model digest %s..., %s has %s...)"
                                      % (self.path or "<hbm>", self.model_sha256[:12], model.path or "<model>",
                                         model.content_sha256()[:12]))

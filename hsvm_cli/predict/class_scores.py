@@ -20,41 +20,23 @@ estimated from codes instead, as the filter estimates each classifier: with
 F the hash model's projection, ŝ_c = ‖u_c‖·cos(π·d_H(F(x), F(u_c))/D') + β_c,
 O(D'·d + K·D'/64) per sample."""
 import numpy as np
-import scipy.sparse as sp
 
 from ..hashing.hamming import HammingCodes
+from ..models.class_weights import compute_class_weights
 
 FIRST_STAGES = ("votes", "scores", "hashed-scores")
-
-# Pairs summed per block: bounds the float64 temporaries of a large model.
-_PAIR_BLOCK = 1 << 14
 
 
 def class_score_weights(model):
     """(U float32 [K, d], β float32 [K]): the class score of class c is
     U[c]·x + β[c] for a sample x prepared as the model wants (see the module
-    docstring).  Reads all of W once, in blocks (verified first)."""
+    docstring and :mod:`hsvm_cli.models.class_weights`).  The ones the model
+    file stores when it has them, else computed from all of W (verified
+    first)."""
+    if getattr(model, "class_W", None) is not None:
+        return model.class_W, model.class_b
     model.verify()
-    K, d, bags = model.n_classes, model.n_features, model.bags
-    U = np.zeros((K, d), dtype=np.float64)
-    beta = np.zeros(K, dtype=np.float64)
-    P = model.n_pairs
-    for p0 in range(0, P, _PAIR_BLOCK):
-        p1 = min(P, p0 + _PAIR_BLOCK)
-        W = np.asarray(model.W[p0 * bags:p1 * bags], dtype=np.float64)
-        b = np.asarray(model.b[p0 * bags:p1 * bags], dtype=np.float64)
-        norms = np.sqrt(np.einsum("ij,ij->i", W, W))
-        inv = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0) / bags
-        Wn = (W * inv[:, None]).reshape(p1 - p0, bags, d).sum(axis=1)
-        bn = (b * inv).reshape(p1 - p0, bags).sum(axis=1)
-        n = p1 - p0
-        # +1 in the row of each pair's first class, -1 in its second's.
-        signs = sp.csr_matrix((np.r_[np.ones(n), -np.ones(n)],
-                               (np.r_[model.pair_a[p0:p1], model.pair_b[p0:p1]], np.r_[np.arange(n), np.arange(n)])),
-                              shape=(K, n))
-        U += signs @ Wn
-        beta += signs @ bn
-    return U.astype(np.float32), beta.astype(np.float32)
+    return compute_class_weights(model)
 
 
 class ClassScoreFilter:

@@ -162,3 +162,24 @@ def test_bit_flips_anywhere_in_a_file_never_change_an_output_silently(digits_fil
         assert r.exit_code == 65 or (r.exit_code == 0 and r.stdout == good), (spot, r.exit_code, r.stderr)
         if r.exit_code == 65:
             assert len(r.stderr.splitlines()) == 1 and str(bad) in r.stderr
+
+
+@pytest.mark.parametrize("replacement", ["4", "$"])
+def test_a_corrupt_block_digest_of_the_model_is_the_models_fault_not_a_mismatch(digits_files, tmp_path, replacement):
+    # The identity a calibration and a hash model name is computed from the
+    # model file's block digests, which W is checked against only where it
+    # is used: a flipped digest (still hex, or not) must be reported as the
+    # model file's corruption, never as "fitted for another model".
+    model, hbm, cal = _calibrate(digits_files, tmp_path)
+    raw = open(model, "rb").read()
+    (n,) = struct.unpack("<Q", raw[:8])
+    at = raw.index(b'\\"W\\":[\\"', 8) + len(b'\\"W\\":[\\"') + 3
+    assert at < 8 + n
+    digit = chr(raw[at])
+    flipped = bytearray(raw)
+    flipped[at] = ord(replacement if replacement != digit else "5")
+    bad = tmp_path / "bad.hsvm"
+    bad.write_bytes(bytes(flipped))
+    for extra in (["-C", cal], ["-H", hbm, "-k", "3"]):
+        r = run(["predict", "-q", "-m", str(bad)] + extra + [DIGITS_TEST], exit_code=65)
+        assert len(r.stderr.splitlines()) == 1 and str(bad) in r.stderr, r.stderr

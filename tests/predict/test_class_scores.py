@@ -91,3 +91,82 @@ def test_cli_scores_first_stage_without_a_hash_model(digits_files):
     assert "needs a hash model" in r.stderr
     run(["predict", "-q", "-m", model, "-H", hbm, "--first-stage", "hashed-scores", "--bits", "256", "-k", "3",
          DIGITS_TEST])
+
+
+def _summaries_by_definition(model):
+    """u_c, β_c in float64 by the formula, row by row (the order of the
+    native sums, so equal to within float32 rounding of the result)."""
+    W = np.asarray(model.W, dtype=np.float64)
+    b = np.asarray(model.b, dtype=np.float64)
+    U = np.zeros((model.n_classes, model.n_features))
+    beta = np.zeros(model.n_classes)
+    for j in range(W.shape[0]):
+        norm = np.sqrt(np.sum(W[j] * W[j]))
+        scale = (1.0 / norm) / model.bags if norm > 0 else 0.0
+        p = j // model.bags
+        U[model.pair_a[p]] += W[j] * scale
+        U[model.pair_b[p]] -= W[j] * scale
+        beta[model.pair_a[p]] += b[j] * scale
+        beta[model.pair_b[p]] -= b[j] * scale
+    return U, beta
+
+
+@pytest.mark.parametrize("bags", [1, 3])
+def test_class_summaries_follow_their_definition_and_not_how_rows_are_split(digits, bags):
+    from hsvm_cli.models.class_weights import ClassWeightAccumulator, compute_class_weights
+    X, y, _, _ = digits
+    model = train_ovo(X[:600], y[:600], bags=bags, seed=3, per_class=40)
+    U, beta = compute_class_weights(model)
+    U_ref, beta_ref = _summaries_by_definition(model)
+    np.testing.assert_allclose(U, U_ref, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(beta, beta_ref, rtol=1e-6, atol=1e-6)
+    rng = np.random.default_rng(bags)
+    cuts = np.sort(rng.choice(np.arange(1, model.n_classifiers), 7, replace=False))
+    acc = ClassWeightAccumulator(model.pair_a, model.pair_b, n_classes=model.n_classes,
+                                 n_features=model.n_features, bags=model.bags)
+    for s, e in zip(np.r_[0, cuts], np.r_[cuts, model.n_classifiers]):
+        acc.add(model.W[s:e], model.b[s:e])
+    U2, beta2 = acc.result()
+    assert U2.tobytes() == U.tobytes() and beta2.tobytes() == beta.tobytes()
+
+
+def test_a_saved_model_stores_its_class_summaries_and_a_file_without_them_computes_the_same(digits_model, digits,
+                                                                                            tmp_path):
+    from hsvm_cli.io.container import read_container, write_container
+    from hsvm_cli.models.class_weights import compute_class_weights
+    from hsvm_cli.models.ovo import MODEL_KIND, MODEL_VERSION, load_model, save_model
+    path = tmp_path / "m.hsvm"
+    save_model(digits_model, path)
+    m = load_model(path)
+    U, beta = compute_class_weights(m)
+    assert m.class_W.tobytes() == U.tobytes() and m.class_b.tobytes() == beta.tobytes()
+    # a file from before they were stored: the same arrays, computed when needed
+    c = read_container(str(path), kind=MODEL_KIND, versions={MODEL_VERSION})
+    arrays = {k: np.asarray(v) for k, v in c.arrays.items() if k not in ("class_W", "class_b")}
+    old = tmp_path / "old.hsvm"
+    write_container(old, arrays, kind=MODEL_KIND, version=MODEL_VERSION, meta=c.meta)
+    m_old = load_model(old)
+    assert m_old.class_W is None and m_old.content_sha256() == m.content_sha256()
+    U_old, beta_old = class_score_weights(m_old)
+    assert U_old.tobytes() == U.tobytes() and beta_old.tobytes() == beta.tobytes()
+    _, _, Xt, _ = digits
+    a = Predictor(m, first_stage="scores", filter_k=3).predict_block(Xt)
+    b = Predictor(m_old, first_stage="scores", filter_k=3).predict_block(Xt)
+    assert np.array_equal(a.labels, b.labels) and np.array_equal(a.votes, b.votes)
+
+
+def test_class_summaries_of_the_wrong_shape_are_refused(digits_model, tmp_path):
+    from hsvm_cli.errors import ModelFormatError
+    from hsvm_cli.io.container import read_container, write_container
+    from hsvm_cli.models.ovo import MODEL_KIND, MODEL_VERSION, load_model, save_model
+    path = tmp_path / "m.hsvm"
+    save_model(digits_model, path)
+    c = read_container(str(path), kind=MODEL_KIND, versions={MODEL_VERSION})
+    arrays = {k: np.asarray(v) for k, v in c.arrays.items()}
+    for change, message in (({"class_W": arrays["class_W"][:-1]}, "class_W must be float32"),
+                            ({"class_b": None}, "go together")):
+        bad = {k: v for k, v in dict(arrays, **change).items() if v is not None}
+        out = tmp_path / "bad.hsvm"
+        write_container(out, bad, kind=MODEL_KIND, version=MODEL_VERSION, meta=c.meta)
+        with pytest.raises(ModelFormatError, match=message):
+            load_model(out)
