@@ -31,6 +31,7 @@ import numpy as np
 from .errors import OptionError
 from .models.calibration import Calibration, Setting, hash_identity
 from .models.ovo import bag_mean
+from .predict.class_scores import class_score_weights
 from .predict.exact import ExactScorer, ovo_votes
 from .predict.predictor import Predictor
 from .predict.raw_filter import make_filter
@@ -169,8 +170,11 @@ def calibrate(model, h, X, y, *, max_loss=0.5, bits_grid=None, k_grid=None, epsi
         grid.append(_setting_row(Predictor(model, rule="dag", threads=threads), X, y, timed, repeat,
                                  mode="exact", rule="dag", mean_refined=K))
         tick("exact DAG")
+    # The class scores' summary vectors read all of W: once for every k and rule.
+    class_weights = (class_score_weights(model) if score_rows and (h is None or h.class_W is None) else None)
     for k, rule in score_rows:
-        predictor = Predictor(model, h, first_stage="scores", filter_k=k, rule=rule, threads=threads)
+        predictor = Predictor(model, h, first_stage="scores", filter_k=k, rule=rule, threads=threads,
+                              class_weights=class_weights)
         grid.append(_setting_row(predictor, X, y, timed, repeat, mode="scores", k=k, rule=rule, mean_refined=k))
         tick("class scores, k=%d%s" % (k, ", DAG" if rule == "dag" else ""))
     for bits in bits_grid:
@@ -229,7 +233,8 @@ def _fit_sigmoids(model, values, sharp_dec, sharp_winner, sharp_y, sharp_rows):
     dec, pair, target, sample = values
     target = target.astype(np.int64)
     P = model.n_pairs
-    n0, scores = choose_prior_samples(dec, pair, target, sample, P)
+    halves_pooled = {}
+    n0, scores = choose_prior_samples(dec, pair, target, sample, P, pooled_halves=halves_pooled)
     # Cross-fitted logits of the sharpness rows: each row's sigmoids come from
     # the half of the validation samples it is not in.
     first = sample_halves(sample)
@@ -241,7 +246,10 @@ def _fit_sigmoids(model, values, sharp_dec, sharp_winner, sharp_y, sharp_rows):
         fit = first[sample] != h
         if not fit.any():
             fit = np.ones(sample.shape[0], dtype=bool)
-        A, B = fit_platt_shrunk(dec[fit], pair[fit], target[fit], P, prior_samples=n0)
+        # The fit half is the other half of choose_prior_samples' split: its
+        # pooled sigmoid is already fitted there (the same values, so the same bits).
+        pooled_fit = halves_pooled.get(not h) if not fit.all() else None
+        A, B = fit_platt_shrunk(dec[fit], pair[fit], target[fit], P, prior_samples=n0, pooled=pooled_fit)
         rows = row_half == h
         logits[rows] = A[None, :] * sharp_dec[rows] + B[None, :]
     table = PairTable(model.pair_a, model.pair_b, model.n_classes)

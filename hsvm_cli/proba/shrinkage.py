@@ -167,12 +167,16 @@ def _pair_log_loss(f, pr, t, A, B, P):
     return float(np.sum(_log1p_exp(z) - (1.0 - t) * z))
 
 
-def choose_prior_samples(dec, pair, target, sample, n_pairs, *, grid=PRIOR_SAMPLES_GRID, seed=0):
+def choose_prior_samples(dec, pair, target, sample, n_pairs, *, grid=PRIOR_SAMPLES_GRID, seed=0,
+                         pooled_halves=None):
     """n_0 by two-fold cross-fitting on the validation samples (module
     docstring): ``sample`` [m] says which validation sample each pairwise
     value comes from, and the halves split the samples (a seeded choice), so
     a sample's values are never fitted and scored at once.  Returns (n_0,
-    {n_0: held-out log-loss per pairwise value})."""
+    {n_0: held-out log-loss per pairwise value}).  ``pooled_halves``: a dict
+    that receives the pooled sigmoid fitted on each half (keys True for the
+    first half of :func:`sample_halves`, False for the second), for a caller
+    that fits on the same halves again."""
     f = float_array(dec, "dec", ndim=1)
     pr = int_array(pair, "pair")
     t = int_array(target, "target")
@@ -183,6 +187,8 @@ def choose_prior_samples(dec, pair, target, sample, n_pairs, *, grid=PRIOR_SAMPL
     if half.all() or not half.any():
         return float(grid[0]), {}
     pooled = [pooled_sigmoid(f[half == h], t[half == h]) for h in (True, False)]
+    if pooled_halves is not None:
+        pooled_halves.update({True: pooled[0], False: pooled[1]})
     scores = {}
     for n0 in grid:
         total = 0.0
