@@ -35,6 +35,7 @@ from .predict.class_scores import class_score_weights
 from .predict.exact import ExactScorer, ovo_votes
 from .predict.predictor import Predictor
 from .predict.raw_filter import make_filter
+from .predict.shared_refine import shared_refine_labels, shares_refine
 from .predict.ties import winners
 from .preprocess import prepare
 from .proba import estimators as est
@@ -52,6 +53,15 @@ DEFAULT_EPSILONS = (0.1, 0.03, 0.01, 0.003, 0.001)
 
 #: Validation rows timed per candidate (evenly spaced over the set).
 TIMING_ROWS = 1000
+#: Seconds of timed runs per candidate (its warm-up excluded): a candidate
+#: too slow for ``repeat`` runs of every timing row within it is timed on fewer
+#: runs, then on fewer rows (evenly spaced over the timing rows) ...
+TIMING_BUDGET = 0.5
+#: ... but on at least this many rows, whatever the budget: enough that the
+#: per-call overheads are a small part of a run.
+MIN_TIMED_ROWS = 100
+#: Rows of the warm-up run, which also estimates the time per sample.
+WARMUP_ROWS = 64
 #: Validation rows the sharpness factor is fitted on: at most this many, and
 #: at most _SHARPNESS_CELLS (row, pair) values, at least 100 rows.
 SHARPNESS_ROWS = 600
@@ -80,19 +90,42 @@ def spread_rows(n, count):
     return np.unique(np.linspace(0, n - 1, int(count)).astype(np.int64))
 
 
-def _median_seconds(fn, repeat):
+def time_per_sample(run, X, *, repeat, budget=TIMING_BUDGET, min_rows=MIN_TIMED_ROWS, warmup_rows=WARMUP_ROWS):
+    """Median seconds per sample of ``run(rows)`` on the rows of X (the timing
+    subsample), within a time budget.
+
+    A warm-up run on the first ``warmup_rows`` rows builds what the first call
+    builds (kernel plans, projections) and estimates the time per sample t.
+    The rows timed: all of X when one run of them fits in ``budget`` (t * n
+    <= budget), else floor(budget / t) of them, at least ``min_rows``, evenly
+    spaced over X.  The runs: up to ``repeat``, each started only while the
+    runs so far, plus one more of the last run's length, stay within
+    ``budget`` (the first always runs).  Returns (seconds per sample, rows
+    timed, runs)."""
+    n = X.shape[0]
+    if n == 0:
+        return 0.0, 0, 0
+    warm = X[:min(n, warmup_rows)]
+    t0 = time.perf_counter()
+    run(warm)
+    per_sample = (time.perf_counter() - t0) / warm.shape[0]
+    rows = n
+    if per_sample * n > budget:
+        rows = min(n, max(min_rows, int(budget / per_sample)))
+    Xt = X[spread_rows(n, rows)] if rows < n else X
     times = []
-    out = None
-    for _ in range(max(1, repeat)):
+    while len(times) < max(1, repeat):
         t0 = time.perf_counter()
-        out = fn()
+        run(Xt)
         times.append(time.perf_counter() - t0)
-    return float(np.median(times)), out
+        if sum(times) + times[-1] > budget:
+            break
+    return float(np.median(times)) / Xt.shape[0], int(Xt.shape[0]), len(times)
 
 
 def calibrate(model, h, X, y, *, max_loss=0.5, bits_grid=None, k_grid=None, epsilons=None, epsilon_max_k=None,
               threads=None, repeat=3, progress=None, timing_rows=TIMING_ROWS, rules=RULES,
-              first_stages=FIRST_STAGES):
+              first_stages=FIRST_STAGES, timing_budget=TIMING_BUDGET, min_timed_rows=MIN_TIMED_ROWS):
     """Fit a :class:`~hsvm_cli.models.calibration.Calibration` on the labelled
     validation samples X, y (raw, as read) for ``model`` and its hash model
     ``h`` (None: exact probabilities only), and choose its setting: the fastest
@@ -149,7 +182,7 @@ def calibrate(model, h, X, y, *, max_loss=0.5, bits_grid=None, k_grid=None, epsi
     dag = "dag" in rules
     dag_ks = [k for k in k_grid if k >= 3] if dag else []
     score_rows = [(k, r) for k in score_ks for r in rules if r == "vote" or k >= 3]
-    total = 3 + dag + len(score_rows) + len(bits_grid) * (1 + len(configs) + len(dag_ks))
+    total = 3 + dag + (2 + len(score_rows) if score_rows else 0) + len(bits_grid) * (2 + len(configs) + len(dag_ks))
     done = [0]
 
     def tick(what):
@@ -161,22 +194,39 @@ def calibrate(model, h, X, y, *, max_loss=0.5, bits_grid=None, k_grid=None, epsi
     exact_labels, probabilities = _exact_pass(model, Xn, yi, tick)
     cal = Calibration(alphas={}, model_sha256=model.content_sha256(),
                       hash_identity=hash_identity(h) if h is not None else None, **probabilities)
-    exact_row = {"mode": "exact", "rule": "vote", "bits": None, "k": None, "epsilon": None,
-                 "accuracy": float((exact_labels == y).mean()), "mean_refined": K,
-                 "seconds_per_sample": _time_exact(model, X[timed], repeat)}
+    Xt = X[timed]
+
+    def timed_row(row, run):
+        secs, rows, runs = time_per_sample(run, Xt, repeat=repeat, budget=timing_budget, min_rows=min_timed_rows)
+        row.update({"seconds_per_sample": secs, "timed_rows": rows, "timed_runs": runs})
+        return row
+
+    def accuracy(labels):
+        return float((labels == y).mean())
+
+    exact_row = timed_row({"mode": "exact", "rule": "vote", "bits": None, "k": None, "epsilon": None,
+                           "accuracy": accuracy(exact_labels), "mean_refined": K}, Predictor(model).predict)
     tick("exact timed")
     grid = [exact_row]
     if dag:
-        grid.append(_setting_row(Predictor(model, rule="dag", threads=threads), X, y, timed, repeat,
-                                 mode="exact", rule="dag", mean_refined=K))
+        predictor = Predictor(model, rule="dag", threads=threads)
+        grid.append(timed_row({"mode": "exact", "rule": "dag", "bits": None, "k": None, "epsilon": None,
+                               "accuracy": accuracy(predictor.predict(X)), "mean_refined": K}, predictor.predict))
         tick("exact DAG")
-    # The class scores' summary vectors read all of W: once for every k and rule.
-    class_weights = (class_score_weights(model) if score_rows and (h is None or h.class_W is None) else None)
-    for k, rule in score_rows:
-        predictor = Predictor(model, h, first_stage="scores", filter_k=k, rule=rule, threads=threads,
-                              class_weights=class_weights)
-        grid.append(_setting_row(predictor, X, y, timed, repeat, mode="scores", k=k, rule=rule, mean_refined=k))
-        tick("class scores, k=%d%s" % (k, ", DAG" if rule == "dag" else ""))
+    if score_rows:
+        # The class scores' summary vectors read all of W: once for every k and rule.
+        weights = class_score_weights(model) if h is None or h.class_W is None else None
+        predictors = [Predictor(model, h, first_stage="scores", filter_k=k, rule=rule, threads=threads,
+                                class_weights=weights) for k, rule in score_rows]
+        scores = predictors[0].filter.scores(Xn)
+        ranking = (np.zeros(scores.shape, dtype=np.int32), scores)
+        tick("class scores: filter")
+        results = _stage_accuracy(predictors, X, Xn, ranking, threads)
+        tick("class scores: accuracy")
+        for (k, rule), predictor, (labels, _) in zip(score_rows, predictors, results):
+            grid.append(timed_row({"mode": "scores", "rule": rule, "bits": None, "k": k, "epsilon": None,
+                                   "accuracy": accuracy(labels), "mean_refined": k}, predictor.predict))
+            tick("class scores, k=%d%s" % (k, ", DAG" if rule == "dag" else ""))
     for bits in bits_grid:
         hf = make_filter(model, h, bits=bits, threads=threads)
         votes = hf.hash_and_vote(Xn)
@@ -184,17 +234,24 @@ def calibrate(model, h, X, y, *, max_loss=0.5, bits_grid=None, k_grid=None, epsi
         cal.alphas[bits] = float(est.fit_temperature(est.first_stage_scores(votes[0][known], votes[1][known]),
                                                      yi[known]))
         tick("%d bits: filter" % bits)
-        for k, eps in configs:
-            grid.append(_hashed_row(model, h, cal, X, y, timed, votes, bits, k, eps, threads, repeat))
-            tick("%d bits, %s" % (bits, "k=%d" % k if eps is None else "p>%g" % eps))
-        for k in dag_ks:
-            grid.append(_hashed_row(model, h, cal, X, y, timed, votes, bits, k, None, threads, repeat, rule="dag"))
-            tick("%d bits, k=%d, DAG" % (bits, k))
+        settings = [(k, eps, "vote") for k, eps in configs] + [(k, None, "dag") for k in dag_ks]
+        predictors = [Predictor(model, h, bits=bits, filter_k=k, refine=k > 1, threads=threads, epsilon=eps,
+                                calibration=cal, rule=rule) for k, eps, rule in settings]
+        results = _stage_accuracy(predictors, X, Xn, votes, threads)
+        tick("%d bits: accuracy" % bits)
+        for (k, eps, rule), predictor, (labels, refined) in zip(settings, predictors, results):
+            grid.append(timed_row({"mode": "hash", "rule": rule, "bits": bits, "k": k if eps is None else None,
+                                   "max_k": k if eps is not None else None, "epsilon": eps,
+                                   "accuracy": accuracy(labels), "mean_refined": refined / max(1, n)},
+                                  predictor.predict_block))
+            tick("%d bits, %s%s" % (bits, "k=%d" % k if eps is None else "p>%g" % eps,
+                                    ", DAG" if rule == "dag" else ""))
     chosen = _choose(cal, grid, max_loss)
     cal.info.update({"validation_samples": int(n), "exact_accuracy": exact_row["accuracy"],
                      "max_loss_points": float(max_loss),
                      "timed_on": "%s %s (%s)" % (platform.node(), platform.machine(), platform.processor() or "cpu"),
                      "repeat": int(repeat), "timed_samples": int(timed.shape[0]),
+                     "timing_budget_seconds": float(timing_budget), "min_timed_rows": int(min_timed_rows),
                      "why": _why(chosen, grid, max_loss)})
     return cal
 
@@ -268,45 +325,24 @@ def _fit_sigmoids(model, values, sharp_dec, sharp_winner, sharp_y, sharp_rows):
     return {"platt_A": gamma * A, "platt_B": gamma * B, "info": info}
 
 
-def _time_exact(model, X, repeat):
-    """Median seconds per sample of exact prediction of X (after a warm-up)."""
-    predictor = Predictor(model)
-    predictor.predict(X)
-    secs, _ = _median_seconds(lambda: predictor.predict(X), repeat)
-    return secs / max(1, X.shape[0])
-
-
-def _setting_row(predictor, X, y, timed, repeat, *, mode, rule, k=None, mean_refined=None):
-    """Accuracy on the whole validation set and median time per sample (the
-    timed rows, after a warm-up) of a predictor built for one setting."""
-    labels = predictor.predict(X)
-    Xt = X[timed]
-    predictor.predict(Xt[:64])
-    secs, _ = _median_seconds(lambda: predictor.predict(Xt), repeat)
-    return {"mode": mode, "rule": rule, "bits": None, "k": k, "epsilon": None,
-            "accuracy": float((labels == y).mean()), "seconds_per_sample": secs / max(1, Xt.shape[0]),
-            "mean_refined": mean_refined}
-
-
-def _hashed_row(model, h, cal, X, y, timed, votes, bits, k, eps, threads, repeat, rule="vote"):
-    """Accuracy (whole set, on the filter votes already computed), mean refined
-    classes and median time per sample (the timed rows) of the hash filter at
-    ``bits`` keeping ``k`` classes (or, with ``eps``, those above that
-    first-stage probability, at most ``k``), refined by ``rule``."""
-    predictor = Predictor(model, h, bits=bits, filter_k=k, refine=k > 1, threads=threads, epsilon=eps,
-                          calibration=cal, rule=rule)
-    t = Timings()
-    block = predictor.predict_block(X, filter_votes=votes, timings=t)
-    refined = t.counters.get("refined_classes", 0) / max(1, X.shape[0])
-    Xt = X[timed]
-    # Warm-up on a few rows: the kernel plan and the projection are built
-    # once (the accuracy pass above used precomputed filter votes).
-    predictor.predict_block(Xt[:64])
-    secs, _ = _median_seconds(lambda: predictor.predict_block(Xt), repeat)
-    return {"mode": "hash", "rule": rule, "bits": bits, "k": k if eps is None else None,
-            "max_k": k if eps is not None else None, "epsilon": eps,
-            "accuracy": float((block.labels == y).mean()), "seconds_per_sample": secs / max(1, Xt.shape[0]),
-            "mean_refined": refined}
+def _stage_accuracy(predictors, X, Xn, ranking, threads):
+    """(labels [n], refined classes in all) of every predictor of one first
+    stage on the whole validation set, given the stage's ranking (votes,
+    margins) of its rows: the refines that can share their exact decisions
+    do (:mod:`hsvm_cli.predict.shared_refine`), the others predict directly
+    from the ranking (the same labels as ``predict_block`` on X)."""
+    out = [None] * len(predictors)
+    shared = [i for i, p in enumerate(predictors) if shares_refine(p)]
+    found = shared_refine_labels([predictors[i] for i in shared], Xn, *ranking, max_cells=Predictor.MAX_CELLS,
+                                 threads=threads or 1)
+    for i, (best, refined) in zip(shared, found):
+        out[i] = (predictors[i].model.classes[best], int(refined.sum()))
+    for i, p in enumerate(predictors):
+        if out[i] is None:
+            t = Timings()
+            block = p.predict_block(X, filter_votes=ranking, timings=t)
+            out[i] = (block.labels, t.counters.get("refined_classes", 0))
+    return out
 
 
 def _choose(cal, grid, max_loss):
