@@ -15,12 +15,25 @@ hash filtering at each bit count with each k (fixed number of refined
 classes; vote or DAG refine) or each probability threshold epsilon
 (per-sample number) -- is evaluated once on
 the whole labelled validation set: one exact pass gives the exact accuracy and
-the Platt data; per bit count one filter pass gives the hash votes that every
-k and epsilon of that bit count then refine.  Time per sample is measured
-separately, on this machine, on a fixed subsample of at most
-:data:`TIMING_ROWS` (1,000) evenly spaced validation rows: each candidate's
-whole prediction of those rows (normalisation, hashing, filtering and
-refining; parsing excluded), the median of ``repeat`` runs after a warm-up.
+the Platt data; per bit count one filter pass (and for the class scores one
+scoring pass) gives the ranking that every k and epsilon of that first stage
+then refine, and those refines share their exact decisions: the pairs of the
+union of their kept classes are computed once per sample and each setting
+reads its own (:mod:`hsvm_cli.predict.shared_refine`; the labels are each
+setting's predictor's, bit for bit).
+
+Time per sample is measured separately, on this machine, on a fixed subsample
+of at most :data:`TIMING_ROWS` (1,000) evenly spaced validation rows: each
+candidate's whole prediction of those rows (normalisation, hashing, filtering
+and refining; parsing excluded), the median of up to ``repeat`` runs after a
+warm-up, within a budget of :data:`TIMING_BUDGET` seconds per candidate.  A
+candidate too slow for that gets fewer runs (at least one), then fewer rows
+(evenly spaced over the subsample, at least :data:`MIN_TIMED_ROWS`), so that
+timing ~90 settings of a 1,000-class model takes about a minute instead of
+most of the run; each grid row records the rows and runs it was timed on.
+Only candidates slower than the budget over the subsample (0.5 ms per sample
+for 1,000 rows) are shortened, and at 100 rows or more such a run still takes
+a twentieth of a second or longer, well above the per-call overheads.
 For few classes or very sparse input exact scoring can beat hashing the
 sample; the measurement then picks exact."""
 import platform
@@ -60,7 +73,7 @@ TIMING_BUDGET = 0.5
 #: ... but on at least this many rows, whatever the budget: enough that the
 #: per-call overheads are a small part of a run.
 MIN_TIMED_ROWS = 100
-#: Rows of the warm-up run, which also estimates the time per sample.
+#: Rows of the warm-up run, and of the first run that estimates the time per sample.
 WARMUP_ROWS = 64
 #: Validation rows the sharpness factor is fitted on: at most this many, and
 #: at most _SHARPNESS_CELLS (row, pair) values, at least 100 rows.
@@ -95,32 +108,47 @@ def time_per_sample(run, X, *, repeat, budget=TIMING_BUDGET, min_rows=MIN_TIMED_
     subsample), within a time budget.
 
     A warm-up run on the first ``warmup_rows`` rows builds what the first call
-    builds (kernel plans, projections) and estimates the time per sample t.
-    The rows timed: all of X when one run of them fits in ``budget`` (t * n
-    <= budget), else floor(budget / t) of them, at least ``min_rows``, evenly
-    spaced over X.  The runs: up to ``repeat``, each started only while the
-    runs so far, plus one more of the last run's length, stay within
-    ``budget`` (the first always runs).  Returns (seconds per sample, rows
-    timed, runs)."""
+    builds (kernel plans, projections).  Then runs on m rows evenly spaced over
+    X, starting at m = ``warmup_rows`` (at ``min_rows`` when the warm-up alone
+    took more than ``budget``): a run of T seconds says budget * m / T rows fit
+    in the budget -- all of X when that covers X; m grows to that count when
+    it at least doubles m (a per-call overhead makes small runs look slower
+    per sample than large ones, so the estimate is revised on the larger run),
+    else m stays (at least ``min_rows``) and the last run is the first timed
+    one.  Then up to ``repeat`` runs in all, each started only while the runs
+    so far plus one more of the last one's length stay within ``budget``.
+    Returns (seconds per sample, rows timed, runs)."""
     n = X.shape[0]
     if n == 0:
         return 0.0, 0, 0
-    warm = X[:min(n, warmup_rows)]
-    t0 = time.perf_counter()
-    run(warm)
-    per_sample = (time.perf_counter() - t0) / warm.shape[0]
-    rows = n
-    if per_sample * n > budget:
-        rows = min(n, max(min_rows, int(budget / per_sample)))
-    Xt = X[spread_rows(n, rows)] if rows < n else X
-    times = []
-    while len(times) < max(1, repeat):
+    low = min(n, max(1, int(min_rows)))
+
+    def timed(rows):
         t0 = time.perf_counter()
-        run(Xt)
-        times.append(time.perf_counter() - t0)
-        if sum(times) + times[-1] > budget:
+        run(rows)
+        return time.perf_counter() - t0
+
+    m = min(n, warmup_rows)
+    if timed(X[:m]) > budget:
+        m = low
+    while True:
+        Xm = X if m == n else X[spread_rows(n, m)]
+        seconds = timed(Xm)
+        if m == n:
             break
-    return float(np.median(times)) / Xt.shape[0], int(Xt.shape[0]), len(times)
+        fit = int(budget * m / seconds) if seconds > 0 else n
+        if fit >= n:
+            m = n
+        elif fit >= 2 * m:
+            m = fit
+        elif m < low:
+            m = low
+        else:
+            break
+    times = [seconds]
+    while len(times) < max(1, repeat) and sum(times) + times[-1] <= budget:
+        times.append(timed(Xm))
+    return float(np.median(times)) / Xm.shape[0], int(Xm.shape[0]), len(times)
 
 
 def calibrate(model, h, X, y, *, max_loss=0.5, bits_grid=None, k_grid=None, epsilons=None, epsilon_max_k=None,
@@ -135,9 +163,11 @@ def calibrate(model, h, X, y, *, max_loss=0.5, bits_grid=None, k_grid=None, epsi
     ``bits_grid`` (default 64, 128, ... up to the hashed D), ``k_grid``
     (default 1 and 1%, 3%, 10%, 20% of K) and ``epsilons`` (default 0.1 ...
     0.001, each with at most ``epsilon_max_k`` classes) span the candidates;
-    each is timed ``repeat`` times (the median counts) on ``timing_rows``
-    rows with ``threads`` threads.  ``progress``: a callable receiving
-    (done, total, what) after each step.
+    each is timed with ``threads`` threads on ``timing_rows`` evenly spaced
+    rows, the median of up to ``repeat`` runs within ``timing_budget``
+    seconds (a slower setting gets fewer runs, then fewer rows, at least
+    ``min_timed_rows``: :func:`time_per_sample`).  ``progress``: a callable
+    receiving (done, total, what) after each step.
 
     ``rules``: the exact decision rules tried -- "vote" (max-wins over the
     pairs: exact prediction, vote refine) and "dag" (decision DAGs: the exact
@@ -151,6 +181,10 @@ def calibrate(model, h, X, y, *, max_loss=0.5, bits_grid=None, k_grid=None, epsi
         raise OptionError("--bits and --epsilon need a hash model (-H)")
     if max_loss < 0:
         raise OptionError("--max-loss must be >= 0")
+    if not timing_budget >= 0:
+        raise OptionError("--timing-budget must be >= 0 seconds")
+    if int(min_timed_rows) < 1:
+        raise OptionError("min_timed_rows must be at least 1")
     rules, first_stages = tuple(rules), tuple(first_stages)
     if not rules or any(r not in RULES for r in rules):
         raise OptionError("rules must be among %s, not %s" % (", ".join(RULES), ", ".join(map(str, rules)) or "none"))
@@ -392,8 +426,8 @@ def _mode_label(g):
 def format_grid(cal):
     """The grid as a table in the shape of the paper's Table 1."""
     exact = cal.grid[0]
-    lines = ["%-11s %6s %-18s %9s %8s %10s %9s %8s" % ("mode", "bits", "refined classes", "accuracy", "vs exact",
-                                                      "us/sample", "speed-up", "")]
+    lines = ["%-11s %6s %-18s %9s %8s %10s %9s %9s %8s" % ("mode", "bits", "refined classes", "accuracy", "vs exact",
+                                                           "us/sample", "speed-up", "timed", "")]
     for g in cal.grid:
         mode = _mode_label(g)
         if g["mode"] == "exact":
@@ -404,11 +438,20 @@ def format_grid(cal):
             what = "p>%g: %.2f avg" % (g["epsilon"], g["mean_refined"])
         else:
             what = "k=%d" % g["k"]
-        lines.append("%-11s %6s %-18s %8.2f%% %+8.2f %10.1f %8.1fx %8s" % (
+        timed = "%dx%d" % (g["timed_rows"], g["timed_runs"]) if g.get("timed_rows") is not None else "-"
+        lines.append("%-11s %6s %-18s %8.2f%% %+8.2f %10.1f %8.1fx %9s %8s" % (
             mode, g["bits"] or "-", what, 100 * g["accuracy"], 100 * (g["accuracy"] - exact["accuracy"]),
-            1e6 * g["seconds_per_sample"], g["speedup"], "<- chosen" if g.get("chosen") else ""))
-    lines.append("accuracy on all %d validation samples; times measured on this machine (%s), median of %d runs "
-                 "over %d of them" % (cal.info.get("validation_samples"), cal.info.get("timed_on"),
-                                      cal.info.get("repeat"), cal.info.get("timed_samples", 0)))
+            1e6 * g["seconds_per_sample"], g["speedup"], timed, "<- chosen" if g.get("chosen") else ""))
+    info = cal.info
+    if info.get("timing_budget_seconds") is None:
+        lines.append("accuracy on all %d validation samples; times measured on this machine (%s), median of %d runs "
+                     "over %d of them" % (info.get("validation_samples"), info.get("timed_on"), info.get("repeat"),
+                                          info.get("timed_samples", 0)))
+    else:
+        lines.append("accuracy on all %d validation samples; times measured on this machine (%s): the median of up "
+                     "to %d runs over %d evenly spaced of them, within %g s per setting (fewer runs, then fewer rows, "
+                     "at least %d, for slower settings; timed: rows x runs)"
+                     % (info.get("validation_samples"), info.get("timed_on"), info.get("repeat"),
+                        info.get("timed_samples", 0), info["timing_budget_seconds"], info.get("min_timed_rows", 0)))
     lines.append("chosen: " + cal.info.get("why", ""))
     return "\n".join(lines) + "\n"

@@ -130,6 +130,8 @@ def _sub_pairs(base, pos, kept, valid):
     n, w = kept.shape
     wb = base.S.shape[1]
     S, nvalid = sorted_kept(kept, valid)
+    if w == wb and np.array_equal(S, base.S) and np.array_equal(nvalid, base.nvalid):
+        return base     # the setting that keeps the union itself (the largest k): its cells as computed
     iu, ju = canonical_pairs(w)
     A, B = S[:, iu], S[:, ju]
     pmask = np.ones(A.shape, dtype=bool) if valid is None else (ju[None, :] < nvalid[:, None])
