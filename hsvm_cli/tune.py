@@ -43,11 +43,15 @@ import numpy as np
 
 from .errors import OptionError
 from .models.calibration import Calibration, Setting, hash_identity
+from .models.pairs import PairLookup
 from .models.ovo import bag_mean
 from .predict.class_scores import class_score_weights
 from .predict.exact import ExactScorer, ovo_votes
 from .predict.predictor import Predictor
 from .predict.raw_filter import make_filter
+from .predict.certified_votes import certified_kept_winners, classifier_norms, sample_norms, uncertain_cells
+from .predict.ranking import top_classes
+from .predict.refine import dense_is_cheaper
 from .predict.shared_refine import shared_refine_labels, shares_refine
 from .predict.ties import winners
 from .preprocess import prepare
@@ -225,8 +229,29 @@ def calibrate(model, h, X, y, *, max_loss=0.5, bits_grid=None, k_grid=None, epsi
             progress(done[0], total, what)
 
     Xn = prepare(model.normalize, X)
-    exact_labels, probabilities = _exact_pass(model, Xn, yi, tick)
-    cal = Calibration(alphas={}, model_sha256=model.content_sha256(),
+    # The first stages run before the exact pass, whose decision blocks then
+    # also score their max-wins refines (certified, predict/certified_votes.py).
+    stages, alphas = [], {}
+    weights = None
+    if score_rows:
+        # The class scores' summary vectors read all of W: once for every k and rule.
+        weights = class_score_weights(model) if h is None or h.class_W is None else None
+        scorer = Predictor(model, h, first_stage="scores", filter_k=score_rows[0][0], threads=threads,
+                           class_weights=weights)
+        scores = scorer.filter.scores(Xn)
+        stages.append((None, (np.zeros(scores.shape, dtype=np.int32), scores), [(k, None, r) for k, r in score_rows]))
+        tick("class scores: filter")
+    for bits in bits_grid:
+        hf = make_filter(model, h, bits=bits, threads=threads)
+        votes = hf.hash_and_vote(Xn)
+        known = yi >= 0
+        alphas[bits] = float(est.fit_temperature(est.first_stage_scores(votes[0][known], votes[1][known]),
+                                                 yi[known]))
+        stages.append((bits, votes, [(k, eps, "vote") for k, eps in configs] + [(k, None, "dag") for k in dag_ks]))
+        tick("%d bits: filter" % bits)
+    certified = _CertifiedRefines(model, Xn, stages)
+    exact_labels, probabilities = _exact_pass(model, Xn, yi, tick, block_hook=certified.block)
+    cal = Calibration(alphas=alphas, model_sha256=model.content_sha256(),
                       hash_identity=hash_identity(h) if h is not None else None, **probabilities)
     Xt = X[timed]
 
@@ -247,39 +272,25 @@ def calibrate(model, h, X, y, *, max_loss=0.5, bits_grid=None, k_grid=None, epsi
         grid.append(timed_row({"mode": "exact", "rule": "dag", "bits": None, "k": None, "epsilon": None,
                                "accuracy": accuracy(predictor.predict(X)), "mean_refined": K}, predictor.predict))
         tick("exact DAG")
-    if score_rows:
-        # The class scores' summary vectors read all of W: once for every k and rule.
-        weights = class_score_weights(model) if h is None or h.class_W is None else None
-        predictors = [Predictor(model, h, first_stage="scores", filter_k=k, rule=rule, threads=threads,
-                                class_weights=weights) for k, rule in score_rows]
-        scores = predictors[0].filter.scores(Xn)
-        ranking = (np.zeros(scores.shape, dtype=np.int32), scores)
-        tick("class scores: filter")
-        results = _stage_accuracy(predictors, X, Xn, ranking, threads)
-        tick("class scores: accuracy")
-        for (k, rule), predictor, (labels, _) in zip(score_rows, predictors, results):
-            grid.append(timed_row({"mode": "scores", "rule": rule, "bits": None, "k": k, "epsilon": None,
-                                   "accuracy": accuracy(labels), "mean_refined": k}, predictor.predict))
-            tick("class scores, k=%d%s" % (k, ", DAG" if rule == "dag" else ""))
-    for bits in bits_grid:
-        hf = make_filter(model, h, bits=bits, threads=threads)
-        votes = hf.hash_and_vote(Xn)
-        known = yi >= 0
-        cal.alphas[bits] = float(est.fit_temperature(est.first_stage_scores(votes[0][known], votes[1][known]),
-                                                     yi[known]))
-        tick("%d bits: filter" % bits)
-        settings = [(k, eps, "vote") for k, eps in configs] + [(k, None, "dag") for k in dag_ks]
-        predictors = [Predictor(model, h, bits=bits, filter_k=k, refine=k > 1, threads=threads, epsilon=eps,
-                                calibration=cal, rule=rule) for k, eps, rule in settings]
-        results = _stage_accuracy(predictors, X, Xn, votes, threads)
-        tick("%d bits: accuracy" % bits)
+    for stage, (bits, ranking, settings) in enumerate(stages):
+        name = "class scores" if bits is None else "%d bits" % bits
+        if bits is None:
+            predictors = [Predictor(model, h, first_stage="scores", filter_k=k, rule=rule, threads=threads,
+                                    class_weights=weights) for k, _, rule in settings]
+        else:
+            predictors = [Predictor(model, h, bits=bits, filter_k=k, refine=k > 1, threads=threads, epsilon=eps,
+                                    calibration=cal, rule=rule) for k, eps, rule in settings]
+        results = _stage_accuracy(predictors, X, Xn, ranking, threads, certified.of_stage(stage))
+        tick("%s: accuracy" % name)
         for (k, eps, rule), predictor, (labels, refined) in zip(settings, predictors, results):
-            grid.append(timed_row({"mode": "hash", "rule": rule, "bits": bits, "k": k if eps is None else None,
-                                   "max_k": k if eps is not None else None, "epsilon": eps,
-                                   "accuracy": accuracy(labels), "mean_refined": refined / max(1, n)},
-                                  predictor.predict_block))
-            tick("%d bits, %s%s" % (bits, "k=%d" % k if eps is None else "p>%g" % eps,
-                                    ", DAG" if rule == "dag" else ""))
+            if bits is None:
+                row = {"mode": "scores", "rule": rule, "bits": None, "k": k, "epsilon": None, "mean_refined": k}
+            else:
+                row = {"mode": "hash", "rule": rule, "bits": bits, "k": k if eps is None else None,
+                       "max_k": k if eps is not None else None, "epsilon": eps, "mean_refined": refined / max(1, n)}
+            row["accuracy"] = accuracy(labels)
+            grid.append(timed_row(row, predictor.predict if bits is None else predictor.predict_block))
+            tick("%s, %s%s" % (name, "k=%d" % k if eps is None else "p>%g" % eps, ", DAG" if rule == "dag" else ""))
     chosen = _choose(cal, grid, max_loss)
     cal.info.update({"validation_samples": int(n), "exact_accuracy": exact_row["accuracy"],
                      "max_loss_points": float(max_loss),
@@ -290,9 +301,10 @@ def calibrate(model, h, X, y, *, max_loss=0.5, bits_grid=None, k_grid=None, epsi
     return cal
 
 
-def _exact_pass(model, Xn, yi, tick):
+def _exact_pass(model, Xn, yi, tick, block_hook=None):
     """One exact pass over the validation set: the exact labels (the model's
-    decision rule) and the fitted pairwise sigmoids (:func:`_fit_sigmoids`)."""
+    decision rule) and the fitted pairwise sigmoids (:func:`_fit_sigmoids`);
+    ``block_hook(first row, decision values)`` sees every block."""
     scorer = ExactScorer(model)
     n, K, P = Xn.shape[0], model.n_classes, model.n_pairs
     votes = np.empty((n, K), dtype=np.int32)
@@ -304,6 +316,8 @@ def _exact_pass(model, Xn, yi, tick):
     def mean_blocks():
         for s, dec in scorer.decision_blocks(Xn):
             e = s + dec.shape[0]
+            if block_hook is not None:
+                block_hook(s, dec)
             votes[s:e], conf[s:e] = ovo_votes(dec, model.pair_a, model.pair_b, bags=model.bags, n_classes=K)
             mean = bag_mean(dec, model.bags)
             lo, hi = np.searchsorted(sharp_rows, [s, e])
@@ -359,14 +373,72 @@ def _fit_sigmoids(model, values, sharp_dec, sharp_winner, sharp_y, sharp_rows):
     return {"platt_A": gamma * A, "platt_B": gamma * B, "info": info}
 
 
-def _stage_accuracy(predictors, X, Xn, ranking, threads):
+class _CertifiedRefines:
+    """The max-wins refines of every first stage scored on the exact pass's
+    decision blocks (:mod:`hsvm_cli.predict.certified_votes`): for each such
+    setting (fixed k, 1 < k < K, refined with the sampled product; one-bag
+    models), each row's winner and whether it is certified to be the
+    refine's own label."""
+
+    def __init__(self, model, Xn, stages):
+        self.model = model
+        self.jobs = []
+        if model.bags == 1:
+            K = model.n_classes
+            for stage, (_, (votes, margins), settings) in enumerate(stages):
+                for i, (k, eps, rule) in enumerate(settings):
+                    if rule == "vote" and eps is None and 1 < k < K and \
+                            not dense_is_cheaper(k * (k - 1) // 2, model.n_classifiers):
+                        self.jobs.append((stage, i, top_classes(votes, margins, k)))
+        n = Xn.shape[0]
+        self.best = [np.empty(n, dtype=np.int64) for _ in self.jobs]
+        self.ok = [np.zeros(n, dtype=bool) for _ in self.jobs]
+        if self.jobs:
+            self.lookup = PairLookup(model.pair_a, model.pair_b, model.n_classes)
+            self.x_norms = sample_norms(Xn)
+            self.w_norms = classifier_norms(model.W)
+
+    def block(self, s, dec):
+        if not self.jobs:
+            return
+        e = s + dec.shape[0]
+        uncertain = uncertain_cells(dec, self.x_norms[s:e], self.w_norms, self.model.n_features)
+        for j, (_, _, kept) in enumerate(self.jobs):
+            self.best[j][s:e], self.ok[j][s:e] = certified_kept_winners(self.model, self.lookup, dec, kept[s:e],
+                                                                        uncertain)
+
+    def of_stage(self, stage):
+        """{setting index: (winners, certified)} of one stage."""
+        return {i: (self.best[j], self.ok[j]) for j, (st, i, _) in enumerate(self.jobs) if st == stage}
+
+
+def _stage_accuracy(predictors, X, Xn, ranking, threads, certified=None):
     """(labels [n], refined classes in all) of every predictor of one first
     stage on the whole validation set, given the stage's ranking (votes,
-    margins) of its rows: the refines that can share their exact decisions
-    do (:mod:`hsvm_cli.predict.shared_refine`), the others predict directly
-    from the ranking (the same labels as ``predict_block`` on X)."""
+    margins) of its rows.  ``certified``: {predictor index: (winners,
+    certified rows)} of the max-wins refines scored on the exact pass; their
+    other rows are refined here.  The refines that can share their exact
+    decisions do (:mod:`hsvm_cli.predict.shared_refine`) -- except, when the
+    max-wins refines were certified, the DAG refines, whose k - 1 decisions a
+    sample cost less than the pairs of a shared base -- and the others predict
+    directly from the ranking (the same labels as ``predict_block`` on X)."""
+    certified = certified or {}
     out = [None] * len(predictors)
-    shared = [i for i, p in enumerate(predictors) if shares_refine(p)]
+    n = Xn.shape[0]
+    if certified:
+        idx = sorted(certified)
+        bad = np.flatnonzero(~np.logical_and.reduce([certified[i][1] for i in idx]))
+        fixed = []
+        if bad.size:
+            fixed = shared_refine_labels([predictors[i] for i in idx], Xn[bad], ranking[0][bad], ranking[1][bad],
+                                         max_cells=Predictor.MAX_CELLS, threads=threads or 1)
+        for j, i in enumerate(idx):
+            best = certified[i][0].copy()
+            if bad.size:
+                best[bad] = fixed[j][0]
+            out[i] = (predictors[i].model.classes[best], predictors[i].k * n)
+    shared = [i for i, p in enumerate(predictors)
+              if out[i] is None and shares_refine(p) and not (certified and p.dag is not None)]
     found = shared_refine_labels([predictors[i] for i in shared], Xn, *ranking, max_cells=Predictor.MAX_CELLS,
                                  threads=threads or 1)
     for i, (best, refined) in zip(shared, found):
