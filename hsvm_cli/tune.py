@@ -14,13 +14,19 @@ decision DAG, the class-score first stage at each k (vote or DAG refine), and
 hash filtering at each bit count with each k (fixed number of refined
 classes; vote or DAG refine) or each probability threshold epsilon
 (per-sample number) -- is evaluated once on
-the whole labelled validation set: one exact pass gives the exact accuracy and
-the Platt data; per bit count one filter pass (and for the class scores one
-scoring pass) gives the ranking that every k and epsilon of that first stage
-then refine, and those refines share their exact decisions: the pairs of the
-union of their kept classes are computed once per sample and each setting
-reads its own (:mod:`hsvm_cli.predict.shared_refine`; the labels are each
-setting's predictor's, bit for bit).
+the whole labelled validation set, with the labels each setting's predictor
+gives (bit for bit): per bit count one filter pass (and for the class scores
+one scoring pass) gives the ranking that every k and epsilon of that first
+stage then refine; one exact pass gives the exact accuracy and the Platt data,
+and its decision blocks also score every max-wins refine of a fixed k
+(:mod:`hsvm_cli.predict.certified_votes`: the BLAS values differ from the
+refine's sampled product in rounding only, and a row's winner is taken where a
+rounding bound certifies that the refine's is the same; the other rows are
+refined); the remaining refines of a first stage share their exact decisions,
+the pairs of the union of their kept classes computed once per sample
+(:mod:`hsvm_cli.predict.shared_refine`).  The first stages' rankings are kept
+in memory until the exact pass is done (votes and margins, 12 bytes per
+sample and class each).
 
 Time per sample is measured separately, on this machine, on a fixed subsample
 of at most :data:`TIMING_ROWS` (1,000) evenly spaced validation rows: each

@@ -15,8 +15,8 @@ more (relative u).  So
     |v_blas - v_refine| <= 2 gamma_d ||x|| ||w|| (1 + 2u) + 2u |v_blas| (1 + 2u) < tol,
     tol = 2.1 gamma_d ||x|| ||w|| + 4u |v_blas|
 
-(tol itself is formed in float32: its few roundings, relative 3u at most,
-are far inside the margins 0.1 gamma_d and 2u),
+(tol is formed in float64 from float64 norms: its roundings are far inside
+the margins 0.1 gamma_d and 2u),
 
 and a cell with |v_blas| > tol has the same sign (and is not 0) in both: the
 same pair winner.  A cell within tol is *uncertain*.
@@ -39,23 +39,29 @@ UNIT_ROUNDOFF = 2.0 ** -24
 
 
 def uncertain_cells(dec, x_norms, w_norms, n_features):
-    """bool [m, P]: the cells of the decision block ``dec`` [m, P] (BLAS,
-    bias added, float32) whose sign the sampled product might not share
-    (module docstring); ``x_norms`` [m] and ``w_norms`` [P] are the float64
-    Euclidean norms of the block's samples and of the classifiers."""
+    """(rows, columns) int64 of the cells of the decision block ``dec``
+    [m, P] (BLAS, bias added, float32) whose sign the sampled product might
+    not share (module docstring); ``x_norms`` [m] and ``w_norms`` [P] are the
+    float64 Euclidean norms of the block's samples and of the classifiers.
+    Few cells are near 0: a row's largest tolerance screens the block first,
+    and only the cells under it get their own."""
     d = max(1, int(n_features))
     gamma = d * UNIT_ROUNDOFF / (1.0 - d * UNIT_ROUNDOFF)
-    tol = np.multiply.outer((np.asarray(x_norms, dtype=np.float64) * (2.1 * gamma)).astype(np.float32),
-                            np.asarray(w_norms, dtype=np.float32))
-    mag = np.abs(np.asarray(dec, dtype=np.float32))
-    tol += np.float32(4.0 * UNIT_ROUNDOFF) * mag
-    return mag <= tol
+    x = np.asarray(x_norms, dtype=np.float64) * (2.1 * gamma)
+    w = np.asarray(w_norms, dtype=np.float64)
+    dec = np.asarray(dec, dtype=np.float32)
+    # |v| > tol_max / (1 - 4u) implies |v| > 2.1 gamma |x| |w| + 4u |v| for every w of the row
+    screen = (x * (w.max() if w.size else 0.0) / (1.0 - 4.0 * UNIT_ROUNDOFF) * (1.0 + 1e-6)).astype(np.float32)
+    rows, cols = np.nonzero(np.abs(dec) <= screen[:, None])
+    mag = np.abs(dec[rows, cols]).astype(np.float64)
+    doubt = mag <= x[rows] * w[cols] + 4.0 * UNIT_ROUNDOFF * mag
+    return rows[doubt].astype(np.int64), cols[doubt].astype(np.int64)
 
 
 def certified_kept_winners(model, lookup, dec, kept, uncertain):
     """(winner class index [m], certified bool [m]) of max-wins voting among
     each row's ``kept`` classes [m, k] on the BLAS decision block ``dec``
-    [m, P] of a one-bag model; ``uncertain`` [m, P] from
+    [m, P] of a one-bag model; ``uncertain`` the (rows, columns) of
     :func:`uncertain_cells`.  Where certified, the winner is the refine's
     label (module docstring)."""
     if model.bags != 1:
@@ -67,7 +73,7 @@ def certified_kept_winners(model, lookup, dec, kept, uncertain):
     np.put_along_axis(in_kept, kept.astype(np.int64), True, axis=1)
     best = winners(model, np.where(in_kept, votes, -1), conf).astype(np.int64)
     # Uncertain cells of pairs of two kept classes, counted for both classes.
-    r, p = np.nonzero(uncertain)
+    r, p = uncertain
     a, b = model.pair_a[p], model.pair_b[p]
     rel = in_kept[r, a] & in_kept[r, b]
     doubt = np.zeros((m, K), dtype=np.int64)

@@ -45,16 +45,19 @@ def test_certified_winners_are_the_refines_labels(reordered, integer):
 
 def test_a_value_within_the_rounding_bound_is_uncertain():
     dec = np.array([[0.0, 1e-6, -1e-6, 0.5, -0.5]], dtype=np.float32)
-    unc = uncertain_cells(dec, np.array([1.0]), np.ones(5), n_features=1000)
+    rows, cols = uncertain_cells(dec, np.array([1.0]), np.ones(5), n_features=1000)
     # 2.1 * gamma_1000 is about 1.25e-4: the three small values are uncertain, the large ones not
-    assert unc.tolist() == [[True, True, True, False, False]]
+    assert rows.tolist() == [0, 0, 0] and cols.tolist() == [0, 1, 2]
+    # the tolerance follows each classifier's norm, not only the largest
+    rows, cols = uncertain_cells(np.array([[1e-6, 1e-6]], np.float32), np.array([1.0]), np.array([1e-3, 1.0]), 1000)
+    assert cols.tolist() == [1]
 
 
 def test_the_certificate_refuses_bagged_models():
     model = _model(6, 4, 2, False, seed=0)
     with pytest.raises(ValueError, match="one classifier per pair"):
         certified_kept_winners(model, PairLookup(model.pair_a, model.pair_b, 6), np.zeros((1, 30), np.float32),
-                               np.zeros((1, 3), np.int32), np.zeros((1, 30), bool))
+                               np.zeros((1, 3), np.int32), (np.zeros(0, np.int64), np.zeros(0, np.int64)))
 
 
 def test_a_certified_winner_survives_any_sign_of_its_uncertain_cells():
@@ -68,13 +71,15 @@ def test_a_certified_winner_survives_any_sign_of_its_uncertain_cells():
     Xn = prepare(model.normalize, np.rint(rng.standard_normal((n, d))).astype(np.float32))
     dec = ExactScorer(model).decision(Xn)
     unc = uncertain_cells(dec, sample_norms(Xn), classifier_norms(model.W), d)
-    assert unc.any()
+    assert unc[0].size
+    doubt = np.zeros(dec.shape, dtype=bool)
+    doubt[unc] = True
     lookup = PairLookup(model.pair_a, model.pair_b, K)
     kept = np.argsort(rng.random((n, K)), axis=1)[:, :6].astype(np.int32)
     best, ok = certified_kept_winners(model, lookup, dec, kept, unc)
     assert ok.any() and not ok.all()
     for _ in range(30):
-        other = np.where(unc, rng.choice([-1e-7, 1e-7], size=dec.shape), dec).astype(np.float32)
+        other = np.where(doubt, rng.choice([-1e-7, 1e-7], size=dec.shape), dec).astype(np.float32)
         votes, conf, _ = kept_votes(other, kept, lookup=lookup, bags=1)
         mask = np.zeros(votes.shape, dtype=bool)
         np.put_along_axis(mask, kept, True, axis=1)
