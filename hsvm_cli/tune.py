@@ -303,6 +303,7 @@ def calibrate(model, h, X, y, *, max_loss=0.5, bits_grid=None, k_grid=None, epsi
                      "timed_on": "%s %s (%s)" % (platform.node(), platform.machine(), platform.processor() or "cpu"),
                      "repeat": int(repeat), "timed_samples": int(timed.shape[0]),
                      "timing_budget_seconds": float(timing_budget), "min_timed_rows": int(min_timed_rows),
+                     "certified_refines": certified.summary(),
                      "why": _why(chosen, grid, max_loss)})
     return cal
 
@@ -412,6 +413,13 @@ class _CertifiedRefines:
         for j, (_, _, kept) in enumerate(self.jobs):
             self.best[j][s:e], self.ok[j][s:e] = certified_kept_winners(self.model, self.lookup, dec, kept[s:e],
                                                                         uncertain)
+
+    def summary(self):
+        """How many max-wins refines were scored on the exact pass, and the
+        share of their rows certified there (the rest were refined)."""
+        rows = sum(ok.shape[0] for ok in self.ok)
+        return {"settings": len(self.jobs),
+                "certified_rows": float(sum(int(ok.sum()) for ok in self.ok) / rows) if rows else None}
 
     def of_stage(self, stage):
         """{setting index: (winners, certified)} of one stage."""
