@@ -94,3 +94,12 @@ def test_calibrate_records_the_rows_and_runs_of_every_setting(digits_model, digi
     assert "50x1" in tune.format_grid(cal)
     with pytest.raises(OptionError, match="timing-budget"):
         tune.calibrate(digits_model, h, Xt, yt, timing_budget=-1.0)
+
+
+def test_the_bits_asked_for_are_the_bits_tried(digits_model, digits):
+    from hsvm_cli.models.hashed import hash_model
+    _, _, Xt, yt = digits
+    h = hash_model(digits_model, bits=256, seed=0)
+    cal = tune.calibrate(digits_model, h, Xt[:100], yt[:100], bits_grid=[128], k_grid=[2], epsilons=[], repeat=1,
+                         rules=["vote"], first_stages=["votes"], timing_budget=0.0)
+    assert sorted(cal.alphas) == [128] and {g["bits"] for g in cal.grid} == {None, 128}
