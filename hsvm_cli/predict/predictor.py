@@ -172,6 +172,9 @@ class Predictor:
         self.epsilon = None if epsilon is None else float(epsilon)
         self.alpha = (calibration.alpha(self.filter.bits) if calibration is not None and first_stage == "votes"
                       else None)
+        # The refined pairs' logit factor of the two-stage probabilities (1: none fitted for this setting).
+        self.second_stage_sharpness = (calibration.second_stage_sharpness(self.filter.bits, self.k, self.epsilon)
+                                       if calibration is not None and first_stage == "votes" else 1.0)
         self.lookup = PairLookup(model.pair_a, model.pair_b, K)
         # When the filter keeps every class, refining by votes is exact prediction.
         self.scorer = (ExactScorer(model) if rule == "vote" and self.refine and self.k == K and self.epsilon is None
@@ -491,7 +494,8 @@ class Predictor:
             np.put_along_axis(mask, kept, True if valid is None else valid, axis=1)
             votes = np.where(mask, votes, -1)
             if proba:
-                p2 = second_stage_proba(self.calibration, refined, self.lookup)
+                p2 = second_stage_proba(self.calibration, refined, self.lookup,
+                                        sharpness=self.second_stage_sharpness)
                 S_pad = np.where(np.arange(refined.S.shape[1])[None, :] < nvalid[:, None], refined.S, -1)
                 P = combine(p1, S_pad, p2)
             best = winners(m, votes, conf)
