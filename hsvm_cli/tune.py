@@ -57,7 +57,7 @@ from .predict.predictor import Predictor
 from .predict.raw_filter import make_filter
 from .predict.certified_votes import certified_kept_winners, classifier_norms, sample_norms, uncertain_cells
 from .predict.ranking import top_classes
-from .predict.refine import dense_is_cheaper
+from .predict.refine import dense_is_cheaper, refine_decisions
 from .predict.shared_refine import shared_refine_labels, shares_refine
 from .predict.ties import winners
 from .preprocess import prepare
@@ -65,9 +65,9 @@ from .proba import estimators as est
 from .proba.mass_coupling import PairTable, couple_mass
 from .proba.shrinkage import (SHARPNESS_RANGE, choose_prior_samples, fit_platt_shrunk, fit_sharpness,
                               golden_log_search, pooled_sigmoid, sample_halves)
-from .proba.stages import pairwise_values
+from .proba.stages import pairwise_values, second_stage_proba
 from .support.labels import class_index
-from .support.timing import Timings
+from .support.timing import NullTimings, Timings
 
 DEFAULT_K_FRACTIONS = (0.01, 0.03, 0.1, 0.2)
 #: Decision rules and first stages ``calibrate`` tries by default.
@@ -92,7 +92,7 @@ SHARPNESS_ROWS = 600
 #: The two-stage sharpness is fitted on every labelled validation row, or on
 #: as many evenly spread rows as keep (rows x refined pairs) within this, at
 #: least SHARPNESS_ROWS: each step of its search predicts them again.
-TWO_STAGE_CELLS = 1 << 23
+TWO_STAGE_CELLS = 1 << 22
 _SHARPNESS_CELLS = 30_000_000
 
 
@@ -342,11 +342,17 @@ def _fit_two_stage(cal, model, h, X, yi, threads):
     labelled = np.flatnonzero(yi >= 0)
     cells = max(1, p.k * (p.k - 1) // 2)
     rows = labelled[spread_rows(labelled.shape[0], max(SHARPNESS_ROWS, TWO_STAGE_CELLS // cells))]
-    Xr, yr = X[rows], yi[rows]
+    yr = yi[rows]
+    # The first stage and the refined pairs do not depend on the factor: once,
+    # as the predictor's probability path forms them; only the coupling repeats.
+    t = NullTimings()
+    Xn, hv, hm = p._filter(X[rows], None, t)
+    kept, valid, p1 = p._keep(hv, hm, True, t)
+    refined = refine_decisions(model, Xn, kept, lookup=p.lookup, valid=valid, threads=threads or 1)
+    S_pad = np.where(np.arange(refined.S.shape[1])[None, :] < refined.nvalid[:, None], refined.S, -1)
 
     def loss(log_g):
-        p.second_stage_sharpness = float(np.exp(log_g))
-        P = p.predict_block(Xr, proba=True).proba
+        P = est.combine(p1, S_pad, second_stage_proba(cal, refined, p.lookup, sharpness=float(np.exp(log_g))))
         return float(np.mean(-np.log(np.maximum(P[np.arange(yr.shape[0]), yr], 1e-15))))
 
     g = golden_log_search(loss, *SHARPNESS_RANGE)
