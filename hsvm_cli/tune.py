@@ -5,7 +5,9 @@ Probabilities (:mod:`hsvm_cli.proba`): every pair's Platt sigmoid, shrunk
 toward the pooled sigmoid with a prior strength chosen by cross-fitting and
 sharpened by one factor fitted on the coupled distributions
 (:mod:`hsvm_cli.proba.shrinkage`); with a hash model also the first stage's
-softmax temperature at every bit count.  Without a hash model only exact
+softmax temperature at every bit count, and the second-stage sharpness of the
+two-stage probabilities ``predict -C --proba`` gives with the chosen setting
+(:func:`_fit_two_stage`).  Without a hash model only exact
 prediction is a candidate and the calibration gives exact probabilities
 (``predict --exact --proba -C``).
 
