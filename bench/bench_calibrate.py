@@ -63,22 +63,33 @@ def probability_quality(model, h, cal, Xv, yv, Xs, ys):
     scorer = ExactScorer(model)
     blocks = ((s, bag_mean(d, model.bags)) for s, d in scorer.decision_blocks(prepare(model.normalize, Xv)))
     A, B = fit_platt_from_decisions(model, blocks, class_index(model.classes, yv))
-    before = replace(cal, platt_A=A, platt_B=B)
+    # before: Platt's per-pair sigmoids and no two-stage sharpness; "after, γ2 = 1": calibrate's
+    # sigmoids without the two-stage sharpness (what it gave before that was fitted)
+    before = replace(cal, platt_A=A, platt_B=B, two_stage=None)
     yi = class_index(model.classes, ys)
     st = cal.setting
     rows = []
-    for what, c in (("before", before), ("after", cal)):
-        exact = _full_coupling_proba(model, c, Xs) if what == "before" else \
-            Predictor(model, calibration=c).predict_proba(Xs)
+    variants = [("before", before), ("after", cal)]
+    if cal.two_stage:
+        variants.insert(1, ("after, γ2 = 1", replace(cal, two_stage=None)))
+    for what, c in variants:
+        if what == "after, γ2 = 1":
+            exact = None
+        else:
+            exact = _full_coupling_proba(model, c, Xs) if what == "before" else \
+                Predictor(model, calibration=c).predict_proba(Xs)
         # What `predict -C CALIB --proba` gives: the setting's voting path (a
         # class-score setting has no calibrated probabilities of its own).
-        chosen = exact if st.mode == "exact" else Predictor.from_calibration(
+        chosen = exact if st.mode == "exact" and exact is not None else Predictor.from_calibration(
             model, c, h, proba=True).predict_proba(Xs)
         for mode, P in (("exact", exact), ("chosen", chosen)):
+            if P is None:
+                continue
             rows.append({"sigmoids": what, "probabilities": mode, "nll": nll(P, yi),
                          "ece": expected_calibration_error(P, yi), "accuracy": float((P.argmax(axis=1) == yi).mean()),
                          "mean_top_p": float(P.max(axis=1).mean())})
-    return {"rows": rows, "prior_samples": cal.info.get("prior_samples"), "sharpness": cal.info.get("sharpness")}
+    return {"rows": rows, "prior_samples": cal.info.get("prior_samples"), "sharpness": cal.info.get("sharpness"),
+            "two_stage": cal.two_stage}
 
 
 def run_set(name, max_loss, repeat):
@@ -150,9 +161,10 @@ def main(argv=None):
         print("first-stage NLL on the test half at %d bits: fitted alpha %.3g -> %.4f; alpha = 1 -> %.4f"
               % (f["bits"], f["fitted_alpha"], f["nll_fitted"], f["nll_alpha_1"]))
         q = r["probabilities"]
-        print("\nprobabilities on the test half (calibrate: %.1f s; prior samples n0 = %g, sharpness %.3g; "
-              "chosen = what predict -C --proba uses: %s):\n"
-              % (r["calibrate_seconds"], q["prior_samples"], q["sharpness"], r["proba_path"]))
+        print("\nprobabilities on the test half (calibrate: %.1f s; prior samples n0 = %g, sharpness %.3g, two-stage "
+              "sharpness %s; chosen = what predict -C --proba uses: %s):\n"
+              % (r["calibrate_seconds"], q["prior_samples"], q["sharpness"],
+                 "%.3g" % q["two_stage"]["sharpness"] if q.get("two_stage") else "none (exact path)", r["proba_path"]))
         print(markdown_table(["sigmoids", "probabilities", "NLL", "ECE", "accuracy of argmax", "mean top p"],
                              [[x["sigmoids"], x["probabilities"], "%.4f" % x["nll"], "%.4f" % x["ece"],
                                "%.2f%%" % (100 * x["accuracy"]), "%.3f" % x["mean_top_p"]] for x in q["rows"]]))

@@ -5,7 +5,9 @@ Probabilities (:mod:`hsvm_cli.proba`): every pair's Platt sigmoid, shrunk
 toward the pooled sigmoid with a prior strength chosen by cross-fitting and
 sharpened by one factor fitted on the coupled distributions
 (:mod:`hsvm_cli.proba.shrinkage`); with a hash model also the first stage's
-softmax temperature at every bit count.  Without a hash model only exact
+softmax temperature at every bit count, and the second-stage sharpness of the
+two-stage probabilities ``predict -C --proba`` gives with the chosen setting
+(:func:`_fit_two_stage`).  Without a hash model only exact
 prediction is a candidate and the calibration gives exact probabilities
 (``predict --exact --proba -C``).
 
@@ -14,13 +16,32 @@ decision DAG, the class-score first stage at each k (vote or DAG refine), and
 hash filtering at each bit count with each k (fixed number of refined
 classes; vote or DAG refine) or each probability threshold epsilon
 (per-sample number) -- is evaluated once on
-the whole labelled validation set: one exact pass gives the exact accuracy and
-the Platt data; per bit count one filter pass gives the hash votes that every
-k and epsilon of that bit count then refine.  Time per sample is measured
-separately, on this machine, on a fixed subsample of at most
-:data:`TIMING_ROWS` (1,000) evenly spaced validation rows: each candidate's
-whole prediction of those rows (normalisation, hashing, filtering and
-refining; parsing excluded), the median of ``repeat`` runs after a warm-up.
+the whole labelled validation set, with the labels each setting's predictor
+gives (bit for bit): per bit count one filter pass (and for the class scores
+one scoring pass) gives the ranking that every k and epsilon of that first
+stage then refine; one exact pass gives the exact accuracy and the Platt data,
+and its decision blocks also score every max-wins refine of a fixed k
+(:mod:`hsvm_cli.predict.certified_votes`: the BLAS values differ from the
+refine's sampled product in rounding only, and a row's winner is taken where a
+rounding bound certifies that the refine's is the same; the other rows are
+refined); the remaining refines of a first stage share their exact decisions,
+the pairs of the union of their kept classes computed once per sample
+(:mod:`hsvm_cli.predict.shared_refine`).  The first stages' rankings are kept
+in memory until the exact pass is done (votes and margins, 12 bytes per
+sample and class each).
+
+Time per sample is measured separately, on this machine, on a fixed subsample
+of at most :data:`TIMING_ROWS` (1,000) evenly spaced validation rows: each
+candidate's whole prediction of those rows (normalisation, hashing, filtering
+and refining; parsing excluded), the median of up to ``repeat`` runs after a
+warm-up, within a budget of :data:`TIMING_BUDGET` seconds per candidate.  A
+candidate too slow for that gets fewer runs (at least one), then fewer rows
+(evenly spaced over the subsample, at least :data:`MIN_TIMED_ROWS`), so that
+timing ~90 settings of a 1,000-class model takes about a minute instead of
+most of the run; each grid row records the rows and runs it was timed on.
+Only candidates slower than the budget over the subsample (0.5 ms per sample
+for 1,000 rows) are shortened, and at 100 rows or more such a run still takes
+a twentieth of a second or longer, well above the per-call overheads.
 For few classes or very sparse input exact scoring can beat hashing the
 sample; the measurement then picks exact."""
 import platform
@@ -30,18 +51,25 @@ import numpy as np
 
 from .errors import OptionError
 from .models.calibration import Calibration, Setting, hash_identity
+from .models.pairs import PairLookup
 from .models.ovo import bag_mean
+from .predict.class_scores import class_score_weights
 from .predict.exact import ExactScorer, ovo_votes
 from .predict.predictor import Predictor
 from .predict.raw_filter import make_filter
+from .predict.certified_votes import certified_kept_winners, classifier_norms, sample_norms, uncertain_cells
+from .predict.ranking import top_classes
+from .predict.refine import dense_is_cheaper, refine_decisions
+from .predict.shared_refine import shared_refine_labels, shares_refine
 from .predict.ties import winners
 from .preprocess import prepare
 from .proba import estimators as est
 from .proba.mass_coupling import PairTable, couple_mass
-from .proba.shrinkage import choose_prior_samples, fit_platt_shrunk, fit_sharpness, pooled_sigmoid, sample_halves
-from .proba.stages import pairwise_values
+from .proba.shrinkage import (SHARPNESS_RANGE, choose_prior_samples, fit_platt_shrunk, fit_sharpness,
+                              golden_log_search, pooled_sigmoid, sample_halves)
+from .proba.stages import pairwise_values, second_stage_proba
 from .support.labels import class_index
-from .support.timing import Timings
+from .support.timing import NullTimings, Timings
 
 DEFAULT_K_FRACTIONS = (0.01, 0.03, 0.1, 0.2)
 #: Decision rules and first stages ``calibrate`` tries by default.
@@ -51,9 +79,22 @@ DEFAULT_EPSILONS = (0.1, 0.03, 0.01, 0.003, 0.001)
 
 #: Validation rows timed per candidate (evenly spaced over the set).
 TIMING_ROWS = 1000
+#: Seconds of timed runs per candidate (its warm-up excluded): a candidate
+#: too slow for ``repeat`` runs of every timing row within it is timed on fewer
+#: runs, then on fewer rows (evenly spaced over the timing rows) ...
+TIMING_BUDGET = 0.5
+#: ... but on at least this many rows, whatever the budget: enough that the
+#: per-call overheads are a small part of a run.
+MIN_TIMED_ROWS = 100
+#: Rows of the warm-up run, and of the first run that estimates the time per sample.
+WARMUP_ROWS = 64
 #: Validation rows the sharpness factor is fitted on: at most this many, and
 #: at most _SHARPNESS_CELLS (row, pair) values, at least 100 rows.
 SHARPNESS_ROWS = 600
+#: The two-stage sharpness is fitted on every labelled validation row, or on
+#: as many evenly spread rows as keep (rows x refined pairs) within this, at
+#: least SHARPNESS_ROWS: each step of its search predicts them again.
+TWO_STAGE_CELLS = 1 << 22
 _SHARPNESS_CELLS = 30_000_000
 
 
@@ -79,19 +120,57 @@ def spread_rows(n, count):
     return np.unique(np.linspace(0, n - 1, int(count)).astype(np.int64))
 
 
-def _median_seconds(fn, repeat):
-    times = []
-    out = None
-    for _ in range(max(1, repeat)):
+def time_per_sample(run, X, *, repeat, budget=TIMING_BUDGET, min_rows=MIN_TIMED_ROWS, warmup_rows=WARMUP_ROWS):
+    """Median seconds per sample of ``run(rows)`` on the rows of X (the timing
+    subsample), within a time budget.
+
+    A warm-up run on the first ``warmup_rows`` rows builds what the first call
+    builds (kernel plans, projections).  Then runs on m rows evenly spaced over
+    X, starting at m = ``warmup_rows`` (at ``min_rows`` when the warm-up alone
+    took more than ``budget``): a run of T seconds says budget * m / T rows fit
+    in the budget -- all of X when that covers X; m grows to that count when
+    it at least doubles m (a per-call overhead makes small runs look slower
+    per sample than large ones, so the estimate is revised on the larger run),
+    else m stays (at least ``min_rows``) and the last run is the first timed
+    one.  Then up to ``repeat`` runs in all, each started only while the runs
+    so far plus one more of the last one's length stay within ``budget``.
+    Returns (seconds per sample, rows timed, runs)."""
+    n = X.shape[0]
+    if n == 0:
+        return 0.0, 0, 0
+    low = min(n, max(1, int(min_rows)))
+
+    def timed(rows):
         t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times)), out
+        run(rows)
+        return time.perf_counter() - t0
+
+    m = min(n, warmup_rows)
+    if timed(X[:m]) > budget:
+        m = low
+    while True:
+        Xm = X if m == n else X[spread_rows(n, m)]
+        seconds = timed(Xm)
+        if m == n:
+            break
+        fit = int(budget * m / seconds) if seconds > 0 else n
+        if fit >= n:
+            m = n
+        elif fit >= 2 * m:
+            m = fit
+        elif m < low:
+            m = low
+        else:
+            break
+    times = [seconds]
+    while len(times) < max(1, repeat) and sum(times) + times[-1] <= budget:
+        times.append(timed(Xm))
+    return float(np.median(times)) / Xm.shape[0], int(Xm.shape[0]), len(times)
 
 
 def calibrate(model, h, X, y, *, max_loss=0.5, bits_grid=None, k_grid=None, epsilons=None, epsilon_max_k=None,
               threads=None, repeat=3, progress=None, timing_rows=TIMING_ROWS, rules=RULES,
-              first_stages=FIRST_STAGES):
+              first_stages=FIRST_STAGES, timing_budget=TIMING_BUDGET, min_timed_rows=MIN_TIMED_ROWS):
     """Fit a :class:`~hsvm_cli.models.calibration.Calibration` on the labelled
     validation samples X, y (raw, as read) for ``model`` and its hash model
     ``h`` (None: exact probabilities only), and choose its setting: the fastest
@@ -101,9 +180,11 @@ def calibrate(model, h, X, y, *, max_loss=0.5, bits_grid=None, k_grid=None, epsi
     ``bits_grid`` (default 64, 128, ... up to the hashed D), ``k_grid``
     (default 1 and 1%, 3%, 10%, 20% of K) and ``epsilons`` (default 0.1 ...
     0.001, each with at most ``epsilon_max_k`` classes) span the candidates;
-    each is timed ``repeat`` times (the median counts) on ``timing_rows``
-    rows with ``threads`` threads.  ``progress``: a callable receiving
-    (done, total, what) after each step.
+    each is timed with ``threads`` threads on ``timing_rows`` evenly spaced
+    rows, the median of up to ``repeat`` runs within ``timing_budget``
+    seconds (a slower setting gets fewer runs, then fewer rows, at least
+    ``min_timed_rows``: :func:`time_per_sample`).  ``progress``: a callable
+    receiving (done, total, what) after each step.
 
     ``rules``: the exact decision rules tried -- "vote" (max-wins over the
     pairs: exact prediction, vote refine) and "dag" (decision DAGs: the exact
@@ -117,6 +198,10 @@ def calibrate(model, h, X, y, *, max_loss=0.5, bits_grid=None, k_grid=None, epsi
         raise OptionError("--bits and --epsilon need a hash model (-H)")
     if max_loss < 0:
         raise OptionError("--max-loss must be >= 0")
+    if not timing_budget >= 0:
+        raise OptionError("--timing-budget must be >= 0 seconds")
+    if int(min_timed_rows) < 1:
+        raise OptionError("min_timed_rows must be at least 1")
     rules, first_stages = tuple(rules), tuple(first_stages)
     if not rules or any(r not in RULES for r in rules):
         raise OptionError("rules must be among %s, not %s" % (", ".join(RULES), ", ".join(map(str, rules)) or "none"))
@@ -124,13 +209,13 @@ def calibrate(model, h, X, y, *, max_loss=0.5, bits_grid=None, k_grid=None, epsi
         raise OptionError("first stages must be among %s, not %s" % (", ".join(FIRST_STAGES),
                                                                     ", ".join(map(str, first_stages))))
     K = model.n_classes
-    configs, bits_grid = [], []
+    configs, bits_asked, bits_grid = [], bits_grid, []
     k_grid = sorted(set(k_grid if k_grid is not None else default_k_grid(K)))
     if any(k < 1 or k > K for k in k_grid):
         raise OptionError("every k must be between 1 and %d" % K)
     score_ks = [k for k in k_grid if k >= 2] if "scores" in first_stages else []
     if h is not None and "votes" in first_stages:
-        bits_grid = sorted(set(bits_grid or default_bits_grid(h.bits)))
+        bits_grid = sorted(set(bits_asked or default_bits_grid(h.bits)))
         for b in bits_grid:
             h.check_bits(b)
         epsilons = sorted(set(epsilons if epsilons is not None else DEFAULT_EPSILONS), reverse=True)
@@ -148,7 +233,7 @@ def calibrate(model, h, X, y, *, max_loss=0.5, bits_grid=None, k_grid=None, epsi
     dag = "dag" in rules
     dag_ks = [k for k in k_grid if k >= 3] if dag else []
     score_rows = [(k, r) for k in score_ks for r in rules if r == "vote" or k >= 3]
-    total = 3 + dag + len(score_rows) + len(bits_grid) * (1 + len(configs) + len(dag_ks))
+    total = 4 + dag + (2 + len(score_rows) if score_rows else 0) + len(bits_grid) * (2 + len(configs) + len(dag_ks))
     done = [0]
 
     def tick(what):
@@ -157,47 +242,130 @@ def calibrate(model, h, X, y, *, max_loss=0.5, bits_grid=None, k_grid=None, epsi
             progress(done[0], total, what)
 
     Xn = prepare(model.normalize, X)
-    exact_labels, probabilities = _exact_pass(model, Xn, yi, tick)
-    cal = Calibration(alphas={}, model_sha256=model.content_sha256(),
-                      hash_identity=hash_identity(h) if h is not None else None, **probabilities)
-    exact_row = {"mode": "exact", "rule": "vote", "bits": None, "k": None, "epsilon": None,
-                 "accuracy": float((exact_labels == y).mean()), "mean_refined": K,
-                 "seconds_per_sample": _time_exact(model, X[timed], repeat)}
-    tick("exact timed")
-    grid = [exact_row]
-    if dag:
-        grid.append(_setting_row(Predictor(model, rule="dag", threads=threads), X, y, timed, repeat,
-                                 mode="exact", rule="dag", mean_refined=K))
-        tick("exact DAG")
-    for k, rule in score_rows:
-        predictor = Predictor(model, h, first_stage="scores", filter_k=k, rule=rule, threads=threads)
-        grid.append(_setting_row(predictor, X, y, timed, repeat, mode="scores", k=k, rule=rule, mean_refined=k))
-        tick("class scores, k=%d%s" % (k, ", DAG" if rule == "dag" else ""))
+    # The first stages run before the exact pass, whose decision blocks then
+    # also score their max-wins refines (certified, predict/certified_votes.py).
+    stages, alphas = [], {}
+    weights = None
+    if score_rows:
+        # The class scores' summary vectors read all of W: once for every k and rule.
+        weights = class_score_weights(model) if h is None or h.class_W is None else None
+        scorer = Predictor(model, h, first_stage="scores", filter_k=score_rows[0][0], threads=threads,
+                           class_weights=weights)
+        scores = scorer.filter.scores(Xn)
+        stages.append((None, (np.zeros(scores.shape, dtype=np.int32), scores), [(k, None, r) for k, r in score_rows]))
+        tick("class scores: filter")
     for bits in bits_grid:
         hf = make_filter(model, h, bits=bits, threads=threads)
         votes = hf.hash_and_vote(Xn)
         known = yi >= 0
-        cal.alphas[bits] = float(est.fit_temperature(est.first_stage_scores(votes[0][known], votes[1][known]),
-                                                     yi[known]))
+        alphas[bits] = float(est.fit_temperature(est.first_stage_scores(votes[0][known], votes[1][known]),
+                                                 yi[known]))
+        stages.append((bits, votes, [(k, eps, "vote") for k, eps in configs] + [(k, None, "dag") for k in dag_ks]))
         tick("%d bits: filter" % bits)
-        for k, eps in configs:
-            grid.append(_hashed_row(model, h, cal, X, y, timed, votes, bits, k, eps, threads, repeat))
-            tick("%d bits, %s" % (bits, "k=%d" % k if eps is None else "p>%g" % eps))
-        for k in dag_ks:
-            grid.append(_hashed_row(model, h, cal, X, y, timed, votes, bits, k, None, threads, repeat, rule="dag"))
-            tick("%d bits, k=%d, DAG" % (bits, k))
+    certified = _CertifiedRefines(model, Xn, stages)
+    exact_labels, probabilities = _exact_pass(model, Xn, yi, tick, block_hook=certified.block)
+    cal = Calibration(alphas=alphas, model_sha256=model.content_sha256(),
+                      hash_identity=hash_identity(h) if h is not None else None, **probabilities)
+    Xt = X[timed]
+
+    def timed_row(row, run):
+        secs, rows, runs = time_per_sample(run, Xt, repeat=repeat, budget=timing_budget, min_rows=min_timed_rows)
+        row.update({"seconds_per_sample": secs, "timed_rows": rows, "timed_runs": runs})
+        return row
+
+    def accuracy(labels):
+        return float((labels == y).mean())
+
+    exact_row = timed_row({"mode": "exact", "rule": "vote", "bits": None, "k": None, "epsilon": None,
+                           "accuracy": accuracy(exact_labels), "mean_refined": K}, Predictor(model).predict)
+    tick("exact timed")
+    grid = [exact_row]
+    if dag:
+        predictor = Predictor(model, rule="dag", threads=threads)
+        grid.append(timed_row({"mode": "exact", "rule": "dag", "bits": None, "k": None, "epsilon": None,
+                               "accuracy": accuracy(predictor.predict(X)), "mean_refined": K}, predictor.predict))
+        tick("exact DAG")
+    for stage, (bits, ranking, settings) in enumerate(stages):
+        name = "class scores" if bits is None else "%d bits" % bits
+        if bits is None:
+            predictors = [Predictor(model, h, first_stage="scores", filter_k=k, rule=rule, threads=threads,
+                                    class_weights=weights) for k, _, rule in settings]
+        else:
+            predictors = [Predictor(model, h, bits=bits, filter_k=k, refine=k > 1, threads=threads, epsilon=eps,
+                                    calibration=cal, rule=rule) for k, eps, rule in settings]
+        results = _stage_accuracy(predictors, X, Xn, ranking, threads, certified.of_stage(stage))
+        tick("%s: accuracy" % name)
+        for (k, eps, rule), predictor, (labels, refined) in zip(settings, predictors, results):
+            if bits is None:
+                row = {"mode": "scores", "rule": rule, "bits": None, "k": k, "epsilon": None, "mean_refined": k}
+            else:
+                row = {"mode": "hash", "rule": rule, "bits": bits, "k": k if eps is None else None,
+                       "max_k": k if eps is not None else None, "epsilon": eps, "mean_refined": refined / max(1, n)}
+            row["accuracy"] = accuracy(labels)
+            grid.append(timed_row(row, predictor.predict if bits is None else predictor.predict_block))
+            tick("%s, %s%s" % (name, "k=%d" % k if eps is None else "p>%g" % eps, ", DAG" if rule == "dag" else ""))
     chosen = _choose(cal, grid, max_loss)
+    _fit_two_stage(cal, model, h, X, yi, threads)
+    tick("two-stage sharpness")
     cal.info.update({"validation_samples": int(n), "exact_accuracy": exact_row["accuracy"],
                      "max_loss_points": float(max_loss),
                      "timed_on": "%s %s (%s)" % (platform.node(), platform.machine(), platform.processor() or "cpu"),
                      "repeat": int(repeat), "timed_samples": int(timed.shape[0]),
+                     "timing_budget_seconds": float(timing_budget), "min_timed_rows": int(min_timed_rows),
+                     "certified_refines": certified.summary(),
                      "why": _why(chosen, grid, max_loss)})
     return cal
 
 
-def _exact_pass(model, Xn, yi, tick):
+def _fit_two_stage(cal, model, h, X, yi, threads):
+    """The second-stage sharpness of the two-stage probabilities that
+    ``predict -C --proba`` gives with the chosen setting (its hash filter's
+    bits and k; nothing when that path is exact).
+
+    The two-stage distribution gives the kept classes the first stage's mass
+    on them, shared by the pairwise coupling over the kept classes alone
+    (:func:`hsvm_cli.proba.estimators.combine`).  The sigmoids' sharpness
+    gamma was fitted for the exact coupling, over every class that carries
+    mass; coupled over only the k kept classes the same sigmoids give another
+    spread (on omniglot-242's 25 kept classes a flatter one: the top class
+    held 0.35 of the kept mass on average where it was right 45% of the
+    time).  So one more factor on the refined pairs' logits is fitted where it
+    acts, by the log-likelihood of the two-stage distribution on the
+    validation samples (every one, or :data:`TWO_STAGE_CELLS` refined pairs'
+    worth, evenly spread), by the same golden-section search as gamma
+    (:func:`hsvm_cli.proba.shrinkage.golden_log_search`).  Fitted on the
+    samples the sigmoids were fitted on, it stays near 1 where the kept
+    coupling is already right (fashion-mnist-20k, k = 2 or 3: 0.99, 1.02)."""
+    if h is None:
+        return
+    p = Predictor.from_calibration(model, cal, h, proba=True, threads=threads)
+    if p.filter is None or p.first_stage != "votes" or not p.refine or p.scorer is not None:
+        return
+    labelled = np.flatnonzero(yi >= 0)
+    cells = max(1, p.k * (p.k - 1) // 2)
+    rows = labelled[spread_rows(labelled.shape[0], max(SHARPNESS_ROWS, TWO_STAGE_CELLS // cells))]
+    yr = yi[rows]
+    # The first stage and the refined pairs do not depend on the factor: once,
+    # as the predictor's probability path forms them; only the coupling repeats.
+    t = NullTimings()
+    Xn, hv, hm = p._filter(X[rows], None, t)
+    kept, valid, p1 = p._keep(hv, hm, True, t)
+    refined = refine_decisions(model, Xn, kept, lookup=p.lookup, valid=valid, threads=threads or 1)
+    S_pad = np.where(np.arange(refined.S.shape[1])[None, :] < refined.nvalid[:, None], refined.S, -1)
+
+    def loss(log_g):
+        P = est.combine(p1, S_pad, second_stage_proba(cal, refined, p.lookup, sharpness=float(np.exp(log_g))))
+        return float(np.mean(-np.log(np.maximum(P[np.arange(yr.shape[0]), yr], 1e-15))))
+
+    g = golden_log_search(loss, *SHARPNESS_RANGE)
+    cal.two_stage = {"bits": int(p.filter.bits), "k": int(p.k), "epsilon": p.epsilon, "sharpness": g}
+    cal.info["two_stage_rows"] = int(rows.shape[0])
+
+
+def _exact_pass(model, Xn, yi, tick, block_hook=None):
     """One exact pass over the validation set: the exact labels (the model's
-    decision rule) and the fitted pairwise sigmoids (:func:`_fit_sigmoids`)."""
+    decision rule) and the fitted pairwise sigmoids (:func:`_fit_sigmoids`);
+    ``block_hook(first row, decision values)`` sees every block."""
     scorer = ExactScorer(model)
     n, K, P = Xn.shape[0], model.n_classes, model.n_pairs
     votes = np.empty((n, K), dtype=np.int32)
@@ -209,6 +377,8 @@ def _exact_pass(model, Xn, yi, tick):
     def mean_blocks():
         for s, dec in scorer.decision_blocks(Xn):
             e = s + dec.shape[0]
+            if block_hook is not None:
+                block_hook(s, dec)
             votes[s:e], conf[s:e] = ovo_votes(dec, model.pair_a, model.pair_b, bags=model.bags, n_classes=K)
             mean = bag_mean(dec, model.bags)
             lo, hi = np.searchsorted(sharp_rows, [s, e])
@@ -229,7 +399,8 @@ def _fit_sigmoids(model, values, sharp_dec, sharp_winner, sharp_y, sharp_rows):
     dec, pair, target, sample = values
     target = target.astype(np.int64)
     P = model.n_pairs
-    n0, scores = choose_prior_samples(dec, pair, target, sample, P)
+    halves_pooled = {}
+    n0, scores = choose_prior_samples(dec, pair, target, sample, P, pooled_halves=halves_pooled)
     # Cross-fitted logits of the sharpness rows: each row's sigmoids come from
     # the half of the validation samples it is not in.
     first = sample_halves(sample)
@@ -241,7 +412,10 @@ def _fit_sigmoids(model, values, sharp_dec, sharp_winner, sharp_y, sharp_rows):
         fit = first[sample] != h
         if not fit.any():
             fit = np.ones(sample.shape[0], dtype=bool)
-        A, B = fit_platt_shrunk(dec[fit], pair[fit], target[fit], P, prior_samples=n0)
+        # The fit half is the other half of choose_prior_samples' split: its
+        # pooled sigmoid is already fitted there (the same values, so the same bits).
+        pooled_fit = halves_pooled.get(not h) if not fit.all() else None
+        A, B = fit_platt_shrunk(dec[fit], pair[fit], target[fit], P, prior_samples=n0, pooled=pooled_fit)
         rows = row_half == h
         logits[rows] = A[None, :] * sharp_dec[rows] + B[None, :]
     table = PairTable(model.pair_a, model.pair_b, model.n_classes)
@@ -260,45 +434,89 @@ def _fit_sigmoids(model, values, sharp_dec, sharp_winner, sharp_y, sharp_rows):
     return {"platt_A": gamma * A, "platt_B": gamma * B, "info": info}
 
 
-def _time_exact(model, X, repeat):
-    """Median seconds per sample of exact prediction of X (after a warm-up)."""
-    predictor = Predictor(model)
-    predictor.predict(X)
-    secs, _ = _median_seconds(lambda: predictor.predict(X), repeat)
-    return secs / max(1, X.shape[0])
+class _CertifiedRefines:
+    """The max-wins refines of every first stage scored on the exact pass's
+    decision blocks (:mod:`hsvm_cli.predict.certified_votes`): for each such
+    setting (fixed k, 1 < k < K, refined with the sampled product; one-bag
+    models), each row's winner and whether it is certified to be the
+    refine's own label."""
+
+    def __init__(self, model, Xn, stages):
+        self.model = model
+        self.jobs = []
+        if model.bags == 1:
+            K = model.n_classes
+            for stage, (_, (votes, margins), settings) in enumerate(stages):
+                for i, (k, eps, rule) in enumerate(settings):
+                    if rule == "vote" and eps is None and 1 < k < K and \
+                            not dense_is_cheaper(k * (k - 1) // 2, model.n_classifiers):
+                        self.jobs.append((stage, i, top_classes(votes, margins, k)))
+        n = Xn.shape[0]
+        self.best = [np.empty(n, dtype=np.int64) for _ in self.jobs]
+        self.ok = [np.zeros(n, dtype=bool) for _ in self.jobs]
+        if self.jobs:
+            self.lookup = PairLookup(model.pair_a, model.pair_b, model.n_classes)
+            self.x_norms = sample_norms(Xn)
+            self.w_norms = classifier_norms(model.W)
+
+    def block(self, s, dec):
+        if not self.jobs:
+            return
+        e = s + dec.shape[0]
+        uncertain = uncertain_cells(dec, self.x_norms[s:e], self.w_norms, self.model.n_features)
+        for j, (_, _, kept) in enumerate(self.jobs):
+            self.best[j][s:e], self.ok[j][s:e] = certified_kept_winners(self.model, self.lookup, dec, kept[s:e],
+                                                                        uncertain)
+
+    def summary(self):
+        """How many max-wins refines were scored on the exact pass, and the
+        share of their rows certified there (the rest were refined)."""
+        rows = sum(ok.shape[0] for ok in self.ok)
+        return {"settings": len(self.jobs),
+                "certified_rows": float(sum(int(ok.sum()) for ok in self.ok) / rows) if rows else None}
+
+    def of_stage(self, stage):
+        """{setting index: (winners, certified)} of one stage."""
+        return {i: (self.best[j], self.ok[j]) for j, (st, i, _) in enumerate(self.jobs) if st == stage}
 
 
-def _setting_row(predictor, X, y, timed, repeat, *, mode, rule, k=None, mean_refined=None):
-    """Accuracy on the whole validation set and median time per sample (the
-    timed rows, after a warm-up) of a predictor built for one setting."""
-    labels = predictor.predict(X)
-    Xt = X[timed]
-    predictor.predict(Xt[:64])
-    secs, _ = _median_seconds(lambda: predictor.predict(Xt), repeat)
-    return {"mode": mode, "rule": rule, "bits": None, "k": k, "epsilon": None,
-            "accuracy": float((labels == y).mean()), "seconds_per_sample": secs / max(1, Xt.shape[0]),
-            "mean_refined": mean_refined}
-
-
-def _hashed_row(model, h, cal, X, y, timed, votes, bits, k, eps, threads, repeat, rule="vote"):
-    """Accuracy (whole set, on the filter votes already computed), mean refined
-    classes and median time per sample (the timed rows) of the hash filter at
-    ``bits`` keeping ``k`` classes (or, with ``eps``, those above that
-    first-stage probability, at most ``k``), refined by ``rule``."""
-    predictor = Predictor(model, h, bits=bits, filter_k=k, refine=k > 1, threads=threads, epsilon=eps,
-                          calibration=cal, rule=rule)
-    t = Timings()
-    block = predictor.predict_block(X, filter_votes=votes, timings=t)
-    refined = t.counters.get("refined_classes", 0) / max(1, X.shape[0])
-    Xt = X[timed]
-    # Warm-up on a few rows: the kernel plan and the projection are built
-    # once (the accuracy pass above used precomputed filter votes).
-    predictor.predict_block(Xt[:64])
-    secs, _ = _median_seconds(lambda: predictor.predict_block(Xt), repeat)
-    return {"mode": "hash", "rule": rule, "bits": bits, "k": k if eps is None else None,
-            "max_k": k if eps is not None else None, "epsilon": eps,
-            "accuracy": float((block.labels == y).mean()), "seconds_per_sample": secs / max(1, Xt.shape[0]),
-            "mean_refined": refined}
+def _stage_accuracy(predictors, X, Xn, ranking, threads, certified=None):
+    """(labels [n], refined classes in all) of every predictor of one first
+    stage on the whole validation set, given the stage's ranking (votes,
+    margins) of its rows.  ``certified``: {predictor index: (winners,
+    certified rows)} of the max-wins refines scored on the exact pass; their
+    other rows are refined here.  The refines that can share their exact
+    decisions do (:mod:`hsvm_cli.predict.shared_refine`) -- except, when the
+    max-wins refines were certified, the DAG refines, whose k - 1 decisions a
+    sample cost less than the pairs of a shared base -- and the others predict
+    directly from the ranking (the same labels as ``predict_block`` on X)."""
+    certified = certified or {}
+    out = [None] * len(predictors)
+    n = Xn.shape[0]
+    if certified:
+        idx = sorted(certified)
+        bad = np.flatnonzero(~np.logical_and.reduce([certified[i][1] for i in idx]))
+        fixed = []
+        if bad.size:
+            fixed = shared_refine_labels([predictors[i] for i in idx], Xn[bad], ranking[0][bad], ranking[1][bad],
+                                         max_cells=Predictor.MAX_CELLS, threads=threads or 1)
+        for j, i in enumerate(idx):
+            best = certified[i][0].copy()
+            if bad.size:
+                best[bad] = fixed[j][0]
+            out[i] = (predictors[i].model.classes[best], predictors[i].k * n)
+    shared = [i for i, p in enumerate(predictors)
+              if out[i] is None and shares_refine(p) and not (certified and p.dag is not None)]
+    found = shared_refine_labels([predictors[i] for i in shared], Xn, *ranking, max_cells=Predictor.MAX_CELLS,
+                                 threads=threads or 1)
+    for i, (best, refined) in zip(shared, found):
+        out[i] = (predictors[i].model.classes[best], int(refined.sum()))
+    for i, p in enumerate(predictors):
+        if out[i] is None:
+            t = Timings()
+            block = p.predict_block(X, filter_votes=ranking, timings=t)
+            out[i] = (block.labels, t.counters.get("refined_classes", 0))
+    return out
 
 
 def _choose(cal, grid, max_loss):
@@ -348,8 +566,8 @@ def _mode_label(g):
 def format_grid(cal):
     """The grid as a table in the shape of the paper's Table 1."""
     exact = cal.grid[0]
-    lines = ["%-11s %6s %-18s %9s %8s %10s %9s %8s" % ("mode", "bits", "refined classes", "accuracy", "vs exact",
-                                                      "us/sample", "speed-up", "")]
+    lines = ["%-11s %6s %-18s %9s %8s %10s %9s %9s %8s" % ("mode", "bits", "refined classes", "accuracy", "vs exact",
+                                                           "us/sample", "speed-up", "timed", "")]
     for g in cal.grid:
         mode = _mode_label(g)
         if g["mode"] == "exact":
@@ -360,11 +578,20 @@ def format_grid(cal):
             what = "p>%g: %.2f avg" % (g["epsilon"], g["mean_refined"])
         else:
             what = "k=%d" % g["k"]
-        lines.append("%-11s %6s %-18s %8.2f%% %+8.2f %10.1f %8.1fx %8s" % (
+        timed = "%dx%d" % (g["timed_rows"], g["timed_runs"]) if g.get("timed_rows") is not None else "-"
+        lines.append("%-11s %6s %-18s %8.2f%% %+8.2f %10.1f %8.1fx %9s %8s" % (
             mode, g["bits"] or "-", what, 100 * g["accuracy"], 100 * (g["accuracy"] - exact["accuracy"]),
-            1e6 * g["seconds_per_sample"], g["speedup"], "<- chosen" if g.get("chosen") else ""))
-    lines.append("accuracy on all %d validation samples; times measured on this machine (%s), median of %d runs "
-                 "over %d of them" % (cal.info.get("validation_samples"), cal.info.get("timed_on"),
-                                      cal.info.get("repeat"), cal.info.get("timed_samples", 0)))
+            1e6 * g["seconds_per_sample"], g["speedup"], timed, "<- chosen" if g.get("chosen") else ""))
+    info = cal.info
+    if info.get("timing_budget_seconds") is None:
+        lines.append("accuracy on all %d validation samples; times measured on this machine (%s), median of %d runs "
+                     "over %d of them" % (info.get("validation_samples"), info.get("timed_on"), info.get("repeat"),
+                                          info.get("timed_samples", 0)))
+    else:
+        lines.append("accuracy on all %d validation samples; times measured on this machine (%s): the median of up "
+                     "to %d runs over %d evenly spaced of them, within %g s per setting (fewer runs, then fewer rows, "
+                     "at least %d, for slower settings; timed: rows x runs)"
+                     % (info.get("validation_samples"), info.get("timed_on"), info.get("repeat"),
+                        info.get("timed_samples", 0), info["timing_budget_seconds"], info.get("min_timed_rows", 0)))
     lines.append("chosen: " + cal.info.get("why", ""))
     return "\n".join(lines) + "\n"

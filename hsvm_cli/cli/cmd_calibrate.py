@@ -11,7 +11,7 @@ from ..models.hashed import load_hash_model
 from ..models.imported import default_extra_features
 from ..models.ovo import load_model
 from ..support.progress import StepBar
-from ..tune import calibrate, format_grid
+from ..tune import MIN_TIMED_ROWS, TIMING_BUDGET, TIMING_ROWS, calibrate, format_grid
 from . import options
 
 
@@ -37,7 +37,12 @@ from . import options
               help="First stages to try: votes (the hash filter; needs -H) and scores (the class-score first "
                    "stage at every k >= 2; no hash model needed).")
 @click.option("--repeat", type=click.IntRange(min=1), default=3, show_default=True,
-              help="Timed runs per setting (the median counts).")
+              help="Timed runs per setting at most (the median counts).")
+@click.option("--timing-budget", type=click.FloatRange(min=0.0), default=TIMING_BUDGET, show_default=True,
+              help="Seconds of timed runs per setting: a setting too slow for --repeat runs of the %d timing rows "
+                   "within it gets fewer runs (at least one), then fewer rows (evenly spaced, at least %d); each "
+                   "grid row records the rows and runs it was timed on.  Accuracy is always on every validation "
+                   "row." % (TIMING_ROWS, MIN_TIMED_ROWS))
 @click.option("--grid-json", type=click.Path(dir_okay=False), default=None,
               help="Also write the measured grid as JSON (for `hsvm eval --grid ... --plot`).")
 @options.threads
@@ -45,7 +50,7 @@ from . import options
 @options.extra_features_by_model
 @options.quiet
 def command(validation, model_path, hbm_path, output, max_loss, bits_grid, k_grid, epsilons, rules, first_stages,
-            repeat, grid_json, threads, zero_based, extra_features, quiet):
+            repeat, timing_budget, grid_json, threads, zero_based, extra_features, quiet):
     """Fit calibrated probabilities on the labelled svmlight file VALIDATION and
     store, with them, the cheapest setting within --max-loss of exact accuracy.
 
@@ -62,7 +67,8 @@ def command(validation, model_path, hbm_path, output, max_loss, bits_grid, k_gri
                          extra_features=default_extra_features(model) if extra_features is None else extra_features)
     with StepBar(options.show_progress(quiet), unit="step", desc="calibrate") as bar:
         cal = calibrate(model, h, X, y, max_loss=max_loss, bits_grid=bits_grid, k_grid=k_grid, epsilons=epsilons,
-                        threads=threads, repeat=repeat, progress=bar, rules=rules, first_stages=first_stages)
+                        threads=threads, repeat=repeat, progress=bar, rules=rules, first_stages=first_stages,
+                        timing_budget=timing_budget)
     save_calibration(cal, output)
     if grid_json:
         with atomic_output(grid_json, "w") as fh:

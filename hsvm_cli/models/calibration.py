@@ -98,6 +98,20 @@ class Calibration:
     grid: list = field(default_factory=list)
     info: dict = field(default_factory=dict)
     path: str = None
+    # The two-stage probabilities' second-stage sharpness, fitted for one
+    # filter setting: {"bits", "k", "epsilon", "sharpness"} (None: none fitted)
+    two_stage: dict = None
+
+    def second_stage_sharpness(self, bits, k, epsilon):
+        """The factor on every refined pair's logit in the two-stage
+        probabilities of the hash filter at ``bits`` keeping ``k`` classes
+        (or those above ``epsilon``, at most k): the fitted one for that
+        setting, else 1 (the pair sigmoids as they are)."""
+        t = self.two_stage
+        if t and (t.get("bits"), t.get("k"), t.get("epsilon")) == (
+                int(bits), int(k), None if epsilon is None else float(epsilon)):
+            return float(t["sharpness"])
+        return 1.0
 
     def alpha(self, bits):
         """The first-stage temperature fitted at ``bits``."""
@@ -140,6 +154,8 @@ def save_calibration(cal, path):
         "grid": cal.grid,
         "info": cal.info,
     }
+    if cal.two_stage:
+        meta["two_stage"] = cal.two_stage
     write_container(path, {"platt_A": np.asarray(cal.platt_A, np.float64),
                            "platt_B": np.asarray(cal.platt_B, np.float64)},
                     kind=CALIB_KIND, meta=meta,
@@ -173,5 +189,16 @@ def load_calibration(path):
         setting = Setting.from_dict(raw_setting) if raw_setting else None
     except ValueError as exc:
         raise ModelFormatError(c.path, str(exc)) from None
+    two_stage = c.meta.get("two_stage")
+    if two_stage is not None:
+        try:
+            two_stage = {"bits": int(two_stage["bits"]), "k": int(two_stage["k"]),
+                         "epsilon": None if two_stage.get("epsilon") is None else float(two_stage["epsilon"]),
+                         "sharpness": float(two_stage["sharpness"])}
+        except (TypeError, KeyError, ValueError):
+            raise ModelFormatError(c.path, "two_stage must hold bits, k, epsilon and sharpness") from None
+        if not (np.isfinite(two_stage["sharpness"]) and two_stage["sharpness"] > 0):
+            raise ModelFormatError(c.path, "the two-stage sharpness must be positive")
     return Calibration(alphas=alphas, platt_A=np.array(A), platt_B=np.array(B), model_sha256=model_sha,
-                       hash_identity=identity, setting=setting, grid=grid, info=info, path=c.path)
+                       hash_identity=identity, setting=setting, grid=grid, info=info, path=c.path,
+                       two_stage=two_stage)

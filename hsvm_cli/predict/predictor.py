@@ -85,6 +85,10 @@ class Predictor:
     hashed to the model's features on the fly (without it, such a model takes
     its +-1/sqrt(bits) features as given, e.g. from
     :func:`~hsvm_cli.train.bits_solver.expand_codes`).
+    ``class_weights``: the class-score first stage's (U, beta), as
+    :func:`~hsvm_cli.predict.class_scores.class_score_weights` gives them, when
+    computed before (``calibrate`` builds a predictor per k and rule of one
+    model; computing them reads all of W).
     ``threads``: worker threads of the hashed path (default: the CPUs this
     process may use); ``kernel``: force a native code path (see
     :mod:`hsvm_cli.support.kernels`)."""
@@ -94,7 +98,8 @@ class Predictor:
     MAX_CELLS = 1 << 21
 
     def __init__(self, model, hash_model=None, *, bits=None, filter_k=None, refine=True, epsilon=None,
-                 calibration=None, threads=None, kernel=None, rule="vote", first_stage=None, kernel_hash=None):
+                 calibration=None, threads=None, kernel=None, rule="vote", first_stage=None, kernel_hash=None,
+                 class_weights=None):
         self.model = model
         self.hash_model = hash_model
         self.features = None
@@ -156,6 +161,8 @@ class Predictor:
                                   "trained with --normalize none): use --first-stage scores or votes")
             if hash_model is not None and hash_model.class_W is not None:
                 U, beta = hash_model.class_W, hash_model.class_b
+            elif class_weights is not None:
+                U, beta = class_weights
             else:
                 U, beta = class_score_weights(model)
             encoder = hash_model.encoder(bits) if first_stage == "hashed-scores" else None
@@ -165,6 +172,9 @@ class Predictor:
         self.epsilon = None if epsilon is None else float(epsilon)
         self.alpha = (calibration.alpha(self.filter.bits) if calibration is not None and first_stage == "votes"
                       else None)
+        # The refined pairs' logit factor of the two-stage probabilities (1: none fitted for this setting).
+        self.second_stage_sharpness = (calibration.second_stage_sharpness(self.filter.bits, self.k, self.epsilon)
+                                       if calibration is not None and first_stage == "votes" else 1.0)
         self.lookup = PairLookup(model.pair_a, model.pair_b, K)
         # When the filter keeps every class, refining by votes is exact prediction.
         self.scorer = (ExactScorer(model) if rule == "vote" and self.refine and self.k == K and self.epsilon is None
@@ -492,7 +502,8 @@ class Predictor:
             np.put_along_axis(mask, kept, True if valid is None else valid, axis=1)
             votes = np.where(mask, votes, -1)
             if proba:
-                p2 = second_stage_proba(self.calibration, refined, self.lookup)
+                p2 = second_stage_proba(self.calibration, refined, self.lookup,
+                                        sharpness=self.second_stage_sharpness)
                 S_pad = np.where(np.arange(refined.S.shape[1])[None, :] < nvalid[:, None], refined.S, -1)
                 P = combine(p1, S_pad, p2)
             best = winners(m, votes, conf)

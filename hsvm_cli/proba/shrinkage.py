@@ -60,7 +60,7 @@ from ..support.arrays import float_array, int_array
 from .estimators import _log1p_exp, _sigmoid_neg
 
 __all__ = ["fit_platt_shrunk", "choose_prior_samples", "PRIOR_SAMPLES_GRID", "pooled_sigmoid", "sample_halves",
-           "fit_sharpness", "SHARPNESS_RANGE"]
+           "fit_sharpness", "SHARPNESS_RANGE", "golden_log_search"]
 
 #: The range searched for the sharpness factor gamma.
 SHARPNESS_RANGE = (0.25, 8.0)
@@ -167,12 +167,16 @@ def _pair_log_loss(f, pr, t, A, B, P):
     return float(np.sum(_log1p_exp(z) - (1.0 - t) * z))
 
 
-def choose_prior_samples(dec, pair, target, sample, n_pairs, *, grid=PRIOR_SAMPLES_GRID, seed=0):
+def choose_prior_samples(dec, pair, target, sample, n_pairs, *, grid=PRIOR_SAMPLES_GRID, seed=0,
+                         pooled_halves=None):
     """n_0 by two-fold cross-fitting on the validation samples (module
     docstring): ``sample`` [m] says which validation sample each pairwise
     value comes from, and the halves split the samples (a seeded choice), so
     a sample's values are never fitted and scored at once.  Returns (n_0,
-    {n_0: held-out log-loss per pairwise value})."""
+    {n_0: held-out log-loss per pairwise value}).  ``pooled_halves``: a dict
+    that receives the pooled sigmoid fitted on each half (keys True for the
+    first half of :func:`sample_halves`, False for the second), for a caller
+    that fits on the same halves again."""
     f = float_array(dec, "dec", ndim=1)
     pr = int_array(pair, "pair")
     t = int_array(target, "target")
@@ -183,6 +187,8 @@ def choose_prior_samples(dec, pair, target, sample, n_pairs, *, grid=PRIOR_SAMPL
     if half.all() or not half.any():
         return float(grid[0]), {}
     pooled = [pooled_sigmoid(f[half == h], t[half == h]) for h in (True, False)]
+    if pooled_halves is not None:
+        pooled_halves.update({True: pooled[0], False: pooled[1]})
     scores = {}
     for n0 in grid:
         total = 0.0
@@ -230,6 +236,15 @@ def fit_sharpness(logits, winner, y_index, couple, *, lo=SHARPNESS_RANGE[0], hi=
         P = couple(r, winner)
         return float(np.mean(-np.log(np.maximum(P[np.arange(y.shape[0]), y], 1e-15))))
 
+    return golden_log_search(loss, lo, hi, steps=steps)
+
+
+def golden_log_search(loss, lo, hi, *, steps=12):
+    """The minimiser in [lo, hi] of ``loss(log x)`` (a callable of log x), by
+    golden-section search on log x: ``steps`` shrinkings of the bracket
+    (12: the bracket ends 1% wide for [0.25, 8]); returns the bracket's
+    midpoint as x.  For a loss unimodal in x; an optimum beyond a boundary
+    returns that boundary."""
     a, b = np.log(lo), np.log(hi)
     ratio = (np.sqrt(5.0) - 1.0) / 2.0
     c, d = b - ratio * (b - a), a + ratio * (b - a)

@@ -76,10 +76,11 @@ def fit_platt_from_decisions(model, mean_dec_blocks, y_index):
     return est.fit_platt(dec, pair, target, model.n_pairs)
 
 
-def second_stage_proba(cal, refined, lookup):
+def second_stage_proba(cal, refined, lookup, *, sharpness=1.0):
     """Coupled probabilities [n, k] over the sorted refined classes of a
     :class:`~hsvm_cli.predict.refine.RefinedPairs` (columns beyond each row's
-    ``nvalid`` classes get 0)."""
+    ``nvalid`` classes get 0); ``sharpness`` multiplies every pair's logit
+    (:meth:`~hsvm_cli.models.calibration.Calibration.second_stage_sharpness`)."""
     A, B, S = refined.A, refined.B, refined.S
     n = A.shape[0]
     k = S.shape[1]
@@ -87,7 +88,10 @@ def second_stage_proba(cal, refined, lookup):
     # dec is in the model's orientation of each pair, as Platt's sigmoid is.
     mean = refined.dec.mean(axis=2, dtype=np.float64)
     pid, _ = lookup.lookup(A, B)
-    r = est.platt_proba(mean, cal.platt_A[pid], cal.platt_B[pid])
+    if sharpness == 1.0:
+        r = est.platt_proba(mean, cal.platt_A[pid], cal.platt_B[pid])
+    else:
+        r = est.platt_proba(mean, sharpness * cal.platt_A[pid], sharpness * cal.platt_B[pid])
     if refined.sign is not None:
         r = np.where(refined.sign > 0, r, 1.0 - r)
     R = np.full((n, k, k), 0.5)
