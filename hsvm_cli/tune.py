@@ -51,22 +51,29 @@ import numpy as np
 
 from .errors import OptionError
 from .models.calibration import Calibration, Setting, hash_identity
-from .models.pairs import PairLookup
 from .models.ovo import bag_mean
+from .models.pairs import PairLookup
+from .predict.certified_votes import certified_kept_winners, classifier_norms, sample_norms, uncertain_cells
 from .predict.class_scores import class_score_weights
 from .predict.exact import ExactScorer, ovo_votes
 from .predict.predictor import Predictor
-from .predict.raw_filter import make_filter
-from .predict.certified_votes import certified_kept_winners, classifier_norms, sample_norms, uncertain_cells
 from .predict.ranking import top_classes
+from .predict.raw_filter import make_filter
 from .predict.refine import dense_is_cheaper, refine_decisions
 from .predict.shared_refine import shared_refine_labels, shares_refine
 from .predict.ties import winners
 from .preprocess import prepare
 from .proba import estimators as est
 from .proba.mass_coupling import PairTable, couple_mass
-from .proba.shrinkage import (SHARPNESS_RANGE, choose_prior_samples, fit_platt_shrunk, fit_sharpness,
-                              golden_log_search, pooled_sigmoid, sample_halves)
+from .proba.shrinkage import (
+    SHARPNESS_RANGE,
+    choose_prior_samples,
+    fit_platt_shrunk,
+    fit_sharpness,
+    golden_log_search,
+    pooled_sigmoid,
+    sample_halves,
+)
 from .proba.stages import pairwise_values, second_stage_proba
 from .support.labels import class_index
 from .support.timing import NullTimings, Timings

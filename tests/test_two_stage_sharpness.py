@@ -1,8 +1,8 @@
 """The two-stage probabilities' second-stage sharpness (tune._fit_two_stage):
 fitted for the setting predict -C --proba uses, stored in the calibration,
 applied by that setting's predictor only, and better on held-out data."""
-import numpy as np
 import pytest
+from test_tune import _split
 
 from hsvm_cli.evaluation.calibration_metrics import nll
 from hsvm_cli.models.calibration import Setting, load_calibration, save_calibration
@@ -10,8 +10,6 @@ from hsvm_cli.models.hashed import hash_model
 from hsvm_cli.predict.predictor import Predictor
 from hsvm_cli.support.labels import class_index
 from hsvm_cli.tune import calibrate
-
-from test_tune import _split
 
 
 @pytest.fixture(scope="module")

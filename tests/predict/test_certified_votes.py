@@ -4,17 +4,15 @@ the sampled product), on models built to have many near-zero and exactly
 tied decision values, and uncertain rows are not certified."""
 import numpy as np
 import pytest
+from predict.test_shared_refine import _model
 
-from hsvm_cli.models.pairs import PairLookup
 from hsvm_cli.models.hashed import hash_model
-from hsvm_cli.predict.certified_votes import (certified_kept_winners, classifier_norms, sample_norms,
-                                              uncertain_cells)
+from hsvm_cli.models.pairs import PairLookup
+from hsvm_cli.predict.certified_votes import certified_kept_winners, classifier_norms, sample_norms, uncertain_cells
 from hsvm_cli.predict.exact import ExactScorer
 from hsvm_cli.predict.predictor import Predictor
 from hsvm_cli.predict.ranking import top_classes
 from hsvm_cli.preprocess import prepare
-
-from predict.test_shared_refine import _model
 
 
 @pytest.mark.parametrize("reordered,integer", [(False, False), (True, False), (True, True)])

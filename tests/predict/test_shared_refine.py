@@ -37,7 +37,9 @@ def _model(K, d, bags, reordered, seed, normalize="l2"):
 @pytest.mark.parametrize("bags,reordered,sparse", [(1, False, False), (2, True, False), (1, True, True),
                                                    (2, False, True)])
 def test_shared_labels_are_the_predictors_labels(bags, reordered, sparse):
-    K, d, n = 30, 24, 300
+    # K large enough that every setting's cells cost less than scoring every
+    # classifier (refine.CELL_COST): those are the settings that share
+    K, d, n = 40, 24, 300
     # sparse: unnormalised small integers, so that decision values of exactly 0 occur
     model = _model(K, d, bags, reordered, seed=bags + 2 * reordered, normalize="none" if sparse else "l2")
     rng = np.random.default_rng(5)
@@ -63,7 +65,7 @@ def test_shared_labels_are_the_predictors_labels(bags, reordered, sparse):
 
 
 def test_class_score_rankings_share_too():
-    model = _model(20, 16, 1, False, seed=9)
+    model = _model(30, 16, 1, False, seed=9)
     X = np.random.default_rng(2).standard_normal((200, 16)).astype(np.float32)
     predictors = [Predictor(model, first_stage="scores", filter_k=k, rule=r) for k in (3, 6) for r in ("vote", "dag")]
     Xn = prepare(model.normalize, X)
