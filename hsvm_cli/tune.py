@@ -90,6 +90,11 @@ TIMING_ROWS = 1000
 #: too slow for ``repeat`` runs of every timing row within it is timed on fewer
 #: runs, then on fewer rows (evenly spaced over the timing rows) ...
 TIMING_BUDGET = 0.5
+
+#: Standard errors of the paired accuracy difference added to a setting's
+#: loss before it is compared with max_loss (``calibrate --confidence``).
+CONFIDENCE = 1.0
+
 #: ... but on at least this many rows, whatever the budget: enough that the
 #: per-call overheads are a small part of a run.
 MIN_TIMED_ROWS = 100
@@ -177,12 +182,16 @@ def time_per_sample(run, X, *, repeat, budget=TIMING_BUDGET, min_rows=MIN_TIMED_
 
 def calibrate(model, h, X, y, *, max_loss=0.5, bits_grid=None, k_grid=None, epsilons=None, epsilon_max_k=None,
               threads=None, repeat=3, progress=None, timing_rows=TIMING_ROWS, rules=RULES,
-              first_stages=FIRST_STAGES, timing_budget=TIMING_BUDGET, min_timed_rows=MIN_TIMED_ROWS):
+              first_stages=FIRST_STAGES, timing_budget=TIMING_BUDGET, min_timed_rows=MIN_TIMED_ROWS,
+              confidence=CONFIDENCE):
     """Fit a :class:`~hsvm_cli.models.calibration.Calibration` on the labelled
     validation samples X, y (raw, as read) for ``model`` and its hash model
     ``h`` (None: exact probabilities only), and choose its setting: the fastest
     candidate within ``max_loss`` accuracy points of exact prediction (see the
-    module docstring).
+    module docstring), its loss counted with ``confidence`` standard errors
+    of the paired difference on the validation rows (:func:`loss_bound`; 0:
+    the plain loss), so that a small validation set does not pass a setting
+    whose loss it cannot tell from noise.
 
     ``bits_grid`` (default 64, 128, ... up to the hashed D), ``k_grid``
     (default 1 and 1%, 3%, 10%, 20% of K) and ``epsilons`` (default 0.1 ...
@@ -203,6 +212,8 @@ def calibrate(model, h, X, y, *, max_loss=0.5, bits_grid=None, k_grid=None, epsi
         h.check_model(model)
     elif any(v is not None for v in (bits_grid, epsilons)):
         raise OptionError("--bits and --epsilon need a hash model (-H)")
+    if not confidence >= 0:
+        raise OptionError("--confidence must be at least 0")
     if max_loss < 0:
         raise OptionError("--max-loss must be >= 0")
     if not timing_budget >= 0:
@@ -280,17 +291,27 @@ def calibrate(model, h, X, y, *, max_loss=0.5, bits_grid=None, k_grid=None, epsi
         row.update({"seconds_per_sample": secs, "timed_rows": rows, "timed_runs": runs})
         return row
 
+    exact_right = np.asarray(exact_labels) == y
+
     def accuracy(labels):
         return float((labels == y).mean())
 
-    exact_row = timed_row({"mode": "exact", "rule": "vote", "bits": None, "k": None, "epsilon": None,
-                           "accuracy": accuracy(exact_labels), "mean_refined": K}, Predictor(model).predict)
+    def paired(row, labels):
+        # the rows this setting gets right and exact prediction wrong, and the
+        # reverse: what the loss's confidence bound is made of (_choose)
+        right = np.asarray(labels) == y
+        row.update({"accuracy": float(right.mean()), "gains": int(np.sum(right & ~exact_right)),
+                    "losses": int(np.sum(~right & exact_right))})
+        return row
+
+    exact_row = timed_row(paired({"mode": "exact", "rule": "vote", "bits": None, "k": None, "epsilon": None,
+                                  "mean_refined": K}, exact_labels), Predictor(model).predict)
     tick("exact timed")
     grid = [exact_row]
     if dag:
         predictor = Predictor(model, rule="dag", threads=threads)
-        grid.append(timed_row({"mode": "exact", "rule": "dag", "bits": None, "k": None, "epsilon": None,
-                               "accuracy": accuracy(predictor.predict(X)), "mean_refined": K}, predictor.predict))
+        grid.append(timed_row(paired({"mode": "exact", "rule": "dag", "bits": None, "k": None, "epsilon": None,
+                                      "mean_refined": K}, predictor.predict(X)), predictor.predict))
         tick("exact DAG")
     for stage, (bits, ranking, settings) in enumerate(stages):
         name = "class scores" if bits is None else "%d bits" % bits
@@ -308,14 +329,14 @@ def calibrate(model, h, X, y, *, max_loss=0.5, bits_grid=None, k_grid=None, epsi
             else:
                 row = {"mode": "hash", "rule": rule, "bits": bits, "k": k if eps is None else None,
                        "max_k": k if eps is not None else None, "epsilon": eps, "mean_refined": refined / max(1, n)}
-            row["accuracy"] = accuracy(labels)
+            paired(row, labels)
             grid.append(timed_row(row, predictor.predict if bits is None else predictor.predict_block))
             tick("%s, %s%s" % (name, "k=%d" % k if eps is None else "p>%g" % eps, ", DAG" if rule == "dag" else ""))
-    chosen = _choose(cal, grid, max_loss)
+    chosen = _choose(cal, grid, max_loss, confidence, n)
     _fit_two_stage(cal, model, h, X, yi, threads)
     tick("two-stage sharpness")
     cal.info.update({"validation_samples": int(n), "exact_accuracy": exact_row["accuracy"],
-                     "max_loss_points": float(max_loss),
+                     "max_loss_points": float(max_loss), "loss_confidence": float(confidence),
                      "timed_on": "%s %s (%s)" % (platform.node(), platform.machine(), platform.processor() or "cpu"),
                      "repeat": int(repeat), "timed_samples": int(timed.shape[0]),
                      "timing_budget_seconds": float(timing_budget), "min_timed_rows": int(min_timed_rows),
@@ -526,11 +547,36 @@ def _stage_accuracy(predictors, X, Xn, ranking, threads, certified=None):
     return out
 
 
-def _choose(cal, grid, max_loss):
-    """The fastest row within ``max_loss`` points of exact becomes the setting
-    (and is returned); every row gets its speed-up and whether it was chosen."""
+def loss_bound(row, n, confidence):
+    """An upper confidence bound, in points, on a setting's accuracy loss
+    against exact prediction, from the validation rows it gets right where
+    exact is wrong (``gains``) and the reverse (``losses``): the paired
+    difference (losses - gains)/n plus ``confidence`` standard errors of it,
+    sqrt(losses + gains - (losses - gains)^2/n)/n (the two predictions share
+    their samples, so only the rows they disagree on carry its noise; with
+    confidence 1, a one-sided ~84% bound under the normal approximation).
+    Rows without these counts (calibrations written before them) give the
+    plain loss."""
+    if n <= 0 or "gains" not in row:
+        return None
+    g, l = row["gains"], row["losses"]
+    diff = (l - g) / n
+    se = np.sqrt(max(0.0, l + g - (l - g) ** 2 / n)) / n
+    return 100.0 * (diff + confidence * se)
+
+
+def _choose(cal, grid, max_loss, confidence=0.0, n=0):
+    """The fastest row whose loss against exact, plus ``confidence`` standard
+    errors of it (:func:`loss_bound`), is within ``max_loss`` points becomes
+    the setting (and is returned); every row gets its speed-up, its bound and
+    whether it was chosen."""
     floor = grid[0]["accuracy"] - max_loss / 100.0
-    ok = [g for g in grid if g["accuracy"] >= floor - 1e-12]
+    ok = []
+    for g in grid:
+        bound = loss_bound(g, n, confidence)
+        g["loss_bound"] = bound
+        if g is grid[0] or (g["accuracy"] >= floor - 1e-12 and (bound is None or bound <= max_loss + 1e-9)):
+            ok.append(g)
     chosen = min(ok, key=lambda g: g["seconds_per_sample"])
     for g in grid:
         g["speedup"] = grid[0]["seconds_per_sample"] / g["seconds_per_sample"]

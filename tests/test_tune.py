@@ -270,3 +270,30 @@ def test_accuracy_is_measured_on_every_row_and_time_on_the_subsample(digits_mode
     assert cal.grid[0]["accuracy"] == exact
     for g in cal.grid[1:]:
         assert g["accuracy"] == float((_row_predictor(digits_model, h, cal, g).predict(Xt) == yt).mean())
+
+
+def test_the_loss_bound_is_the_paired_difference_plus_its_standard_errors():
+    from hsvm_cli.tune import loss_bound
+    row = {"gains": 3, "losses": 7}
+    n = 400
+    se = np.sqrt(3 + 7 - (7 - 3) ** 2 / n) / n
+    assert loss_bound(row, n, 0.0) == pytest.approx(100 * 4 / n)
+    assert loss_bound(row, n, 1.0) == pytest.approx(100 * (4 / n + se))
+    assert loss_bound({"gains": 0, "losses": 0}, n, 2.0) == 0.0       # identical labels: no noise
+    assert loss_bound({"accuracy": 0.5}, n, 1.0) is None              # rows from before the counts
+
+
+def test_a_setting_whose_loss_the_validation_set_cannot_tell_from_noise_is_not_chosen():
+    from hsvm_cli.models.calibration import Calibration
+    from hsvm_cli.tune import _choose
+    n = 700
+    base = {"bits": None, "k": None, "epsilon": None, "rule": "vote"}
+    exact = dict(base, mode="exact", accuracy=0.40, gains=0, losses=0, seconds_per_sample=1e-3)
+    # loses 3 rows net, disagreeing with exact on 30: 0.43 points, within 0.5 by the plain loss only
+    noisy = dict(base, mode="scores", k=2, accuracy=0.40 - 3 / n, gains=12, losses=15, seconds_per_sample=1e-5)
+    # loses 2 rows net, disagreeing on 2: 0.29 points, its bound still within 0.5
+    steady = dict(base, mode="scores", k=5, accuracy=0.40 - 2 / n, gains=0, losses=2, seconds_per_sample=2e-5)
+    cal = Calibration(alphas={}, platt_A=np.zeros(1), platt_B=np.zeros(1), model_sha256="0" * 64, hash_identity=None)
+    assert _choose(cal, [dict(exact), dict(noisy), dict(steady)], 0.5, 0.0, n)["k"] == 2
+    chosen = _choose(cal, [dict(exact), dict(noisy), dict(steady)], 0.5, 1.0, n)
+    assert chosen["k"] == 5 and cal.setting.k == 5

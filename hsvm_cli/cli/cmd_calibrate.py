@@ -23,6 +23,9 @@ from . import options
 @options.output(required=True, what="Calibration file to write")
 @click.option("--max-loss", type=float, default=0.5, show_default=True,
               help="Accuracy points the chosen setting may lose against exact prediction on VALIDATION.")
+@click.option("--confidence", type=click.FloatRange(min=0), default=1.0, show_default=True,
+              help="Standard errors of the loss, paired on the VALIDATION rows where a setting and exact "
+                   "prediction disagree, added to it before it is compared with --max-loss (0: the plain loss).")
 @click.option("--bits", "bits_grid", callback=options.comma_list(int, "integers"), default=None,
               help="Bit counts to try (default: 64, 128, ... up to the hashed D).")
 @click.option("--k", "k_grid", callback=options.comma_list(int, "integers"), default=None,
@@ -49,7 +52,7 @@ from . import options
 @options.zero_based
 @options.extra_features_by_model
 @options.quiet
-def command(validation, model_path, hbm_path, output, max_loss, bits_grid, k_grid, epsilons, rules, first_stages,
+def command(validation, model_path, hbm_path, output, max_loss, confidence, bits_grid, k_grid, epsilons, rules, first_stages,
             repeat, timing_budget, grid_json, threads, zero_based, extra_features, quiet):
     """Fit calibrated probabilities on the labelled svmlight file VALIDATION and
     store, with them, the cheapest setting within --max-loss of exact accuracy.
@@ -68,7 +71,7 @@ def command(validation, model_path, hbm_path, output, max_loss, bits_grid, k_gri
     with StepBar(options.show_progress(quiet), unit="step", desc="calibrate") as bar:
         cal = calibrate(model, h, X, y, max_loss=max_loss, bits_grid=bits_grid, k_grid=k_grid, epsilons=epsilons,
                         threads=threads, repeat=repeat, progress=bar, rules=rules, first_stages=first_stages,
-                        timing_budget=timing_budget)
+                        timing_budget=timing_budget, confidence=confidence)
     save_calibration(cal, output)
     if grid_json:
         with atomic_output(grid_json, "w") as fh:
