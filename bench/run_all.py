@@ -6,9 +6,11 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SCRIPTS = ["bench_parse.py", "bench_train.py", "bench_kernel.py", "bench_fidelity.py", "bench_filter.py",
-           "bench_table1.py", "bench_calibrate.py", "bench_integrity.py", "bench_dag.py", "bench_first_stage.py",
-           "bench_hashsvm.py", "bench_cluster.py", "bench_circulant.py"]
+SCRIPTS = ["bench_parse.py", "bench_input_path.py", "bench_train.py", "bench_c_search.py", "bench_kernel.py",
+           "bench_exact_votes.py", "bench_fidelity.py", "bench_filter.py", "bench_table1.py",
+           "bench_refine_vs_exact.py", "bench_calibrate.py", "bench_calibrate_time.py", "bench_integrity.py",
+           "bench_dag.py", "bench_first_stage.py", "bench_ovr.py", "bench_hashsvm.py", "bench_cluster.py",
+           "bench_circulant.py"]
 # Arguments a script runs with here instead of its full default run
 # (bench_circulant.py's takes over an hour; --quick about a minute).
 SCRIPT_ARGS = {"bench_circulant.py": ["--quick"]}
