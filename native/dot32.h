@@ -134,6 +134,7 @@ static void dot2_avx2(const float *x0, const float *x1, const float *w, int64_t 
     *r0 = reduce_avx2(a);
     *r1 = reduce_avx2(b);
 }
+
 /* One sample against three classifier rows (the decision DAG's pair and its
  * two possible successors), each summed exactly as dot_avx2 sums it: the
  * sample's loads are shared by the three. */

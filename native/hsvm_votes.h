@@ -50,7 +50,7 @@ int hsvm_cell_votes(const float *dec, const int64_t *A, const int64_t *B, const 
  * S, so votes and conf are bit-identical to it.  bias (NULL: none) [width]:
  * dec then holds products and a cell's value is dec + bias rounded to float,
  * the bits `dec += bias` would store.  Returns 0, -1 for a class out of
- * range, -2 for a pair the model lacks, -3 when out of memory. */
+ * range, -2 for a pair the model lacks. */
 int hsvm_kept_votes(const float *dec, const float *bias, int64_t n, int64_t width, const int64_t *S, int64_t k,
                     const int64_t *nvalid, const int64_t *pair_id, const int8_t *pair_sign, int32_t bags,
                     int32_t n_classes, int32_t *votes, double *conf);

@@ -46,21 +46,14 @@ static void scale_row(float *x, int64_t d, double s, int32_t l2, int64_t *bad)
 
 static int64_t prepare_dense32_in_place(float *rows, int64_t n, int64_t d, int32_t l2)
 {
-    int64_t bad = 0, i = 0;
-    for (; l2 && i + NORM_ROWS <= n; i += NORM_ROWS) {
-        double s[NORM_ROWS];
-        sum_squares_rows(rows + i * d, d, NORM_ROWS, s);
-        for (int j = 0; j < NORM_ROWS; j++)
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; i += NORM_ROWS) {
+        const int m = n - i < NORM_ROWS ? (int)(n - i) : NORM_ROWS;
+        double s[NORM_ROWS] = {0.0};
+        if (l2)
+            sum_squares_rows(rows + i * d, d, m, s);
+        for (int j = 0; j < m; j++)
             scale_row(rows + (i + j) * d, d, s[j], l2, &bad);
-    }
-    for (; i < n; i++) {
-        float *x = rows + i * d;
-        double s = 0.0;
-        for (int64_t k = 0; l2 && k < d; k++) {
-            const double v = (double)x[k];
-            s += v * v;
-        }
-        scale_row(x, d, s, l2, &bad);
     }
     return bad;
 }

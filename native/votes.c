@@ -100,12 +100,6 @@ int hsvm_kept_votes(const float *dec, const float *bias, int64_t n, int64_t widt
                     const int64_t *nvalid, const int64_t *pair_id, const int8_t *pair_sign, int32_t bags,
                     int32_t n_classes, int32_t *votes, double *conf)
 {
-    /* With a bias the bags' values are (product + bias) rounded to float, as
-     * `dec += bias` would have stored them. */
-    float *cellbuf = NULL;
-    if (bias && bags > 1 && !(cellbuf = malloc(sizeof(float) * (size_t)bags)))
-        return -3;
-    int rc = 0;
     memset(votes, 0, sizeof(int32_t) * (size_t)(n * n_classes));
     memset(conf, 0, sizeof(double) * (size_t)(n * n_classes));
     for (int64_t i = 0; i < n; i++) {
@@ -116,10 +110,8 @@ int hsvm_kept_votes(const float *dec, const float *bias, int64_t n, int64_t widt
         double *cf = conf + i * (int64_t)n_classes;
         for (int64_t u = 0; u < nv; u++) {
             const int64_t x = s[u];
-            if (x < 0 || x >= n_classes) {
-                rc = -1;
-                goto done;
-            }
+            if (x < 0 || x >= n_classes)
+                return -1;
             if (bags == 1) {
                 /* One bag: the pair's winner is the sign of its value.  x's
                  * sum is carried in a register: the same additions in the
@@ -130,15 +122,11 @@ int hsvm_kept_votes(const float *dec, const float *bias, int64_t n, int64_t widt
                 int32_t vx = 0;
                 for (int64_t w = u + 1; w < nv; w++) {
                     const int64_t y = s[w];
-                    if (y <= x || y >= n_classes) {
-                        rc = -1;
-                        goto done;
-                    }
+                    if (y <= x || y >= n_classes)
+                        return -1;
                     const int64_t id = ids[y];
-                    if (id < 0 || id + 1 > width) {
-                        rc = -2;
-                        goto done;
-                    }
+                    if (id < 0 || id + 1 > width)
+                        return -2;
                     const float val = bias ? row[id] + bias[id] : row[id];
                     const double d = 0.0 + (double)val;   /* as the bag sum: -0 becomes +0 */
                     /* x wins when the value points to x in the stored orientation */
@@ -160,31 +148,20 @@ int hsvm_kept_votes(const float *dec, const float *bias, int64_t n, int64_t widt
             }
             for (int64_t w = u + 1; w < nv; w++) {
                 const int64_t y = s[w];
-                if (y <= x || y >= n_classes) {
-                    rc = -1;
-                    goto done;
-                }
+                if (y <= x || y >= n_classes)
+                    return -1;
                 const int64_t id = pair_id[x * n_classes + y];
-                if (id < 0 || (id + 1) * bags > width) {
-                    rc = -2;
-                    goto done;
-                }
+                if (id < 0 || (id + 1) * bags > width)
+                    return -2;
                 const int flipped = pair_sign[x * n_classes + y] < 0;
                 const int64_t a = flipped ? y : x, b = flipped ? x : y;
-                const float *vals = row + id * bags;
-                if (cellbuf) {
-                    for (int32_t t = 0; t < bags; t++)
-                        cellbuf[t] = vals[t] + bias[id * bags + t];
-                    vals = cellbuf;
-                }
                 double mean;
-                v[pair_rule_a_wins(vals, bags, &mean) ? a : b] += 1;
+                /* with a bias: (product + bias) rounded to float, the bits `dec += bias` stores */
+                v[pair_rule_a_wins_biased(row + id * bags, bias ? bias + id * bags : NULL, bags, &mean) ? a : b] += 1;
                 cf[a] += mean;
                 cf[b] -= mean;
             }
         }
     }
-done:
-    free(cellbuf);
-    return rc;
+    return 0;
 }

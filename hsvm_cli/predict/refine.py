@@ -222,8 +222,6 @@ def kept_votes(decisions, kept, *, lookup, bags, valid=None, bias=None):
     rc = lib.hsvm_kept_votes(ptr("float *", dec), bias_ptr, n, dec.shape[1] if n else 0, ptr("int64_t *", S), k,
                              ffi.NULL if nvalid is None else ptr("int64_t *", nvalid), ptr("int64_t *", ids),
                              ptr("int8_t *", signs), bags, K, ptr("int32_t *", votes), ptr("double *", conf))
-    if rc == -3:
-        raise MemoryError("kept votes")
     if rc == -2:
         raise ValueError("the model has no classifier for some pair of kept classes")
     if rc != 0:
