@@ -54,7 +54,6 @@ from .models.calibration import Calibration, Setting, hash_identity
 from .models.ovo import bag_mean
 from .models.pairs import PairLookup
 from .predict.certified_votes import certified_kept_winners, classifier_norms, sample_norms, uncertain_cells
-from .predict.class_scores import class_score_weights
 from .predict.exact import ExactScorer, ovo_votes
 from .predict.predictor import Predictor
 from .predict.ranking import top_classes
@@ -263,12 +262,10 @@ def calibrate(model, h, X, y, *, max_loss=0.5, bits_grid=None, k_grid=None, epsi
     # The first stages run before the exact pass, whose decision blocks then
     # also score their max-wins refines (certified, predict/certified_votes.py).
     stages, alphas = [], {}
-    weights = None
     if score_rows:
-        # The class scores' summary vectors read all of W: once for every k and rule.
-        weights = class_score_weights(model) if h is None or h.class_W is None else None
-        scorer = Predictor(model, h, first_stage="scores", filter_k=score_rows[0][0], threads=threads,
-                           class_weights=weights)
+        # (The class scores' summary vectors are read or computed once, and
+        # kept on the model for every k and rule: class_score_weights.)
+        scorer = Predictor(model, h, first_stage="scores", filter_k=score_rows[0][0], threads=threads)
         scores = scorer.filter.scores(Xn)
         stages.append((None, (np.zeros(scores.shape, dtype=np.int32), scores), [(k, None, r) for k, r in score_rows]))
         tick("class scores: filter")
@@ -316,8 +313,8 @@ def calibrate(model, h, X, y, *, max_loss=0.5, bits_grid=None, k_grid=None, epsi
     for stage, (bits, ranking, settings) in enumerate(stages):
         name = "class scores" if bits is None else "%d bits" % bits
         if bits is None:
-            predictors = [Predictor(model, h, first_stage="scores", filter_k=k, rule=rule, threads=threads,
-                                    class_weights=weights) for k, _, rule in settings]
+            predictors = [Predictor(model, h, first_stage="scores", filter_k=k, rule=rule, threads=threads)
+                          for k, _, rule in settings]
         else:
             predictors = [Predictor(model, h, bits=bits, filter_k=k, refine=k > 1, threads=threads, epsilon=eps,
                                     calibration=cal, rule=rule) for k, eps, rule in settings]

@@ -32,11 +32,12 @@ def class_score_weights(model):
     U[c]·x + β[c] for a sample x prepared as the model wants (see the module
     docstring and :mod:`hsvm_cli.models.class_weights`).  The ones the model
     file stores when it has them, else computed from all of W (verified
-    first)."""
-    if getattr(model, "class_W", None) is not None:
-        return model.class_W, model.class_b
-    model.verify()
-    return compute_class_weights(model)
+    first) and kept on the model object, so that every predictor of one
+    model reads W for them once."""
+    if model.class_W is None:
+        model.verify()
+        model.class_W, model.class_b = compute_class_weights(model)
+    return model.class_W, model.class_b
 
 
 class ClassScoreFilter:

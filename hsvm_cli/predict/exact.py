@@ -104,22 +104,33 @@ class ExactScorer:
                 dec = self.decision(X[s:s + step])
             yield s, dec
 
+    def product_blocks(self, X, timings=None):
+        """(first row, products w.x without the bias) of consecutive blocks of
+        :meth:`block_rows` samples, each block's written into one reused
+        buffer (dense X) -- valid until the next block is asked for; the time
+        goes to ``score``."""
+        t = timings or NullTimings()
+        n = X.shape[0]
+        step = self.block_rows()
+        buf = None if sp.issparse(X) or n == 0 else np.empty((min(step, n), self.W.shape[0]), dtype=np.float32)
+        for s in range(0, n, step):
+            with t.phase("score"):
+                prod = self.products(X[s:s + step], out=buf)
+            yield s, prod
+
     def kept_votes(self, X, kept, *, lookup, valid=None):
         """Votes, confidences [n, K] and classes in use [n] among each row's
         kept classes [n, k] (:func:`hsvm_cli.predict.refine.kept_votes`),
-        from the products of every classifier: block by block into one
-        reused buffer, the bias added as the votes read them."""
+        from the products of every classifier, the bias added as the votes
+        read them."""
         from .refine import kept_votes
         m = self.model
         n = X.shape[0]
         votes = np.empty((n, m.n_classes), dtype=np.int32)
         conf = np.empty((n, m.n_classes), dtype=np.float64)
         nvalid = np.empty(n, dtype=np.int64)
-        step = self.block_rows()
-        buf = None if sp.issparse(X) or n == 0 else np.empty((min(step, n), self.W.shape[0]), dtype=np.float32)
-        for s in range(0, n, step):
-            e = min(n, s + step)
-            prod = self.products(X[s:e], out=buf)
+        for s, prod in self.product_blocks(X):
+            e = s + prod.shape[0]
             votes[s:e], conf[s:e], nvalid[s:e] = kept_votes(
                 prod, kept[s:e], lookup=lookup, bags=m.bags, valid=None if valid is None else valid[s:e], bias=self.b)
         return votes, conf, nvalid
@@ -135,15 +146,9 @@ class ExactScorer:
         n = X.shape[0]
         votes = np.empty((n, m.n_classes), dtype=np.int32)
         conf = np.empty((n, m.n_classes), dtype=np.float64)
-        step = self.block_rows()
-        buf = None
-        if n and not sp.issparse(X):
-            buf = np.empty((min(step, n), self.W.shape[0]), dtype=np.float32)
-        for s in range(0, n, step):
-            with t.phase("score"):
-                prod = self.products(X[s:s + step], out=buf)
+        for s, prod in self.product_blocks(X, timings=t):
+            e = s + prod.shape[0]
             with t.phase("vote"):
-                votes[s:s + prod.shape[0]], conf[s:s + prod.shape[0]] = ovo_votes(
-                    prod, m.pair_a, m.pair_b, bags=m.bags, n_classes=m.n_classes, bias=self.b,
-                    kernel=kernel)
+                votes[s:e], conf[s:e] = ovo_votes(prod, m.pair_a, m.pair_b, bags=m.bags, n_classes=m.n_classes,
+                                                  bias=self.b, kernel=kernel)
         return votes, conf

@@ -85,10 +85,6 @@ class Predictor:
     hashed to the model's features on the fly (without it, such a model takes
     its +-1/sqrt(bits) features as given, e.g. from
     :func:`~hsvm_cli.train.bits_solver.expand_codes`).
-    ``class_weights``: the class-score first stage's (U, beta), as
-    :func:`~hsvm_cli.predict.class_scores.class_score_weights` gives them, when
-    computed before (``calibrate`` builds a predictor per k and rule of one
-    model; computing them reads all of W).
     ``threads``: worker threads of the hashed path (default: the CPUs this
     process may use); ``kernel``: force a native code path (see
     :mod:`hsvm_cli.support.kernels`)."""
@@ -98,8 +94,7 @@ class Predictor:
     MAX_CELLS = 1 << 21
 
     def __init__(self, model, hash_model=None, *, bits=None, filter_k=None, refine=True, epsilon=None,
-                 calibration=None, threads=None, kernel=None, rule="vote", first_stage=None, kernel_hash=None,
-                 class_weights=None):
+                 calibration=None, threads=None, kernel=None, rule="vote", first_stage=None, kernel_hash=None):
         self.model = model
         self.hash_model = hash_model
         self.features = None
@@ -161,8 +156,6 @@ class Predictor:
                                   "trained with --normalize none): use --first-stage scores or votes")
             if hash_model is not None and hash_model.class_W is not None:
                 U, beta = hash_model.class_W, hash_model.class_b
-            elif class_weights is not None:
-                U, beta = class_weights
             else:
                 U, beta = class_score_weights(model)
             encoder = hash_model.encoder(bits) if first_stage == "hashed-scores" else None
