@@ -69,6 +69,15 @@ def write_text(path, text):
     return str(path)
 
 
+def reorder_and_flip_pairs(rng, pair_a, pair_b):
+    """The pairs in a random order, half of them stored as (b, a): how an
+    imported model may hold them (decisions and votes must not depend on it)."""
+    perm = rng.permutation(pair_a.shape[0])
+    pair_a, pair_b = pair_a[perm], pair_b[perm]
+    swap = rng.random(pair_a.shape[0]) < 0.5
+    return np.where(swap, pair_b, pair_a).astype(np.int32), np.where(swap, pair_a, pair_b).astype(np.int32)
+
+
 def random_codes(rng, n, words):
     return rng.integers(0, 2**63, size=(n, words), dtype=np.int64).view(np.uint64) ^ \
         (rng.integers(0, 2, size=(n, words), dtype=np.uint64) << np.uint64(63))

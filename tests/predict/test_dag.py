@@ -12,6 +12,8 @@ from hsvm_cli.predict.refine import sddmm
 from hsvm_cli.preprocess import prepare
 from hsvm_cli.support.kernels import KernelUnavailableError
 
+from conftest import reorder_and_flip_pairs
+
 # ---------------------------------------------------------------- the oracle
 
 def oracle_dag(dec, pair_a, pair_b, bags, lists):
@@ -58,10 +60,7 @@ def integer_model(rng, K, d, bags, shuffle):
     float32 whatever the summation order, so zeros and split bags are common."""
     pa, pb = canonical(K)
     if shuffle:
-        perm = rng.permutation(pa.shape[0])
-        pa, pb = pa[perm], pb[perm]
-        swap = rng.random(pa.shape[0]) < 0.5
-        pa, pb = np.where(swap, pb, pa).astype(np.int32), np.where(swap, pa, pb).astype(np.int32)
+        pa, pb = reorder_and_flip_pairs(rng, pa, pb)
     P = pa.shape[0]
     W = rng.integers(-1, 2, size=(P * bags, d)).astype(np.float32)
     W[rng.random(W.shape) < 0.6] = 0.0

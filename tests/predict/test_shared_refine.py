@@ -16,16 +16,14 @@ from hsvm_cli.predict.shared_refine import shared_refine_labels, shares_refine
 from hsvm_cli.preprocess import prepare
 from hsvm_cli.support.timing import Timings
 
+from conftest import reorder_and_flip_pairs
+
 
 def _model(K, d, bags, reordered, seed, normalize="l2"):
     rng = np.random.default_rng(seed)
     a, b = canonical_pairs(K)
     if reordered:
-        # pairs in another order, half of them stored as (b, a)
-        order = rng.permutation(a.shape[0])
-        a, b = a[order], b[order]
-        flip = rng.random(a.shape[0]) < 0.5
-        a, b = np.where(flip, b, a).astype(np.int32), np.where(flip, a, b).astype(np.int32)
+        a, b = reorder_and_flip_pairs(rng, a, b)
     P = a.shape[0]
     # few distinct weight values: many exact ties among votes and equal bag splits
     W = rng.integers(-2, 3, size=(P * bags, d)).astype(np.float32)
