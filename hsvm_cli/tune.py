@@ -474,7 +474,7 @@ class _CertifiedRefines:
             for stage, (_, (votes, margins), settings) in enumerate(stages):
                 for i, (k, eps, rule) in enumerate(settings):
                     if rule == "vote" and eps is None and 1 < k < K and \
-                            not dense_is_cheaper(k * (k - 1) // 2, model.n_classifiers):
+                            not dense_is_cheaper(k, model):
                         self.jobs.append((stage, i, top_classes(votes, margins, k)))
         n = Xn.shape[0]
         self.best = [np.empty(n, dtype=np.int64) for _ in self.jobs]

@@ -16,16 +16,27 @@ int hsvm_sddmm_dense(const float *X, const float *W, const float *bias, int64_t 
                      const int64_t *cx, const int64_t *cw, const int64_t *order, int64_t ncells,
                      float *out, int32_t kernel);
 
-/* The same for cells sorted by sample (cx nondecreasing; cw < n_rows), in
- * tiles of `tile` consecutive samples: within a tile the cells are grouped by
- * classifier row, so a tile small enough for the cache keeps its samples there
- * while the rows it needs stream past, and a row shared by two cells is read
- * once for both.  Same bits as hsvm_sddmm_dense for every cell and tile.
- * Returns 0, -1 for cells out of order or range, -2 when out of memory, or
- * hsvm_resolve_kernel's negative code. */
-int hsvm_sddmm_tiled(const float *X, const float *W, const float *bias, int64_t d,
-                     const int64_t *cx, const int64_t *cw, int64_t ncells, int64_t n_rows,
-                     int64_t tile, float *out, int32_t kernel);
+/* The refine step for dense samples X [n, d]: each sample i's kept classes
+ * are S[i, 0..nv) (S [n, k] row-major, strictly increasing; nv = nvalid[i],
+ * or k when nvalid is NULL), and its cells are the classifiers of the
+ * canonical pairs (u, w), u < w < nv, of those positions: pair_id[a * K + b]
+ * (-1: none) for classes a < b, rows pair_id * bags + g of W [n_rows, d].
+ * dec [n, q, bags], q = k(k-1)/2 (optional; cells of unused pairs are left
+ * as they are) receives X[i] . W[row] + bias[row] with the bits of
+ * hsvm_sddmm_dense; votes and conf [n, K] (optional, both or neither) the
+ * counts and sums hsvm_cell_votes gives for those cells, orientation from
+ * pair_sign[a * K + b] (-1: the model's classifier is (b, a)).  Returns 0,
+ * -1 for a bad argument or S entry, -2 when a needed pair has no classifier,
+ * -3 when out of memory, or hsvm_resolve_kernel's negative code.  The
+ * samples refined are order[0..m) (distinct rows; NULL: all n, in row order),
+ * taken in tiles of 64 in that order: samples that kept the same classes
+ * next to each other share the reads of their classifier rows.  Every order
+ * gives the same results for each sample; rows not in order are untouched. */
+int hsvm_refine_kept(const float *X, int64_t n, int64_t d, const int64_t *order, int64_t m, const float *W,
+                     const float *bias, int64_t n_rows, const int64_t *S, int64_t k, const int64_t *nvalid,
+                     const int64_t *pair_id,
+                     const int8_t *pair_sign, int32_t bags, int32_t n_classes, int32_t *votes, double *conf,
+                     float *dec, int32_t kernel);
 
 /* The same with X in CSR form (indptr int64, indices int32, data float32). */
 void hsvm_sddmm_csr(const int64_t *indptr, const int32_t *indices, const float *data,

@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..errors import DataError, ModelMismatchError, OptionError
 from ..io.predictions import PredictionWriter
@@ -23,7 +24,7 @@ from .exact import ExactScorer
 from .features import KernelHashFeatures, PackedCodeFeatures, block_rows, check_model_codes
 from .ranking import top_classes
 from .raw_filter import make_filter, unit_length_samples
-from .refine import dense_is_cheaper, refine_decisions
+from .refine import dense_is_cheaper, refine_decisions, refine_votes
 from .ties import winners
 
 EXACT_PHASES = ("parse", "normalise", "score", "vote", "write")
@@ -276,7 +277,7 @@ class Predictor:
             return self._predict_exact(X, y, proba, t)
         n = X.shape[0] if X is not None else xcodes.shape[0]
         rows = max(64, self.MAX_CELLS // max(1, self.k * (self.k - 1) // 2 * self.model.bags))
-        if self.refine and self.scorer is None and n > rows:
+        if self.refine and self.scorer is None and n > rows and self._refine_has_cells(X, proba):
             return _concatenate([self._predict_hashed(_rows(X, s, rows), _rows(y, s, rows), _rows(xcodes, s, rows),
                                                       proba, t, _rows_pair(filter_votes, s, rows))
                                  for s in range(0, n, rows)], y)
@@ -408,6 +409,12 @@ class Predictor:
             labels = m.classes[winners(m, votes, conf)]
         return Prediction(y, labels, votes, conf)
 
+    def _refine_has_cells(self, X, proba):
+        """Whether the refine of X builds per-cell arrays (sparse samples, or
+        decision values for probabilities), which sub-blocks of rows bound;
+        the votes of dense samples and of a DAG need none."""
+        return self.dag is None and (proba or X is None or sp.issparse(X))
+
     def _filter(self, X, xcodes, t, filter_votes=None):
         """The first stage's ranking of the block (votes and margins, or zero
         votes and class scores), and the normalised samples;
@@ -474,20 +481,22 @@ class Predictor:
             return Prediction(y, m.classes[best], None, None)
         P = None
         with t.phase("refine"):
-            cells = kept.shape[1] * (kept.shape[1] - 1) // 2 * m.bags
             dense = None
-            by_scores = dense_is_cheaper(cells, m.n_classifiers)
+            by_scores = dense_is_cheaper(kept.shape[1], m)
             if by_scores and self._all_pairs is None:
                 self._all_pairs = ExactScorer(m)
             if by_scores and not proba:
                 # Scoring every classifier costs less than these cells: the
                 # votes straight from the scores, no gathered cells.
                 votes, conf, nvalid = self._all_pairs.kept_votes(Xn, kept, lookup=self.lookup, valid=valid)
+            elif not proba and not sp.issparse(Xn):
+                votes, conf, nvalid = refine_votes(m, Xn, kept, lookup=self.lookup, valid=valid,
+                                                   threads=self._threads())
             else:
                 if by_scores:
                     dense = self._all_pairs.decision(Xn)
                 refined = refine_decisions(m, Xn, kept, lookup=self.lookup, valid=valid,
-                                           threads=self.threads or 1, decisions=dense)
+                                           threads=self._threads(), decisions=dense)
                 votes, conf = refined.votes(m.n_classes)
                 nvalid = refined.nvalid
             # Only kept classes compete for the final label.

@@ -1,9 +1,12 @@
 """The refine step: exact votes among the k classes the hash filter kept.
 
-For a batch of samples, the (sample, classifier) cells of all k(k-1)/2 pairs of
-each sample's kept classes are grouped by classifier row, the rows are read
-once from the (memory-mapped) model, and the decision values come from a
-sampled dense-dense product in C (native/refine.c)."""
+Dense samples are refined in C straight from their kept classes
+(native/refine_kept.c: tiles of 64 samples, each classifier row read once
+for all of a tile's samples that need it); sparse samples through the
+(sample, classifier) cells of all k(k-1)/2 pairs of each sample's kept
+classes, grouped by classifier row so the rows are read once from the
+(memory-mapped) model (native/refine.c).  When the cells would cost more than
+scoring every classifier, the votes are read from exact scoring's products."""
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -81,56 +84,82 @@ def sddmm(X, W, bias, cx, cw, *, order=None, threads=1, kernel=None):
     return out
 
 
-def sample_tile(d):
-    """Samples per tile of :func:`sddmm_by_sample`: their rows fill half of
-    one core's L2 cache, the other half left to the classifier rows
-    streaming past."""
-    return int(max(8, lib.hsvm_cache_bytes(2) // (2 * 4 * max(1, int(d)))))
-
-
-def sddmm_by_sample(X, W, bias, cx, cw, *, threads=1, kernel=None, tile=None):
-    """:func:`sddmm` for dense X and cells sorted by sample (``cx``
-    nondecreasing), in tiles of ``tile`` samples (default
-    :func:`sample_tile`): within a tile the cells are grouped by classifier
-    row in C, so the tile's samples stay in the cache while the rows it needs
-    are read once each.  Threads take whole tiles.  The same bits as
-    :func:`sddmm` on every path."""
+def refine_kept(model, Xn, S, nvalid, *, lookup, first=None, threads=1, votes=True, decisions=False,
+                kernel=None):
+    """The refine over dense samples in C (native/refine_kept.c), no cell
+    lists: ``S`` [n, k] each row's refined classes sorted (padding last),
+    ``nvalid`` [n] (None: all k) how many are in use.  Returns (votes, conf)
+    [n, K] when ``votes`` (what :meth:`RefinedPairs.votes` counts for the same
+    cells, bit for bit) and the decision values [n, q, bags] (0 for unused
+    pairs) when ``decisions``, as a tuple ``(votes, conf, dec)`` with None for
+    what was not asked.  The values have the bits of :func:`sddmm` on every
+    path (``kernel``).  ``first`` [n] (optional): each row's best first-stage
+    class; rows that share it are refined side by side
+    (:func:`similar_first`), which changes no result.  Threads take tiles of
+    64 samples."""
     kid = kernel_id(kernel)
-    out, W, bias, cx, cw = _cell_operands(W, bias, cx, cw)
-    ncells, d = out.shape[0], W.shape[1]
-    if ncells == 0:
-        return out
-    X = np.ascontiguousarray(X, dtype=np.float32)
-    if X.ndim != 2 or X.shape[1] != d:
-        raise ValueError("samples have %s features, classifiers %d" % (X.shape[1:], d))
-    tile = sample_tile(d) if tile is None else int(tile)
-    if tile < 1:
-        raise ValueError("tile must be at least 1")
-    if cx[0] < 0 or cx[-1] >= X.shape[0]:
-        raise ValueError("a cell names a sample outside 0..%d" % (X.shape[0] - 1))
+    X = np.ascontiguousarray(Xn, dtype=np.float32)
+    S = np.ascontiguousarray(S, dtype=np.int64)
+    n, k = S.shape
+    K, bags = lookup.K, model.bags
+    W = np.ascontiguousarray(model.W, dtype=np.float32)
+    b = np.ascontiguousarray(model.b, dtype=np.float32)
+    if X.ndim != 2 or X.shape[0] != n or X.shape[1] != W.shape[1]:
+        raise ValueError("samples [%s] do not match %d rows of %d features" % (X.shape, n, W.shape[1]))
+    nvalid = None if nvalid is None else np.ascontiguousarray(nvalid, dtype=np.int64)
+    ids, signs = lookup.table()
+    q = k * (k - 1) // 2
+    v = np.empty((n, K), dtype=np.int32) if votes else None
+    c = np.empty((n, K), dtype=np.float64) if votes else None
+    dec = np.zeros((n, q, bags), dtype=np.float32) if decisions else None
+
+    order = similar_first(first)
+    if order is None:
+        order = np.arange(n, dtype=np.int64)
 
     def run(s, e):
-        rc = lib.hsvm_sddmm_tiled(ptr("float *", X), ptr("float *", W), ptr("float *", bias), d,
-                                  ptr("int64_t *", cx[s:e]), ptr("int64_t *", cw[s:e]), e - s, W.shape[0], tile,
-                                  ptr("float *", out[s:e]), kid)
+        rc = lib.hsvm_refine_kept(
+            ptr("float *", X), n, X.shape[1], ptr("int64_t *", order[s:e]), e - s, ptr("float *", W),
+            ptr("float *", b), W.shape[0], ptr("int64_t *", S), k,
+            ffi.NULL if nvalid is None else ptr("int64_t *", nvalid), ptr("int64_t *", ids), ptr("int8_t *", signs),
+            bags, K, ffi.NULL if v is None else ptr("int32_t *", v), ffi.NULL if c is None else ptr("double *", c),
+            ffi.NULL if dec is None else ptr("float *", dec), kid)
         if rc == -1:
-            raise ValueError("cells must be sorted by sample and name classifiers in 0..%d" % (W.shape[0] - 1))
+            raise ValueError("refined classes must be sorted, distinct and in 0..%d" % (K - 1))
         if rc == -2:
-            raise MemoryError("grouping cells")
+            raise ValueError("the model has no classifier for some pair of kept classes")
+        if rc == -3:
+            raise MemoryError("refine")
         if rc != 0:
             raise kernel_error(rc, kernel)
-    n_tiles = int(cx[-1]) // tile + 1
-    threads = max(1, min(int(threads), n_tiles, ncells // 4096 + 1))
-    if threads == 1:
-        run(0, ncells)
-    else:
-        # Tile-aligned sample ranges: no tile is split, so each thread's
-        # samples are its own and the results do not depend on the split.
-        first = np.linspace(0, n_tiles, threads + 1).astype(np.int64) * tile
-        bounds = np.searchsorted(cx, first)
-        with ThreadPoolExecutor(threads) as ex:
-            list(ex.map(lambda i: run(int(bounds[i]), int(bounds[i + 1])), range(threads)))
-    return out
+    if n and k > 1:
+        n_tiles = -(-n // REFINE_TILE)
+        threads = max(1, min(int(threads), n_tiles))
+        if threads == 1:
+            run(0, n)
+        else:
+            bounds = np.linspace(0, n_tiles, threads + 1).astype(np.int64) * REFINE_TILE
+            bounds[-1] = n
+            with ThreadPoolExecutor(threads) as ex:
+                list(ex.map(lambda i: run(int(bounds[i]), int(bounds[i + 1])), range(threads)))
+    elif votes:
+        v[:] = 0
+        c[:] = 0
+    return v, c, dec
+
+
+# Samples per tile of native/refine_kept.c (one bit each in a 64-bit mask).
+REFINE_TILE = 64
+
+
+def similar_first(first):
+    """The refine's sample order: rows whose best first-stage class
+    (``first`` [n]) is the same next to each other (a stable sort), so that
+    a tile's samples share most of their pairs and each classifier row read
+    serves several of them; None: the rows in order."""
+    if first is None:
+        return None
+    return np.argsort(np.asarray(first), kind="stable").astype(np.int64)
 
 
 @dataclass
@@ -173,20 +202,31 @@ class RefinedPairs:
         return votes, conf
 
 
-# What a refine cell (one sample and classifier, the sampled product) costs
-# against a cell of the dense product of exact scoring (BLAS, which uses
-# FMA and register blocking the fixed-order sampled sums cannot): measured
-# on this project's machine at 16-25 on omniglot-242 (d = 784, two threads,
-# k = 30..100: BENCHMARKS.md, "Refine against exact").  When the cells of a
-# block would cost more than scoring every classifier, the refine scores
-# every classifier instead.
-CELL_COST = 18
+# What a refine cell (one sample and classifier, native/refine_kept.c) costs
+# against a cell of the dense product of exact scoring (BLAS, which uses FMA
+# and register blocking the fixed-order sums cannot): a part for the sums
+# (each sample row read from L2 per cell), and a classifier row read from
+# memory, shared by the samples of a tile that need it -- on average
+# REFINE_TILE * k(k-1) / (K(K-1)) of them.  Fitted on omniglot-242 (d = 784,
+# two threads, k = 15..121: 32, 20, 12, 5 dense cells at k = 15, 30, 60, 121;
+# BENCHMARKS.md, "Refine against exact").  When a block's cells would cost
+# more than scoring every classifier, the refine scores every classifier.
+CELL_COST_SUMS = 4.0
+CELL_COST_ROW = 15.0
 
 
-def dense_is_cheaper(cells_per_sample, n_classifiers):
-    """Whether exact scoring of all classifiers costs less than refining
-    ``cells_per_sample`` (sample, classifier) cells per sample."""
-    return cells_per_sample * CELL_COST > n_classifiers
+def cell_cost(k, n_classes):
+    """Dense-product cells one refine cell costs when each sample keeps k of
+    ``n_classes`` classes."""
+    shared = REFINE_TILE * k * (k - 1) / max(1, n_classes * (n_classes - 1))
+    return CELL_COST_SUMS + CELL_COST_ROW / max(1.0, shared)
+
+
+def dense_is_cheaper(k, model):
+    """Whether exact scoring of all of ``model``'s classifiers costs less
+    than refining the pairs among k kept classes per sample."""
+    cells = k * (k - 1) // 2 * model.bags
+    return cells * cell_cost(k, model.n_classes) > model.n_classifiers
 
 
 def sorted_kept(kept, valid=None):
@@ -229,6 +269,33 @@ def kept_votes(decisions, kept, *, lookup, bags, valid=None, bias=None):
     return votes, conf, (np.full(n, k) if nvalid is None else nvalid)
 
 
+def refine_votes(model, Xn, kept, *, lookup, valid=None, threads=1):
+    """Votes, confidences [n, K] and classes in use [n] among each row's kept
+    classes [n, k] of dense prepared samples: what
+    ``refine_decisions(...).votes(K)`` gives, bit for bit, computed in C
+    without the cells' index lists or decision matrix (:func:`refine_kept`)."""
+    S, nvalid = sorted_kept(kept, valid)
+    used = None if valid is None else nvalid
+    model.verify(rows=kept_pair_rows(S, used, lookup, model.bags))
+    votes, conf, _ = refine_kept(model, Xn, S, used, lookup=lookup, first=kept[:, 0] if kept.size else None,
+                                 threads=threads)
+    return votes, conf, nvalid
+
+
+def kept_pair_rows(S, nvalid, lookup, bags):
+    """The classifier rows a refine over the sorted kept classes ``S`` [n, k]
+    (``nvalid`` [n] in use, None: all) may read: those of every pair of
+    classes kept by some row, for the model's checksums to vouch for first."""
+    n, k = S.shape
+    used = S if nvalid is None else S[np.arange(k)[None, :] < np.asarray(nvalid)[:, None]]
+    U = np.unique(used)
+    iu, ju = np.triu_indices(U.shape[0], k=1)
+    ids, _ = lookup.table()
+    pid = ids[U[iu] * lookup.K + U[ju]]
+    pid = pid[pid >= 0]
+    return (pid[:, None] * bags + np.arange(bags)).reshape(-1)
+
+
 def refine_decisions(model, Xn, kept, *, lookup, valid=None, threads=1, decisions=None):
     """Exact decision values of the pairs among each row's kept classes.
 
@@ -249,6 +316,16 @@ def refine_decisions(model, Xn, kept, *, lookup, valid=None, threads=1, decision
     if n == 0 or q == 0 or not pmask.any():
         return RefinedPairs(A, B, np.zeros((n, q, bags), dtype=np.float32), pmask, S, nvalid)
     every = valid is None
+    if decisions is None and not sp.issparse(Xn):
+        # Dense samples: the cells straight from the kept classes, in C.
+        model.verify(rows=kept_pair_rows(S, None if every else nvalid, lookup, bags))
+        _, _, dec = refine_kept(model, Xn, S, None if every else nvalid, lookup=lookup, first=kept[:, 0] if k else None,
+                                threads=threads, votes=False, decisions=True)
+        cell_sign = None
+        if not lookup.canonical:
+            ids, signs = lookup.table()
+            cell_sign = np.where(pmask, signs[A * lookup.K + B], 1).astype(np.int8)
+        return RefinedPairs(A, B, dec, pmask, S, nvalid, cell_sign)
     if every:
         # Every (row, pair) is a cell: no index lists, the result is dec itself.
         pid, sign = lookup.lookup(A.ravel(), B.ravel())
@@ -262,16 +339,11 @@ def refine_decisions(model, Xn, kept, *, lookup, valid=None, threads=1, decision
         flat = np.ascontiguousarray(decisions[cx, rows], dtype=np.float32).reshape(-1, bags)
         return _assemble(A, B, flat, pmask, S, nvalid, sign, every, None if every else (cell_rows, cell_pairs))
     model.verify(rows=rows)
-    if sp.issparse(Xn):
-        # Cells grouped by classifier row (a counting sort), so that each row
-        # of the memory-mapped W is read once, in file order, for the whole
-        # batch; a sparse sample touches a few words of each row.
-        order = group_by_key(rows, model.n_classifiers)
-        flat = sddmm(Xn, model.W, model.b, cx, rows, order=order, threads=threads)
-    else:
-        # The cells are in sample order: tiles of samples that stay in L2.
-        flat = sddmm_by_sample(Xn, model.W, model.b, cx, rows, threads=threads)
-    flat = flat.reshape(-1, bags)
+    # Cells grouped by classifier row (a counting sort), so that each row of
+    # the memory-mapped W is read once, in file order, for the whole batch; a
+    # sparse sample touches a few words of each row.
+    order = group_by_key(rows, model.n_classifiers)
+    flat = sddmm(Xn, model.W, model.b, cx, rows, order=order, threads=threads).reshape(-1, bags)
     return _assemble(A, B, flat, pmask, S, nvalid, sign, every, None if every else (cell_rows, cell_pairs))
 
 

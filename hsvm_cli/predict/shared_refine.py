@@ -42,7 +42,7 @@ def shares_refine(predictor):
     m = predictor.model
     if predictor.filter is None or not predictor.refine or predictor.scorer is not None:
         return False
-    return not dense_is_cheaper(predictor.k * (predictor.k - 1) // 2 * m.bags, m.n_classifiers)
+    return not dense_is_cheaper(predictor.k, m)
 
 
 def shared_refine_labels(predictors, Xn, votes, margins, *, max_cells=1 << 21, threads=1):

@@ -111,33 +111,76 @@ def test_refine_product_is_bit_identical_on_every_path_and_matches_float64(d):
     np.testing.assert_allclose(outs[0], ref, rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("d", [1, 31, 64, 785])
-def test_tiled_refine_product_gives_the_bits_of_the_row_grouped_one_for_every_tile_and_thread(d):
-    from hsvm_cli.predict.refine import group_by_key, sddmm_by_sample
+def _kept_sets(rng, n, K, k, ragged):
+    """Sorted kept classes [n, k] and how many are in use (None: all)."""
+    S = np.sort(np.argsort(rng.random((n, K)), axis=1)[:, :k], axis=1).astype(np.int64)
+    if not ragged:
+        return S, None
+    nvalid = rng.integers(1, k + 1, n).astype(np.int64)
+    S = np.where(np.arange(k)[None, :] < nvalid[:, None], S, 0)
+    return S, nvalid
+
+
+@pytest.mark.parametrize("d,bags,reordered,ragged", [(1, 1, False, False), (31, 2, True, True),
+                                                      (64, 1, True, False), (785, 2, False, True)])
+def test_kept_refine_gives_the_cell_products_bits_and_votes_on_every_path_order_and_thread(d, bags, reordered,
+                                                                                         ragged):
+    from hsvm_cli.models.pairs import canonical_pairs
+    from hsvm_cli.predict.refine import RefinedPairs, refine_kept
     from hsvm_cli.support.kernels import available_kernels
-    rng = np.random.default_rng(d)
-    X = rng.standard_normal((40, d)).astype(np.float32)
-    W = rng.standard_normal((30, d)).astype(np.float32)
-    bias = rng.standard_normal(30).astype(np.float32)
-    cx = np.sort(rng.integers(0, 40, 9000))    # > 4,096 cells a thread: threads split the tiles
-    cw = rng.integers(0, 30, 9000)             # rows repeat within a tile: cells share a row
-    ref = sddmm(X, W, bias, cx, cw, order=group_by_key(cw, 30), kernel="portable")
-    paths = ["portable"] + [k for k in ("avx2", "avx512") if k in available_kernels()]
+
+    from conftest import reorder_and_flip_pairs
+    rng = np.random.default_rng(d + bags)
+    K, k, n = 13, 6, 150                       # 150 samples: three tiles of up to 64
+    a, b = canonical_pairs(K)
+    if reordered:
+        a, b = reorder_and_flip_pairs(rng, a, b)
+    W = rng.standard_normal((a.shape[0] * bags, d)).astype(np.float32)
+    model = OvoModel(classes=np.arange(K), pair_a=a, pair_b=b, W=W,
+                     b=rng.standard_normal(a.shape[0] * bags).astype(np.float32), bags=bags)
+    lookup = PairLookup(a, b, K)
+    X = rng.standard_normal((n, d)).astype(np.float32)
+    S, nvalid = _kept_sets(rng, n, K, k, ragged)
+    # The reference: each used cell through the one-cell-at-a-time product.
+    iu, ju = canonical_pairs(k)
+    A, B = S[:, iu], S[:, ju]
+    pmask = ju[None, :] < (np.full((n, 1), k) if nvalid is None else nvalid[:, None])
+    rows_i, pairs_i = np.nonzero(pmask)
+    pid, sign = lookup.lookup(A[rows_i, pairs_i], B[rows_i, pairs_i])
+    cw = (pid[:, None] * bags + np.arange(bags)).reshape(-1)
+    cx = np.repeat(rows_i, bags)
+    ref = np.zeros((n, iu.shape[0], bags), np.float32)
+    ref[rows_i, pairs_i] = sddmm(X, W, model.b, cx, cw, kernel="portable").reshape(-1, bags)
+    cell_sign = None
+    if sign is not None:
+        cell_sign = np.ones(pmask.shape, np.int8)
+        cell_sign[rows_i, pairs_i] = sign
+    ref_votes, ref_conf = RefinedPairs(A, B, ref, pmask, S, nvalid, cell_sign).votes(K)
+    paths = ["portable"] + [p for p in ("avx2", "avx512") if p in available_kernels()]
     for kernel in paths:
-        for tile in (1, 3, 7, 40, None):
+        for first in (None, rng.integers(0, K, n)):
             for threads in (1, 3):
-                got = sddmm_by_sample(X, W, bias, cx, cw, kernel=kernel, tile=tile, threads=threads)
-                assert got.tobytes() == ref.tobytes(), (kernel, tile, threads)
+                v, c, dec = refine_kept(model, X, S, nvalid, lookup=lookup, first=first, threads=threads,
+                                        decisions=True, kernel=kernel)
+                assert dec.tobytes() == ref.tobytes(), (kernel, threads)
+                assert np.array_equal(v, ref_votes) and c.tobytes() == ref_conf.tobytes(), (kernel, threads)
 
 
-def test_tiled_refine_product_refuses_cells_out_of_sample_order():
-    from hsvm_cli.predict.refine import sddmm_by_sample
-    X = np.ones((3, 4), np.float32)
-    W = np.ones((2, 4), np.float32)
-    with pytest.raises(ValueError, match="sorted by sample"):
-        sddmm_by_sample(X, W, np.zeros(2, np.float32), np.array([1, 0]), np.array([0, 1]))
-    with pytest.raises(ValueError, match="sorted by sample"):
-        sddmm_by_sample(X, W, np.zeros(2, np.float32), np.array([0, 1]), np.array([0, 2]))
+def test_kept_refine_refuses_unsorted_classes_and_pairs_the_model_lacks():
+    from hsvm_cli.predict.refine import refine_kept
+    def model(n_pairs):
+        return OvoModel(classes=np.arange(3), pair_a=np.array([0, 0, 1][:n_pairs], np.int32),
+                        pair_b=np.array([1, 2, 2][:n_pairs], np.int32), W=np.ones((n_pairs, 4), np.float32),
+                        b=np.zeros(n_pairs, np.float32), bags=1)
+    full = model(3)
+    lookup = PairLookup(full.pair_a, full.pair_b, 3)
+    X = np.ones((2, 4), np.float32)
+    for S in ([[1, 0], [0, 1]], [[0, 3], [0, 1]], [[0, 0], [0, 1]]):
+        with pytest.raises(ValueError, match="sorted, distinct"):
+            refine_kept(full, X, np.array(S), None, lookup=lookup)
+    lacking = model(2)
+    with pytest.raises(ValueError, match="no classifier"):
+        refine_kept(lacking, X, np.array([[0, 1], [1, 2]]), None, lookup=PairLookup(lacking.pair_a, lacking.pair_b, 3))
 
 
 def test_refine_sub_blocks_give_the_same_result_as_one_block(digits_model, digits):
@@ -145,8 +188,9 @@ def test_refine_sub_blocks_give_the_same_result_as_one_block(digits_model, digit
     h = hash_model(digits_model, bits=256, seed=0)
     hp = Predictor(digits_model, h, bits=256, filter_k=4)
     whole = hp.predict_block(Xt)
-    hp.MAX_CELLS = 6 * 64  # forces sub-blocks of 64 rows
+    hp.MAX_CELLS = 6 * 64  # forces sub-blocks of 64 rows where the refine builds cell lists
     split = hp.predict_block(Xt)
+    assert sp.issparse(Xt) and hp._refine_has_cells(Xt, False)
     assert np.array_equal(whole.labels, split.labels) and np.array_equal(whole.votes, split.votes)
 
 
@@ -206,7 +250,7 @@ def test_a_refine_of_almost_every_class_scores_every_classifier(digits_model, di
     _, _, Xt, _ = digits
     h = hash_model(digits_model, bits=256, seed=0)
     p = Predictor(digits_model, h, filter_k=9)
-    assert dense_is_cheaper(9 * 8 // 2, digits_model.n_classifiers)
+    assert dense_is_cheaper(9, digits_model)
     labels = p.predict(Xt)
     assert p._all_pairs is not None
     assert (labels == Predictor(digits_model).predict(Xt)).mean() > 0.99

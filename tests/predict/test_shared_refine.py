@@ -36,7 +36,7 @@ def _model(K, d, bags, reordered, seed, normalize="l2"):
                                                    (2, False, True)])
 def test_shared_labels_are_the_predictors_labels(bags, reordered, sparse):
     # K large enough that every setting's cells cost less than scoring every
-    # classifier (refine.CELL_COST): those are the settings that share
+    # classifier (refine.cell_cost): those are the settings that share
     K, d, n = 40, 24, 300
     # sparse: unnormalised small integers, so that decision values of exactly 0 occur
     model = _model(K, d, bags, reordered, seed=bags + 2 * reordered, normalize="none" if sparse else "l2")
