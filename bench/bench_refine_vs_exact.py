@@ -52,9 +52,51 @@ def _run(args, repeat):
     return statistics.median(walls), statistics.median(phases), acc
 
 
+def _cell_costs(model_path, hbm_path, test_path, repeat, threads):
+    """In one process: the refine's own product (refine_votes, native/refine_kept.c)
+    against scoring every classifier (ExactScorer.kept_votes, BLAS) at several k,
+    the same votes either way; the ratio in dense cells per refine cell is what
+    predict/refine.py's cost model (cell_cost) was fitted to."""
+    import numpy as np
+
+    from hsvm_cli import load_hash_model, load_model, load_svmlight
+    from hsvm_cli.predict.exact import ExactScorer
+    from hsvm_cli.predict.predictor import Predictor
+    from hsvm_cli.predict.ranking import top_classes
+    from hsvm_cli.predict.refine import cell_cost, dense_is_cheaper, refine_votes
+    m = load_model(model_path)
+    X, _ = load_svmlight(test_path, n_features=m.n_features)
+    p = Predictor(m, load_hash_model(hbm_path), filter_k=2, threads=threads)
+    Xn, hv, margins = p._filter(X, None, p.new_timings())
+    scorer = ExactScorer(m)
+    P, K, n = m.n_classifiers, m.n_classes, Xn.shape[0]
+    rows = []
+    for k in (15, 30, 60, 90, 121):
+        kept = top_classes(hv, margins, k)
+        own, dense = [], []
+        for _ in range(repeat + 1):
+            t0 = time.perf_counter()
+            a = refine_votes(m, Xn, kept, lookup=p.lookup, threads=threads)
+            t1 = time.perf_counter()
+            b = scorer.kept_votes(Xn, kept, lookup=p.lookup)
+            t2 = time.perf_counter()
+            own.append(t1 - t0)
+            dense.append(t2 - t1)
+        own, dense = statistics.median(own[1:]), statistics.median(dense[1:])
+        cells = n * k * (k - 1) // 2
+        rows.append([str(k), "%.3f" % own, "%.1f" % (own / cells * 1e9), "%.3f" % dense,
+                     "%.1f" % (own / cells / (dense / (n * P))), "%.1f" % cell_cost(k, K),
+                     "dense" if dense_is_cheaper(k, m) else "refine", "%.2f" % (own / dense),
+                     "%.4f" % float(np.mean(a[0] == b[0]))])
+    return markdown_table(["k", "refine s", "ns per refine cell", "every classifier s",
+                           "refine cell / dense cell", "cost model", "chosen", "refine / every",
+                           "same votes"], rows)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=2, help="threads of the in-process cell-cost table")
     args = ap.parse_args()
     files = _model_files()
     if files is None:
@@ -74,6 +116,11 @@ def main():
     print()
     print(markdown_table(["setting", "whole process s", "phases s (--timings total)", "accuracy %",
                           "whole / exact", "phases / exact"], rows))
+    print()
+    print("Refine cells against scoring every classifier, in one process (%d threads, median of %d):"
+          % (args.threads, args.repeat))
+    print()
+    print(_cell_costs(model, hbm, test, args.repeat, args.threads))
 
 
 if __name__ == "__main__":

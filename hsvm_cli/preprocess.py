@@ -58,13 +58,20 @@ def apply_normalization(X, how, *, copy=True):
     raise ValueError("unknown normalisation %r (choose %s)" % (how, " or ".join(NORMALIZATIONS)))
 
 
+def stays_sparse(X, *, threshold=DENSE_ABOVE):
+    """Whether :func:`prepare` keeps the block X sparse (not dense enough for
+    BLAS to win)."""
+    if not sp.issparse(X):
+        return False
+    n, d = X.shape
+    return not (n * d and X.nnz >= threshold * n * d)
+
+
 def densify_if_dense(X, *, threshold=DENSE_ABOVE):
     """A dense float32 array when the sparse block X is dense enough for BLAS to
     win, otherwise X unchanged."""
-    if sp.issparse(X):
-        n, d = X.shape
-        if n * d and X.nnz >= threshold * n * d:
-            return X.toarray()
+    if sp.issparse(X) and not stays_sparse(X, threshold=threshold):
+        return X.toarray()
     return X
 
 

@@ -29,12 +29,13 @@ int hsvm_sddmm_dense(const float *X, const float *W, const float *bias, int64_t 
  * -1 for a bad argument or S entry, -2 when a needed pair has no classifier,
  * -3 when out of memory, or hsvm_resolve_kernel's negative code.  The
  * samples refined are order[0..m) (distinct rows; NULL: all n, in row order),
- * taken in tiles of 64 in that order: samples that kept the same classes
- * next to each other share the reads of their classifier rows.  Every order
- * gives the same results for each sample; rows not in order are untouched. */
-int hsvm_refine_kept(const float *X, int64_t n, int64_t d, const int64_t *order, int64_t m, const float *W,
-                     const float *bias, int64_t n_rows, const int64_t *S, int64_t k, const int64_t *nvalid,
-                     const int64_t *pair_id,
+ * taken in tiles of `tile` (1..128) in that order: samples that kept the
+ * same classes next to each other share the reads of their classifier rows.
+ * Every order and tile gives the same results for each sample; rows not in
+ * order are untouched. */
+int hsvm_refine_kept(const float *X, int64_t n, int64_t d, const int64_t *order, int64_t m, int64_t tile,
+                     const float *W, const float *bias, int64_t n_rows, const int64_t *S, int64_t k,
+                     const int64_t *nvalid, const int64_t *pair_id,
                      const int8_t *pair_sign, int32_t bags, int32_t n_classes, int32_t *votes, double *conf,
                      float *dec, int32_t kernel);
 

@@ -1,7 +1,7 @@
 /* The refine step for dense samples: exact votes among each sample's kept
  * classes, with no per-cell index lists.
  *
- * Samples go in tiles of up to 64.  A class's bit mask says which of the
+ * Samples go in tiles of up to 128.  A class's bit mask says which of the
  * tile's samples kept it, so the samples that need the pair (a, b) are
  * mask[a] & mask[b]: the pairs are visited in class order (the file order of
  * a model in canonical order), each needed classifier row is read once for
@@ -16,7 +16,14 @@
 #include "hsvm_refine.h"
 #include "pair_rule.h"
 
-#define TILE 64
+#define TILE 128
+typedef unsigned __int128 tile_mask;
+
+static inline int mask_ctz(tile_mask m)
+{
+    const uint64_t lo = (uint64_t)m;
+    return lo ? __builtin_ctzll(lo) : 64 + __builtin_ctzll((uint64_t)(m >> 64));
+}
 
 static inline int64_t pair_offset(int64_t u, int64_t k)
 {
@@ -28,21 +35,47 @@ static inline void prefetch_rows(const float *w, int64_t bytes)
 {
     const char *p = (const char *)w;
     for (int64_t o = 0; o < bytes; o += 64)
-        __builtin_prefetch(p + o, 0, 3);
+        __builtin_prefetch(p + o, 0, 2);
 }
+
+/* A walk over the pairs (uni[ia], uni[ib]), ia < ib, that some sample of the
+ * tile needs, in class order. */
+typedef struct {
+    int32_t ia, ib;
+} pair_walk;
+
+/* Steps to the next needed pair; 0 at the end. */
+static inline int next_pair(pair_walk *p, const tile_mask *mask, const int32_t *uni, int32_t nu)
+{
+    for (;;) {
+        if (++p->ib >= nu) {
+            p->ia++;
+            p->ib = p->ia + 1;
+            if (p->ib >= nu)
+                return 0;
+        }
+        if (mask[uni[p->ia]] & mask[uni[p->ib]])
+            return 1;
+    }
+}
+
+/* Classifier rows requested this many pairs ahead of their use: a row
+ * shared by few samples costs a trip to memory, and several trips must be
+ * in flight to keep the memory busy. */
+#define PREFETCH_PAIRS 4
 
 /* Cells of one tile into its samples' rows of dec [*, q, bags] (sample t's:
  * tdec[t]); x[t] and S[t] the sample and its classes; 0, or -2 for a
  * missing pair. */
 static int tile_cells(const float *const *x, int64_t d, const float *W, const float *bias, int64_t n_rows,
                       const int64_t *const *S, int64_t k, const int64_t *nv, int64_t nt,
-                      const int64_t *pair_id, int32_t bags, int32_t K, uint64_t *mask, int32_t *uni,
+                      const int64_t *pair_id, int32_t bags, int32_t K, tile_mask *mask, int32_t *uni,
                       float *const *tdec, dot32_fn dot, dot32x2_fn dot2, dot32x4_fn dot4)
 {
     int32_t nu = 0;
     for (int64_t t = 0; t < nt; t++) {
         for (int64_t u = 0; u < nv[t]; u++)
-            mask[S[t][u]] |= (uint64_t)1 << t;
+            mask[S[t][u]] |= (tile_mask)1 << t;
     }
     for (int32_t c = 0; c < K; c++) {
         if (mask[c])
@@ -50,60 +83,64 @@ static int tile_cells(const float *const *x, int64_t d, const float *W, const fl
     }
     int64_t next_u[TILE] = {0}, cell[TILE];
     int rc = 0;
-    for (int32_t ia = 0; ia < nu && rc == 0; ia++) {
-        const int32_t a = uni[ia];
-        const uint64_t ma = mask[a];
-        for (uint64_t m = ma; m; m &= m - 1) {
-            const int t = __builtin_ctzll(m);
-            cell[t] = pair_offset(next_u[t]++, k);
+    pair_walk at = {0, 0}, ahead = {0, 0};
+    int ahead_live = 1;
+    for (int i = 0; i < PREFETCH_PAIRS && ahead_live; i++) {
+        if ((ahead_live = next_pair(&ahead, mask, uni, nu))) {
+            const int64_t id = pair_id[(int64_t)uni[ahead.ia] * K + uni[ahead.ib]];
+            if (id >= 0 && (id + 1) * bags <= n_rows)
+                prefetch_rows(W + id * bags * d, (int64_t)sizeof(float) * bags * d);
         }
-        const int64_t *ids = pair_id + (int64_t)a * K;
-        /* the next pair with samples, its rows requested ahead of use */
-        int32_t ib = ia + 1;
-        while (ib < nu && !(ma & mask[uni[ib]]))
-            ib++;
-        while (ib < nu) {
-            const int32_t b = uni[ib];
-            const uint64_t mab = ma & mask[b];
-            const int64_t id = ids[b];
-            if (id < 0 || (id + 1) * bags > n_rows) {
-                rc = -2;
-                break;
-            }
-            int32_t nb = ib + 1;
-            while (nb < nu && !(ma & mask[uni[nb]]))
-                nb++;
-            if (nb < nu && ids[uni[nb]] >= 0 && (ids[uni[nb]] + 1) * bags <= n_rows)
-                prefetch_rows(W + ids[uni[nb]] * bags * d, (int64_t)sizeof(float) * bags * d);
-            int ts[TILE], cnt = 0;
-            for (uint64_t m = mab; m; m &= m - 1)
-                ts[cnt++] = __builtin_ctzll(m);
-            for (int32_t g = 0; g < bags; g++) {
-                const int64_t row = id * bags + g;
-                const float *w = W + row * d;
-                const float bb = bias[row];
-                int j = 0;
-                for (; j + 4 <= cnt; j += 4) {
-                    const float *xs[4] = {x[ts[j]], x[ts[j + 1]], x[ts[j + 2]], x[ts[j + 3]]};
-                    float r[4];
-                    dot4(xs, w, d, r);
-                    for (int s = 0; s < 4; s++)
-                        tdec[ts[j + s]][cell[ts[j + s]] * bags + g] = r[s] + bb;
-                }
-                if (j + 2 <= cnt) {
-                    float r0, r1;
-                    dot2(x[ts[j]], x[ts[j + 1]], w, d, &r0, &r1);
-                    tdec[ts[j]][cell[ts[j]] * bags + g] = r0 + bb;
-                    tdec[ts[j + 1]][cell[ts[j + 1]] * bags + g] = r1 + bb;
-                    j += 2;
-                }
-                if (j < cnt)
-                    tdec[ts[j]][cell[ts[j]] * bags + g] = dot(x[ts[j]], w, d) + bb;
-            }
-            for (int j = 0; j < cnt; j++)
-                cell[ts[j]]++;
-            ib = nb;
+    }
+    int32_t started = -1;   /* classes uni[0..started] have given their samples a first cell */
+    while (next_pair(&at, mask, uni, nu)) {
+        if (ahead_live && (ahead_live = next_pair(&ahead, mask, uni, nu))) {
+            const int64_t id = pair_id[(int64_t)uni[ahead.ia] * K + uni[ahead.ib]];
+            if (id >= 0 && (id + 1) * bags <= n_rows)
+                prefetch_rows(W + id * bags * d, (int64_t)sizeof(float) * bags * d);
         }
+        /* Each class passed, in order, is its samples' next position u: their
+         * cells continue from pair (u, u + 1). */
+        for (; started < at.ia; started++) {
+            for (tile_mask m = mask[uni[started + 1]]; m; m &= m - 1) {
+                const int t = mask_ctz(m);
+                cell[t] = pair_offset(next_u[t]++, k);
+            }
+        }
+        const int32_t a = uni[at.ia], b = uni[at.ib];
+        const tile_mask mab = mask[a] & mask[b];
+        const int64_t id = pair_id[(int64_t)a * K + b];
+        if (id < 0 || (id + 1) * bags > n_rows) {
+            rc = -2;
+            break;
+        }
+        int ts[TILE], cnt = 0;
+        for (tile_mask m = mab; m; m &= m - 1)
+            ts[cnt++] = mask_ctz(m);
+        for (int32_t g = 0; g < bags; g++) {
+            const int64_t row = id * bags + g;
+            const float *w = W + row * d;
+            const float bb = bias[row];
+            int j = 0;
+            for (; j + 4 <= cnt; j += 4) {
+                const float *xs[4] = {x[ts[j]], x[ts[j + 1]], x[ts[j + 2]], x[ts[j + 3]]};
+                float r[4];
+                dot4(xs, w, d, r);
+                for (int s = 0; s < 4; s++)
+                    tdec[ts[j + s]][cell[ts[j + s]] * bags + g] = r[s] + bb;
+            }
+            if (j + 2 <= cnt) {
+                float r0, r1;
+                dot2(x[ts[j]], x[ts[j + 1]], w, d, &r0, &r1);
+                tdec[ts[j]][cell[ts[j]] * bags + g] = r0 + bb;
+                tdec[ts[j + 1]][cell[ts[j + 1]] * bags + g] = r1 + bb;
+                j += 2;
+            }
+            if (j < cnt)
+                tdec[ts[j]][cell[ts[j]] * bags + g] = dot(x[ts[j]], w, d) + bb;
+        }
+        for (int j = 0; j < cnt; j++)
+            cell[ts[j]]++;
     }
     for (int32_t i = 0; i < nu; i++)
         mask[uni[i]] = 0;
@@ -130,9 +167,9 @@ static void sample_votes(const float *sdec, const int64_t *s, int64_t k, int64_t
     }
 }
 
-int hsvm_refine_kept(const float *X, int64_t n, int64_t d, const int64_t *order, int64_t m, const float *W,
-                     const float *bias, int64_t n_rows, const int64_t *S, int64_t k, const int64_t *nvalid,
-                     const int64_t *pair_id,
+int hsvm_refine_kept(const float *X, int64_t n, int64_t d, const int64_t *order, int64_t m, int64_t tile,
+                     const float *W, const float *bias, int64_t n_rows, const int64_t *S, int64_t k,
+                     const int64_t *nvalid, const int64_t *pair_id,
                      const int8_t *pair_sign, int32_t bags, int32_t n_classes, int32_t *votes, double *conf,
                      float *dec, int32_t kernel)
 {
@@ -146,7 +183,7 @@ int hsvm_refine_kept(const float *X, int64_t n, int64_t d, const int64_t *order,
         return rc;
     if (!order)
         m = n;
-    if (n < 0 || m < 0 || k < 1 || bags < 1 || n_classes < 1 || d < 0)
+    if (n < 0 || m < 0 || k < 1 || bags < 1 || n_classes < 1 || d < 0 || tile < 1 || tile > TILE)
         return -1;
     for (int64_t j = 0; j < m; j++) {
         const int64_t i = order ? order[j] : j;
@@ -162,15 +199,15 @@ int hsvm_refine_kept(const float *X, int64_t n, int64_t d, const int64_t *order,
         }
     }
     const int64_t q = k * (k - 1) / 2;
-    uint64_t *mask = calloc((size_t)n_classes, sizeof(uint64_t));
+    tile_mask *mask = calloc((size_t)n_classes, sizeof(tile_mask));
     int32_t *uni = malloc(sizeof(int32_t) * (size_t)n_classes);
     float *own = dec ? NULL : malloc(sizeof(float) * (size_t)(TILE * q * bags > 0 ? TILE * q * bags : 1));
     if (!mask || !uni || (!dec && !own)) {
         rc = -3;
         goto done;
     }
-    for (int64_t t0 = 0; t0 < m; t0 += TILE) {
-        const int64_t nt = m - t0 < TILE ? m - t0 : TILE;
+    for (int64_t t0 = 0; t0 < m; t0 += tile) {
+        const int64_t nt = m - t0 < tile ? m - t0 : tile;
         int64_t nv[TILE], row[TILE];
         const float *x[TILE];
         const int64_t *s[TILE];

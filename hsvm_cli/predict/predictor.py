@@ -13,7 +13,7 @@ from ..io.predictions import PredictionWriter
 from ..io.shard import as_shard
 from ..io.svmlight import SvmChunk, iter_svmlight
 from ..models.pairs import PairLookup
-from ..preprocess import give_to_prepare, prepare
+from ..preprocess import give_to_prepare, prepare, stays_sparse
 from ..proba.estimators import combine
 from ..proba.stages import exact_proba, first_stage_proba, second_stage_proba
 from ..support.threads import resolve_threads
@@ -413,7 +413,7 @@ class Predictor:
         """Whether the refine of X builds per-cell arrays (sparse samples, or
         decision values for probabilities), which sub-blocks of rows bound;
         the votes of dense samples and of a DAG need none."""
-        return self.dag is None and (proba or X is None or sp.issparse(X))
+        return self.dag is None and (proba or X is None or stays_sparse(X))
 
     def _filter(self, X, xcodes, t, filter_votes=None):
         """The first stage's ranking of the block (votes and margins, or zero

@@ -1,7 +1,7 @@
 """The refine step: exact votes among the k classes the hash filter kept.
 
 Dense samples are refined in C straight from their kept classes
-(native/refine_kept.c: tiles of 64 samples, each classifier row read once
+(native/refine_kept.c: tiles of up to 128 samples, each classifier row read once
 for all of a tile's samples that need it); sparse samples through the
 (sample, classifier) cells of all k(k-1)/2 pairs of each sample's kept
 classes, grouped by classifier row so the rows are read once from the
@@ -85,7 +85,7 @@ def sddmm(X, W, bias, cx, cw, *, order=None, threads=1, kernel=None):
 
 
 def refine_kept(model, Xn, S, nvalid, *, lookup, first=None, threads=1, votes=True, decisions=False,
-                kernel=None):
+                kernel=None, tile=None):
     """The refine over dense samples in C (native/refine_kept.c), no cell
     lists: ``S`` [n, k] each row's refined classes sorted (padding last),
     ``nvalid`` [n] (None: all k) how many are in use.  Returns (votes, conf)
@@ -95,8 +95,9 @@ def refine_kept(model, Xn, S, nvalid, *, lookup, first=None, threads=1, votes=Tr
     what was not asked.  The values have the bits of :func:`sddmm` on every
     path (``kernel``).  ``first`` [n] (optional): each row's best first-stage
     class; rows that share it are refined side by side
-    (:func:`similar_first`), which changes no result.  Threads take tiles of
-    64 samples."""
+    (:func:`similar_first`), which changes no result.  Threads take whole
+    tiles of ``tile`` samples (default :func:`refine_tile`; any tile gives
+    the same results)."""
     kid = kernel_id(kernel)
     X = np.ascontiguousarray(Xn, dtype=np.float32)
     S = np.ascontiguousarray(S, dtype=np.int64)
@@ -119,7 +120,7 @@ def refine_kept(model, Xn, S, nvalid, *, lookup, first=None, threads=1, votes=Tr
 
     def run(s, e):
         rc = lib.hsvm_refine_kept(
-            ptr("float *", X), n, X.shape[1], ptr("int64_t *", order[s:e]), e - s, ptr("float *", W),
+            ptr("float *", X), n, X.shape[1], ptr("int64_t *", order[s:e]), e - s, tile, ptr("float *", W),
             ptr("float *", b), W.shape[0], ptr("int64_t *", S), k,
             ffi.NULL if nvalid is None else ptr("int64_t *", nvalid), ptr("int64_t *", ids), ptr("int8_t *", signs),
             bags, K, ffi.NULL if v is None else ptr("int32_t *", v), ffi.NULL if c is None else ptr("double *", c),
@@ -133,12 +134,15 @@ def refine_kept(model, Xn, S, nvalid, *, lookup, first=None, threads=1, votes=Tr
         if rc != 0:
             raise kernel_error(rc, kernel)
     if n and k > 1:
-        n_tiles = -(-n // REFINE_TILE)
+        tile = refine_tile(X.shape[1]) if tile is None else int(tile)
+        if not 1 <= tile <= REFINE_TILE:
+            raise ValueError("tile must be in 1..%d" % REFINE_TILE)
+        n_tiles = -(-n // tile)
         threads = max(1, min(int(threads), n_tiles))
         if threads == 1:
             run(0, n)
         else:
-            bounds = np.linspace(0, n_tiles, threads + 1).astype(np.int64) * REFINE_TILE
+            bounds = np.linspace(0, n_tiles, threads + 1).astype(np.int64) * tile
             bounds[-1] = n
             with ThreadPoolExecutor(threads) as ex:
                 list(ex.map(lambda i: run(int(bounds[i]), int(bounds[i + 1])), range(threads)))
@@ -148,8 +152,16 @@ def refine_kept(model, Xn, S, nvalid, *, lookup, first=None, threads=1, votes=Tr
     return v, c, dec
 
 
-# Samples per tile of native/refine_kept.c (one bit each in a 64-bit mask).
-REFINE_TILE = 64
+# Samples per tile of native/refine_kept.c at most (one bit each in a
+# 128-bit mask).
+REFINE_TILE = 128
+
+
+def refine_tile(d):
+    """Samples per tile of :func:`refine_kept`: up to REFINE_TILE, their rows
+    filling at most half of one core's L2 cache, so that they stay there while
+    the classifier rows stream past."""
+    return int(min(REFINE_TILE, max(8, lib.hsvm_cache_bytes(2) // (2 * 4 * max(1, int(d))))))
 
 
 def similar_first(first):
@@ -208,11 +220,11 @@ class RefinedPairs:
 # (each sample row read from L2 per cell), and a classifier row read from
 # memory, shared by the samples of a tile that need it -- on average
 # REFINE_TILE * k(k-1) / (K(K-1)) of them.  Fitted on omniglot-242 (d = 784,
-# two threads, k = 15..121: 32, 20, 12, 5 dense cells at k = 15, 30, 60, 121;
-# BENCHMARKS.md, "Refine against exact").  When a block's cells would cost
+# two threads, k = 15..121: 32, 18, 10, 6, 4.4 dense cells at k = 15, 30, 60,
+# 90, 121; BENCHMARKS.md, "Refine against exact").  When a block's cells would cost
 # more than scoring every classifier, the refine scores every classifier.
-CELL_COST_SUMS = 4.0
-CELL_COST_ROW = 15.0
+CELL_COST_SUMS = 3.5
+CELL_COST_ROW = 28.0
 
 
 def cell_cost(k, n_classes):

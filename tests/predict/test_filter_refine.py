@@ -131,7 +131,7 @@ def test_kept_refine_gives_the_cell_products_bits_and_votes_on_every_path_order_
 
     from conftest import reorder_and_flip_pairs
     rng = np.random.default_rng(d + bags)
-    K, k, n = 13, 6, 150                       # 150 samples: three tiles of up to 64
+    K, k, n = 13, 6, 300                       # 300 samples: three tiles of up to 128
     a, b = canonical_pairs(K)
     if reordered:
         a, b = reorder_and_flip_pairs(rng, a, b)
@@ -159,11 +159,11 @@ def test_kept_refine_gives_the_cell_products_bits_and_votes_on_every_path_order_
     paths = ["portable"] + [p for p in ("avx2", "avx512") if p in available_kernels()]
     for kernel in paths:
         for first in (None, rng.integers(0, K, n)):
-            for threads in (1, 3):
+            for threads, tile in ((1, None), (3, None), (1, 1), (2, 5), (3, 64), (1, 128)):
                 v, c, dec = refine_kept(model, X, S, nvalid, lookup=lookup, first=first, threads=threads,
-                                        decisions=True, kernel=kernel)
-                assert dec.tobytes() == ref.tobytes(), (kernel, threads)
-                assert np.array_equal(v, ref_votes) and c.tobytes() == ref_conf.tobytes(), (kernel, threads)
+                                        decisions=True, kernel=kernel, tile=tile)
+                assert dec.tobytes() == ref.tobytes(), (kernel, threads, tile)
+                assert np.array_equal(v, ref_votes) and c.tobytes() == ref_conf.tobytes(), (kernel, threads, tile)
 
 
 def test_kept_refine_refuses_unsorted_classes_and_pairs_the_model_lacks():
@@ -185,6 +185,12 @@ def test_kept_refine_refuses_unsorted_classes_and_pairs_the_model_lacks():
 
 def test_refine_sub_blocks_give_the_same_result_as_one_block(digits_model, digits):
     _, _, Xt, _ = digits
+    # two features a row: sparse enough to stay sparse, so the refine builds cell lists
+    Xt = sp.csr_matrix(Xt)
+    keep = np.zeros(Xt.shape, dtype=bool)
+    keep[np.arange(Xt.shape[0]), np.asarray(Xt.argmax(axis=1)).ravel()] = True
+    keep[:, 20] = True
+    Xt = sp.csr_matrix(Xt.toarray() * keep)
     h = hash_model(digits_model, bits=256, seed=0)
     hp = Predictor(digits_model, h, bits=256, filter_k=4)
     whole = hp.predict_block(Xt)
