@@ -78,6 +78,23 @@ def reorder_and_flip_pairs(rng, pair_a, pair_b):
     return np.where(swap, pair_b, pair_a).astype(np.int32), np.where(swap, pair_a, pair_b).astype(np.int32)
 
 
+def small_ovo_model(K, d, bags, reordered, seed, normalize="l2"):
+    """A random one-vs-one model of K classes (labels 10..) with few distinct
+    weight values, so that votes tie and bags split evenly often; pairs
+    reordered and flipped when ``reordered``."""
+    from hsvm_cli.models.ovo import OvoModel
+    from hsvm_cli.models.pairs import canonical_pairs
+    rng = np.random.default_rng(seed)
+    a, b = canonical_pairs(K)
+    if reordered:
+        a, b = reorder_and_flip_pairs(rng, a, b)
+    P = a.shape[0]
+    W = rng.integers(-2, 3, size=(P * bags, d)).astype(np.float32)
+    bias = rng.integers(-1, 2, size=P * bags).astype(np.float32) * 0.25
+    return OvoModel(classes=np.arange(10, 10 + K, dtype=np.int64), pair_a=a, pair_b=b, W=W, b=bias, bags=bags,
+                    normalize=normalize)
+
+
 def random_codes(rng, n, words):
     return rng.integers(0, 2**63, size=(n, words), dtype=np.int64).view(np.uint64) ^ \
         (rng.integers(0, 2, size=(n, words), dtype=np.uint64) << np.uint64(63))

@@ -4,7 +4,6 @@ the sampled product), on models built to have many near-zero and exactly
 tied decision values, and uncertain rows are not certified."""
 import numpy as np
 import pytest
-from predict.test_shared_refine import _model
 
 from hsvm_cli.models.hashed import hash_model
 from hsvm_cli.models.pairs import PairLookup
@@ -14,11 +13,13 @@ from hsvm_cli.predict.predictor import Predictor
 from hsvm_cli.predict.ranking import top_classes
 from hsvm_cli.preprocess import prepare
 
+from conftest import small_ovo_model
+
 
 @pytest.mark.parametrize("reordered,integer", [(False, False), (True, False), (True, True)])
 def test_certified_winners_are_the_refines_labels(reordered, integer):
     K, d, n = 30, 24, 400
-    model = _model(K, d, 1, reordered, seed=4 + reordered, normalize="none" if integer else "l2")
+    model = small_ovo_model(K, d, 1, reordered, seed=4 + reordered, normalize="none" if integer else "l2")
     rng = np.random.default_rng(8)
     X = rng.standard_normal((n, d)).astype(np.float32)
     if integer:
@@ -52,7 +53,7 @@ def test_a_value_within_the_rounding_bound_is_uncertain():
 
 
 def test_the_certificate_refuses_bagged_models():
-    model = _model(6, 4, 2, False, seed=0)
+    model = small_ovo_model(6, 4, 2, False, seed=0)
     with pytest.raises(ValueError, match="one classifier per pair"):
         certified_kept_winners(model, PairLookup(model.pair_a, model.pair_b, 6), np.zeros((1, 30), np.float32),
                                np.zeros((1, 3), np.int32), (np.zeros(0, np.int64), np.zeros(0, np.int64)))
@@ -64,7 +65,7 @@ def test_a_certified_winner_survives_any_sign_of_its_uncertain_cells():
     from hsvm_cli.predict.refine import kept_votes
     from hsvm_cli.predict.ties import winners
     K, d, n = 30, 24, 300
-    model = _model(K, d, 1, True, seed=11, normalize="none")
+    model = small_ovo_model(K, d, 1, True, seed=11, normalize="none")
     rng = np.random.default_rng(3)
     Xn = prepare(model.normalize, np.rint(rng.standard_normal((n, d))).astype(np.float32))
     dec = ExactScorer(model).decision(Xn)

@@ -9,27 +9,13 @@ import scipy.sparse as sp
 
 from hsvm_cli.models.calibration import Calibration, hash_identity
 from hsvm_cli.models.hashed import hash_model
-from hsvm_cli.models.ovo import OvoModel
-from hsvm_cli.models.pairs import canonical_pairs
 from hsvm_cli.predict.predictor import Predictor
+from hsvm_cli.predict.refine import dense_is_cheaper
 from hsvm_cli.predict.shared_refine import shared_refine_labels, shares_refine
 from hsvm_cli.preprocess import prepare
 from hsvm_cli.support.timing import Timings
 
-from conftest import reorder_and_flip_pairs
-
-
-def _model(K, d, bags, reordered, seed, normalize="l2"):
-    rng = np.random.default_rng(seed)
-    a, b = canonical_pairs(K)
-    if reordered:
-        a, b = reorder_and_flip_pairs(rng, a, b)
-    P = a.shape[0]
-    # few distinct weight values: many exact ties among votes and equal bag splits
-    W = rng.integers(-2, 3, size=(P * bags, d)).astype(np.float32)
-    bias = rng.integers(-1, 2, size=P * bags).astype(np.float32) * 0.25
-    return OvoModel(classes=np.arange(10, 10 + K, dtype=np.int64), pair_a=a, pair_b=b, W=W, b=bias, bags=bags,
-                    normalize=normalize)
+from conftest import small_ovo_model
 
 
 @pytest.mark.parametrize("bags,reordered,sparse", [(1, False, False), (2, True, False), (1, True, True),
@@ -39,7 +25,7 @@ def test_shared_labels_are_the_predictors_labels(bags, reordered, sparse):
     # classifier (refine.cell_cost): those are the settings that share
     K, d, n = 40, 24, 300
     # sparse: unnormalised small integers, so that decision values of exactly 0 occur
-    model = _model(K, d, bags, reordered, seed=bags + 2 * reordered, normalize="none" if sparse else "l2")
+    model = small_ovo_model(K, d, bags, reordered, seed=bags + 2 * reordered, normalize="none" if sparse else "l2")
     rng = np.random.default_rng(5)
     X = rng.standard_normal((n, d)).astype(np.float32)
     if sparse:
@@ -63,7 +49,7 @@ def test_shared_labels_are_the_predictors_labels(bags, reordered, sparse):
 
 
 def test_class_score_rankings_share_too():
-    model = _model(30, 16, 1, False, seed=9)
+    model = small_ovo_model(30, 16, 1, False, seed=9)
     X = np.random.default_rng(2).standard_normal((200, 16)).astype(np.float32)
     predictors = [Predictor(model, first_stage="scores", filter_k=k, rule=r) for k in (3, 6) for r in ("vote", "dag")]
     Xn = prepare(model.normalize, X)
@@ -74,12 +60,14 @@ def test_class_score_rankings_share_too():
 
 
 def test_refines_that_score_every_classifier_or_keep_every_class_are_not_shared():
-    model = _model(6, 8, 1, False, seed=1)   # 15 pairs: 3 kept classes' 3 cells cost more than scoring all 15
+    # 15 pairs: 4 kept classes' 6 cells cost more than scoring all 15
+    model = small_ovo_model(6, 8, 1, False, seed=1)
     h = hash_model(model, bits=64, seed=0)
-    assert not shares_refine(Predictor(model, h, bits=64, filter_k=3))
+    assert dense_is_cheaper(4, model)
+    assert not shares_refine(Predictor(model, h, bits=64, filter_k=4))
     assert not shares_refine(Predictor(model, h, bits=64, filter_k=1))
     assert not shares_refine(Predictor(model, h, bits=64, filter_k=6))
     assert not shares_refine(Predictor(model))
     with pytest.raises(ValueError, match="sampled refine"):
-        shared_refine_labels([Predictor(model, h, bits=64, filter_k=3)], np.zeros((1, 8), np.float32),
+        shared_refine_labels([Predictor(model, h, bits=64, filter_k=4)], np.zeros((1, 8), np.float32),
                              np.zeros((1, 6), np.int32), np.zeros((1, 6)))
