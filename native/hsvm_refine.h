@@ -31,13 +31,15 @@ int hsvm_sddmm_dense(const float *X, const float *W, const float *bias, int64_t 
  * samples refined are order[0..m) (distinct rows; NULL: all n, in row order),
  * taken in tiles of `tile` (1..128) in that order: samples that kept the
  * same classes next to each other share the reads of their classifier rows.
- * Every order and tile gives the same results for each sample; rows not in
- * order are untouched. */
+ * For a model whose classifier ids grow along the canonical pair order, all
+ * tiles take their pairs among chunk_bytes of W's rows (0: a megabyte)
+ * before the next, so W is read from memory about once.  Every order and tile gives the same
+ * results for each sample; rows not in order are untouched. */
 int hsvm_refine_kept(const float *X, int64_t n, int64_t d, const int64_t *order, int64_t m, int64_t tile,
                      const float *W, const float *bias, int64_t n_rows, const int64_t *S, int64_t k,
                      const int64_t *nvalid, const int64_t *pair_id,
                      const int8_t *pair_sign, int32_t bags, int32_t n_classes, int32_t *votes, double *conf,
-                     float *dec, int32_t kernel);
+                     float *dec, int64_t chunk_bytes, int32_t kernel);
 
 /* The same with X in CSR form (indptr int64, indices int32, data float32). */
 void hsvm_sddmm_csr(const int64_t *indptr, const int32_t *indices, const float *data,

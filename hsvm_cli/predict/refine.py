@@ -85,7 +85,7 @@ def sddmm(X, W, bias, cx, cw, *, order=None, threads=1, kernel=None):
 
 
 def refine_kept(model, Xn, S, nvalid, *, lookup, first=None, threads=1, votes=True, decisions=False,
-                kernel=None, tile=None):
+                kernel=None, tile=None, chunk_bytes=0):
     """The refine over dense samples in C (native/refine_kept.c), no cell
     lists: ``S`` [n, k] each row's refined classes sorted (padding last),
     ``nvalid`` [n] (None: all k) how many are in use.  Returns (votes, conf)
@@ -96,8 +96,9 @@ def refine_kept(model, Xn, S, nvalid, *, lookup, first=None, threads=1, votes=Tr
     path (``kernel``).  ``first`` [n] (optional): each row's best first-stage
     class; rows that share it are refined side by side
     (:func:`similar_first`), which changes no result.  Threads take whole
-    tiles of ``tile`` samples (default :func:`refine_tile`; any tile gives
-    the same results)."""
+    tiles of ``tile`` samples (default :func:`refine_tile`) and take W's
+    rows ``chunk_bytes`` at a time (0: the C default); neither changes a
+    result."""
     kid = kernel_id(kernel)
     X = np.ascontiguousarray(Xn, dtype=np.float32)
     S = np.ascontiguousarray(S, dtype=np.int64)
@@ -124,7 +125,7 @@ def refine_kept(model, Xn, S, nvalid, *, lookup, first=None, threads=1, votes=Tr
             ptr("float *", b), W.shape[0], ptr("int64_t *", S), k,
             ffi.NULL if nvalid is None else ptr("int64_t *", nvalid), ptr("int64_t *", ids), ptr("int8_t *", signs),
             bags, K, ffi.NULL if v is None else ptr("int32_t *", v), ffi.NULL if c is None else ptr("double *", c),
-            ffi.NULL if dec is None else ptr("float *", dec), kid)
+            ffi.NULL if dec is None else ptr("float *", dec), int(chunk_bytes), kid)
         if rc == -1:
             raise ValueError("refined classes must be sorted, distinct and in 0..%d" % (K - 1))
         if rc == -2:
@@ -220,11 +221,11 @@ class RefinedPairs:
 # (each sample row read from L2 per cell), and a classifier row read from
 # memory, shared by the samples of a tile that need it -- on average
 # REFINE_TILE * k(k-1) / (K(K-1)) of them.  Fitted on omniglot-242 (d = 784,
-# two threads, k = 15..121: 32, 18, 10, 6, 4.4 dense cells at k = 15, 30, 60,
-# 90, 121; BENCHMARKS.md, "Refine against exact").  When a block's cells would cost
+# two threads: 15, 8.0, 5.4, 4.3 dense cells at k = 30, 60, 90, 121;
+# BENCHMARKS.md, "Refine against exact").  When a block's cells would cost
 # more than scoring every classifier, the refine scores every classifier.
 CELL_COST_SUMS = 3.5
-CELL_COST_ROW = 28.0
+CELL_COST_ROW = 22.0
 
 
 def cell_cost(k, n_classes):

@@ -159,11 +159,14 @@ def test_kept_refine_gives_the_cell_products_bits_and_votes_on_every_path_order_
     paths = ["portable"] + [p for p in ("avx2", "avx512") if p in available_kernels()]
     for kernel in paths:
         for first in (None, rng.integers(0, K, n)):
-            for threads, tile in ((1, None), (3, None), (1, 1), (2, 5), (3, 64), (1, 128)):
+            # chunks of W from one row (1 byte) to all of it (0: a megabyte)
+            for threads, tile, chunk in ((1, None, 0), (3, None, 1), (1, 1, 0), (2, 5, 7 * d * 4 * bags),
+                                         (3, 64, 1), (1, 128, 0)):
                 v, c, dec = refine_kept(model, X, S, nvalid, lookup=lookup, first=first, threads=threads,
-                                        decisions=True, kernel=kernel, tile=tile)
-                assert dec.tobytes() == ref.tobytes(), (kernel, threads, tile)
-                assert np.array_equal(v, ref_votes) and c.tobytes() == ref_conf.tobytes(), (kernel, threads, tile)
+                                        decisions=True, kernel=kernel, tile=tile, chunk_bytes=chunk)
+                assert dec.tobytes() == ref.tobytes(), (kernel, threads, tile, chunk)
+                assert np.array_equal(v, ref_votes) and c.tobytes() == ref_conf.tobytes(), (kernel, threads, tile,
+                                                                                            chunk)
 
 
 def test_kept_refine_refuses_unsorted_classes_and_pairs_the_model_lacks():
