@@ -77,7 +77,7 @@ typedef struct {
     tile_mask *mask;            /* [K]: which of the tile's samples kept each class */
     int32_t *uni, nu;           /* the classes some sample kept, increasing */
     pair_walk at, ahead;        /* the pending pair (when `pending`), the prefetch walk */
-    int pending, ahead_live;
+    int pending, ahead_live, done;
     int32_t started;            /* classes uni[0..started] have given their samples a first cell */
     int64_t nt;
     int64_t next_u[TILE], cell[TILE], row[TILE];
@@ -165,9 +165,11 @@ static void pair_cells(const refine_job *J, tile_state *T, int32_t a, int32_t b,
  * a pair the model lacks. */
 static int advance_tile(const refine_job *J, tile_state *T, int64_t hi)
 {
-    for (;;) {
-        if (!T->pending && !(T->pending = next_pair(&T->at, T->mask, T->uni, T->nu)))
-            return 0;
+    while (!T->done) {
+        if (!T->pending && !(T->pending = next_pair(&T->at, T->mask, T->uni, T->nu))) {
+            T->done = 1;
+            break;
+        }
         const int64_t id = pair_row(J, T, &T->at);
         if (id < 0 || (id + 1) * J->bags > J->n_rows)
             return -2;
@@ -189,6 +191,7 @@ static int advance_tile(const refine_job *J, tile_state *T, int64_t hi)
             ts[cnt++] = mask_ctz(m);
         pair_cells(J, T, a, b, id, ts, cnt);
     }
+    return 0;
 }
 
 /* Whether the model's classifier ids grow along the canonical pair order
