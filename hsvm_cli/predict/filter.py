@@ -17,10 +17,19 @@ class HashFilter:
         self.bits = h.check_bits(bits)
         self.words = self.bits // 64
         self.threads = threads
-        # Derived (or read) once here, not per batch; the voter packs the
-        # classifier codes for the kernels on first use.
-        self.encoder = h.encoder(self.bits)
+        # The voter packs the classifier codes for the kernels on first use;
+        # the encoder (a projection of d x D' normals) is derived on first use
+        # too: a filter fed codes, or one whose refine keeps every class (exact
+        # prediction's path), never needs it.
+        self._encoder = None
         self.voter = h.voter(self.bits, kernel=kernel)
+
+    @property
+    def encoder(self):
+        """The hash model's sample encoder at this prefix, derived once."""
+        if self._encoder is None:
+            self._encoder = self.h.encoder(self.bits)
+        return self._encoder
 
     def hash_samples(self, Xn):
         """D'-bit codes of normalised samples (uint64 [n, D'/64]), the same bits
@@ -43,6 +52,7 @@ class HashFilter:
         the Hamming kernel's threads for the same cores."""
         n = Xn.shape[0]
         K = self.h.n_classes
+        encoder = self.encoder  # derived here, before the threads share it
         threads = max(1, min(resolve_threads(self.threads), n // 64 or 1))
         votes = np.empty((n, K), dtype=np.int32)
         margins = np.empty((n, K), dtype=np.float64)
@@ -50,7 +60,7 @@ class HashFilter:
         def work(block):
             s, e = block
             t0 = time.perf_counter()
-            codes = self.hash_samples(Xn[s:e])
+            codes = encoder.codes(Xn[s:e])
             t1 = time.perf_counter()
             votes[s:e], margins[s:e] = self.voter.votes(codes, threads=1)
             return t1 - t0
