@@ -84,6 +84,28 @@ def sddmm(X, W, bias, cx, cw, *, order=None, threads=1, kernel=None):
     return out
 
 
+# Samples per tile of native/refine_kept.c at most (one bit each in a
+# 128-bit mask).
+REFINE_TILE = 128
+
+
+def refine_tile(d):
+    """Samples per tile of :func:`refine_kept`: up to REFINE_TILE, their rows
+    filling at most half of one core's L2 cache, so that they stay there while
+    the classifier rows stream past."""
+    return int(min(REFINE_TILE, max(8, lib.hsvm_cache_bytes(2) // (2 * 4 * max(1, int(d))))))
+
+
+def similar_first(first):
+    """The refine's sample order: rows whose best first-stage class
+    (``first`` [n]) is the same next to each other (a stable sort), so that
+    a tile's samples share most of their pairs and each classifier row read
+    serves several of them; None: the rows in order."""
+    if first is None:
+        return None
+    return np.argsort(np.asarray(first), kind="stable").astype(np.int64)
+
+
 def refine_kept(model, Xn, S, nvalid, *, lookup, first=None, threads=1, votes=True, decisions=False,
                 kernel=None, tile=None, chunk_bytes=0):
     """The refine over dense samples in C (native/refine_kept.c), no cell
@@ -151,28 +173,6 @@ def refine_kept(model, Xn, S, nvalid, *, lookup, first=None, threads=1, votes=Tr
         v[:] = 0
         c[:] = 0
     return v, c, dec
-
-
-# Samples per tile of native/refine_kept.c at most (one bit each in a
-# 128-bit mask).
-REFINE_TILE = 128
-
-
-def refine_tile(d):
-    """Samples per tile of :func:`refine_kept`: up to REFINE_TILE, their rows
-    filling at most half of one core's L2 cache, so that they stay there while
-    the classifier rows stream past."""
-    return int(min(REFINE_TILE, max(8, lib.hsvm_cache_bytes(2) // (2 * 4 * max(1, int(d))))))
-
-
-def similar_first(first):
-    """The refine's sample order: rows whose best first-stage class
-    (``first`` [n]) is the same next to each other (a stable sort), so that
-    a tile's samples share most of their pairs and each classifier row read
-    serves several of them; None: the rows in order."""
-    if first is None:
-        return None
-    return np.argsort(np.asarray(first), kind="stable").astype(np.int64)
 
 
 @dataclass
