@@ -8,7 +8,22 @@ import numpy as np
 from ..support.threads import resolve_threads, single_threaded_blas
 
 
-class HashFilter:
+class LazyEncoder:
+    """A filter's sample encoder (hash model ``self.h`` at ``self.bits``),
+    derived on first use: its projection is d x D' normals, and a filter fed
+    codes, or one whose refine keeps every class (exact prediction's path),
+    never needs it."""
+
+    _encoder = None
+
+    @property
+    def encoder(self):
+        if self._encoder is None:
+            self._encoder = self.h.encoder(self.bits)
+        return self._encoder
+
+
+class HashFilter(LazyEncoder):
     """Hash votes at a prefix of ``bits`` for every class: the hash model's
     encoder and voter, run over blocks of samples on ``threads`` threads."""
 
@@ -17,19 +32,9 @@ class HashFilter:
         self.bits = h.check_bits(bits)
         self.words = self.bits // 64
         self.threads = threads
-        # The voter packs the classifier codes for the kernels on first use;
-        # the encoder (a projection of d x D' normals) is derived on first use
-        # too: a filter fed codes, or one whose refine keeps every class (exact
-        # prediction's path), never needs it.
-        self._encoder = None
+        # The voter packs the classifier codes for the kernels on first use,
+        # and the encoder is derived on first use (LazyEncoder).
         self.voter = h.voter(self.bits, kernel=kernel)
-
-    @property
-    def encoder(self):
-        """The hash model's sample encoder at this prefix, derived once."""
-        if self._encoder is None:
-            self._encoder = self.h.encoder(self.bits)
-        return self._encoder
 
     def hash_samples(self, Xn):
         """D'-bit codes of normalised samples (uint64 [n, D'/64]), the same bits

@@ -37,7 +37,7 @@ from ..errors import OptionError
 from ..hashing.hamming import HammingCodes
 from ..preprocess import row_norms
 from .exact import ovo_votes
-from .filter import HashFilter
+from .filter import HashFilter, LazyEncoder
 
 __all__ = ["RawHashFilter", "make_filter", "unit_length_samples", "cosine_margins", "classifier_norms", "sample_norms"]
 
@@ -91,7 +91,7 @@ def cosine_margins(dist, bits, x_norms, w_norms, b):
     return mu.astype(np.float32)
 
 
-class RawHashFilter:
+class RawHashFilter(LazyEncoder):
     """Hash votes of an unnormalised one-vs-one model: HashFilter's interface
     (``bits``, ``hash_samples``, ``hash_and_vote``, ``votes``) with per-sample
     thresholds.  ``model`` supplies ‖w_j‖ and b_j (read once)."""
@@ -115,7 +115,6 @@ class RawHashFilter:
         model.verify()
         self.w_norms = classifier_norms(model.W)
         self.b = np.asarray(model.b, dtype=np.float64)
-        self.encoder = h.encoder(self.bits)
         self._codes = None
 
     def hash_samples(self, Xn):
