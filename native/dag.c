@@ -330,7 +330,7 @@ int hsvm_dag_predict(const float *X, const int64_t *indptr, const int32_t *indic
     dot32_fn dot;
     dot32x2_fn dot2;
     dot32x3_fn dot3;
-    const int32_t kc = dot32_choose(kernel, &dot, &dot2, &dot3);
+    const int32_t kc = dot32_choose(kernel, &dot, &dot2, &dot3, NULL);
     if (kc < 0)
         return kc;
     dag_t g = {X, indptr, indices, d, W, bias, bags, n_pairs, pair_a, pair_b, n_classes,

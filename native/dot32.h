@@ -213,29 +213,14 @@ typedef void (*dot32x2_fn)(const float *, const float *, const float *, int64_t,
 typedef void (*dot32x3_fn)(const float *, const float *, const float *, const float *, int64_t, float *);
 typedef void (*dot32x4_fn)(const float *const *, const float *, int64_t, float *);
 
-/* The four-sample product of the path `kernel` resolves to (0), or the
- * resolver's negative code. */
-static inline int32_t dot32_choose4(int32_t kernel, dot32x4_fn *dot4)
-{
-    const int32_t k = hsvm_resolve_kernel(kernel);
-    if (k < 0)
-        return k;
-    *dot4 = dot4_portable;
-#ifdef HSVM_DOT32_X86
-    if (k == HSVM_KERNEL_AVX2)
-        *dot4 = dot4_avx2;
-    else if (k == HSVM_KERNEL_AVX512)
-        *dot4 = dot4_avx512;
-#endif
-    return 0;
-}
-
 /* kernel: HSVM_KERNEL_* (hsvm_cpu.h), resolved by the one resolver; the
- * AVX-512 path has nothing to add to AVX2's here, so it runs AVX2's.
- * Returns 0 and sets *dot and, when not NULL, *dot2 (two samples, one row)
- * and *dot3 (one sample, three rows), the same path's bits, or returns the
- * resolver's negative code. */
-static inline int32_t dot32_choose(int32_t kernel, dot32_fn *dot, dot32x2_fn *dot2, dot32x3_fn *dot3)
+ * AVX-512 path runs AVX2's code, except dot4, whose accumulators fit its
+ * larger register file.  Returns 0 and sets *dot and, when not NULL, *dot2
+ * (two samples, one row), *dot3 (one sample, three rows) and *dot4 (four
+ * samples, one row), the same path's bits, or returns the resolver's
+ * negative code. */
+static inline int32_t dot32_choose(int32_t kernel, dot32_fn *dot, dot32x2_fn *dot2, dot32x3_fn *dot3,
+                                   dot32x4_fn *dot4)
 {
     const int32_t k = hsvm_resolve_kernel(kernel);
     if (k < 0)
@@ -245,6 +230,8 @@ static inline int32_t dot32_choose(int32_t kernel, dot32_fn *dot, dot32x2_fn *do
         *dot2 = dot2_portable;
     if (dot3)
         *dot3 = dot3_portable;
+    if (dot4)
+        *dot4 = dot4_portable;
 #ifdef HSVM_DOT32_X86
     if (k == HSVM_KERNEL_AVX2 || k == HSVM_KERNEL_AVX512) {
         *dot = dot_avx2;
@@ -252,6 +239,8 @@ static inline int32_t dot32_choose(int32_t kernel, dot32_fn *dot, dot32x2_fn *do
             *dot2 = dot2_avx2;
         if (dot3)
             *dot3 = dot3_avx2;
+        if (dot4)
+            *dot4 = k == HSVM_KERNEL_AVX512 ? dot4_avx512 : dot4_avx2;
     }
 #endif
     return 0;

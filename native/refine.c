@@ -10,7 +10,7 @@ int hsvm_sddmm_dense(const float *X, const float *W, const float *bias, int64_t 
                      float *out, int32_t kernel)
 {
     dot32_fn dot;
-    const int32_t rc = dot32_choose(kernel, &dot, NULL, NULL);
+    const int32_t rc = dot32_choose(kernel, &dot, NULL, NULL, NULL);
     if (rc < 0)
         return rc;
     for (int64_t j = 0; j < ncells; j++) {

@@ -243,9 +243,7 @@ int hsvm_refine_kept(const float *X, int64_t n, int64_t d, const int64_t *order,
 {
     refine_job J = {W, bias, d, n_rows, k, k * (k - 1) / 2, pair_id, pair_sign, bags, n_classes, votes, conf, dec,
                     NULL, NULL, NULL, NULL};
-    int32_t rc = dot32_choose(kernel, &J.dot, &J.dot2, NULL);
-    if (rc == 0)
-        rc = dot32_choose4(kernel, &J.dot4);
+    int32_t rc = dot32_choose(kernel, &J.dot, &J.dot2, NULL, &J.dot4);
     if (rc < 0)
         return rc;
     if (!order)

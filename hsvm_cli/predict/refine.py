@@ -100,9 +100,7 @@ def similar_first(first):
     """The refine's sample order: rows whose best first-stage class
     (``first`` [n]) is the same next to each other (a stable sort), so that
     a tile's samples share most of their pairs and each classifier row read
-    serves several of them; None: the rows in order."""
-    if first is None:
-        return None
+    serves several of them."""
     return np.argsort(np.asarray(first), kind="stable").astype(np.int64)
 
 
@@ -137,9 +135,7 @@ def refine_kept(model, Xn, S, nvalid, *, lookup, first=None, threads=1, votes=Tr
     c = np.empty((n, K), dtype=np.float64) if votes else None
     dec = np.zeros((n, q, bags), dtype=np.float32) if decisions else None
 
-    order = similar_first(first)
-    if order is None:
-        order = np.arange(n, dtype=np.int64)
+    order = np.arange(n, dtype=np.int64) if first is None else similar_first(first)
 
     def run(s, e):
         rc = lib.hsvm_refine_kept(
@@ -290,8 +286,7 @@ def refine_votes(model, Xn, kept, *, lookup, valid=None, threads=1):
     S, nvalid = sorted_kept(kept, valid)
     used = None if valid is None else nvalid
     model.verify(rows=kept_pair_rows(S, used, lookup, model.bags))
-    votes, conf, _ = refine_kept(model, Xn, S, used, lookup=lookup, first=kept[:, 0] if kept.size else None,
-                                 threads=threads)
+    votes, conf, _ = refine_kept(model, Xn, S, used, lookup=lookup, first=kept[:, 0], threads=threads)
     return votes, conf, nvalid
 
 
@@ -332,7 +327,7 @@ def refine_decisions(model, Xn, kept, *, lookup, valid=None, threads=1, decision
     if decisions is None and not sp.issparse(Xn):
         # Dense samples: the cells straight from the kept classes, in C.
         model.verify(rows=kept_pair_rows(S, None if every else nvalid, lookup, bags))
-        _, _, dec = refine_kept(model, Xn, S, None if every else nvalid, lookup=lookup, first=kept[:, 0] if k else None,
+        _, _, dec = refine_kept(model, Xn, S, None if every else nvalid, lookup=lookup, first=kept[:, 0],
                                 threads=threads, votes=False, decisions=True)
         cell_sign = None
         if not lookup.canonical:
