@@ -2,10 +2,11 @@
 LIBSVM's one-vs-one linear SVM (`svm-train -t 0`) at its best C; and what the
 search costs against one training at the grid's largest C.
 
-    .venv/bin/python bench/bench_c_search.py [--sets omniglot-242,binalpha-36] [--normalize l2,none]
+    .venv/bin/python bench/bench_c_search.py [--sets omniglot-242,binalpha-36] [--normalize l2,none,auto]
                                              [--jobs 2] [--libsvm-grid -8:4] [--seeds 1,2,3] [--json]
 
-Per set and normalisation: the search (5-fold, seed 1, default doubling grid
+Per set and normalisation (auto: `--normalize auto`, both searched, the grid
+every (normalisation, C) they ran): the search (5-fold, seed 1, default doubling grid
 with early stopping; `hsvm_cli.train.ovo.cross_validate_ovo`, what
 `train-ovo -c auto` runs), then a LIBLINEAR model (`train_ovo`, as train-ovo
 trains) at every C the search visited, each scored on the test file: the
@@ -77,21 +78,25 @@ def run(name, normalize, jobs, libsvm_ks, seeds):
     Xt, yt = load_svmlight(str(root / "test.svm.gz"), n_features=d)
     search = cross_validate_ovo(X, y, C="auto", folds=5, seed=seeds[0], jobs=jobs, normalize=normalize)
     others = [cross_validate_ovo(X, y, C="auto", folds=5, seed=s, jobs=jobs, normalize=normalize) for s in seeds[1:]]
+    # --normalize auto: the grid is every (normalisation, C) either search ran;
+    # "the best of the grid" the best of both.
+    searches = [search] + others
+    compared = [(nm, srch) for s in searches for nm, srch in (s.compared or {normalize: s}).items()]
     grid = []
-    visited = sorted({st.C for srch in [search] + others for st in srch.steps})
-    steps = {st.C: st for st in search.steps}
-    for C in visited:
-        step = steps.get(C)
+    visited = sorted({(nm, st.C) for nm, srch in compared for st in srch.steps})
+    steps = {(nm, st.C): st for nm, srch in (search.compared or {normalize: search}).items() for st in srch.steps}
+    for norm, C in visited:
+        step = steps.get((norm, C))
         t0 = time.perf_counter()
-        m = train_ovo(X, y, C=C, normalize=normalize, seed=1, jobs=jobs)
+        m = train_ovo(X, y, C=C, normalize=norm, seed=1, jobs=jobs)
         secs = time.perf_counter() - t0
-        grid.append({"C": C, "cv_accuracy": step.accuracy if step else None,
+        grid.append({"normalize": norm, "C": C, "cv_accuracy": step.accuracy if step else None,
                      "test_accuracy": float((Predictor(m).predict(Xt) == yt).mean()), "train_seconds": secs,
                      "search_seconds": step.seconds if step else None})
     t0 = time.perf_counter()
-    train_ovo(X, y, C=MAX_C, normalize=normalize, seed=1, jobs=jobs)
+    train_ovo(X, y, C=MAX_C, normalize=search.normalize or normalize, seed=1, jobs=jobs)
     t_max = time.perf_counter() - t0
-    chosen = next(g for g in grid if g["C"] == search.best_C)
+    chosen = next(g for g in grid if g["C"] == search.best_C and g["normalize"] == (search.normalize or normalize))
     best = max(grid, key=lambda g: g["test_accuracy"])
     lib = None
     if libsvm_ks is not None:
@@ -101,22 +106,26 @@ def run(name, normalize, jobs, libsvm_ks, seeds):
             c, r = max(rows, key=lambda cr: cr[1]["accuracy"])
             lib = {"best_C": c, "accuracy": r["accuracy"], "train_seconds": r["train_seconds"],
                    "grid": [{"C": c, **r} for c, r in rows]}
-    return {"set": name, "normalize": normalize, "n": int(X.shape[0]), "K": int(np.unique(y).shape[0]),
-            "form": search.form, "search_seconds": search.seconds, "chosen_C": search.best_C,
+    chosen_norm = search.normalize or normalize
+    seconds = sum(s.seconds for s in search.compared.values()) if search.compared else search.seconds
+    return {"set": name, "normalize": normalize, "chosen_normalize": chosen_norm, "n": int(X.shape[0]),
+            "K": int(np.unique(y).shape[0]), "form": search.form, "search_seconds": seconds, "chosen_C": search.best_C,
             "chosen_test_accuracy": chosen["test_accuracy"], "best_grid_C": best["C"],
             "best_grid_test_accuracy": best["test_accuracy"], "train_seconds_max_C": t_max,
             "largest_C_visited": search.steps[-1].C,
-            "train_seconds_largest_visited": next(g["train_seconds"] for g in grid if g["C"] == search.steps[-1].C),
+            "train_seconds_largest_visited": next(g["train_seconds"] for g in grid
+                                                  if g["C"] == search.steps[-1].C and g["normalize"] == chosen_norm),
             "stopped_early": search.stopped_early, "grid": grid, "libsvm": lib, "table": search.table(),
-            "other_seeds": [{"seed": s, "chosen_C": o.best_C,
-                             "test_accuracy": next(g["test_accuracy"] for g in grid if g["C"] == o.best_C)}
+            "other_seeds": [{"seed": s, "chosen_C": o.best_C, "chosen_normalize": o.normalize or normalize,
+                             "test_accuracy": next(g["test_accuracy"] for g in grid if g["C"] == o.best_C
+                                                   and g["normalize"] == (o.normalize or normalize))}
                             for s, o in zip(seeds[1:], others)]}
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--sets", default="omniglot-242,binalpha-36")
-    ap.add_argument("--normalize", default="l2,none")
+    ap.add_argument("--normalize", default="l2,none,auto")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--libsvm-grid", default="-8:4", help="k range of LIBSVM's C = 2^k, or 'none'")
     ap.add_argument("--seeds", default="1", help="fold seeds of the search (the first is timed)")
@@ -136,7 +145,8 @@ def main(argv=None):
     rows = []
     for r in results:
         lib = r["libsvm"]
-        rows.append([r["set"], r["normalize"], "%g" % r["chosen_C"], "%.2f%%" % (100 * r["chosen_test_accuracy"]),
+        norm = r["normalize"] if r["normalize"] != "auto" else "auto: %s" % r["chosen_normalize"]
+        rows.append([r["set"], norm, "%g" % r["chosen_C"], "%.2f%%" % (100 * r["chosen_test_accuracy"]),
                      "%.2f%% (C=%g)" % (100 * r["best_grid_test_accuracy"], r["best_grid_C"]),
                      "%.2f%% (C=%g)" % (100 * lib["accuracy"], lib["best_C"]) if lib else "-",
                      "%+.2f" % (100 * (r["chosen_test_accuracy"] - r["best_grid_test_accuracy"])),
@@ -150,13 +160,13 @@ def main(argv=None):
     for r in results:
         print("\n%s, --normalize %s (%s form), search table:\n" % (r["set"], r["normalize"], r["form"]))
         print(r["table"])
-        print(markdown_table(["C", "CV accuracy (first seed)", "test accuracy", "train s"],
-                             [["%g" % g["C"], "%.2f%%" % (100 * g["cv_accuracy"]) if g["cv_accuracy"] is not None
-                               else "-", "%.2f%%" % (100 * g["test_accuracy"]), "%.1f" % g["train_seconds"]]
-                              for g in r["grid"]]))
+        print(markdown_table(["normalize", "C", "CV accuracy (first seed)", "test accuracy", "train s"],
+                             [[g["normalize"], "%g" % g["C"], "%.2f%%" % (100 * g["cv_accuracy"])
+                               if g["cv_accuracy"] is not None else "-", "%.2f%%" % (100 * g["test_accuracy"]),
+                               "%.1f" % g["train_seconds"]] for g in r["grid"]]))
         if r["other_seeds"]:
-            print("\nother fold seeds: " + ", ".join("seed %d: C=%g, %.2f%%" % (o["seed"], o["chosen_C"],
-                                                                            100 * o["test_accuracy"])
+            print("\nother fold seeds: " + ", ".join("seed %d: %s C=%g, %.2f%%" % (o["seed"], o["chosen_normalize"],
+                                                                               o["chosen_C"], 100 * o["test_accuracy"])
                                                   for o in r["other_seeds"]))
         if r["libsvm"]:
             print("\nLIBSVM svm-train -t 0 (raw features):",

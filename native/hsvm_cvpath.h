@@ -29,8 +29,13 @@ int hsvm_cv_gram_solve(const float *gram, int64_t n, const int64_t *block, int32
                        const int64_t *alpha_off, double *alpha, const uint64_t *seeds, double bias, double C,
                        int32_t loss, double eps, int32_t max_iter, int64_t *passes);
 
-/* Primal form: rows as CSR (indptr int64 [n+1], indices int32, data double),
- * d features, sqnorm[i] = ||x_i||^2; w (d + 1 doubles) kept as sum alpha y x. */
+/* Whether CSR rows (indptr int64 [n+1], indices int32) are well formed with
+ * d features: 0, or -1.  hsvm_cv_primal_path trusts rows that passed it. */
+int hsvm_cv_check_rows(const int64_t *indptr, const int32_t *indices, int64_t n, int32_t d);
+
+/* Primal form: rows as CSR (indptr int64 [n+1], indices int32, data double;
+ * checked once with hsvm_cv_check_rows), d features, sqnorm[i] = ||x_i||^2;
+ * w (d + 1 doubles) kept as sum alpha y x. */
 int hsvm_cv_primal_path(const int64_t *indptr, const int32_t *indices, const double *data, int64_t n, int32_t d,
                         const double *sqnorm, const int64_t *block, int32_t n_folds, int32_t n_classes,
                         int32_t fold, const int32_t *pair_a, const int32_t *pair_b, int64_t p0, int64_t p1,

@@ -59,8 +59,10 @@ def _parse_grid(ctx, param, value):
               help="At most N random training samples of each class per pair.")
 @click.option("--bags", type=click.IntRange(min=1), default=1, show_default=True,
               help="Bootstrap resamples per pair, each its own classifier (1: no bootstrap).")
-@click.option("--normalize", type=click.Choice(["l2", "none"]), default="l2", show_default=True,
-              help="Sample normalisation, recorded in the model and applied again at prediction.")
+@click.option("--normalize", type=click.Choice(["l2", "none", "auto"]), default="l2", show_default=True,
+              help="Sample normalisation, recorded in the model and applied again at prediction; auto: the "
+                   "one the cross-validation of -c auto / --c-grid / --cv prefers (both searched: twice "
+                   "the time).")
 @click.option("-B", "--bias", default="auto", show_default=True, callback=lambda ctx, p, v: _parse_c(ctx, p, v),
               metavar="B|auto",
               help="Value of the constant feature whose weight is the bias (LIBLINEAR's -B); auto: 1 for "
@@ -113,6 +115,8 @@ def command(train, codes_path, bits, output, C, c_grid, cv_folds, solver, tol, p
         return
     if train is None:
         raise click.UsageError("missing TRAIN (or --codes CODES)")
+    if normalize == "auto" and not validating:
+        raise click.UsageError("--normalize auto is chosen by cross-validation: give -c auto, --c-grid or --cv")
     if bits is not None:
         raise click.UsageError("--bits is for training on --codes")
     if validating and (block is not None or dask_address is not None):

@@ -273,6 +273,8 @@ class PathCrossValidation:
         self.indptr = np.ascontiguousarray(Xs.indptr, dtype=np.int64)
         self.indices = np.ascontiguousarray(Xs.indices, dtype=np.int32)
         self.data = np.ascontiguousarray(Xs.data, dtype=np.float64)
+        if lib.hsvm_cv_check_rows(ptr("int64_t *", self.indptr), ptr("int32_t *", self.indices), self.n, self.d):
+            raise ValueError("cross-validation: malformed sparse rows (an index outside 0..%d)" % (self.d - 1))
         rows = np.repeat(np.arange(self.n), np.diff(self.indptr))
         self.sqnorm = np.bincount(rows, weights=self.data * self.data, minlength=self.n).astype(np.float64)
 

@@ -9,8 +9,11 @@ from ..io.svmlight import load_svmlight
 from ..models.provenance import provenance
 from ..preprocess import apply_normalization
 from ..support.progress import StepBar
-from .c_search import search_c
+from .c_search import choose_normalization, search_c
 from .liblinear import train_pairs
+
+# What --normalize auto compares, in order of preference among equal accuracies.
+AUTO_NORMALIZATIONS = ("l2", "none")
 
 
 def default_bias(Xn, normalize):
@@ -47,7 +50,18 @@ def cross_validate_ovo(X, y, *, C=1.0, c_grid=None, folds=5, normalize="l2", sol
     search of ``C="auto"`` (the default doubling grid) or of the values of
     ``c_grid``.  Returns a :class:`~hsvm_cli.train.c_search.CSearch`
     (``.best_C``, ``.steps``, ``.table()``).  ``progress``: a tqdm bar on
-    stderr.  See :mod:`hsvm_cli.train.c_search`."""
+    stderr.  See :mod:`hsvm_cli.train.c_search`.
+
+    ``normalize="auto"`` cross-validates with each of ``l2`` and ``none`` (each
+    with its own default bias unless ``bias`` is a number) and returns the
+    search whose chosen C has the higher averaged accuracy (``l2``, the method's
+    own, when equal); its ``.normalize`` names it and ``.compared`` holds
+    both (:func:`~hsvm_cli.train.c_search.choose_normalization`)."""
+    if normalize == "auto":
+        return choose_normalization({
+            name: cross_validate_ovo(X, y, C=C, c_grid=c_grid, folds=folds, normalize=name, solver=solver, tol=tol,
+                                     seed=seed, jobs=jobs, progress=progress, bias=bias)
+            for name in AUTO_NORMALIZATIONS})
     if c_grid is not None:
         grid = list(c_grid)
     elif isinstance(C, str):
@@ -69,7 +83,9 @@ def train_ovo(X, y, *, C=1.0, normalize="l2", solver="l2loss-dual", tol=None, pe
     dense array [n, d]) with integer labels ``y``.
 
     ``normalize``: ``"l2"`` (default; the samples are scaled to unit length
-    first, as hashing needs, and prediction does the same) or ``"none"``.
+    first, as hashing needs, and prediction does the same), ``"none"``, or
+    ``"auto"`` (with a search: the one cross-validation prefers,
+    :func:`cross_validate_ovo`).
     ``C``: the cost parameter, or ``"auto"``: chosen by ``cv_folds``-fold
     cross-validation (default 5) on the default grid, or on the values of
     ``c_grid`` (:func:`cross_validate_ovo`); with a number and ``cv_folds``
@@ -85,8 +101,13 @@ def train_ovo(X, y, *, C=1.0, normalize="l2", solver="l2loss-dual", tol=None, pe
     Returns an :class:`~hsvm_cli.models.ovo.OvoModel` (save it with
     :func:`~hsvm_cli.models.ovo.save_model`)."""
     search = None
-    Xn = apply_normalization(X.astype(np.float64), normalize, copy=True)
-    bias = resolve_bias(Xn, normalize, bias)
+    if normalize == "auto":
+        if not (C == "auto" or c_grid is not None or cv_folds is not None):
+            raise OptionError("normalize 'auto' is chosen by cross-validation: it needs C 'auto', c_grid or "
+                              "cv_folds")
+    else:
+        Xn = apply_normalization(X.astype(np.float64), normalize, copy=True)
+        bias = resolve_bias(Xn, normalize, bias)
     if C == "auto" or c_grid is not None or cv_folds is not None:
         if pairs is not None:
             # Every block would repeat the whole search; and the table's times
@@ -99,6 +120,10 @@ def train_ovo(X, y, *, C=1.0, normalize="l2", solver="l2loss-dual", tol=None, pe
         search = cross_validate_ovo(X, y, C=C, c_grid=c_grid, folds=cv_folds or 5, normalize=normalize,
                                     solver=solver, tol=tol, seed=seed, jobs=jobs, progress=progress, bias=bias)
         C = search.best_C
+        if normalize == "auto":
+            normalize = search.normalize
+            Xn = apply_normalization(X.astype(np.float64), normalize, copy=True)
+            bias = resolve_bias(Xn, normalize, bias)
     elif isinstance(C, str):
         raise OptionError("C must be a positive number or 'auto', not %r" % C)
     model = train_pairs(Xn, y, C=C, solver=solver, tol=tol, per_class=per_class, bags=bags, seed=seed,

@@ -107,6 +107,20 @@ def test_cross_validation_options_that_do_not_fit_are_usage_errors(tmp_path):
     assert "every C must be a positive number" in r.stderr
 
 
+def test_normalize_auto_prints_each_search_and_the_choice(tmp_path):
+    out = tmp_path / "m.hsvm"
+    r = run(["train-ovo", DIGITS_TRAIN, "-c", "auto", "--normalize", "auto", "--cv", "3", "-o", out])
+    lines = r.stdout.splitlines()
+    assert lines[0] == "--normalize l2:" and "--normalize none:" in lines
+    assert sum("<- chosen" in line for line in lines) == 2
+    m = load_model(out)
+    rec = m.params["cross_validation"]["normalize"]
+    assert lines[-1].startswith("Chosen: --normalize %s, C = %g " % (m.normalize, m.params["C"]))
+    assert rec["chosen"] == m.normalize
+    r = run(["train-ovo", DIGITS_TRAIN, "--normalize", "auto", "-o", tmp_path / "x.hsvm"], exit_code=2)
+    assert "--normalize auto is chosen by cross-validation" in r.stderr and not (tmp_path / "x.hsvm").exists()
+
+
 def test_recorded_command_leaves_out_every_spelling_of_the_options_that_do_not_change_the_model():
     from hsvm_cli.models.provenance import recorded_command
     argv = ["/x/hsvm", "train-ovo", "-j2", "a.svm", "--jobs", "3", "-q", "--pairs", "1/4", "--pairs=2/4",

@@ -49,6 +49,42 @@ def test_search_chooses_the_best_smoothed_value_and_stops_after_patience(digits_
     assert abs(alone.correct - s.best.correct) <= 3
 
 
+class _ScriptedPath:
+    """A PathCrossValidation stand-in whose accuracies are given per grid value."""
+
+    def __init__(self, correct, total=300):
+        self.correct, self.total, self.n, self.steps = list(correct), total, total, []
+        self.form, self.eps = "primal", 0.1
+
+    def __call__(self, *args, **kwargs):
+        return self
+
+    def run(self, C, progress=None):
+        from hsvm_cli.train.cross_validation import CvStep
+        step = CvStep(C, self.correct[len(self.steps)], self.total, 1, 0.0)
+        self.steps.append(step)
+        return step
+
+
+def test_early_stopping_waits_for_the_accuracy_to_rise_above_the_flat_start(digits_l2, monkeypatch):
+    from hsvm_cli.train import c_search
+    X, y = digits_l2
+    n = len(default_grid(X, y, 3))
+    # Flat for three doublings at the start (nearly zero weights), then a rise
+    # and a fall: only the fall past the best ends the search.
+    curve = [105, 105, 104, 105, 150, 200, 230, 229, 228] + [200] * (n - 9)
+    monkeypatch.setattr(c_search, "PathCrossValidation", _ScriptedPath(curve))
+    s = search_c(X, y, folds=3)
+    assert [st.correct for st in s.steps] == curve[:9] and s.stopped_early
+    assert s.best.correct == 229          # the best three-point average: 230, 229, 228
+    # se of the first value: sqrt(300 * 0.35 * 0.65) = 8.3 samples; a best
+    # 3 se above it (25 samples) is a rise, one of 20 is not yet.
+    monkeypatch.setattr(c_search, "PathCrossValidation", _ScriptedPath([105, 125, 124, 123] + [100] * (n - 4)))
+    assert len(search_c(X, y, folds=3).steps) == n
+    monkeypatch.setattr(c_search, "PathCrossValidation", _ScriptedPath([105, 130, 129, 128] + [100] * (n - 4)))
+    assert len(search_c(X, y, folds=3).steps) == 4
+
+
 def test_an_explicit_grid_is_run_in_full_in_increasing_order(digits_l2):
     X, y = digits_l2
     s = search_c(X, y, grid=[10, 0.01, 1], folds=3)
@@ -83,3 +119,39 @@ def test_bias_follows_the_samples_scale(digits):
     assert default_bias(X, "none") == float("%.4g" % rms)
     m = train_ovo(X, y, normalize="none")
     assert m.params["bias"] == float("%.4g" % rms)
+
+
+def test_normalize_auto_keeps_the_normalisation_whose_chosen_c_validates_best(digits):
+    from hsvm_cli.train.ovo import cross_validate_ovo
+    X, y, _, _ = digits
+    each = {name: cross_validate_ovo(X, y, C="auto", folds=3, seed=2, normalize=name) for name in ("l2", "none")}
+    auto = cross_validate_ovo(X, y, C="auto", folds=3, seed=2, normalize="auto")
+    want = max(("l2", "none"), key=lambda name: (each[name].best_smoothed, name == "l2"))
+    assert auto.normalize == want and sorted(auto.compared) == ["l2", "none"]
+    for name in ("l2", "none"):
+        assert [(s.C, s.correct) for s in auto.compared[name].steps] == [(s.C, s.correct) for s in each[name].steps]
+    assert auto.table().splitlines()[-1].startswith("Chosen: --normalize %s, C = %g" % (want, auto.best_C))
+    # The model is the one trained at the chosen normalisation and C, and
+    # records both searches.
+    m = train_ovo(X, y, C="auto", cv_folds=3, seed=2, normalize="auto")
+    ref = train_ovo(X, y, C=auto.best_C, seed=2, normalize=want)
+    assert m.normalize == want and m.params["C"] == auto.best_C and m.params["bias"] == ref.params["bias"]
+    assert np.array_equal(np.asarray(m.W), np.asarray(ref.W)) and np.array_equal(m.b, ref.b)
+    rec = m.params["cross_validation"]["normalize"]
+    assert rec["chosen"] == want and [c["normalize"] for c in rec["compared"]] == ["l2", "none"]
+    assert [c["chosen_C"] for c in rec["compared"]] == [each["l2"].best_C, each["none"].best_C]
+
+
+def test_normalize_auto_prefers_l2_among_equal_accuracies_and_needs_a_search(digits):
+    from hsvm_cli.train.c_search import CSearch, choose_normalization
+    from hsvm_cli.train.cross_validation import CvStep
+
+    def fake(correct):
+        step = CvStep(1.0, correct, 100, 1, 0.0)
+        return CSearch(steps=[step], best=step, folds=3, seed=0, grid=[1.0], smoothed=[correct / 100])
+
+    assert choose_normalization({"l2": fake(50), "none": fake(50)}).normalize == "l2"
+    assert choose_normalization({"l2": fake(50), "none": fake(51)}).normalize == "none"
+    X, y, _, _ = digits
+    with pytest.raises(OptionError, match="chosen by cross-validation"):
+        train_ovo(X, y, C=1.0, normalize="auto")

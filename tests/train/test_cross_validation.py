@@ -125,3 +125,11 @@ def test_explicit_folds_hold_out_what_they_say(digits, digits_l2):
     assert abs(step.fold_correct[1] - test_correct) <= 3
     with pytest.raises(OptionError, match="each fold used"):
         PathCrossValidation(A, np.r_[y, yt], folds=folds * 2)
+
+
+def test_primal_form_refuses_rows_with_an_index_past_the_features(digits_l2):
+    X, y = digits_l2
+    bad = X.tocsr(copy=True)
+    bad.indices[5] = bad.shape[1] + 3      # scipy does not check indices it is handed
+    with pytest.raises(ValueError, match="index outside"):
+        PathCrossValidation(bad, y, n_folds=3, form="primal")
