@@ -28,7 +28,9 @@ in place of the decision values: a pair's winner is the majority of its bags,
 the confidence the sum over the class's pairs of the bag-mean μ, signed
 towards the class.  Codes from ``hash-data`` alone cannot be voted (the norms
 are lost): :meth:`RawHashFilter.votes` needs the samples too."""
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import scipy.sparse as sp
@@ -36,6 +38,8 @@ import scipy.sparse as sp
 from ..errors import OptionError
 from ..hashing.hamming import HammingCodes
 from ..preprocess import row_norms
+from ..support.native import lib, ptr
+from ..support.threads import resolve_threads
 from .exact import ovo_votes
 from .filter import HashFilter, LazyEncoder
 
@@ -68,27 +72,47 @@ def make_filter(model, h, *, bits=None, threads=None, kernel=None):
     return RawHashFilter(model, h, bits=bits, threads=threads, kernel=kernel)
 
 
-def classifier_norms(W, *, rows=1 << 14):
+def classifier_norms(W, *, rows=1 << 14, threads=1):
     """‖w_j‖ (float64) of every row of W (read block by block: W may be a
-    memory map)."""
+    memory map; the blocks split over ``threads``)."""
     out = np.empty(W.shape[0], dtype=np.float64)
-    for s in range(0, W.shape[0], rows):
+
+    def block(s):
         out[s:s + rows] = row_norms(np.asarray(W[s:s + rows], dtype=np.float32))
+
+    starts = range(0, W.shape[0], rows)
+    threads = min(resolve_threads(threads), len(starts))
+    if threads <= 1:
+        for s in starts:
+            block(s)
+    else:
+        with ThreadPoolExecutor(threads) as pool:
+            list(pool.map(block, starts))
     return out
 
 
 def cosine_margins(dist, bits, x_norms, w_norms, b):
-    """μ [n, m] float32: cos(π dist/bits) + b_j/(‖x_i‖ ‖w_j‖), with +1/−1 (the
-    sign of b, −1 for b = 0) where ‖x_i‖ ‖w_j‖ = 0."""
+    """μ [n, m] float32: cos(π dist/bits) + b_j/(‖x_i‖ ‖w_j‖) in float64,
+    rounded once, with +1/−1 (the sign of b, −1 for b = 0) where
+    ‖x_i‖ ‖w_j‖ = 0; one pass in C (native/raw_margins.c) over the distances
+    int32 [n, m].  The cosine table is numpy's, so the bits do not depend on
+    the C library's cos."""
+    dist = np.ascontiguousarray(dist, dtype=np.int32)
+    n, m = dist.shape
     cos = np.cos(np.pi * np.arange(bits + 1, dtype=np.float64) / bits)
-    s = np.asarray(x_norms, dtype=np.float64)[:, None] * np.asarray(w_norms, dtype=np.float64)[None, :]
-    b = np.asarray(b, dtype=np.float64)[None, :]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        mu = cos[dist] + b / s
-    degenerate = ~(s > 0)
-    if degenerate.any():
-        mu = np.where(degenerate, np.where(b > 0, 1.0, -1.0), mu)
-    return mu.astype(np.float32)
+    x_norms = np.ascontiguousarray(x_norms, dtype=np.float64)
+    w_norms = np.ascontiguousarray(w_norms, dtype=np.float64)
+    b = np.ascontiguousarray(b, dtype=np.float64)
+    if x_norms.shape != (n,) or w_norms.shape != (m,) or b.shape != (m,):
+        raise ValueError("cosine_margins: %d sample norms, %d classifier norms and %d biases for [%d, %d] "
+                         "distances" % (x_norms.shape[0], w_norms.shape[0], b.shape[0], n, m))
+    mu = np.empty((n, m), dtype=np.float32)
+    rc = lib.hsvm_raw_margins(ptr("int32_t *", dist), n, m, int(bits), ptr("double *", cos),
+                              ptr("double *", x_norms), ptr("double *", w_norms), ptr("double *", b),
+                              ptr("float *", mu))
+    if rc != 0:
+        raise ValueError("cosine_margins: a distance outside 0..%d" % bits)
+    return mu
 
 
 class RawHashFilter(LazyEncoder):
@@ -98,9 +122,9 @@ class RawHashFilter(LazyEncoder):
 
     # Votes need the samples' norms, not only their codes.
     needs_samples = True
-    # (sample, classifier) cells handled at once: the float64 temporaries of
-    # cosine_margins stay near 100 MB whatever the batch.
-    MAX_CELLS = 1 << 22
+    # (sample, classifier) cells a thread takes through distances, margins and
+    # votes at once: 1 MB of distances and 1 MB of margins, cache-sized.
+    PIECE_CELLS = 1 << 18
 
     def __init__(self, model, h, *, bits=None, threads=None, kernel=None):
         h.check_model(model)
@@ -113,7 +137,8 @@ class RawHashFilter(LazyEncoder):
         self.threads = threads
         self.kernel = kernel
         model.verify()
-        self.w_norms = classifier_norms(model.W)
+        self.w_norms = classifier_norms(model.W, rows=max(1, (1 << 22) // max(1, 4 * model.n_features)),
+                                        threads=threads)
         self.b = np.asarray(model.b, dtype=np.float64)
         self._codes = None
 
@@ -150,10 +175,27 @@ class RawHashFilter(LazyEncoder):
         n, K, m = codes.shape[0], self.h.n_classes, self.h.codes.shape[0]
         votes = np.empty((n, K), dtype=np.int32)
         conf = np.empty((n, K), dtype=np.float64)
-        step = max(1, self.MAX_CELLS // max(1, m))
-        for s in range(0, n, step):
-            dist = self._codes_ready().distances(codes[s:s + step], threads=self.threads, kernel=self.kernel)
-            mu = cosine_margins(dist, self.bits, norms[s:s + step], self.w_norms, self.b)
-            votes[s:s + step], conf[s:s + step] = ovo_votes(mu, self.h.pair_a, self.h.pair_b,
-                                                            bags=self.h.bags, n_classes=K)
+        hc = self._codes_ready()
+        rows = max(1, self.PIECE_CELLS // max(1, m))
+        local = threading.local()
+
+        def piece(s):
+            # Each thread takes a few rows through distances, margins and
+            # votes while its two buffers are still in cache.
+            e = min(n, s + rows)
+            buf = getattr(local, "dist", None)
+            if buf is None:
+                buf = local.dist = np.empty((rows, m), dtype=np.int32)
+            dist = hc.distances(codes[s:e], threads=1, kernel=self.kernel, out=buf[:e - s])
+            mu = cosine_margins(dist, self.bits, norms[s:e], self.w_norms, self.b)
+            votes[s:e], conf[s:e] = ovo_votes(mu, self.h.pair_a, self.h.pair_b, bags=self.h.bags, n_classes=K)
+
+        starts = range(0, n, rows)
+        threads = min(resolve_threads(self.threads), len(starts))
+        if threads <= 1:
+            for s in starts:
+                piece(s)
+        else:
+            with ThreadPoolExecutor(threads) as pool:
+                list(pool.map(piece, starts))
         return votes, conf

@@ -91,6 +91,45 @@ def test_per_sample_thresholds_match_their_definition(digits_libsvm):
     assert np.array_equal(votes, ref)
 
 
+def test_cosine_margins_are_the_float64_formula_rounded_once():
+    # native/raw_margins.c against the numpy expression it replaced, bit for
+    # bit, with zero sample and classifier norms (the constant classifiers).
+    from hsvm_cli.predict.raw_filter import cosine_margins
+    rng = np.random.default_rng(4)
+    bits, n, m = 192, 37, 53
+    dist = rng.integers(0, bits + 1, size=(n, m)).astype(np.int32)
+    xn = rng.uniform(0.1, 30, n)
+    xn[[3, 20]] = 0.0
+    wn = rng.uniform(0.01, 5, m)
+    wn[7] = 0.0
+    b = rng.normal(0, 2, m)
+    b[[7, 11]] = [0.0, 0.0]
+    cos = np.cos(np.pi * np.arange(bits + 1, dtype=np.float64) / bits)
+    s = xn[:, None] * wn[None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ref = cos[dist] + b[None, :] / s
+    ref = np.where(s > 0, ref, np.where(b[None, :] > 0, 1.0, -1.0)).astype(np.float32)
+    mu = cosine_margins(dist, bits, xn, wn, b)
+    assert mu.dtype == np.float32 and np.array_equal(mu.view(np.int32), ref.view(np.int32))
+    assert cosine_margins(dist[:0], bits, xn[:0], wn, b).shape == (0, m)
+    dist[5, 9] = bits + 1
+    with pytest.raises(ValueError, match="outside 0..192"):
+        cosine_margins(dist, bits, xn, wn, b)
+
+
+def test_raw_filter_votes_do_not_depend_on_pieces_or_threads(digits_libsvm, monkeypatch):
+    m, X, y = digits_libsvm
+    h = hash_model(m, bits=256, seed=2)
+    Xd = X.astype(np.float32).toarray()
+    runs = []
+    for cells, threads in ((1 << 18, 1), (3 * m.n_pairs, 3), (1, 2)):
+        monkeypatch.setattr(RawHashFilter, "PIECE_CELLS", cells)
+        votes, conf = RawHashFilter(m, h, bits=192, threads=threads).hash_and_vote(Xd)
+        runs.append((votes, conf))
+    for votes, conf in runs[1:]:
+        assert np.array_equal(votes, runs[0][0]) and np.array_equal(conf.view(np.int64), runs[0][1].view(np.int64))
+
+
 def test_per_sample_thresholds_equal_the_unit_norm_rule_for_unit_samples(digits_model, digits):
     _, _, Xt, _ = digits
     raw = replace(digits_model, normalize="none", content_digest=None)
