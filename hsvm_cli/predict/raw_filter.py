@@ -30,7 +30,6 @@ towards the class.  Codes from ``hash-data`` alone cannot be voted (the norms
 are lost): :meth:`RawHashFilter.votes` needs the samples too."""
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import scipy.sparse as sp
@@ -39,7 +38,7 @@ from ..errors import OptionError
 from ..hashing.hamming import HammingCodes
 from ..preprocess import row_norms
 from ..support.native import lib, ptr
-from ..support.threads import resolve_threads
+from ..support.threads import run_each
 from .exact import ovo_votes
 from .filter import HashFilter, LazyEncoder
 
@@ -80,14 +79,7 @@ def classifier_norms(W, *, rows=1 << 14, threads=1):
     def block(s):
         out[s:s + rows] = row_norms(np.asarray(W[s:s + rows], dtype=np.float32))
 
-    starts = range(0, W.shape[0], rows)
-    threads = min(resolve_threads(threads), len(starts))
-    if threads <= 1:
-        for s in starts:
-            block(s)
-    else:
-        with ThreadPoolExecutor(threads) as pool:
-            list(pool.map(block, starts))
+    run_each(block, range(0, W.shape[0], rows), threads)
     return out
 
 
@@ -123,8 +115,11 @@ class RawHashFilter(LazyEncoder):
     # Votes need the samples' norms, not only their codes.
     needs_samples = True
     # (sample, classifier) cells a thread takes through distances, margins and
-    # votes at once: 1 MB of distances and 1 MB of margins, cache-sized.
+    # votes at once: 1 MB of distances and 1 MB of margins, cache-sized --
+    # but at least MIN_PIECE_ROWS rows, since the distance kernel reads every
+    # classifier code once per call (64 MB of them at K = 1,000, 1024 bits).
     PIECE_CELLS = 1 << 18
+    MIN_PIECE_ROWS = 16
 
     def __init__(self, model, h, *, bits=None, threads=None, kernel=None):
         h.check_model(model)
@@ -176,7 +171,7 @@ class RawHashFilter(LazyEncoder):
         votes = np.empty((n, K), dtype=np.int32)
         conf = np.empty((n, K), dtype=np.float64)
         hc = self._codes_ready()
-        rows = max(1, self.PIECE_CELLS // max(1, m))
+        rows = max(self.MIN_PIECE_ROWS, self.PIECE_CELLS // max(1, m))
         local = threading.local()
 
         def piece(s):
@@ -190,12 +185,5 @@ class RawHashFilter(LazyEncoder):
             mu = cosine_margins(dist, self.bits, norms[s:e], self.w_norms, self.b)
             votes[s:e], conf[s:e] = ovo_votes(mu, self.h.pair_a, self.h.pair_b, bags=self.h.bags, n_classes=K)
 
-        starts = range(0, n, rows)
-        threads = min(resolve_threads(self.threads), len(starts))
-        if threads <= 1:
-            for s in starts:
-                piece(s)
-        else:
-            with ThreadPoolExecutor(threads) as pool:
-                list(pool.map(piece, starts))
+        run_each(piece, range(0, n, rows), self.threads)
         return votes, conf

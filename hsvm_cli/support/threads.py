@@ -1,6 +1,8 @@
-"""How many worker threads to use, and validation of a ``--threads`` value."""
+"""How many worker threads to use, validation of a ``--threads`` value, and
+running independent pieces of work on them."""
 import operator
 import os
+from concurrent.futures import ThreadPoolExecutor
 
 # Checked in this order; the first set to a positive integer wins.  OMP_NUM_THREADS
 # may list one count per nesting level ("4,2"): the outer level is ours.
@@ -59,6 +61,20 @@ def resolve_threads(threads=None):
     if threads < 0:
         raise ValueError(bad)
     return threads
+
+
+def run_each(fn, items, threads=None):
+    """Call ``fn`` on every item, on up to ``threads`` (resolve_threads) worker
+    threads -- in this thread, in order, when that is one.  For work that
+    releases the GIL (the native calls); exceptions propagate."""
+    items = list(items)
+    threads = min(resolve_threads(threads), len(items))
+    if threads <= 1:
+        for item in items:
+            fn(item)
+        return
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(fn, items))
 
 
 _controller = None

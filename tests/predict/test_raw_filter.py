@@ -122,6 +122,7 @@ def test_raw_filter_votes_do_not_depend_on_pieces_or_threads(digits_libsvm, monk
     h = hash_model(m, bits=256, seed=2)
     Xd = X.astype(np.float32).toarray()
     runs = []
+    monkeypatch.setattr(RawHashFilter, "MIN_PIECE_ROWS", 1)
     for cells, threads in ((1 << 18, 1), (3 * m.n_pairs, 3), (1, 2)):
         monkeypatch.setattr(RawHashFilter, "PIECE_CELLS", cells)
         votes, conf = RawHashFilter(m, h, bits=192, threads=threads).hash_and_vote(Xd)

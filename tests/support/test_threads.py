@@ -33,3 +33,21 @@ def test_resolve_threads(monkeypatch):
     for bad in (-1, "-2", "two", 2.0, True, [1]):
         with pytest.raises(ValueError, match="threads"):
             resolve_threads(bad)
+
+
+def test_run_each_calls_every_item_once_on_any_number_of_threads():
+    from hsvm_cli.support.threads import run_each
+    for threads in (1, 3):
+        seen = []
+        run_each(seen.append, range(10), threads)
+        assert sorted(seen) == list(range(10))
+    order = []
+    run_each(order.append, [3, 1, 2], 1)
+    assert order == [3, 1, 2]          # one thread: in order, in this thread
+
+    def boom(i):
+        if i == 4:
+            raise KeyError(i)
+
+    with pytest.raises(KeyError):
+        run_each(boom, range(8), 2)
