@@ -111,7 +111,8 @@ class CSearch:
         with the choice; with --normalize auto, each normalisation's and the
         one chosen."""
         if self.compared is not None:
-            parts = ["--normalize %s:\n%s" % (name, other._table()) for name, other in self.compared.items()]
+            parts = ["--normalize %s:\n%s" % (name, other._table("<- chosen" if other is self else "<- its best"))
+                     for name, other in self.compared.items()]
             others = ", ".join("%.4g%% with %s" % (100 * o.best_smoothed, name)
                                for name, o in self.compared.items() if o is not self)
             parts.append("Chosen: --normalize %s, C = %g (CV accuracy with neighbours %.4g%%; %s)\n"
@@ -119,13 +120,13 @@ class CSearch:
             return "".join(parts)
         return self._table()
 
-    def _table(self):
+    def _table(self, marker="<- chosen"):
         if len(self.steps) == 1:
             return "Cross Validation Accuracy = %g%%\n" % (100 * self.best.accuracy)
         lines = ["%-12s %14s %18s %9s" % ("C", "CV accuracy", "with neighbours", "seconds")]
         for s, m in zip(self.steps, self.smoothed):
             lines.append("%-12s %13s%% %17s%% %9.1f%s" % ("%g" % s.C, "%g" % (100 * s.accuracy), "%.4g" % (100 * m),
-                                                          s.seconds, "   <- chosen" if s is self.best else ""))
+                                                          s.seconds, "   " + marker if s is self.best else ""))
         lines.append("Best C = %g  CV accuracy = %g%% (%d-fold, %.1f s%s)"
                      % (self.best.C, 100 * self.best.accuracy, self.folds, self.seconds,
                         ", stopped after %d values without improvement" % PATIENCE if self.stopped_early else ""))

@@ -112,7 +112,7 @@ def test_normalize_auto_prints_each_search_and_the_choice(tmp_path):
     r = run(["train-ovo", DIGITS_TRAIN, "-c", "auto", "--normalize", "auto", "--cv", "3", "-o", out])
     lines = r.stdout.splitlines()
     assert lines[0] == "--normalize l2:" and "--normalize none:" in lines
-    assert sum("<- chosen" in line for line in lines) == 2
+    assert sum("<- chosen" in line for line in lines) == 1 and sum("<- its best" in line for line in lines) == 1
     m = load_model(out)
     rec = m.params["cross_validation"]["normalize"]
     assert lines[-1].startswith("Chosen: --normalize %s, C = %g " % (m.normalize, m.params["C"]))
