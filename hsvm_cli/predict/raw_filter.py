@@ -71,10 +71,13 @@ def make_filter(model, h, *, bits=None, threads=None, kernel=None):
     return RawHashFilter(model, h, bits=bits, threads=threads, kernel=kernel)
 
 
-def classifier_norms(W, *, rows=1 << 14, threads=1):
-    """‖w_j‖ (float64) of every row of W (read block by block: W may be a
-    memory map; the blocks split over ``threads``)."""
+def classifier_norms(W, *, rows=None, threads=1):
+    """‖w_j‖ (float64) of every row of W (read block by block -- ``rows`` at a
+    time, default about 4 MB of them: W may be a memory map; the blocks split
+    over ``threads``)."""
     out = np.empty(W.shape[0], dtype=np.float64)
+    if rows is None:
+        rows = max(1, (1 << 22) // max(1, 4 * W.shape[1]))
 
     def block(s):
         out[s:s + rows] = row_norms(np.asarray(W[s:s + rows], dtype=np.float32))
@@ -132,8 +135,7 @@ class RawHashFilter(LazyEncoder):
         self.threads = threads
         self.kernel = kernel
         model.verify()
-        self.w_norms = classifier_norms(model.W, rows=max(1, (1 << 22) // max(1, 4 * model.n_features)),
-                                        threads=threads)
+        self.w_norms = classifier_norms(model.W, threads=threads)
         self.b = np.asarray(model.b, dtype=np.float64)
         self._codes = None
 
