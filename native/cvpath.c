@@ -423,17 +423,36 @@ int hsvm_cv_vote_rows(const float *rows, int64_t stride, int64_t nh, const int64
     for (int64_t p = 0; p < n_pairs; p++)
         if (pair_a[p] < 0 || pair_a[p] >= K || pair_b[p] < 0 || pair_b[p] >= K)
             return -1;
-    memset(votes, 0, sizeof(int32_t) * (size_t)(nh * K));
-    memset(conf, 0, sizeof(double) * (size_t)(nh * K));
+    /* Counted class-major ([K, nh]: a pair adds to two contiguous rows, with
+     * no branch) and transposed at the end; written sample-major, each of
+     * the pair's writes went to a different cache line for every sample. */
+    int32_t *vk = calloc((size_t)(nh * K) + 1, sizeof(int32_t));
+    double *ck = calloc((size_t)(nh * K) + 1, sizeof(double));
+    if (!vk || !ck) {
+        free(vk);
+        free(ck);
+        return -2;
+    }
     for (int64_t p = 0; p < n_pairs; p++) {
         const float *ra = rows + row_a[p] * stride, *rb = rows + row_b[p] * stride;
-        const int32_t a = pair_a[p], b = pair_b[p];
+        const double c = cst[p];
+        int32_t *va = vk + pair_a[p] * nh, *vb = vk + pair_b[p] * nh;
+        double *ca = ck + pair_a[p] * nh, *cb = ck + pair_b[p] * nh;
         for (int64_t x = 0; x < nh; x++) {
-            const double f = (double)ra[x] + (double)rb[x] + cst[p];
-            votes[x * K + (f > 0.0 ? a : b)] += 1;
-            conf[x * K + a] += f;
-            conf[x * K + b] -= f;
+            const double f = (double)ra[x] + (double)rb[x] + c;
+            const int32_t win = f > 0.0;
+            va[x] += win;
+            vb[x] += 1 - win;
+            ca[x] += f;
+            cb[x] -= f;
         }
     }
+    for (int64_t x = 0; x < nh; x++)
+        for (int32_t k = 0; k < K; k++) {
+            votes[x * K + k] = vk[k * nh + x];
+            conf[x * K + k] = ck[k * nh + x];
+        }
+    free(vk);
+    free(ck);
     return 0;
 }

@@ -47,8 +47,8 @@ int hsvm_cv_primal_path(const int64_t *indptr, const int32_t *indices, const dou
  * is rows[row_a[p]*stride + x] + rows[row_b[p]*stride + x] + cst[p] (the contributions of
  * its two classes' training rows, and of the bias); pair_a[p] wins when it is
  * > 0.  votes and conf [nh, K] are overwritten: the winner counts and the
- * decisions summed signed towards each class, in pair order.  Returns 0, or
- * -1 for a class out of range or stride < nh. */
+ * decisions summed signed towards each class, in pair order.  Returns 0,
+ * -1 for a class out of range or stride < nh, -2 when out of memory. */
 int hsvm_cv_vote_rows(const float *rows, int64_t stride, int64_t nh, const int64_t *row_a, const int64_t *row_b,
                       const double *cst, const int32_t *pair_a, const int32_t *pair_b, int64_t n_pairs,
                       int32_t n_classes, int32_t *votes, double *conf);

@@ -191,6 +191,7 @@ class PathCrossValidation:
         else:
             self.gram = np.ascontiguousarray((Xs @ Xs.T).toarray().astype(np.float32))
         self._class_terms = [None] * self.F
+        self._decisions = None       # the held-out decisions of a block of samples, reused
 
     def _terms(self, f):
         """How each class's training rows (fold f held out) enter the pairs'
@@ -238,6 +239,12 @@ class PathCrossValidation:
         votes = np.empty((h1 - h0, self.K), np.int32)
         conf = np.empty((h1 - h0, self.K), np.float64)
         step = max(1, _DEC_BLOCK_BYTES // (8 * max(1, P)))
+        step = -(-(h1 - h0) // max(1, -(-(h1 - h0) // step)))     # equal blocks, none larger than before
+        # One buffer for every block, fold and C: a fresh 128 MB array each
+        # time cost the kernel's page zeroing, a fifth of a search on omniglot.
+        if self._decisions is None or self._decisions.shape[0] < 2 * P * step:
+            self._decisions = None
+            self._decisions = np.empty(2 * P * step, dtype=np.float32)
         jobs = min(self.jobs, len(per_class))
 
         def contributions(stacked, s, e, classes):
@@ -253,6 +260,8 @@ class PathCrossValidation:
                                        ptr("int64_t *", row_a), ptr("int64_t *", row_b), ptr("double *", const),
                                        ptr("int32_t *", self.pair_a), ptr("int32_t *", self.pair_b), P, self.K,
                                        ptr("int32_t *", votes[x0 - h0:x1 - h0]), ptr("double *", conf[x0 - h0:x1 - h0]))
+            if rc == -2:
+                raise MemoryError("cross-validation: held-out votes")
             if rc != 0:
                 raise ValueError("cross-validation: pair names a class out of range")
 
@@ -261,7 +270,7 @@ class PathCrossValidation:
         with single_threaded_blas(), ThreadPoolExecutor(jobs) as ex:
             for s in range(h0, h1, step):
                 e = min(h1, s + step)
-                stacked = np.empty((2 * P, e - s), dtype=np.float32)
+                stacked = self._decisions[:2 * P * (e - s)].reshape(2 * P, e - s)
                 list(ex.map(lambda part: contributions(stacked, s, e, part),
                             [per_class[j::jobs] for j in range(jobs)]))
                 cuts = np.linspace(s, e, jobs + 1).astype(np.int64)
