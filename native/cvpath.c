@@ -129,14 +129,15 @@ static int64_t max_pair_rows(const int64_t *block, int32_t F, int32_t K, int32_t
     return m;
 }
 
-/* One held-out decision into the votes and fixed-point confidences of row x. */
-static inline void vote(double f, int32_t a, int32_t b, int32_t *v, int64_t *cf)
+/* One held-out decision into the votes and fixed-point confidences of row x,
+ * held class-major: v and cf point at row x's entry of class 0, stride nh. */
+static inline void vote(double f, int32_t a, int32_t b, int64_t nh, int32_t *v, int64_t *cf)
 {
     const double c = f > CONF_CLAMP ? CONF_CLAMP : (f < -CONF_CLAMP ? -CONF_CLAMP : f);
     const int64_t q = (int64_t)llrint(c * CONF_SCALE);
-    v[f > 0.0 ? a : b] += 1;
-    cf[a] += q;
-    cf[b] -= q;
+    v[(f > 0.0 ? a : b) * nh] += 1;
+    cf[a * nh] += q;
+    cf[b * nh] -= q;
 }
 
 /* ------------------------------------------------------------------ kernel form */
@@ -238,117 +239,16 @@ done:
 
 /* ------------------------------------------------------------------ primal form */
 
-/* Four partial sums (non-zero k of the row to sum k mod 4, then
- * (s0 + s1) + (s2 + s3)): one chain of additions waited on each addition's
- * latency, and this product is most of a pass and of the held-out votes.
- * A fixed order in plain C, so every machine gives the same bits. */
-static inline double sparse_dot(const double *w, const int64_t *indptr, const int32_t *indices,
-                                const double *data, int64_t r)
-{
-    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-    int64_t k = indptr[r];
-    const int64_t end = indptr[r + 1];
-    for (; k + 4 <= end; k += 4) {
-        s0 += w[indices[k]] * data[k];
-        s1 += w[indices[k + 1]] * data[k + 1];
-        s2 += w[indices[k + 2]] * data[k + 2];
-        s3 += w[indices[k + 3]] * data[k + 3];
-    }
-    if (k < end)
-        s0 += w[indices[k]] * data[k];
-    if (k + 1 < end)
-        s1 += w[indices[k + 1]] * data[k + 1];
-    if (k + 2 < end)
-        s2 += w[indices[k + 2]] * data[k + 2];
-    return (s0 + s1) + (s2 + s3);
-}
-
-static inline void sparse_axpy(double c, double *w, const int64_t *indptr, const int32_t *indices,
-                               const double *data, int64_t r)
-{
-    for (int64_t k = indptr[r]; k < indptr[r + 1]; k++)
-        w[indices[k]] += c * data[k];
-}
-
-static int64_t solve_primal(const int64_t *indptr, const int32_t *indices, const double *data, int32_t d,
-                            const double *sqnorm, const int64_t *rows, const double *y, int64_t l, double *alpha,
-                            double *w, double *qd, int64_t *index, double bias, double diag, double upper,
-                            double eps, int32_t max_iter, uint64_t *rng)
-{
-    memset(w, 0, sizeof(double) * ((size_t)d + 1));
-    for (int64_t i = 0; i < l; i++) {
-        if (alpha[i] != 0.0) {
-            sparse_axpy(alpha[i] * y[i], w, indptr, indices, data, rows[i]);
-            w[d] += alpha[i] * y[i] * bias;
-        }
-        qd[i] = sqnorm[rows[i]] + bias * bias + diag;
-        index[i] = i;
-    }
-    /* Shrinking (Hsieh et al., Algorithm 3): a variable at a bound whose
-     * gradient points outside the previous pass's projected-gradient range
-     * leaves the active set; all return for a final check before stopping. */
-    int64_t active = l, pass = 0;
-    double pg_max_old = HUGE_VAL, pg_min_old = -HUGE_VAL;
-    while (pass < max_iter) {
-        pass++;
-        shuffle(index, active, rng);
-        double pg_max = -HUGE_VAL, pg_min = HUGE_VAL;
-        for (int64_t s = 0; s < active; s++) {
-            const int64_t i = index[s];
-            const double G = y[i] * (sparse_dot(w, indptr, indices, data, rows[i]) + w[d] * bias) - 1.0
-                             + diag * alpha[i];
-            double pg = 0.0;
-            if (alpha[i] == 0.0) {
-                if (G > pg_max_old) {
-                    active--;
-                    index[s] = index[active];
-                    index[active] = i;
-                    s--;
-                    continue;
-                }
-                if (G < 0.0)
-                    pg = G;
-            } else if (alpha[i] >= upper) {
-                if (G < pg_min_old) {
-                    active--;
-                    index[s] = index[active];
-                    index[active] = i;
-                    s--;
-                    continue;
-                }
-                if (G > 0.0)
-                    pg = G;
-            } else {
-                pg = G;
-            }
-            if (pg > pg_max)
-                pg_max = pg;
-            if (pg < pg_min)
-                pg_min = pg;
-            if (fabs(pg) <= 1e-12)
-                continue;
-            double a_new = alpha[i] - G / qd[i];
-            a_new = a_new < 0.0 ? 0.0 : (a_new > upper ? upper : a_new);
-            const double step = (a_new - alpha[i]) * y[i];
-            alpha[i] = a_new;
-            sparse_axpy(step, w, indptr, indices, data, rows[i]);
-            w[d] += step * bias;
-        }
-        if (l == 0)
-            break;
-        if (pg_max - pg_min <= eps) {
-            if (active == l)
-                break;
-            active = l;
-            pg_max_old = HUGE_VAL;
-            pg_min_old = -HUGE_VAL;
-            continue;
-        }
-        pg_max_old = pg_max > 0.0 ? pg_max : HUGE_VAL;
-        pg_min_old = pg_min < 0.0 ? pg_min : -HUGE_VAL;
-    }
-    return pass;
-}
+#define CV_INDEX uint16_t
+#define CV_NAME(x) x##_u16
+#include "cvpath_primal.h"
+#undef CV_INDEX
+#undef CV_NAME
+#define CV_INDEX int32_t
+#define CV_NAME(x) x##_i32
+#include "cvpath_primal.h"
+#undef CV_INDEX
+#undef CV_NAME
 
 int hsvm_cv_check_rows(const int64_t *indptr, const int32_t *indices, int64_t n, int32_t d)
 {
@@ -363,20 +263,21 @@ int hsvm_cv_check_rows(const int64_t *indptr, const int32_t *indices, int64_t n,
     return 0;
 }
 
-int hsvm_cv_primal_path(const int64_t *indptr, const int32_t *indices, const double *data, int64_t n, int32_t d,
-                        const double *sqnorm, const int64_t *block, int32_t n_folds, int32_t n_classes,
-                        int32_t fold, const int32_t *pair_a, const int32_t *pair_b, int64_t p0, int64_t p1,
-                        const int64_t *alpha_off, double *alpha, const uint64_t *seeds, double bias, double C,
-                        int32_t loss, double eps, int32_t max_iter, int32_t *votes, int64_t *conf,
+int hsvm_cv_primal_path(const int64_t *indptr, const void *indices, int32_t index_bytes, const float *data,
+                        int64_t n, int32_t d, const double *sqnorm, const int64_t *block, int32_t n_folds,
+                        int32_t n_classes, int32_t fold, const int32_t *pair_a, const int32_t *pair_b, int64_t p0,
+                        int64_t p1, const int64_t *alpha_off, double *alpha, const uint64_t *seeds, double bias,
+                        double C, int32_t loss, double eps, int32_t max_iter, int32_t *votes, int64_t *conf,
                         int64_t *passes)
 {
     const int32_t F = n_folds, K = n_classes;
     /* The rows' indices are checked once by the caller (hsvm_cv_check_rows),
      * not here: this runs once per block of pairs, fold and C, and a pass
      * over every non-zero each time cost more than the solves at small C. */
-    if (d < 0 || check_args(n, block, F, K, fold, pair_a, pair_b, p0, p1, alpha_off, C, loss, max_iter))
+    if (d < 0 || (index_bytes != 2 && index_bytes != 4) || (index_bytes == 2 && d > 65536))
         return -1;
-    const int64_t h0 = block[(int64_t)fold * K], h1 = block[(int64_t)(fold + 1) * K];
+    if (check_args(n, block, F, K, fold, pair_a, pair_b, p0, p1, alpha_off, C, loss, max_iter))
+        return -1;
     const int64_t lmax = max_pair_rows(block, F, K, fold, pair_a, pair_b, p0, p1);
     const double diag = loss == 2 ? 0.5 / C : 0.0, upper = loss == 2 ? HUGE_VAL : C;
     int64_t *rows = malloc(sizeof(int64_t) * (size_t)lmax);
@@ -389,19 +290,12 @@ int hsvm_cv_primal_path(const int64_t *indptr, const int32_t *indices, const dou
         rc = -2;
         goto done;
     }
-    int64_t total = 0;
-    for (int64_t p = p0; p < p1; p++) {
-        const int32_t a = pair_a[p], b = pair_b[p];
-        const int64_t l = pair_rows(block, F, K, fold, a, b, rows, y);
-        uint64_t rng = seeds[p];
-        total += solve_primal(indptr, indices, data, d, sqnorm, rows, y, l, alpha + alpha_off[p], w, qd, index,
-                              bias, diag, upper, eps, max_iter, &rng);
-        for (int64_t x = h0; x < h1; x++) {
-            const double f = sparse_dot(w, indptr, indices, data, x) + w[d] * bias;
-            vote(f, a, b, votes + (x - h0) * K, conf + (x - h0) * K);
-        }
-    }
-    *passes = total;
+    if (index_bytes == 2)
+        *passes = pairs_u16(indptr, indices, data, d, sqnorm, block, F, K, fold, pair_a, pair_b, p0, p1, alpha_off,
+                            alpha, seeds, bias, diag, upper, eps, max_iter, rows, y, qd, index, w, votes, conf);
+    else
+        *passes = pairs_i32(indptr, indices, data, d, sqnorm, block, F, K, fold, pair_a, pair_b, p0, p1, alpha_off,
+                            alpha, seeds, bias, diag, upper, eps, max_iter, rows, y, qd, index, w, votes, conf);
 done:
     free(rows);
     free(index);

@@ -16,8 +16,8 @@
  * descent visits the variables in a random order per pass (SplitMix64 seeded
  * by seeds[p]) until the projected gradient spans at most eps, or max_iter
  * passes.  hsvm_cv_primal_path then gives every held-out row x (fold `fold`, all classes) the
- * decision f = w.x + w_bias*bias: votes[(x - h0)*K + winner] += 1 (pair_a when
- * f > 0) and conf[(x - h0)*K + a] += round(f * 2^24), conf[.. + b] -= the same
+ * decision f = w.x + w_bias*bias: votes[winner*nh + x - h0] += 1 (pair_a when
+ * f > 0) and conf[a*nh + x - h0] += round(f * 2^24), conf[b*nh + ..] -= the same
  * (fixed point, so sums do not depend on the order of pairs), h0 the fold's
  * first row.  *passes receives the total passes.  Returns 0, -1 for bad
  * arguments, -2 when out of memory. */
@@ -33,14 +33,16 @@ int hsvm_cv_gram_solve(const float *gram, int64_t n, const int64_t *block, int32
  * d features: 0, or -1.  hsvm_cv_primal_path trusts rows that passed it. */
 int hsvm_cv_check_rows(const int64_t *indptr, const int32_t *indices, int64_t n, int32_t d);
 
-/* Primal form: rows as CSR (indptr int64 [n+1], indices int32, data double;
- * checked once with hsvm_cv_check_rows), d features, sqnorm[i] = ||x_i||^2;
- * w (d + 1 doubles) kept as sum alpha y x. */
-int hsvm_cv_primal_path(const int64_t *indptr, const int32_t *indices, const double *data, int64_t n, int32_t d,
-                        const double *sqnorm, const int64_t *block, int32_t n_folds, int32_t n_classes,
-                        int32_t fold, const int32_t *pair_a, const int32_t *pair_b, int64_t p0, int64_t p1,
-                        const int64_t *alpha_off, double *alpha, const uint64_t *seeds, double bias, double C,
-                        int32_t loss, double eps, int32_t max_iter, int32_t *votes, int64_t *conf,
+/* Primal form: rows as CSR (indptr int64 [n+1], indices of index_bytes 2
+ * (uint16, only when d <= 65536) or 4 (int32), data float32; checked once
+ * with hsvm_cv_check_rows), d features, sqnorm[i] = ||x_i||^2 (of the float32
+ * values); w (d + 1 doubles) kept as sum alpha y x.  votes [K, nh] and conf
+ * [K, nh] are class-major (and added to, not overwritten). */
+int hsvm_cv_primal_path(const int64_t *indptr, const void *indices, int32_t index_bytes, const float *data,
+                        int64_t n, int32_t d, const double *sqnorm, const int64_t *block, int32_t n_folds,
+                        int32_t n_classes, int32_t fold, const int32_t *pair_a, const int32_t *pair_b, int64_t p0,
+                        int64_t p1, const int64_t *alpha_off, double *alpha, const uint64_t *seeds, double bias,
+                        double C, int32_t loss, double eps, int32_t max_iter, int32_t *votes, int64_t *conf,
                         int64_t *passes);
 
 /* The kernel form's held-out votes: pair p's decision on held-out sample x < nh

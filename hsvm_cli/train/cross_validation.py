@@ -280,12 +280,16 @@ class PathCrossValidation:
     def _prepare_primal(self, Xs):
         Xs.sort_indices()
         self.indptr = np.ascontiguousarray(Xs.indptr, dtype=np.int64)
-        self.indices = np.ascontiguousarray(Xs.indices, dtype=np.int32)
-        self.data = np.ascontiguousarray(Xs.data, dtype=np.float64)
-        if lib.hsvm_cv_check_rows(ptr("int64_t *", self.indptr), ptr("int32_t *", self.indices), self.n, self.d):
+        indices = np.ascontiguousarray(Xs.indices, dtype=np.int32)
+        if lib.hsvm_cv_check_rows(ptr("int64_t *", self.indptr), ptr("int32_t *", indices), self.n, self.d):
             raise ValueError("cross-validation: malformed sparse rows (an index outside 0..%d)" % (self.d - 1))
+        # Compact rows (native/cvpath_primal.h): 16-bit indices where the
+        # columns allow, float32 values; the solver's arithmetic is double.
+        self.indices = indices.astype(np.uint16) if self.d <= 65536 else indices
+        self.data = np.ascontiguousarray(Xs.data, dtype=np.float32)
         rows = np.repeat(np.arange(self.n), np.diff(self.indptr))
-        self.sqnorm = np.bincount(rows, weights=self.data * self.data, minlength=self.n).astype(np.float64)
+        values = self.data.astype(np.float64)
+        self.sqnorm = np.bincount(rows, weights=values * values, minlength=self.n).astype(np.float64)
 
     # ------------------------------------------------------------ running
 
@@ -322,7 +326,7 @@ class PathCrossValidation:
             acc = getattr(local, "acc", None)
             if acc is None:
                 acc = local.acc = [None, None, 0] if kernel else \
-                    [np.zeros((nh, self.K), np.int32), np.zeros((nh, self.K), np.int64), 0]
+                    [np.zeros((self.K, nh), np.int32), np.zeros((self.K, nh), np.int64), 0]
                 with lock:
                     accs.append(acc)
             acc[2] += self._call(f, C, bounds[0], bounds[1], acc[0], acc[1])
@@ -341,13 +345,13 @@ class PathCrossValidation:
         if kernel:
             votes, conf = self._kernel_votes(f)
             return votes, conf, passes
-        votes = np.zeros((nh, self.K), np.int32)
-        conf = np.zeros((nh, self.K), np.int64)
+        votes = np.zeros((self.K, nh), np.int32)       # class-major, as the C code counts them
+        conf = np.zeros((self.K, nh), np.int64)
         for v, c, _ in accs:
             votes += v
             conf += c
         # Fixed point back to decision-value units (the tie-break only compares them).
-        return votes, conf / 16777216.0, passes
+        return np.ascontiguousarray(votes.T), np.ascontiguousarray(conf.T) / 16777216.0, passes
 
     def _call(self, f, C, p0, p1, votes, conf):
         passes = np.zeros(1, dtype=np.int64)
@@ -358,8 +362,9 @@ class PathCrossValidation:
         if self.form == "kernel":
             rc = lib.hsvm_cv_gram_solve(ptr("float *", self.gram), self.n, *common, ptr("int64_t *", passes))
         else:
-            rc = lib.hsvm_cv_primal_path(ptr("int64_t *", self.indptr), ptr("int32_t *", self.indices),
-                                         ptr("double *", self.data), self.n, self.d, ptr("double *", self.sqnorm),
+            rc = lib.hsvm_cv_primal_path(ptr("int64_t *", self.indptr), ptr("void *", self.indices),
+                                         self.indices.itemsize, ptr("float *", self.data), self.n, self.d,
+                                         ptr("double *", self.sqnorm),
                                          *common, ptr("int32_t *", votes), ptr("int64_t *", conf),
                                          ptr("int64_t *", passes))
         if rc == -2:

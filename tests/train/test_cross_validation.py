@@ -133,3 +133,17 @@ def test_primal_form_refuses_rows_with_an_index_past_the_features(digits_l2):
     bad.indices[5] = bad.shape[1] + 3      # scipy does not check indices it is handed
     with pytest.raises(ValueError, match="index outside"):
         PathCrossValidation(bad, y, n_folds=3, form="primal")
+
+
+def test_rows_wider_than_16_bit_columns_give_the_same_path(digits_l2):
+    # Past 65,536 columns the primal form reads 32-bit indices instead of
+    # 16-bit ones; the arithmetic is the same, so every step must be too.
+    X, y = digits_l2
+    wide = sp.hstack([X, sp.csr_matrix((X.shape[0], 70000 - X.shape[1]))]).tocsr()
+    narrow_cv = PathCrossValidation(X, y, n_folds=3, seed=6, form="primal")
+    wide_cv = PathCrossValidation(wide, y, n_folds=3, seed=6, form="primal")
+    assert narrow_cv.indices.dtype == np.uint16 and wide_cv.indices.dtype == np.int32
+    for C in (0.05, 1.0):
+        a, b = narrow_cv.run(C), wide_cv.run(C)
+        assert (a.correct, a.passes, a.fold_correct) == (b.correct, b.passes, b.fold_correct)
+    assert all(np.array_equal(p, q) for p, q in zip(narrow_cv.alpha, wide_cv.alpha))
