@@ -32,7 +32,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hsvm_cpu.h"
 #include "hsvm_cvpath.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#define CV_X86 1
+#else
+#define CV_X86 0
+#endif
+
+/* Pairs whose held-out decisions are formed together (cvpath_primal.h). */
+#define CV_LANES 8
 
 /* Fixed point of the confidence sums: 2^24 steps per unit, clamped far above
  * any useful decision value so that K sums of them cannot overflow. */
@@ -267,8 +277,8 @@ int hsvm_cv_primal_path(const int64_t *indptr, const void *indices, int32_t inde
                         int64_t n, int32_t d, const double *sqnorm, const int64_t *block, int32_t n_folds,
                         int32_t n_classes, int32_t fold, const int32_t *pair_a, const int32_t *pair_b, int64_t p0,
                         int64_t p1, const int64_t *alpha_off, double *alpha, const uint64_t *seeds, double bias,
-                        double C, int32_t loss, double eps, int32_t max_iter, int32_t *votes, int64_t *conf,
-                        int64_t *passes)
+                        double C, int32_t loss, double eps, int32_t max_iter, int32_t kernel_request,
+                        int32_t *votes, int64_t *conf, int64_t *passes)
 {
     const int32_t F = n_folds, K = n_classes;
     /* The rows' indices are checked once by the caller (hsvm_cv_check_rows),
@@ -285,24 +295,54 @@ int hsvm_cv_primal_path(const int64_t *indptr, const void *indices, int32_t inde
     double *y = malloc(sizeof(double) * (size_t)lmax);
     double *qd = malloc(sizeof(double) * (size_t)lmax);
     double *w = malloc(sizeof(double) * ((size_t)d + 1));
+    double *Wb = malloc(sizeof(double) * ((size_t)d + 1) * CV_LANES);
     int rc = 0;
-    if (!rows || !index || !y || !qd || !w) {
+    const int32_t kernel = hsvm_resolve_kernel(kernel_request);
+    if (kernel < 0) {
+        rc = kernel;
+        goto done;
+    }
+    if (!rows || !index || !y || !qd || !w || !Wb) {
         rc = -2;
         goto done;
     }
     if (index_bytes == 2)
         *passes = pairs_u16(indptr, indices, data, d, sqnorm, block, F, K, fold, pair_a, pair_b, p0, p1, alpha_off,
-                            alpha, seeds, bias, diag, upper, eps, max_iter, rows, y, qd, index, w, votes, conf);
+                            alpha, seeds, bias, diag, upper, eps, max_iter, rows, y, qd, index, w, Wb, kernel,
+                            votes, conf);
     else
         *passes = pairs_i32(indptr, indices, data, d, sqnorm, block, F, K, fold, pair_a, pair_b, p0, p1, alpha_off,
-                            alpha, seeds, bias, diag, upper, eps, max_iter, rows, y, qd, index, w, votes, conf);
+                            alpha, seeds, bias, diag, upper, eps, max_iter, rows, y, qd, index, w, Wb, kernel,
+                            votes, conf);
 done:
     free(rows);
     free(index);
     free(y);
     free(qd);
     free(w);
+    free(Wb);
     return rc;
+}
+
+int hsvm_cv_products(const double *W, int64_t n_pairs, int32_t d, const int64_t *indptr, const void *indices,
+                     int32_t index_bytes, const float *data, int64_t r0, int64_t r1, int32_t kernel_request,
+                     int32_t blocked, double *out)
+{
+    if (d < 0 || n_pairs < 0 || r0 < 0 || r1 < r0 || (index_bytes != 2 && index_bytes != 4)
+        || (index_bytes == 2 && d > 65536))
+        return -1;
+    const int32_t kernel = hsvm_resolve_kernel(kernel_request);
+    if (kernel < 0)
+        return kernel;
+    double *Wb = malloc(sizeof(double) * ((size_t)d + 1) * CV_LANES);
+    if (!Wb)
+        return -2;
+    if (index_bytes == 2)
+        products_u16(W, n_pairs, d, indptr, indices, data, r0, r1, kernel, blocked, Wb, out);
+    else
+        products_i32(W, n_pairs, d, indptr, indices, data, r0, r1, kernel, blocked, Wb, out);
+    free(Wb);
+    return 0;
 }
 
 /* ------------------------------------------------------------------ held-out votes of the kernel form */

@@ -118,26 +118,151 @@ static int64_t CV_NAME(solve_primal)(const int64_t *indptr, const CV_INDEX *indi
     return pass;
 }
 
-/* Pairs p0..p1 of one fold: each solved, then the held-out rows' votes and
- * fixed-point confidences added class-major (votes[c * nh + x - h0]). */
+/* The held-out decisions of a block of CV_LANES pairs on row r: Wb holds
+ * their weights interleaved (Wb[j * CV_LANES + q] = w_q[j]), and lane q's
+ * product is summed exactly as sparse_dot sums it (four partial sums by
+ * non-zero position, then (s0 + s1) + (s2 + s3)), so the decisions are
+ * bit-identical to one sparse_dot per pair on every code path -- but a
+ * non-zero's value and index are read once for all the pairs, and the
+ * pairs' weights of one column are one contiguous load. */
+#define CV_BLOCK_DOT_BODY()                                                              \
+    int64_t k = indptr[r];                                                               \
+    const int64_t end = indptr[r + 1];                                                   \
+    for (; k + 4 <= end; k += 4)                                                         \
+        for (int q = 0; q < CV_LANES; q++) {                                             \
+            s0[q] += Wb[(int64_t)indices[k] * CV_LANES + q] * (double)data[k];           \
+            s1[q] += Wb[(int64_t)indices[k + 1] * CV_LANES + q] * (double)data[k + 1];   \
+            s2[q] += Wb[(int64_t)indices[k + 2] * CV_LANES + q] * (double)data[k + 2];   \
+            s3[q] += Wb[(int64_t)indices[k + 3] * CV_LANES + q] * (double)data[k + 3];   \
+        }                                                                                \
+    for (int q = 0; q < CV_LANES; q++) {                                                 \
+        if (k < end)                                                                     \
+            s0[q] += Wb[(int64_t)indices[k] * CV_LANES + q] * (double)data[k];           \
+        if (k + 1 < end)                                                                 \
+            s1[q] += Wb[(int64_t)indices[k + 1] * CV_LANES + q] * (double)data[k + 1];   \
+        if (k + 2 < end)                                                                 \
+            s2[q] += Wb[(int64_t)indices[k + 2] * CV_LANES + q] * (double)data[k + 2];   \
+        out[q] = (s0[q] + s1[q]) + (s2[q] + s3[q]);                                      \
+    }
+
+static void CV_NAME(block_dot_portable)(const double *Wb, const int64_t *indptr, const CV_INDEX *indices,
+                                         const float *data, int64_t r, double *out)
+{
+    double s0[CV_LANES] = {0}, s1[CV_LANES] = {0}, s2[CV_LANES] = {0}, s3[CV_LANES] = {0};
+    CV_BLOCK_DOT_BODY()
+}
+
+#if CV_X86
+/* The same loops compiled for wider registers: each lane's operations and
+ * their order are the portable ones (no fused multiply-add: -ffp-contract=off),
+ * only more lanes per instruction. */
+__attribute__((target("avx2"))) static void CV_NAME(block_dot_avx2)(const double *Wb, const int64_t *indptr,
+                                                                     const CV_INDEX *indices, const float *data,
+                                                                     int64_t r, double *out)
+{
+    double s0[CV_LANES] = {0}, s1[CV_LANES] = {0}, s2[CV_LANES] = {0}, s3[CV_LANES] = {0};
+    CV_BLOCK_DOT_BODY()
+}
+
+__attribute__((target("avx512f"))) static void CV_NAME(block_dot_avx512)(const double *Wb, const int64_t *indptr,
+                                                                          const CV_INDEX *indices, const float *data,
+                                                                          int64_t r, double *out)
+{
+    double s0[CV_LANES] = {0}, s1[CV_LANES] = {0}, s2[CV_LANES] = {0}, s3[CV_LANES] = {0};
+    CV_BLOCK_DOT_BODY()
+}
+#endif
+#undef CV_BLOCK_DOT_BODY
+
+typedef void (*CV_NAME(block_dot_fn))(const double *, const int64_t *, const CV_INDEX *, const float *, int64_t,
+                                       double *);
+
+static CV_NAME(block_dot_fn) CV_NAME(block_dot_for)(int32_t kernel)
+{
+#if CV_X86
+    if (kernel == HSVM_KERNEL_AVX512)
+        return CV_NAME(block_dot_avx512);
+    if (kernel == HSVM_KERNEL_AVX2)
+        return CV_NAME(block_dot_avx2);
+#endif
+    (void)kernel;
+    return CV_NAME(block_dot_portable);
+}
+
+/* hsvm_cv_products (tests): out[(r - r0) * n_pairs + p] = W[p].x_r for the
+ * n_pairs rows of W [n_pairs, d + 1], by blocks of lanes or pair by pair. */
+static void CV_NAME(products)(const double *W, int64_t n_pairs, int32_t d, const int64_t *indptr,
+                              const CV_INDEX *indices, const float *data, int64_t r0, int64_t r1, int32_t kernel,
+                              int32_t blocked, double *Wb, double *out)
+{
+    const CV_NAME(block_dot_fn) dot = CV_NAME(block_dot_for)(kernel);
+    for (int64_t q0 = 0; q0 < n_pairs; q0 += CV_LANES) {
+        const int64_t nq = n_pairs - q0 < CV_LANES ? n_pairs - q0 : CV_LANES;
+        memset(Wb, 0, sizeof(double) * ((size_t)d + 1) * CV_LANES);
+        for (int64_t q = 0; q < nq; q++)
+            for (int64_t j = 0; j <= d; j++)
+                Wb[j * CV_LANES + q] = W[(q0 + q) * ((int64_t)d + 1) + j];
+        double lanes[CV_LANES];
+        for (int64_t r = r0; r < r1; r++) {
+            if (blocked)
+                dot(Wb, indptr, indices, data, r, lanes);
+            for (int64_t q = 0; q < nq; q++)
+                out[(r - r0) * n_pairs + q0 + q] =
+                    blocked ? lanes[q] : CV_NAME(sparse_dot)(W + (q0 + q) * ((int64_t)d + 1), indptr, indices, data, r);
+        }
+    }
+}
+
+/* Pairs p0..p1 of one fold: each solved, its weights put in a lane of the
+ * block Wb, and every CV_LANES pairs (and at the end) the held-out rows'
+ * votes and fixed-point confidences added class-major
+ * (votes[c * nh + x - h0]), or each pair's right after its solve. */
 static int64_t CV_NAME(pairs)(const int64_t *indptr, const CV_INDEX *indices, const float *data, int32_t d,
                               const double *sqnorm, const int64_t *block, int32_t F, int32_t K, int32_t fold,
                               const int32_t *pair_a, const int32_t *pair_b, int64_t p0, int64_t p1,
                               const int64_t *alpha_off, double *alpha, const uint64_t *seeds, double bias,
                               double diag, double upper, double eps, int32_t max_iter, int64_t *rows, double *y,
-                              double *qd, int64_t *index, double *w, int32_t *votes, int64_t *conf)
+                              double *qd, int64_t *index, double *w, double *Wb, int32_t kernel, int32_t *votes,
+                              int64_t *conf)
 {
     const int64_t h0 = block[(int64_t)fold * K], h1 = block[(int64_t)(fold + 1) * K], nh = h1 - h0;
+    const CV_NAME(block_dot_fn) dot = CV_NAME(block_dot_for)(kernel);
     int64_t total = 0;
-    for (int64_t p = p0; p < p1; p++) {
-        const int32_t a = pair_a[p], b = pair_b[p];
-        const int64_t l = pair_rows(block, F, K, fold, a, b, rows, y);
-        uint64_t rng = seeds[p];
-        total += CV_NAME(solve_primal)(indptr, indices, data, d, sqnorm, rows, y, l, alpha + alpha_off[p], w, qd,
-                                       index, bias, diag, upper, eps, max_iter, &rng);
+    /* Copying a pair's weights into its lane touches d + 1 cache lines; where
+     * the held-out products are not many times that (sparse rows, many
+     * columns: reuters-r52), each pair's products are summed on their own
+     * -- the same bits, only slower per product. */
+    if (indptr[h1] - indptr[h0] < 8 * ((int64_t)d + 1)) {
+        for (int64_t p = p0; p < p1; p++) {
+            const int64_t l = pair_rows(block, F, K, fold, pair_a[p], pair_b[p], rows, y);
+            uint64_t rng = seeds[p];
+            total += CV_NAME(solve_primal)(indptr, indices, data, d, sqnorm, rows, y, l, alpha + alpha_off[p], w,
+                                           qd, index, bias, diag, upper, eps, max_iter, &rng);
+            for (int64_t x = h0; x < h1; x++)
+                vote(CV_NAME(sparse_dot)(w, indptr, indices, data, x) + w[d] * bias, pair_a[p], pair_b[p], nh,
+                     votes + (x - h0), conf + (x - h0));
+        }
+        return total;
+    }
+    for (int64_t q0 = p0; q0 < p1; q0 += CV_LANES) {
+        const int64_t nq = p1 - q0 < CV_LANES ? p1 - q0 : CV_LANES;
+        memset(Wb, 0, sizeof(double) * ((size_t)d + 1) * CV_LANES);
+        for (int64_t q = 0; q < nq; q++) {
+            const int64_t p = q0 + q;
+            const int64_t l = pair_rows(block, F, K, fold, pair_a[p], pair_b[p], rows, y);
+            uint64_t rng = seeds[p];
+            total += CV_NAME(solve_primal)(indptr, indices, data, d, sqnorm, rows, y, l, alpha + alpha_off[p], w,
+                                           qd, index, bias, diag, upper, eps, max_iter, &rng);
+            for (int64_t j = 0; j <= d; j++)
+                Wb[j * CV_LANES + q] = w[j];
+        }
+        const double *wbias = Wb + (int64_t)d * CV_LANES;
+        double out[CV_LANES];
         for (int64_t x = h0; x < h1; x++) {
-            const double f = CV_NAME(sparse_dot)(w, indptr, indices, data, x) + w[d] * bias;
-            vote(f, a, b, nh, votes + (x - h0), conf + (x - h0));
+            dot(Wb, indptr, indices, data, x, out);
+            for (int64_t q = 0; q < nq; q++)
+                vote(out[q] + wbias[q] * bias, pair_a[q0 + q], pair_b[q0 + q], nh, votes + (x - h0),
+                     conf + (x - h0));
         }
     }
     return total;

@@ -37,13 +37,25 @@ int hsvm_cv_check_rows(const int64_t *indptr, const int32_t *indices, int64_t n,
  * (uint16, only when d <= 65536) or 4 (int32), data float32; checked once
  * with hsvm_cv_check_rows), d features, sqnorm[i] = ||x_i||^2 (of the float32
  * values); w (d + 1 doubles) kept as sum alpha y x.  votes [K, nh] and conf
- * [K, nh] are class-major (and added to, not overwritten). */
+ * [K, nh] are class-major (and added to, not overwritten).  kernel
+ * (HSVM_KERNEL_*, hsvm_cpu.h) is the code path of the held-out products;
+ * every path gives the same bits.  Also returns hsvm_resolve_kernel's
+ * HSVM_CPU_E* codes. */
 int hsvm_cv_primal_path(const int64_t *indptr, const void *indices, int32_t index_bytes, const float *data,
                         int64_t n, int32_t d, const double *sqnorm, const int64_t *block, int32_t n_folds,
                         int32_t n_classes, int32_t fold, const int32_t *pair_a, const int32_t *pair_b, int64_t p0,
                         int64_t p1, const int64_t *alpha_off, double *alpha, const uint64_t *seeds, double bias,
-                        double C, int32_t loss, double eps, int32_t max_iter, int32_t *votes, int64_t *conf,
-                        int64_t *passes);
+                        double C, int32_t loss, double eps, int32_t max_iter, int32_t kernel_request,
+                        int32_t *votes, int64_t *conf, int64_t *passes);
+
+/* The primal form's held-out products, exposed for tests: out[(r - r0) *
+ * n_pairs + p] = sum over row r's non-zeros of W[p][column] * value, for
+ * the rows [r0, r1) (checked by the caller) and W [n_pairs, d + 1]; blocked
+ * 1: eight pairs at once on the kernel's code path, 0: pair by pair.  Every
+ * choice gives the same bits.  Returns 0, -1, -2 (memory) or HSVM_CPU_E*. */
+int hsvm_cv_products(const double *W, int64_t n_pairs, int32_t d, const int64_t *indptr, const void *indices,
+                     int32_t index_bytes, const float *data, int64_t r0, int64_t r1, int32_t kernel_request,
+                     int32_t blocked, double *out);
 
 /* The kernel form's held-out votes: pair p's decision on held-out sample x < nh
  * is rows[row_a[p]*stride + x] + rows[row_b[p]*stride + x] + cst[p] (the contributions of

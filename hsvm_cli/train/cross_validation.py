@@ -16,7 +16,10 @@ counted inside the same C call, so decision values are never stored.  Two
 forms of the solver (the same iterations): the kernel form, with a Gram matrix
 of all samples, when pairs have fewer training rows than samples have nonzero
 features (e.g. few samples per class: omniglot's 15); the primal form
-otherwise.  Pairs run in parallel on ``jobs`` threads; results do not depend
+otherwise, which reads the rows as float32 values with 16-bit column indices
+(32-bit past 65,536 columns): a pass streams every training row of a pair, and
+6 bytes per non-zero instead of 12 made it faster.  Pairs run in parallel on
+``jobs`` threads; results do not depend
 on the thread count (confidences are summed in fixed point).
 
 Folds: within each class the samples are ordered by a seeded key (hsvm's
@@ -36,6 +39,7 @@ from ..errors import OptionError
 from ..hashing.generator import random_bits
 from ..models.pairs import canonical_pairs
 from ..predict.ranking import best_class
+from ..support.kernels import kernel_error, kernel_id
 from ..support.labels import integer_labels
 from ..support.memory import check_allocation
 from ..support.native import lib, ptr
@@ -61,6 +65,9 @@ _KERNEL_MAX_ROWS = 4096
 # Rough passes per C step, for choosing the cheaper form (both forms take the
 # same passes; only their cost per pass differs).
 _PASSES_GUESS = 10
+# The primal form forms the held-out decisions of this many pairs at once
+# (CV_LANES in native/cvpath.c).
+_PRIMAL_LANES = 8
 # Held-out decisions of the kernel form are formed for this many bytes of
 # [pairs x samples] float32 at a time.
 _DEC_BLOCK_BYTES = 128 << 20
@@ -286,6 +293,7 @@ class PathCrossValidation:
         # Compact rows (native/cvpath_primal.h): 16-bit indices where the
         # columns allow, float32 values; the solver's arithmetic is double.
         self.indices = indices.astype(np.uint16) if self.d <= 65536 else indices
+        self.kernel = kernel_id(None)       # the held-out products' code path (HSVM_KERNEL)
         self.data = np.ascontiguousarray(Xs.data, dtype=np.float32)
         rows = np.repeat(np.arange(self.n), np.diff(self.indptr))
         values = self.data.astype(np.float64)
@@ -334,6 +342,8 @@ class PathCrossValidation:
         # Chunks small enough to balance pairs of different sizes over the
         # threads and to let Ctrl-C through between calls.
         chunk = max(1, min(4096, -(-P // (self.jobs * 16))))
+        if not kernel:      # whole blocks of the primal form's held-out products
+            chunk = -(-chunk // _PRIMAL_LANES) * _PRIMAL_LANES
         chunks = [(s, min(P, s + chunk)) for s in range(0, P, chunk)]
         if self.jobs == 1:
             for c in chunks:
@@ -365,10 +375,12 @@ class PathCrossValidation:
             rc = lib.hsvm_cv_primal_path(ptr("int64_t *", self.indptr), ptr("void *", self.indices),
                                          self.indices.itemsize, ptr("float *", self.data), self.n, self.d,
                                          ptr("double *", self.sqnorm),
-                                         *common, ptr("int32_t *", votes), ptr("int64_t *", conf),
+                                         *common, self.kernel, ptr("int32_t *", votes), ptr("int64_t *", conf),
                                          ptr("int64_t *", passes))
         if rc == -2:
             raise MemoryError("cross-validation buffers")
+        if rc <= lib.HSVM_CPU_EINVAL:
+            raise kernel_error(rc)
         if rc != 0:
             raise ValueError("cross-validation: inconsistent arguments")
         return int(passes[0])

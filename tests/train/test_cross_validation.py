@@ -8,8 +8,12 @@ import scipy.sparse as sp
 from hsvm_cli.errors import OptionError
 from hsvm_cli.predict.predictor import Predictor
 from hsvm_cli.preprocess import l2_normalize
+from hsvm_cli.support.kernels import kernel_id
+from hsvm_cli.support.native import lib, ptr
 from hsvm_cli.train.cross_validation import PathCrossValidation, stratified_folds
 from hsvm_cli.train.liblinear import train_pairs
+
+from conftest import kernel_params
 
 
 @pytest.fixture(scope="module")
@@ -137,7 +141,9 @@ def test_primal_form_refuses_rows_with_an_index_past_the_features(digits_l2):
 
 def test_rows_wider_than_16_bit_columns_give_the_same_path(digits_l2):
     # Past 65,536 columns the primal form reads 32-bit indices instead of
-    # 16-bit ones; the arithmetic is the same, so every step must be too.
+    # 16-bit ones, and with so many columns it sums each pair's held-out
+    # products on their own rather than eight pairs at once; the arithmetic
+    # is the same, so every step and every held-out vote must be too.
     X, y = digits_l2
     wide = sp.hstack([X, sp.csr_matrix((X.shape[0], 70000 - X.shape[1]))]).tocsr()
     narrow_cv = PathCrossValidation(X, y, n_folds=3, seed=6, form="primal")
@@ -147,3 +153,67 @@ def test_rows_wider_than_16_bit_columns_give_the_same_path(digits_l2):
         a, b = narrow_cv.run(C), wide_cv.run(C)
         assert (a.correct, a.passes, a.fold_correct) == (b.correct, b.passes, b.fold_correct)
     assert all(np.array_equal(p, q) for p, q in zip(narrow_cv.alpha, wide_cv.alpha))
+    for f in range(3):
+        nh = int(narrow_cv.block[(f + 1) * narrow_cv.K] - narrow_cv.block[f * narrow_cv.K])
+        (v0, c0, _), (v1, c1, _) = narrow_cv._fold(f, 4.0, nh), wide_cv._fold(f, 4.0, nh)
+        assert np.array_equal(v0, v1) and np.array_equal(c0.view(np.int64), c1.view(np.int64))
+
+
+@pytest.mark.parametrize("kernel", kernel_params())
+def test_held_out_votes_have_the_same_bits_on_every_code_path(digits_l2, kernel, monkeypatch):
+    # The primal form's held-out products run eight pairs per instruction on
+    # AVX2 / AVX-512; each pair's sum keeps the portable order.  45 pairs:
+    # whole blocks of eight and a partial one, rows of every length mod 4.
+    X, y = digits_l2
+
+    def fold_votes():
+        cv = PathCrossValidation(X, y, n_folds=3, seed=7, form="primal")
+        cv.run(0.5)
+        return [cv._fold(f, 2.0, int(cv.block[(f + 1) * cv.K] - cv.block[f * cv.K])) for f in range(cv.F)]
+
+    monkeypatch.setenv("HSVM_KERNEL", "portable")
+    want = fold_votes()
+    monkeypatch.setenv("HSVM_KERNEL", kernel)
+    got = fold_votes()
+    for (v0, c0, p0), (v1, c1, p1) in zip(want, got):
+        assert np.array_equal(v0, v1) and p0 == p1
+        assert np.array_equal(c0.view(np.int64), c1.view(np.int64))
+
+
+def _products(W, X, kernel, blocked, index_dtype):
+    out = np.empty((X.shape[0], W.shape[0]), np.float64)
+    indptr = X.indptr.astype(np.int64)
+    indices = X.indices.astype(index_dtype)
+    data = X.data.astype(np.float32)
+    rc = lib.hsvm_cv_products(ptr("double *", W), W.shape[0], W.shape[1] - 1, ptr("int64_t *", indptr),
+                              ptr("void *", indices), indices.itemsize, ptr("float *", data), 0, X.shape[0],
+                              kernel_id(kernel), blocked, ptr("double *", out))
+    assert rc == 0
+    return out
+
+
+@pytest.mark.parametrize("kernel", kernel_params())
+@pytest.mark.parametrize("index_dtype", [np.uint16, np.int32])
+def test_held_out_products_sum_in_one_order_on_every_path(kernel, index_dtype):
+    # Each pair's product is four partial sums by non-zero position (t mod 4),
+    # then (s0 + s1) + (s2 + s3), in double: pair by pair and eight pairs per
+    # instruction, on every code path.  Values spread over 16 decades make
+    # any other order change the bits.
+    rng = np.random.default_rng(11)
+    d, n, n_pairs = 37, 40, 13
+    lengths = np.arange(n) % 14
+    indptr = np.r_[0, np.cumsum(lengths)]
+    indices = np.concatenate([np.sort(rng.choice(d, m, replace=False)) for m in lengths]).astype(np.int32)
+    data = (rng.standard_normal(indptr[-1]) * 10.0 ** rng.uniform(-8, 8, indptr[-1])).astype(np.float32)
+    X = sp.csr_matrix((data, indices, indptr), shape=(n, d))
+    W = rng.standard_normal((n_pairs, d + 1)) * 10.0 ** rng.uniform(-8, 8, (n_pairs, d + 1))
+    want = np.empty((n, n_pairs))
+    for r in range(n):
+        for p in range(n_pairs):
+            s = [0.0, 0.0, 0.0, 0.0]
+            for t, k in enumerate(range(indptr[r], indptr[r + 1])):
+                s[t % 4] += float(W[p, indices[k]]) * float(data[k])
+            want[r, p] = (s[0] + s[1]) + (s[2] + s[3])
+    for blocked in (0, 1):
+        got = _products(W, X, kernel, blocked, index_dtype)
+        assert np.array_equal(got.view(np.int64), want.view(np.int64)), (kernel, blocked)
