@@ -294,7 +294,6 @@ int hsvm_cv_primal_path(const int64_t *indptr, const void *indices, int32_t inde
     int64_t *index = malloc(sizeof(int64_t) * (size_t)lmax);
     double *y = malloc(sizeof(double) * (size_t)lmax);
     double *qd = malloc(sizeof(double) * (size_t)lmax);
-    double *w = malloc(sizeof(double) * ((size_t)d + 1));
     double *Wb = malloc(sizeof(double) * ((size_t)d + 1) * CV_LANES);
     int rc = 0;
     const int32_t kernel = hsvm_resolve_kernel(kernel_request);
@@ -302,24 +301,23 @@ int hsvm_cv_primal_path(const int64_t *indptr, const void *indices, int32_t inde
         rc = kernel;
         goto done;
     }
-    if (!rows || !index || !y || !qd || !w || !Wb) {
+    if (!rows || !index || !y || !qd || !Wb) {
         rc = -2;
         goto done;
     }
     if (index_bytes == 2)
         *passes = pairs_u16(indptr, indices, data, d, sqnorm, block, F, K, fold, pair_a, pair_b, p0, p1, alpha_off,
-                            alpha, seeds, bias, diag, upper, eps, max_iter, rows, y, qd, index, w, Wb, kernel,
+                            alpha, seeds, bias, diag, upper, eps, max_iter, rows, y, qd, index, Wb, kernel,
                             votes, conf);
     else
         *passes = pairs_i32(indptr, indices, data, d, sqnorm, block, F, K, fold, pair_a, pair_b, p0, p1, alpha_off,
-                            alpha, seeds, bias, diag, upper, eps, max_iter, rows, y, qd, index, w, Wb, kernel,
+                            alpha, seeds, bias, diag, upper, eps, max_iter, rows, y, qd, index, Wb, kernel,
                             votes, conf);
 done:
     free(rows);
     free(index);
     free(y);
     free(qd);
-    free(w);
     free(Wb);
     return rc;
 }

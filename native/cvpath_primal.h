@@ -10,44 +10,49 @@
  * (s0 + s1) + (s2 + s3)): one chain of additions waited on each addition's
  * latency, and this product is most of a pass and of the held-out votes.
  * A fixed order in plain C, so every machine gives the same bits. */
-static inline double CV_NAME(sparse_dot)(const double *w, const int64_t *indptr, const CV_INDEX *indices,
-                                const float *data, int64_t r)
+static inline double CV_NAME(sparse_dot)(const double *w, int64_t ws, const int64_t *indptr,
+                                         const CV_INDEX *indices, const float *data, int64_t r)
 {
     double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
     int64_t k = indptr[r];
     const int64_t end = indptr[r + 1];
     for (; k + 4 <= end; k += 4) {
-        s0 += w[indices[k]] * (double)data[k];
-        s1 += w[indices[k + 1]] * (double)data[k + 1];
-        s2 += w[indices[k + 2]] * (double)data[k + 2];
-        s3 += w[indices[k + 3]] * (double)data[k + 3];
+        s0 += w[(int64_t)indices[k] * ws] * (double)data[k];
+        s1 += w[(int64_t)indices[k + 1] * ws] * (double)data[k + 1];
+        s2 += w[(int64_t)indices[k + 2] * ws] * (double)data[k + 2];
+        s3 += w[(int64_t)indices[k + 3] * ws] * (double)data[k + 3];
     }
     if (k < end)
-        s0 += w[indices[k]] * (double)data[k];
+        s0 += w[(int64_t)indices[k] * ws] * (double)data[k];
     if (k + 1 < end)
-        s1 += w[indices[k + 1]] * (double)data[k + 1];
+        s1 += w[(int64_t)indices[k + 1] * ws] * (double)data[k + 1];
     if (k + 2 < end)
-        s2 += w[indices[k + 2]] * (double)data[k + 2];
+        s2 += w[(int64_t)indices[k + 2] * ws] * (double)data[k + 2];
     return (s0 + s1) + (s2 + s3);
 }
 
-static inline void CV_NAME(sparse_axpy)(double c, double *w, const int64_t *indptr, const CV_INDEX *indices,
-                               const float *data, int64_t r)
+static inline void CV_NAME(sparse_axpy)(double c, double *w, int64_t ws, const int64_t *indptr,
+                                        const CV_INDEX *indices, const float *data, int64_t r)
 {
     for (int64_t k = indptr[r]; k < indptr[r + 1]; k++)
-        w[indices[k]] += c * (double)data[k];
+        w[(int64_t)indices[k] * ws] += c * (double)data[k];
 }
 
+/* One pair's solve.  w is its lane of a zeroed block of CV_LANES pairs'
+ * weights (w[j * CV_LANES], the bias feature's at j = d): solved in place,
+ * the weights are where the held-out products read them, where copying them
+ * there would touch d + 1 cache lines per pair -- as much as the products on
+ * sparse rows of many columns (reuters-r52). */
 static int64_t CV_NAME(solve_primal)(const int64_t *indptr, const CV_INDEX *indices, const float *data, int32_t d,
                             const double *sqnorm, const int64_t *rows, const double *y, int64_t l, double *alpha,
                             double *w, double *qd, int64_t *index, double bias, double diag, double upper,
                             double eps, int32_t max_iter, uint64_t *rng)
 {
-    memset(w, 0, sizeof(double) * ((size_t)d + 1));
+    double *wb = w + (int64_t)d * CV_LANES;   /* the bias feature's weight */
     for (int64_t i = 0; i < l; i++) {
         if (alpha[i] != 0.0) {
-            CV_NAME(sparse_axpy)(alpha[i] * y[i], w, indptr, indices, data, rows[i]);
-            w[d] += alpha[i] * y[i] * bias;
+            CV_NAME(sparse_axpy)(alpha[i] * y[i], w, CV_LANES, indptr, indices, data, rows[i]);
+            *wb += alpha[i] * y[i] * bias;
         }
         qd[i] = sqnorm[rows[i]] + bias * bias + diag;
         index[i] = i;
@@ -63,7 +68,8 @@ static int64_t CV_NAME(solve_primal)(const int64_t *indptr, const CV_INDEX *indi
         double pg_max = -HUGE_VAL, pg_min = HUGE_VAL;
         for (int64_t s = 0; s < active; s++) {
             const int64_t i = index[s];
-            const double G = y[i] * (CV_NAME(sparse_dot)(w, indptr, indices, data, rows[i]) + w[d] * bias) - 1.0
+            const double G = y[i] * (CV_NAME(sparse_dot)(w, CV_LANES, indptr, indices, data, rows[i]) + *wb * bias)
+                             - 1.0
                              + diag * alpha[i];
             double pg = 0.0;
             if (alpha[i] == 0.0) {
@@ -99,8 +105,8 @@ static int64_t CV_NAME(solve_primal)(const int64_t *indptr, const CV_INDEX *indi
             a_new = a_new < 0.0 ? 0.0 : (a_new > upper ? upper : a_new);
             const double step = (a_new - alpha[i]) * y[i];
             alpha[i] = a_new;
-            CV_NAME(sparse_axpy)(step, w, indptr, indices, data, rows[i]);
-            w[d] += step * bias;
+            CV_NAME(sparse_axpy)(step, w, CV_LANES, indptr, indices, data, rows[i]);
+            *wb += step * bias;
         }
         if (l == 0)
             break;
@@ -208,42 +214,26 @@ static void CV_NAME(products)(const double *W, int64_t n_pairs, int32_t d, const
                 dot(Wb, indptr, indices, data, r, lanes);
             for (int64_t q = 0; q < nq; q++)
                 out[(r - r0) * n_pairs + q0 + q] =
-                    blocked ? lanes[q] : CV_NAME(sparse_dot)(W + (q0 + q) * ((int64_t)d + 1), indptr, indices, data, r);
+                    blocked ? lanes[q]
+                            : CV_NAME(sparse_dot)(W + (q0 + q) * ((int64_t)d + 1), 1, indptr, indices, data, r);
         }
     }
 }
 
-/* Pairs p0..p1 of one fold: each solved, its weights put in a lane of the
- * block Wb, and every CV_LANES pairs (and at the end) the held-out rows'
- * votes and fixed-point confidences added class-major
- * (votes[c * nh + x - h0]), or each pair's right after its solve. */
+/* Pairs p0..p1 of one fold, CV_LANES at a time: each solved in its own lane
+ * of the zeroed block Wb, then the held-out rows' votes and fixed-point
+ * confidences of the block's pairs added class-major
+ * (votes[c * nh + x - h0]). */
 static int64_t CV_NAME(pairs)(const int64_t *indptr, const CV_INDEX *indices, const float *data, int32_t d,
                               const double *sqnorm, const int64_t *block, int32_t F, int32_t K, int32_t fold,
                               const int32_t *pair_a, const int32_t *pair_b, int64_t p0, int64_t p1,
                               const int64_t *alpha_off, double *alpha, const uint64_t *seeds, double bias,
                               double diag, double upper, double eps, int32_t max_iter, int64_t *rows, double *y,
-                              double *qd, int64_t *index, double *w, double *Wb, int32_t kernel, int32_t *votes,
-                              int64_t *conf)
+                              double *qd, int64_t *index, double *Wb, int32_t kernel, int32_t *votes, int64_t *conf)
 {
     const int64_t h0 = block[(int64_t)fold * K], h1 = block[(int64_t)(fold + 1) * K], nh = h1 - h0;
     const CV_NAME(block_dot_fn) dot = CV_NAME(block_dot_for)(kernel);
     int64_t total = 0;
-    /* Copying a pair's weights into its lane touches d + 1 cache lines; where
-     * the held-out products are not many times that (sparse rows, many
-     * columns: reuters-r52), each pair's products are summed on their own
-     * -- the same bits, only slower per product. */
-    if (indptr[h1] - indptr[h0] < 8 * ((int64_t)d + 1)) {
-        for (int64_t p = p0; p < p1; p++) {
-            const int64_t l = pair_rows(block, F, K, fold, pair_a[p], pair_b[p], rows, y);
-            uint64_t rng = seeds[p];
-            total += CV_NAME(solve_primal)(indptr, indices, data, d, sqnorm, rows, y, l, alpha + alpha_off[p], w,
-                                           qd, index, bias, diag, upper, eps, max_iter, &rng);
-            for (int64_t x = h0; x < h1; x++)
-                vote(CV_NAME(sparse_dot)(w, indptr, indices, data, x) + w[d] * bias, pair_a[p], pair_b[p], nh,
-                     votes + (x - h0), conf + (x - h0));
-        }
-        return total;
-    }
     for (int64_t q0 = p0; q0 < p1; q0 += CV_LANES) {
         const int64_t nq = p1 - q0 < CV_LANES ? p1 - q0 : CV_LANES;
         memset(Wb, 0, sizeof(double) * ((size_t)d + 1) * CV_LANES);
@@ -251,10 +241,8 @@ static int64_t CV_NAME(pairs)(const int64_t *indptr, const CV_INDEX *indices, co
             const int64_t p = q0 + q;
             const int64_t l = pair_rows(block, F, K, fold, pair_a[p], pair_b[p], rows, y);
             uint64_t rng = seeds[p];
-            total += CV_NAME(solve_primal)(indptr, indices, data, d, sqnorm, rows, y, l, alpha + alpha_off[p], w,
-                                           qd, index, bias, diag, upper, eps, max_iter, &rng);
-            for (int64_t j = 0; j <= d; j++)
-                Wb[j * CV_LANES + q] = w[j];
+            total += CV_NAME(solve_primal)(indptr, indices, data, d, sqnorm, rows, y, l, alpha + alpha_off[p],
+                                           Wb + q, qd, index, bias, diag, upper, eps, max_iter, &rng);
         }
         const double *wbias = Wb + (int64_t)d * CV_LANES;
         double out[CV_LANES];
