@@ -3,7 +3,7 @@
  * and CV_NAME(x) (x with a suffix) and includes this file for each.  Rows
  * with fewer than 65,536 columns are read with 16-bit indices and, always,
  * float32 values: 6 bytes per non-zero instead of 12, which made a C step
- * on fashion-mnist-20k (784 columns, 390 non-zeros per row) a quarter
+ * on fashion-mnist-20k (784 columns, 390 non-zeros per row) about 10%
  * faster; the arithmetic stays double. */
 
 /* Four partial sums (non-zero k of the row to sum k mod 4, then

@@ -141,9 +141,8 @@ def test_primal_form_refuses_rows_with_an_index_past_the_features(digits_l2):
 
 def test_rows_wider_than_16_bit_columns_give_the_same_path(digits_l2):
     # Past 65,536 columns the primal form reads 32-bit indices instead of
-    # 16-bit ones, and with so many columns it sums each pair's held-out
-    # products on their own rather than eight pairs at once; the arithmetic
-    # is the same, so every step and every held-out vote must be too.
+    # 16-bit ones; the arithmetic is the same, so every step and every
+    # held-out vote must be too.
     X, y = digits_l2
     wide = sp.hstack([X, sp.csr_matrix((X.shape[0], 70000 - X.shape[1]))]).tocsr()
     narrow_cv = PathCrossValidation(X, y, n_folds=3, seed=6, form="primal")
