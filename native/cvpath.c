@@ -343,6 +343,220 @@ int hsvm_cv_products(const double *W, int64_t n_pairs, int32_t d, const int64_t 
     return 0;
 }
 
+/* ------------------------------------------------------------------ dense form */
+
+/* Rows as a dense float32 matrix [n, dp], dp a multiple of CV_DENSE_LANES
+ * (zero-padded): for dense-ish data (a quarter of the entries or more) the
+ * primal iteration's products become vector loops instead of gathers.
+ * x.w is summed in CV_DENSE_LANES partial sums (column j to sum j mod 32),
+ * then halved pairwise (s[t] += s[t + 16], + 8, + 4, + 2, + 1); the loops
+ * are written once and compiled for each instruction set with target
+ * attributes, so every path does the same operations in the same order
+ * (-ffp-contract=off: no fused multiply-add) and gives the same bits. */
+#define CV_DENSE_LANES 32
+
+#define CV_DENSE_DOT_BODY()                                                   \
+    double s[CV_DENSE_LANES] = {0};                                           \
+    for (int64_t j = 0; j < dp; j += CV_DENSE_LANES)                          \
+        for (int t = 0; t < CV_DENSE_LANES; t++)                              \
+            s[t] += w[j + t] * (double)x[j + t];                              \
+    for (int width = CV_DENSE_LANES / 2; width > 0; width /= 2)               \
+        for (int t = 0; t < width; t++)                                       \
+            s[t] += s[t + width];                                             \
+    return s[0];
+
+#define CV_DENSE_AXPY_BODY()                                                  \
+    for (int64_t j = 0; j < dp; j++)                                          \
+        w[j] += c * (double)x[j];
+
+typedef double (*dense_dot_fn)(const double *, const float *, int64_t);
+typedef void (*dense_axpy_fn)(double, double *, const float *, int64_t);
+
+static double dense_dot_portable(const double *w, const float *x, int64_t dp) { CV_DENSE_DOT_BODY() }
+static void dense_axpy_portable(double c, double *w, const float *x, int64_t dp) { CV_DENSE_AXPY_BODY() }
+#if CV_X86
+__attribute__((target("avx2"))) static double dense_dot_avx2(const double *w, const float *x, int64_t dp)
+{
+    CV_DENSE_DOT_BODY()
+}
+__attribute__((target("avx2"))) static void dense_axpy_avx2(double c, double *w, const float *x, int64_t dp)
+{
+    CV_DENSE_AXPY_BODY()
+}
+__attribute__((target("avx512f"))) static double dense_dot_avx512(const double *w, const float *x, int64_t dp)
+{
+    CV_DENSE_DOT_BODY()
+}
+__attribute__((target("avx512f"))) static void dense_axpy_avx512(double c, double *w, const float *x, int64_t dp)
+{
+    CV_DENSE_AXPY_BODY()
+}
+#endif
+#undef CV_DENSE_DOT_BODY
+#undef CV_DENSE_AXPY_BODY
+
+static void dense_kernels(int32_t kernel, dense_dot_fn *dot, dense_axpy_fn *axpy)
+{
+    *dot = dense_dot_portable;
+    *axpy = dense_axpy_portable;
+#if CV_X86
+    if (kernel == HSVM_KERNEL_AVX512) {
+        *dot = dense_dot_avx512;
+        *axpy = dense_axpy_avx512;
+    } else if (kernel == HSVM_KERNEL_AVX2) {
+        *dot = dense_dot_avx2;
+        *axpy = dense_axpy_avx2;
+    }
+#endif
+}
+
+/* The primal solver of cvpath_primal.h on dense rows: w [dp + 1], the bias
+ * feature's weight at w[dp]. */
+static int64_t solve_dense(const float *X, int64_t dp, dense_dot_fn dot, dense_axpy_fn axpy, const double *sqnorm,
+                           const int64_t *rows, const double *y, int64_t l, double *alpha, double *w, double *qd,
+                           int64_t *index, double bias, double diag, double upper, double eps, int32_t max_iter,
+                           uint64_t *rng)
+{
+    memset(w, 0, sizeof(double) * ((size_t)dp + 1));
+    for (int64_t i = 0; i < l; i++) {
+        if (alpha[i] != 0.0) {
+            axpy(alpha[i] * y[i], w, X + rows[i] * dp, dp);
+            w[dp] += alpha[i] * y[i] * bias;
+        }
+        qd[i] = sqnorm[rows[i]] + bias * bias + diag;
+        index[i] = i;
+    }
+    int64_t active = l, pass = 0;
+    double pg_max_old = HUGE_VAL, pg_min_old = -HUGE_VAL;
+    while (pass < max_iter) {
+        pass++;
+        shuffle(index, active, rng);
+        double pg_max = -HUGE_VAL, pg_min = HUGE_VAL;
+        for (int64_t s = 0; s < active; s++) {
+            const int64_t i = index[s];
+            if (s + 1 < active) {   /* the rows come in random order: fetch the next while this one runs */
+                const char *next = (const char *)(X + rows[index[s + 1]] * dp);
+                for (int64_t o = 0; o < dp * (int64_t)sizeof(float); o += 64)
+                    __builtin_prefetch(next + o);
+            }
+            const double G = y[i] * (dot(w, X + rows[i] * dp, dp) + w[dp] * bias) - 1.0 + diag * alpha[i];
+            double pg = 0.0;
+            if (alpha[i] == 0.0) {
+                if (G > pg_max_old) {
+                    active--;
+                    index[s] = index[active];
+                    index[active] = i;
+                    s--;
+                    continue;
+                }
+                if (G < 0.0)
+                    pg = G;
+            } else if (alpha[i] >= upper) {
+                if (G < pg_min_old) {
+                    active--;
+                    index[s] = index[active];
+                    index[active] = i;
+                    s--;
+                    continue;
+                }
+                if (G > 0.0)
+                    pg = G;
+            } else {
+                pg = G;
+            }
+            if (pg > pg_max)
+                pg_max = pg;
+            if (pg < pg_min)
+                pg_min = pg;
+            if (fabs(pg) <= 1e-12)
+                continue;
+            double a_new = alpha[i] - G / qd[i];
+            a_new = a_new < 0.0 ? 0.0 : (a_new > upper ? upper : a_new);
+            const double step = (a_new - alpha[i]) * y[i];
+            alpha[i] = a_new;
+            axpy(step, w, X + rows[i] * dp, dp);
+            w[dp] += step * bias;
+        }
+        if (l == 0)
+            break;
+        if (pg_max - pg_min <= eps) {
+            if (active == l)
+                break;
+            active = l;
+            pg_max_old = HUGE_VAL;
+            pg_min_old = -HUGE_VAL;
+            continue;
+        }
+        pg_max_old = pg_max > 0.0 ? pg_max : HUGE_VAL;
+        pg_min_old = pg_min < 0.0 ? pg_min : -HUGE_VAL;
+    }
+    return pass;
+}
+
+int hsvm_cv_dense_path(const float *X, int64_t n, int64_t dp, const double *sqnorm, const int64_t *block,
+                       int32_t n_folds, int32_t n_classes, int32_t fold, const int32_t *pair_a, const int32_t *pair_b,
+                       int64_t p0, int64_t p1, const int64_t *alpha_off, double *alpha, const uint64_t *seeds,
+                       double bias, double C, int32_t loss, double eps, int32_t max_iter, int32_t kernel_request,
+                       int32_t *votes, int64_t *conf, int64_t *passes)
+{
+    const int32_t F = n_folds, K = n_classes;
+    if (dp < 0 || dp % CV_DENSE_LANES != 0)
+        return -1;
+    if (check_args(n, block, F, K, fold, pair_a, pair_b, p0, p1, alpha_off, C, loss, max_iter))
+        return -1;
+    const int32_t kernel = hsvm_resolve_kernel(kernel_request);
+    if (kernel < 0)
+        return kernel;
+    dense_dot_fn dot;
+    dense_axpy_fn axpy;
+    dense_kernels(kernel, &dot, &axpy);
+    const int64_t h0 = block[(int64_t)fold * K], h1 = block[(int64_t)(fold + 1) * K], nh = h1 - h0;
+    const int64_t lmax = max_pair_rows(block, F, K, fold, pair_a, pair_b, p0, p1);
+    const double diag = loss == 2 ? 0.5 / C : 0.0, upper = loss == 2 ? HUGE_VAL : C;
+    int64_t *rows = malloc(sizeof(int64_t) * (size_t)lmax);
+    int64_t *index = malloc(sizeof(int64_t) * (size_t)lmax);
+    double *y = malloc(sizeof(double) * (size_t)lmax);
+    double *qd = malloc(sizeof(double) * (size_t)lmax);
+    double *w = malloc(sizeof(double) * ((size_t)dp + 1));
+    int rc = 0;
+    if (!rows || !index || !y || !qd || !w) {
+        rc = -2;
+        goto done;
+    }
+    int64_t total = 0;
+    for (int64_t p = p0; p < p1; p++) {
+        const int32_t a = pair_a[p], b = pair_b[p];
+        const int64_t l = pair_rows(block, F, K, fold, a, b, rows, y);
+        uint64_t rng = seeds[p];
+        total += solve_dense(X, dp, dot, axpy, sqnorm, rows, y, l, alpha + alpha_off[p], w, qd, index, bias, diag,
+                             upper, eps, max_iter, &rng);
+        for (int64_t x = h0; x < h1; x++)
+            vote(dot(w, X + x * dp, dp) + w[dp] * bias, a, b, nh, votes + (x - h0), conf + (x - h0));
+    }
+    *passes = total;
+done:
+    free(rows);
+    free(index);
+    free(y);
+    free(qd);
+    free(w);
+    return rc;
+}
+
+int hsvm_cv_dense_dot(const double *w, const float *x, int64_t dp, int32_t kernel_request, double *out)
+{
+    if (dp < 0 || dp % CV_DENSE_LANES != 0)
+        return -1;
+    const int32_t kernel = hsvm_resolve_kernel(kernel_request);
+    if (kernel < 0)
+        return kernel;
+    dense_dot_fn dot;
+    dense_axpy_fn axpy;
+    dense_kernels(kernel, &dot, &axpy);
+    *out = dot(w, x, dp);
+    return 0;
+}
+
 /* ------------------------------------------------------------------ held-out votes of the kernel form */
 
 int hsvm_cv_vote_rows(const float *rows, int64_t stride, int64_t nh, const int64_t *row_a, const int64_t *row_b,

@@ -12,15 +12,18 @@ L2-regularised L2-loss (or L1-loss) SVM with a bias feature -- solved here by
 dual coordinate descent (native/cvpath.c) so that a path of increasing C values
 is warm-started, each C from the previous one's solution, as LIBLINEAR's ``-C``
 does: for most pairs a C step then costs a few passes.  The held-out votes are
-counted inside the same C call, so decision values are never stored.  Two
+counted inside the same C call, so decision values are never stored.  Three
 forms of the solver (the same iterations): the kernel form, with a Gram matrix
 of all samples, when pairs have fewer training rows than samples have nonzero
 features (e.g. few samples per class: omniglot's 15); the primal form
 otherwise, which reads the rows as float32 values with 16-bit column indices
 (32-bit past 65,536 columns): a pass streams every training row of a pair, and
-6 bytes per non-zero instead of 12 made it faster.  Pairs run in parallel on
-``jobs`` threads; results do not depend
-on the thread count (confidences are summed in fixed point).
+6 bytes per non-zero instead of 12 made it faster.  Where a quarter of the
+entries or more are non-zero (images such as fashion-mnist's) the same
+iteration runs on dense float32 rows ("dense" form), its products vector loops
+instead of gathers, each summed in a fixed order on every code path.  Pairs
+run in parallel on ``jobs`` threads; results do not depend on the thread
+count (confidences are summed in fixed point).
 
 Folds: within each class the samples are ordered by a seeded key (hsvm's
 SplitMix64 stream, the same on every machine) and dealt to the folds in turn,
@@ -65,6 +68,8 @@ _KERNEL_MAX_ROWS = 4096
 # Rough passes per C step, for choosing the cheaper form (both forms take the
 # same passes; only their cost per pass differs).
 _PASSES_GUESS = 10
+# The primal iteration runs on dense rows from this share of non-zero entries up.
+_DENSE_MIN_FILL = 0.25
 # The primal form forms the held-out decisions of this many pairs at once
 # (CV_LANES in native/cvpath.c).
 _PRIMAL_LANES = 8
@@ -169,15 +174,19 @@ class PathCrossValidation:
             self._prepare_kernel(Xs)
         elif self.form == "primal":
             self._prepare_primal(Xs)
+        elif self.form == "dense":
+            self._prepare_dense(Xs)
         else:
-            raise OptionError("form must be kernel or primal, not %r" % (form,))
+            raise OptionError("form must be kernel, primal or dense, not %r" % (form,))
         self.steps = []
 
     # ------------------------------------------------------------ set-up
 
     def _cheaper_form(self, Xs, sizes):
-        """"kernel" or "primal", by the estimated cost per C step (each form's
-        work per pass and for the held-out decisions)."""
+        """"kernel" or the primal iteration, by the estimated cost per C step
+        (each form's work per pass and for the held-out decisions); the
+        primal iteration on dense rows ("dense") where a quarter of the
+        entries or more are non-zero, on sparse rows ("primal") otherwise."""
         n = self.n
         nnz = max(1.0, Xs.nnz / max(1, n))
         held = n / self.F
@@ -187,7 +196,9 @@ class PathCrossValidation:
         primal = _PASSES_GUESS * 2 * nnz * s1 + P * held * nnz
         kernel = _PASSES_GUESS * s2 + s1 * held + n * n * nnz / 16 / self.F
         fits = 4 * n * n <= _GRAM_MAX_BYTES and int(sizes.max()) <= _KERNEL_MAX_ROWS
-        return "kernel" if fits and kernel < primal else "primal"
+        if fits and kernel < primal:
+            return "kernel"
+        return "dense" if Xs.nnz >= _DENSE_MIN_FILL * n * self.d else "primal"
 
     def _prepare_kernel(self, Xs):
         n = self.n
@@ -299,6 +310,20 @@ class PathCrossValidation:
         values = self.data.astype(np.float64)
         self.sqnorm = np.bincount(rows, weights=values * values, minlength=self.n).astype(np.float64)
 
+    def _prepare_dense(self, Xs):
+        # Columns padded to a multiple of 32: the dense products' partial
+        # sums (native/cvpath.c, dense form).
+        dp = -(-max(1, self.d) // 32) * 32
+        check_allocation(4 * self.n * dp, "the %d x %d dense rows of cross-validation" % (self.n, dp))
+        self.dense = np.zeros((self.n, dp), dtype=np.float32)
+        self.sqnorm = np.empty(self.n, dtype=np.float64)
+        for s in range(0, self.n, 4096):      # in pieces: no n x d float64 copy
+            e = min(self.n, s + 4096)
+            self.dense[s:e, :self.d] = Xs[s:e].toarray()
+            values = self.dense[s:e].astype(np.float64)
+            self.sqnorm[s:e] = np.einsum("ij,ij->i", values, values)
+        self.kernel = kernel_id(None)
+
     # ------------------------------------------------------------ running
 
     def run(self, C, *, progress=None):
@@ -369,7 +394,11 @@ class PathCrossValidation:
                   ptr("int32_t *", self.pair_a), ptr("int32_t *", self.pair_b), p0, p1,
                   ptr("int64_t *", self.alpha_off[f]), ptr("double *", self.alpha[f]),
                   ptr("uint64_t *", self.seeds[f]), self.bias, C, self.loss, self.eps, self.max_passes)
-        if self.form == "kernel":
+        if self.form == "dense":
+            rc = lib.hsvm_cv_dense_path(ptr("float *", self.dense), self.n, self.dense.shape[1],
+                                        ptr("double *", self.sqnorm), *common, self.kernel,
+                                        ptr("int32_t *", votes), ptr("int64_t *", conf), ptr("int64_t *", passes))
+        elif self.form == "kernel":
             rc = lib.hsvm_cv_gram_solve(ptr("float *", self.gram), self.n, *common, ptr("int64_t *", passes))
         else:
             rc = lib.hsvm_cv_primal_path(ptr("int64_t *", self.indptr), ptr("void *", self.indices),

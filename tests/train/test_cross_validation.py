@@ -38,7 +38,7 @@ def test_folds_are_stratified_balanced_and_seeded():
         stratified_folds(y, 1)
 
 
-@pytest.mark.parametrize("form", ["kernel", "primal"])
+@pytest.mark.parametrize("form", ["kernel", "primal", "dense"])
 def test_pair_solutions_match_liblinear_on_the_same_rows(digits_l2, form):
     # The same problem LIBLINEAR -s 1 -B 1 solves, on the pair's rows outside
     # the fold: at a tight tolerance both reach its unique optimum.
@@ -71,16 +71,17 @@ def test_cross_validated_accuracy_is_brute_force_voting_over_held_out_folds(digi
     assert step.total == X.shape[0]
 
 
-def test_kernel_and_primal_forms_agree(digits_l2):
+def test_kernel_primal_and_dense_forms_agree(digits_l2):
     X, y = digits_l2
     steps = {}
-    for form in ("kernel", "primal"):
+    for form in ("kernel", "primal", "dense"):
         cv = PathCrossValidation(X, y, n_folds=5, seed=1, eps=1e-5, form=form)
         steps[form] = [cv.run(C).correct for C in (0.1, 1.0, 10.0)]
     assert np.abs(np.subtract(steps["kernel"], steps["primal"])).max() <= 2
+    assert np.abs(np.subtract(steps["dense"], steps["primal"])).max() <= 2
 
 
-@pytest.mark.parametrize("form", ["kernel", "primal"])
+@pytest.mark.parametrize("form", ["kernel", "primal", "dense"])
 def test_results_do_not_depend_on_the_number_of_threads(digits_l2, form):
     X, y = digits_l2
     runs = []
@@ -159,14 +160,16 @@ def test_rows_wider_than_16_bit_columns_give_the_same_path(digits_l2):
 
 
 @pytest.mark.parametrize("kernel", kernel_params())
-def test_held_out_votes_have_the_same_bits_on_every_code_path(digits_l2, kernel, monkeypatch):
+@pytest.mark.parametrize("form", ["primal", "dense"])
+def test_held_out_votes_have_the_same_bits_on_every_code_path(digits_l2, kernel, form, monkeypatch):
     # The primal form's held-out products run eight pairs per instruction on
-    # AVX2 / AVX-512; each pair's sum keeps the portable order.  45 pairs:
-    # whole blocks of eight and a partial one, rows of every length mod 4.
+    # AVX2 / AVX-512, the dense form's products 8 or 4 columns per
+    # instruction; each sum keeps the portable order.  45 pairs: whole
+    # blocks of eight and a partial one, rows of every length mod 4.
     X, y = digits_l2
 
     def fold_votes():
-        cv = PathCrossValidation(X, y, n_folds=3, seed=7, form="primal")
+        cv = PathCrossValidation(X, y, n_folds=3, seed=7, form=form)
         cv.run(0.5)
         return [cv._fold(f, 2.0, int(cv.block[(f + 1) * cv.K] - cv.block[f * cv.K])) for f in range(cv.F)]
 
@@ -216,3 +219,38 @@ def test_held_out_products_sum_in_one_order_on_every_path(kernel, index_dtype):
     for blocked in (0, 1):
         got = _products(W, X, kernel, blocked, index_dtype)
         assert np.array_equal(got.view(np.int64), want.view(np.int64)), (kernel, blocked)
+
+
+@pytest.mark.parametrize("kernel", kernel_params())
+def test_dense_products_sum_in_one_order_on_every_path(kernel):
+    # 32 partial sums (column j to sum j mod 32), then halved pairwise:
+    # s[t] += s[t + 16], + 8, + 4, + 2, + 1.  Terms of one scale that cancel:
+    # their rounding errors make any other order change the bits.
+    rng = np.random.default_rng(12)
+    for dp in (0, 32, 96, 800):
+        w = rng.standard_normal(dp)
+        x = rng.standard_normal(dp).astype(np.float32)
+        s = [0.0] * 32
+        for j in range(dp):
+            s[j % 32] += float(w[j]) * float(x[j])
+        width = 16
+        while width:
+            for t in range(width):
+                s[t] += s[t + width]
+            width //= 2
+        out = np.zeros(1)
+        assert lib.hsvm_cv_dense_dot(ptr("double *", w), ptr("float *", x), dp, kernel_id(kernel),
+                                     ptr("double *", out)) == 0
+        assert out.view(np.int64)[0] == np.float64(s[0]).view(np.int64), (kernel, dp)
+
+
+def test_the_primal_iteration_runs_on_dense_rows_from_a_quarter_filled(digits_l2):
+    X, y = digits_l2
+    # Enough samples per pair that the kernel form is not the cheaper one.
+    big = sp.vstack([X] * 8).tocsr()
+    ybig = np.tile(y, 8)
+    assert big.nnz >= 0.25 * big.shape[0] * big.shape[1]
+    assert PathCrossValidation(big, ybig, n_folds=3).form == "dense"
+    sparse = big.multiply(sp.random(*big.shape, density=0.2, random_state=3, format="csr") > 0).tocsr()
+    sparse.eliminate_zeros()
+    assert PathCrossValidation(sparse, ybig, n_folds=3).form == "primal"
