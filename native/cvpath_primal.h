@@ -38,90 +38,38 @@ static inline void CV_NAME(sparse_axpy)(double c, double *w, int64_t ws, const i
         w[(int64_t)indices[k] * ws] += c * (double)data[k];
 }
 
-/* One pair's solve.  w is its lane of a zeroed block of CV_LANES pairs'
- * weights (w[j * CV_LANES], the bias feature's at j = d): solved in place,
- * the weights are where the held-out products read them, where copying them
- * there would touch d + 1 cache lines per pair -- as much as the products on
- * sparse rows of many columns (reuters-r52). */
-static int64_t CV_NAME(solve_primal)(const int64_t *indptr, const CV_INDEX *indices, const float *data, int32_t d,
-                            const double *sqnorm, const int64_t *rows, const double *y, int64_t l, double *alpha,
-                            double *w, double *qd, int64_t *index, double bias, double diag, double upper,
-                            double eps, int32_t max_iter, uint64_t *rng)
+/* The sparse rows' operations for dcd_primal: w is a pair's lane of a
+ * zeroed block of CV_LANES pairs' weights (w[j * CV_LANES], the bias
+ * feature's at j = d).  Solved in place, the weights are where the held-out
+ * products read them; copying them there would touch d + 1 cache lines per
+ * pair -- as much as the products on sparse rows of many columns
+ * (reuters-r52). */
+typedef struct {
+    const int64_t *indptr;
+    const CV_INDEX *indices;
+    const float *data;
+} CV_NAME(csr_rows);
+
+static inline double CV_NAME(lane_dot)(const void *rows, int64_t r, const double *w)
 {
-    double *wb = w + (int64_t)d * CV_LANES;   /* the bias feature's weight */
-    for (int64_t i = 0; i < l; i++) {
-        if (alpha[i] != 0.0) {
-            CV_NAME(sparse_axpy)(alpha[i] * y[i], w, CV_LANES, indptr, indices, data, rows[i]);
-            *wb += alpha[i] * y[i] * bias;
-        }
-        qd[i] = sqnorm[rows[i]] + bias * bias + diag;
-        index[i] = i;
-    }
-    /* Shrinking (Hsieh et al., Algorithm 3): a variable at a bound whose
-     * gradient points outside the previous pass's projected-gradient range
-     * leaves the active set; all return for a final check before stopping. */
-    int64_t active = l, pass = 0;
-    double pg_max_old = HUGE_VAL, pg_min_old = -HUGE_VAL;
-    while (pass < max_iter) {
-        pass++;
-        shuffle(index, active, rng);
-        double pg_max = -HUGE_VAL, pg_min = HUGE_VAL;
-        for (int64_t s = 0; s < active; s++) {
-            const int64_t i = index[s];
-            const double G = y[i] * (CV_NAME(sparse_dot)(w, CV_LANES, indptr, indices, data, rows[i]) + *wb * bias)
-                             - 1.0
-                             + diag * alpha[i];
-            double pg = 0.0;
-            if (alpha[i] == 0.0) {
-                if (G > pg_max_old) {
-                    active--;
-                    index[s] = index[active];
-                    index[active] = i;
-                    s--;
-                    continue;
-                }
-                if (G < 0.0)
-                    pg = G;
-            } else if (alpha[i] >= upper) {
-                if (G < pg_min_old) {
-                    active--;
-                    index[s] = index[active];
-                    index[active] = i;
-                    s--;
-                    continue;
-                }
-                if (G > 0.0)
-                    pg = G;
-            } else {
-                pg = G;
-            }
-            if (pg > pg_max)
-                pg_max = pg;
-            if (pg < pg_min)
-                pg_min = pg;
-            if (fabs(pg) <= 1e-12)
-                continue;
-            double a_new = alpha[i] - G / qd[i];
-            a_new = a_new < 0.0 ? 0.0 : (a_new > upper ? upper : a_new);
-            const double step = (a_new - alpha[i]) * y[i];
-            alpha[i] = a_new;
-            CV_NAME(sparse_axpy)(step, w, CV_LANES, indptr, indices, data, rows[i]);
-            *wb += step * bias;
-        }
-        if (l == 0)
-            break;
-        if (pg_max - pg_min <= eps) {
-            if (active == l)
-                break;
-            active = l;
-            pg_max_old = HUGE_VAL;
-            pg_min_old = -HUGE_VAL;
-            continue;
-        }
-        pg_max_old = pg_max > 0.0 ? pg_max : HUGE_VAL;
-        pg_min_old = pg_min < 0.0 ? pg_min : -HUGE_VAL;
-    }
-    return pass;
+    const CV_NAME(csr_rows) *m = rows;
+    return CV_NAME(sparse_dot)(w, CV_LANES, m->indptr, m->indices, m->data, r);
+}
+
+static inline void CV_NAME(lane_axpy)(const void *rows, int64_t r, double c, double *w)
+{
+    const CV_NAME(csr_rows) *m = rows;
+    CV_NAME(sparse_axpy)(c, w, CV_LANES, m->indptr, m->indices, m->data, r);
+}
+
+static int64_t CV_NAME(solve_primal)(const CV_NAME(csr_rows) *m, int32_t d, const double *sqnorm, const int64_t *rows,
+                                     const double *y, int64_t l, double *alpha, double *w, double *qd,
+                                     int64_t *index, double bias, double diag, double upper, double eps,
+                                     int32_t max_iter, uint64_t *rng)
+{
+    const row_ops ops = {m, CV_NAME(lane_dot), CV_NAME(lane_axpy), NULL};
+    return dcd_primal(ops, sqnorm, rows, y, l, alpha, w, w + (int64_t)d * CV_LANES, qd, index, bias, diag, upper,
+                      eps, max_iter, rng);
 }
 
 /* The held-out decisions of a block of CV_LANES pairs on row r: Wb holds
@@ -233,6 +181,7 @@ static int64_t CV_NAME(pairs)(const int64_t *indptr, const CV_INDEX *indices, co
 {
     const int64_t h0 = block[(int64_t)fold * K], h1 = block[(int64_t)(fold + 1) * K], nh = h1 - h0;
     const CV_NAME(block_dot_fn) dot = CV_NAME(block_dot_for)(kernel);
+    const CV_NAME(csr_rows) m = {indptr, indices, data};
     int64_t total = 0;
     for (int64_t q0 = p0; q0 < p1; q0 += CV_LANES) {
         const int64_t nq = p1 - q0 < CV_LANES ? p1 - q0 : CV_LANES;
@@ -241,8 +190,8 @@ static int64_t CV_NAME(pairs)(const int64_t *indptr, const CV_INDEX *indices, co
             const int64_t p = q0 + q;
             const int64_t l = pair_rows(block, F, K, fold, pair_a[p], pair_b[p], rows, y);
             uint64_t rng = seeds[p];
-            total += CV_NAME(solve_primal)(indptr, indices, data, d, sqnorm, rows, y, l, alpha + alpha_off[p],
-                                           Wb + q, qd, index, bias, diag, upper, eps, max_iter, &rng);
+            total += CV_NAME(solve_primal)(&m, d, sqnorm, rows, y, l, alpha + alpha_off[p], Wb + q, qd, index, bias,
+                                           diag, upper, eps, max_iter, &rng);
         }
         const double *wbias = Wb + (int64_t)d * CV_LANES;
         double out[CV_LANES];

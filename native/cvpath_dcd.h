@@ -1,0 +1,103 @@
+/* One pair's dual coordinate descent in the primal form (the paper's
+ * Algorithm 3, with its shrinking; see cvpath.c), shared by the sparse-row
+ * and dense-row forms, which differ only in how a row's product with the
+ * weights and a row's multiple added to them are formed: row_ops.  The
+ * solver is always inlined, so where a form passes its own static functions
+ * the calls are direct (and inlined) in its copy.  Not a public header. */
+#ifndef HSVM_CVPATH_DCD_H
+#define HSVM_CVPATH_DCD_H
+#include <math.h>
+#include <stdint.h>
+
+typedef struct {
+    const void *rows;                                               /* the form's row storage */
+    double (*dot)(const void *rows, int64_t r, const double *w);    /* x_r . w */
+    void (*axpy)(const void *rows, int64_t r, double c, double *w); /* w += c x_r */
+    void (*prefetch)(const void *rows, int64_t r);                  /* NULL: none */
+} row_ops;
+
+/* Solves pair rows[0..l) with labels y, warm-started from alpha (updated in
+ * place).  w: the pair's weights, all zero on entry (rebuilt here from
+ * alpha); wb: its bias feature's weight (also zero).  sqnorm[r] = |x_r|^2.
+ * Returns the passes made. */
+static inline __attribute__((always_inline)) int64_t
+dcd_primal(row_ops ops, const double *sqnorm, const int64_t *rows, const double *y, int64_t l, double *alpha,
+           double *w, double *wb, double *qd, int64_t *index, double bias, double diag, double upper, double eps,
+           int32_t max_iter, uint64_t *rng)
+{
+    for (int64_t i = 0; i < l; i++) {
+        if (alpha[i] != 0.0) {
+            ops.axpy(ops.rows, rows[i], alpha[i] * y[i], w);
+            *wb += alpha[i] * y[i] * bias;
+        }
+        qd[i] = sqnorm[rows[i]] + bias * bias + diag;
+        index[i] = i;
+    }
+    /* Shrinking (Hsieh et al., Algorithm 3): a variable at a bound whose
+     * gradient points outside the previous pass's projected-gradient range
+     * leaves the active set; all return for a final check before stopping. */
+    int64_t active = l, pass = 0;
+    double pg_max_old = HUGE_VAL, pg_min_old = -HUGE_VAL;
+    while (pass < max_iter) {
+        pass++;
+        shuffle(index, active, rng);
+        double pg_max = -HUGE_VAL, pg_min = HUGE_VAL;
+        for (int64_t s = 0; s < active; s++) {
+            const int64_t i = index[s];
+            if (ops.prefetch && s + 1 < active)   /* rows come in random order: fetch the next early */
+                ops.prefetch(ops.rows, rows[index[s + 1]]);
+            const double G = y[i] * (ops.dot(ops.rows, rows[i], w) + *wb * bias) - 1.0 + diag * alpha[i];
+            double pg = 0.0;
+            if (alpha[i] == 0.0) {
+                if (G > pg_max_old) {
+                    active--;
+                    index[s] = index[active];
+                    index[active] = i;
+                    s--;
+                    continue;
+                }
+                if (G < 0.0)
+                    pg = G;
+            } else if (alpha[i] >= upper) {
+                if (G < pg_min_old) {
+                    active--;
+                    index[s] = index[active];
+                    index[active] = i;
+                    s--;
+                    continue;
+                }
+                if (G > 0.0)
+                    pg = G;
+            } else {
+                pg = G;
+            }
+            if (pg > pg_max)
+                pg_max = pg;
+            if (pg < pg_min)
+                pg_min = pg;
+            if (fabs(pg) <= 1e-12)
+                continue;
+            double a_new = alpha[i] - G / qd[i];
+            a_new = a_new < 0.0 ? 0.0 : (a_new > upper ? upper : a_new);
+            const double step = (a_new - alpha[i]) * y[i];
+            alpha[i] = a_new;
+            ops.axpy(ops.rows, rows[i], step, w);
+            *wb += step * bias;
+        }
+        if (l == 0)
+            break;
+        if (pg_max - pg_min <= eps) {
+            if (active == l)
+                break;
+            active = l;
+            pg_max_old = HUGE_VAL;
+            pg_min_old = -HUGE_VAL;
+            continue;
+        }
+        pg_max_old = pg_max > 0.0 ? pg_max : HUGE_VAL;
+        pg_min_old = pg_min < 0.0 ? pg_min : -HUGE_VAL;
+    }
+    return pass;
+}
+
+#endif
