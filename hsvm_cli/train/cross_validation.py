@@ -257,7 +257,8 @@ class PathCrossValidation:
         votes = np.empty((h1 - h0, self.K), np.int32)
         conf = np.empty((h1 - h0, self.K), np.float64)
         step = max(1, _DEC_BLOCK_BYTES // (8 * max(1, P)))
-        step = -(-(h1 - h0) // max(1, -(-(h1 - h0) // step)))     # equal blocks, none larger than before
+        blocks = max(1, -(-(h1 - h0) // step))
+        step = -(-(h1 - h0) // blocks)      # equal blocks: one buffer size for every fold
         # One buffer for every block, fold and C: a fresh 128 MB array each
         # time cost the kernel's page zeroing, a fifth of a search on omniglot.
         if self._decisions is None or self._decisions.shape[0] < 2 * P * step:
@@ -367,7 +368,7 @@ class PathCrossValidation:
         # Chunks small enough to balance pairs of different sizes over the
         # threads and to let Ctrl-C through between calls.
         chunk = max(1, min(4096, -(-P // (self.jobs * 16))))
-        if not kernel:      # whole blocks of the primal form's held-out products
+        if self.form == "primal":      # whole blocks of its held-out products
             chunk = -(-chunk // _PRIMAL_LANES) * _PRIMAL_LANES
         chunks = [(s, min(P, s + chunk)) for s in range(0, P, chunk)]
         if self.jobs == 1:
