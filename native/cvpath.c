@@ -437,21 +437,25 @@ static row_ops dense_ops(const dense_rows *m, int32_t kernel)
 }
 
 /* dcd_primal for dense rows, in a function of its own: inlined into the
- * path's loop it ran about 6% slower on fashion-mnist-20k. */
+ * path's loop it ran about 6% slower on fashion-mnist-20k.  kept: w holds
+ * the pair's weights from the previous C (else they are rebuilt). */
 static __attribute__((noinline)) int64_t solve_dense(row_ops ops, int64_t dp, const double *sqnorm,
                                                      const int64_t *rows, const double *y, int64_t l, double *alpha,
-                                                     double *w, double *qd, int64_t *index, double bias, double diag,
-                                                     double upper, double eps, int32_t max_iter, uint64_t *rng)
+                                                     double *w, int kept, double *qd, int64_t *index, double bias,
+                                                     double diag, double upper, double eps, int32_t max_iter,
+                                                     uint64_t *rng)
 {
-    memset(w, 0, sizeof(double) * ((size_t)dp + 1));
-    return dcd_primal(ops, sqnorm, rows, y, l, alpha, w, w + dp, qd, index, bias, diag, upper, eps, max_iter, rng);
+    if (!kept)
+        memset(w, 0, sizeof(double) * ((size_t)dp + 1));
+    return dcd_primal(ops, sqnorm, rows, y, l, alpha, w, w + dp, !kept, qd, index, bias, diag, upper, eps, max_iter,
+                      rng);
 }
 
 int hsvm_cv_dense_path(const float *X, int64_t n, int64_t dp, const double *sqnorm, const int64_t *block,
                        int32_t n_folds, int32_t n_classes, int32_t fold, const int32_t *pair_a, const int32_t *pair_b,
                        int64_t p0, int64_t p1, const int64_t *alpha_off, double *alpha, const uint64_t *seeds,
-                       double bias, double C, int32_t loss, double eps, int32_t max_iter, int32_t kernel_request,
-                       int32_t *votes, int64_t *conf, int64_t *passes)
+                       double bias, double C, int32_t loss, double eps, int32_t max_iter, double *W_kept,
+                       int32_t kernel_request, int32_t *votes, int64_t *conf, int64_t *passes)
 {
     const int32_t F = n_folds, K = n_classes;
     if (dp < 0 || dp % CV_DENSE_LANES != 0)
@@ -472,10 +476,11 @@ int hsvm_cv_dense_path(const float *X, int64_t n, int64_t dp, const double *sqno
     for (int64_t p = p0; p < p1 && rc == 0; p++) {
         const int64_t l = pair_rows(block, F, K, fold, pair_a[p], pair_b[p], b.rows, b.y);
         uint64_t rng = seeds[p];
-        total += solve_dense(ops, dp, sqnorm, b.rows, b.y, l, alpha + alpha_off[p], b.w, b.qd, b.index, bias, diag,
-                             upper, eps, max_iter, &rng);
+        double *w = W_kept ? W_kept + p * (dp + 1) : b.w;
+        total += solve_dense(ops, dp, sqnorm, b.rows, b.y, l, alpha + alpha_off[p], w, W_kept != NULL, b.qd, b.index,
+                             bias, diag, upper, eps, max_iter, &rng);
         for (int64_t x = h0; x < h1; x++)
-            vote(ops.dot(&m, x, b.w) + b.w[dp] * bias, pair_a[p], pair_b[p], nh, votes + (x - h0), conf + (x - h0));
+            vote(ops.dot(&m, x, w) + w[dp] * bias, pair_a[p], pair_b[p], nh, votes + (x - h0), conf + (x - h0));
     }
     *passes = total;
     pair_work_free(&b);

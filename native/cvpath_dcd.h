@@ -17,16 +17,17 @@ typedef struct {
 } row_ops;
 
 /* Solves pair rows[0..l) with labels y, warm-started from alpha (updated in
- * place).  w: the pair's weights, all zero on entry (rebuilt here from
- * alpha); wb: its bias feature's weight (also zero).  sqnorm[r] = |x_r|^2.
- * Returns the passes made. */
+ * place).  w: the pair's weights and wb its bias feature's weight, kept
+ * equal to sum alpha_i y_i (x_i, bias): rebuild 1, they are zero on entry
+ * and rebuilt here from alpha; rebuild 0, they already hold that sum (kept
+ * from the previous C).  sqnorm[r] = |x_r|^2.  Returns the passes made. */
 static inline __attribute__((always_inline)) int64_t
 dcd_primal(row_ops ops, const double *sqnorm, const int64_t *rows, const double *y, int64_t l, double *alpha,
-           double *w, double *wb, double *qd, int64_t *index, double bias, double diag, double upper, double eps,
-           int32_t max_iter, uint64_t *rng)
+           double *w, double *wb, int rebuild, double *qd, int64_t *index, double bias, double diag, double upper,
+           double eps, int32_t max_iter, uint64_t *rng)
 {
     for (int64_t i = 0; i < l; i++) {
-        if (alpha[i] != 0.0) {
+        if (rebuild && alpha[i] != 0.0) {
             ops.axpy(ops.rows, rows[i], alpha[i] * y[i], w);
             *wb += alpha[i] * y[i] * bias;
         }

@@ -68,8 +68,8 @@ static int64_t CV_NAME(solve_primal)(const CV_NAME(csr_rows) *m, int32_t d, cons
                                      int32_t max_iter, uint64_t *rng)
 {
     const row_ops ops = {m, CV_NAME(lane_dot), CV_NAME(lane_axpy), NULL};
-    return dcd_primal(ops, sqnorm, rows, y, l, alpha, w, w + (int64_t)d * CV_LANES, qd, index, bias, diag, upper,
-                      eps, max_iter, rng);
+    return dcd_primal(ops, sqnorm, rows, y, l, alpha, w, w + (int64_t)d * CV_LANES, 1, qd, index, bias, diag,
+                      upper, eps, max_iter, rng);
 }
 
 /* The held-out decisions of a block of CV_LANES pairs on row r: Wb holds

@@ -45,7 +45,7 @@ from ..predict.ranking import best_class
 from ..support.kernels import kernel_error, kernel_id
 from ..support.labels import integer_labels
 from ..support.memory import check_allocation
-from ..support.native import lib, ptr
+from ..support.native import ffi, lib, ptr
 from ..support.threads import single_threaded_blas
 
 __all__ = ["stratified_folds", "PathCrossValidation", "CV_LOSSES"]
@@ -70,6 +70,8 @@ _KERNEL_MAX_ROWS = 4096
 _PASSES_GUESS = 10
 # The primal iteration runs on dense rows from this share of non-zero entries up.
 _DENSE_MIN_FILL = 0.25
+# The dense form keeps every pair's weights between C values up to this size.
+_KEEP_W_BYTES = 256 << 20
 # The primal form forms the held-out decisions of this many pairs at once
 # (CV_LANES in native/cvpath.c).
 _PRIMAL_LANES = 8
@@ -324,6 +326,11 @@ class PathCrossValidation:
             values = self.dense[s:e].astype(np.float64)
             self.sqnorm[s:e] = np.einsum("ij,ij->i", values, values)
         self.kernel = kernel_id(None)
+        # Each pair's weights kept between C values where they fit (a rule on
+        # the shape only, so every machine makes the same choice): rebuilding
+        # them from the dual variables cost about half a pass per pair and C.
+        P, kept = self.pair_a.shape[0], 8 * self.pair_a.shape[0] * self.F * (dp + 1)
+        self.w_kept = [np.zeros((P, dp + 1)) for _ in range(self.F)] if kept <= _KEEP_W_BYTES else None
 
     # ------------------------------------------------------------ running
 
@@ -396,8 +403,9 @@ class PathCrossValidation:
                   ptr("int64_t *", self.alpha_off[f]), ptr("double *", self.alpha[f]),
                   ptr("uint64_t *", self.seeds[f]), self.bias, C, self.loss, self.eps, self.max_passes)
         if self.form == "dense":
+            kept = ffi.NULL if self.w_kept is None else ptr("double *", self.w_kept[f])
             rc = lib.hsvm_cv_dense_path(ptr("float *", self.dense), self.n, self.dense.shape[1],
-                                        ptr("double *", self.sqnorm), *common, self.kernel,
+                                        ptr("double *", self.sqnorm), *common, kept, self.kernel,
                                         ptr("int32_t *", votes), ptr("int64_t *", conf), ptr("int64_t *", passes))
         elif self.form == "kernel":
             rc = lib.hsvm_cv_gram_solve(ptr("float *", self.gram), self.n, *common, ptr("int64_t *", passes))

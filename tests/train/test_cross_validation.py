@@ -254,3 +254,25 @@ def test_the_primal_iteration_runs_on_dense_rows_from_a_quarter_filled(digits_l2
     sparse = big.multiply(sp.random(*big.shape, density=0.2, random_state=3, format="csr") > 0).tocsr()
     sparse.eliminate_zeros()
     assert PathCrossValidation(sparse, ybig, n_folds=3).form == "primal"
+
+
+def test_the_dense_form_keeps_each_pairs_weights_equal_to_its_dual_sum(digits_l2, monkeypatch):
+    # Kept between C values (not rebuilt from alpha), the weights must still
+    # be sum_i alpha_i y_i (x_i, bias) after a path; rebuilding them instead
+    # (no room to keep them) reaches the same accuracies.
+    import hsvm_cli.train.cross_validation as cvmod
+    X, y = digits_l2
+    cv = PathCrossValidation(X, y, n_folds=3, seed=8, form="dense")
+    assert cv.w_kept is not None
+    kept = [cv.run(C).correct for C in (0.05, 0.5, 5.0)]
+    for f in range(cv.F):
+        for p in (0, 21, 44):
+            w, b = cv.pair_weights(f, p)
+            assert np.allclose(cv.w_kept[f][p, :cv.d], w, rtol=0, atol=1e-6)
+            assert abs(cv.w_kept[f][p, -1] - b) < 1e-9
+            assert not cv.w_kept[f][p, cv.d:-1].any()
+    monkeypatch.setattr(cvmod, "_KEEP_W_BYTES", 0)
+    cold = PathCrossValidation(X, y, n_folds=3, seed=8, form="dense")
+    assert cold.w_kept is None
+    rebuilt = [cold.run(C).correct for C in (0.05, 0.5, 5.0)]
+    assert np.abs(np.subtract(kept, rebuilt)).max() <= 2
