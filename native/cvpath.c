@@ -358,6 +358,11 @@ int hsvm_cv_products(const double *W, int64_t n_pairs, int32_t d, const int64_t 
  * attributes, so every path does the same operations in the same order
  * (-ffp-contract=off: no fused multiply-add) and gives the same bits. */
 #define CV_DENSE_LANES 32
+/* Kept weights are rows of dp + CV_KEPT_PAD doubles (the bias feature's
+ * weight first in the pad): with the rows 64-byte aligned, pairs updated on
+ * different threads never write the same cache line -- with rows of dp + 1
+ * they did, and two threads were slower than without keeping. */
+#define CV_KEPT_PAD 8
 
 /* The dense rows' storage for dcd_primal's row_ops (w contiguous, [dp + 1]). */
 typedef struct {
@@ -476,7 +481,7 @@ int hsvm_cv_dense_path(const float *X, int64_t n, int64_t dp, const double *sqno
     for (int64_t p = p0; p < p1 && rc == 0; p++) {
         const int64_t l = pair_rows(block, F, K, fold, pair_a[p], pair_b[p], b.rows, b.y);
         uint64_t rng = seeds[p];
-        double *w = W_kept ? W_kept + p * (dp + 1) : b.w;
+        double *w = W_kept ? W_kept + p * (dp + CV_KEPT_PAD) : b.w;
         total += solve_dense(ops, dp, sqnorm, b.rows, b.y, l, alpha + alpha_off[p], w, W_kept != NULL, b.qd, b.index,
                              bias, diag, upper, eps, max_iter, &rng);
         for (int64_t x = h0; x < h1; x++)

@@ -60,9 +60,10 @@ int hsvm_cv_products(const double *W, int64_t n_pairs, int32_t d, const int64_t 
 /* Dense form: the primal form's iteration on rows stored as a dense float32
  * matrix X [n, dp], dp a multiple of 32 (columns zero-padded), sqnorm as
  * for the primal form; votes and conf as hsvm_cv_primal_path's.  W_kept
- * (NULL: none) [n_pairs, dp + 1] keeps pair p's weights between calls
- * (zero before the first, with alpha), so that they are not rebuilt from
- * alpha at every C; without it they are. */
+ * (NULL: none) [n_pairs, dp + 8], 64-byte aligned, keeps pair p's weights
+ * between calls (the bias feature's at column dp; zero before the first
+ * call, with alpha), so that they are not rebuilt from alpha at every C;
+ * without it they are. */
 int hsvm_cv_dense_path(const float *X, int64_t n, int64_t dp, const double *sqnorm, const int64_t *block,
                        int32_t n_folds, int32_t n_classes, int32_t fold, const int32_t *pair_a, const int32_t *pair_b,
                        int64_t p0, int64_t p1, const int64_t *alpha_off, double *alpha, const uint64_t *seeds,

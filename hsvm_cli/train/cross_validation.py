@@ -118,6 +118,14 @@ class CvStep:
         return self.correct / self.total if self.total else 0.0
 
 
+def _aligned_zeros(shape):
+    """float64 zeros starting on a 64-byte boundary."""
+    n = int(np.prod(shape))
+    raw = np.zeros(n + 8)
+    skip = (-raw.ctypes.data % 64) // 8
+    return raw[skip:skip + n].reshape(shape)
+
+
 class PathCrossValidation:
     """F-fold cross-validation of one-vs-one SVMs at a sequence of C values,
     each warm-started from the previous one (module docstring).
@@ -329,8 +337,10 @@ class PathCrossValidation:
         # Each pair's weights kept between C values where they fit (a rule on
         # the shape only, so every machine makes the same choice): rebuilding
         # them from the dual variables cost about half a pass per pair and C.
-        P, kept = self.pair_a.shape[0], 8 * self.pair_a.shape[0] * self.F * (dp + 1)
-        self.w_kept = [np.zeros((P, dp + 1)) for _ in range(self.F)] if kept <= _KEEP_W_BYTES else None
+        # Rows of dp + 8 doubles, 64-byte aligned (native/cvpath.c, CV_KEPT_PAD):
+        # pairs on different threads never share a cache line.
+        P, kept = self.pair_a.shape[0], 8 * self.pair_a.shape[0] * self.F * (dp + 8)
+        self.w_kept = [_aligned_zeros((P, dp + 8)) for _ in range(self.F)] if kept <= _KEEP_W_BYTES else None
 
     # ------------------------------------------------------------ running
 

@@ -268,9 +268,11 @@ def test_the_dense_form_keeps_each_pairs_weights_equal_to_its_dual_sum(digits_l2
     for f in range(cv.F):
         for p in (0, 21, 44):
             w, b = cv.pair_weights(f, p)
+            dp = cv.dense.shape[1]
             assert np.allclose(cv.w_kept[f][p, :cv.d], w, rtol=0, atol=1e-6)
-            assert abs(cv.w_kept[f][p, -1] - b) < 1e-9
-            assert not cv.w_kept[f][p, cv.d:-1].any()
+            assert abs(cv.w_kept[f][p, dp] - b) < 1e-9
+            assert not cv.w_kept[f][p, cv.d:dp].any() and not cv.w_kept[f][p, dp + 1:].any()
+        assert cv.w_kept[f].ctypes.data % 64 == 0
     monkeypatch.setattr(cvmod, "_KEEP_W_BYTES", 0)
     cold = PathCrossValidation(X, y, n_folds=3, seed=8, form="dense")
     assert cold.w_kept is None
