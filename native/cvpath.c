@@ -16,18 +16,21 @@
  * (the constraints only widen) and is the warm start, as LIBLINEAR's -C does
  * for its primal solver (Chu, Hsieh & Lin, KDD 2015).
  *
- * Two forms of the same iteration:
+ * Forms of the same iteration:
  * - kernel form, for problems of few rows: Q from a precomputed Gram matrix,
  *   the gradient vector maintained (O(l) per step) -- cheaper than the primal
  *   form when a pair has fewer training rows than a sample has nonzeros (the
  *   caller then forms the held-out decisions sum_i a_i y_i (x_i.x + bias^2)
  *   with BLAS from the Gram matrix's columns);
- * - primal form (the paper's Algorithm 3, with its shrinking): w kept, each
- *   gradient a sparse dot product, held-out decisions w.x.
+ * - primal form (the paper's Algorithm 3, with its shrinking; cvpath_dcd.h):
+ *   w kept, each gradient a product with a row, held-out decisions w.x; on
+ *   sparse rows (cvpath_primal.h) or, for dense-ish data, dense rows (below).
  *
- * Every step is plain double arithmetic in a fixed order, the random visiting
- * order comes from SplitMix64 seeded per pair, and the held-out confidences are
- * summed in fixed point: the results do not depend on threads or machine. */
+ * Every step is plain double arithmetic in a fixed order (the vector loops of
+ * the primal form keep the portable order on every instruction set), the
+ * random visiting order comes from SplitMix64 seeded per pair, and the
+ * held-out confidences are summed in fixed point: the results do not depend
+ * on threads or machine. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
