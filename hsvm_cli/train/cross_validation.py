@@ -177,6 +177,7 @@ class PathCrossValidation:
         self.seeds = [np.ascontiguousarray(bits[f]) for f in range(F)]
         self.loss, self.eps, self.max_passes, self.bias = int(loss), float(eps), int(max_passes), float(bias)
         self.jobs = max(1, int(jobs))
+        self._executor = None
         Xs = X[self.order]
         self.Xs = Xs
         self.form = form or self._cheaper_form(Xs, sizes)
@@ -296,7 +297,8 @@ class PathCrossValidation:
 
         # Many small products: BLAS threads would cost more than they give, so
         # the classes (and then the held-out samples) are split over our threads.
-        with single_threaded_blas(), ThreadPoolExecutor(jobs) as ex:
+        ex = self._pool()
+        with single_threaded_blas():
             for s in range(h0, h1, step):
                 e = min(h1, s + step)
                 stacked = self._decisions[:2 * P * (e - s)].reshape(2 * P, e - s)
@@ -392,8 +394,7 @@ class PathCrossValidation:
             for c in chunks:
                 task(c)
         else:
-            with ThreadPoolExecutor(self.jobs) as ex:
-                list(ex.map(task, chunks))
+            list(self._pool().map(task, chunks))
         passes = sum(acc[2] for acc in accs)
         if kernel:
             votes, conf = self._kernel_votes(f)
@@ -405,6 +406,15 @@ class PathCrossValidation:
             conf += c
         # Fixed point back to decision-value units (the tie-break only compares them).
         return np.ascontiguousarray(votes.T), np.ascontiguousarray(conf.T) / 16777216.0, passes
+
+    def _pool(self):
+        """The search's worker threads, started once: a pool per fold and C
+        started and joined 2 x F threads per C step, a sixth of a search of
+        a small set (binalpha-36).  Its threads end when the object is
+        collected."""
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(self.jobs)
+        return self._executor
 
     def _call(self, f, C, p0, p1, votes, conf):
         passes = np.zeros(1, dtype=np.int64)
