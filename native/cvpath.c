@@ -187,8 +187,14 @@ static int64_t solve_kernel(const float *gram, int64_t n, const int64_t *rows, c
     for (int64_t i = 0; i < l; i++) {
         const float *g = gram + rows[i] * n;
         float *q = Q + i * l;
-        for (int64_t j = 0; j < l; j++)
-            q[j] = (float)(y[i] * y[j] * ((double)g[rows[j]] + bias2));
+        if (bias2 == 0.0) {   /* the caller folded bias^2 into gram: Q is its entries with signs (same bits) */
+            const double yi = y[i];
+            for (int64_t j = 0; j < l; j++)
+                q[j] = y[j] == yi ? g[rows[j]] : -g[rows[j]];
+        } else {
+            for (int64_t j = 0; j < l; j++)
+                q[j] = (float)(y[i] * y[j] * ((double)g[rows[j]] + bias2));
+        }
         qd[i] = (double)q[i] + diag;
         grad[i] = -1.0 + diag * alpha[i];
         index[i] = i;

@@ -219,6 +219,10 @@ class PathCrossValidation:
             self.gram = np.ascontiguousarray(D @ D.T)
         else:
             self.gram = np.ascontiguousarray((Xs @ Xs.T).toarray().astype(np.float32))
+        # The bias feature's products folded in (x_i.x_j + bias^2, rounded once
+        # to float32): the solver then builds each pair's Q by copying entries
+        # with their signs, and the held-out decisions need no constant term.
+        self.gram += np.float32(self.bias * self.bias)
         self._class_terms = [None] * self.F
         self._decisions = None       # the held-out decisions of a block of samples, reused
 
@@ -264,7 +268,7 @@ class PathCrossValidation:
         h0, h1 = int(self.block[f * self.K]), int(self.block[(f + 1) * self.K])
         P = self.pair_a.shape[0]
         coef = self.alpha[f] * label
-        const = np.ascontiguousarray((self.bias * self.bias) * np.bincount(pair_of, weights=coef, minlength=P))
+        const = np.zeros(P)          # bias^2 sum(coef): folded into the Gram matrix
         votes = np.empty((h1 - h0, self.K), np.int32)
         conf = np.empty((h1 - h0, self.K), np.float64)
         step = max(1, _DEC_BLOCK_BYTES // (8 * max(1, P)))
@@ -421,7 +425,8 @@ class PathCrossValidation:
         common = (ptr("int64_t *", self.block), self.F, self.K, f,
                   ptr("int32_t *", self.pair_a), ptr("int32_t *", self.pair_b), p0, p1,
                   ptr("int64_t *", self.alpha_off[f]), ptr("double *", self.alpha[f]),
-                  ptr("uint64_t *", self.seeds[f]), self.bias, C, self.loss, self.eps, self.max_passes)
+                  ptr("uint64_t *", self.seeds[f]), 0.0 if self.form == "kernel" else self.bias, C, self.loss,
+                  self.eps, self.max_passes)
         if self.form == "dense":
             kept = ffi.NULL if self.w_kept is None else ptr("double *", self.w_kept[f])
             rc = lib.hsvm_cv_dense_path(ptr("float *", self.dense), self.n, self.dense.shape[1],
