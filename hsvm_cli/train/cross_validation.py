@@ -179,6 +179,13 @@ class PathCrossValidation:
         self.jobs = max(1, int(jobs))
         self._executor = None
         Xs = X[self.order]
+        Xs.sort_indices()
+        # Checked once, for every form: scipy trusts the indices it is handed,
+        # and the solvers and the dense copy would read or write past a row.
+        indptr = np.ascontiguousarray(Xs.indptr, dtype=np.int64)
+        indices = np.ascontiguousarray(Xs.indices, dtype=np.int32)
+        if lib.hsvm_cv_check_rows(ptr("int64_t *", indptr), ptr("int32_t *", indices), n, d):
+            raise ValueError("cross-validation: malformed sparse rows (an index outside 0..%d)" % (d - 1))
         self.Xs = Xs
         self.form = form or self._cheaper_form(Xs, sizes)
         if self.form == "kernel":
@@ -313,11 +320,8 @@ class PathCrossValidation:
         return votes, conf
 
     def _prepare_primal(self, Xs):
-        Xs.sort_indices()
         self.indptr = np.ascontiguousarray(Xs.indptr, dtype=np.int64)
         indices = np.ascontiguousarray(Xs.indices, dtype=np.int32)
-        if lib.hsvm_cv_check_rows(ptr("int64_t *", self.indptr), ptr("int32_t *", indices), self.n, self.d):
-            raise ValueError("cross-validation: malformed sparse rows (an index outside 0..%d)" % (self.d - 1))
         # Compact rows (native/cvpath_primal.h): 16-bit indices where the
         # columns allow, float32 values; the solver's arithmetic is double.
         self.indices = indices.astype(np.uint16) if self.d <= 65536 else indices

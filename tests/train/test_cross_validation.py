@@ -132,12 +132,13 @@ def test_explicit_folds_hold_out_what_they_say(digits, digits_l2):
         PathCrossValidation(A, np.r_[y, yt], folds=folds * 2)
 
 
-def test_primal_form_refuses_rows_with_an_index_past_the_features(digits_l2):
+@pytest.mark.parametrize("form", ["kernel", "primal", "dense", None])
+def test_every_form_refuses_rows_with_an_index_past_the_features(digits_l2, form):
     X, y = digits_l2
     bad = X.tocsr(copy=True)
     bad.indices[5] = bad.shape[1] + 3      # scipy does not check indices it is handed
     with pytest.raises(ValueError, match="index outside"):
-        PathCrossValidation(bad, y, n_folds=3, form="primal")
+        PathCrossValidation(bad, y, n_folds=3, form=form)
 
 
 def test_rows_wider_than_16_bit_columns_give_the_same_path(digits_l2):
