@@ -21,7 +21,7 @@
  *   the gradient vector maintained (O(l) per step) -- cheaper than the primal
  *   form when a pair has fewer training rows than a sample has nonzeros (the
  *   caller then forms the held-out decisions sum_i a_i y_i (x_i.x + bias^2)
- *   with BLAS from the Gram matrix's columns);
+ *   with BLAS from the Gram matrix's columns, which hold the bias term too);
  * - primal form (the paper's Algorithm 3, with its shrinking; cvpath_dcd.h):
  *   w kept, each gradient a product with a row, held-out decisions w.x; on
  *   sparse rows (cvpath_primal.h) or, for dense-ish data, dense rows (below).
@@ -181,20 +181,16 @@ static inline void vote(double f, int32_t a, int32_t b, int64_t nh, int32_t *v, 
 /* ------------------------------------------------------------------ kernel form */
 
 static int64_t solve_kernel(const float *gram, int64_t n, const int64_t *rows, const double *y, int64_t l,
-                            double *alpha, float *Q, double *grad, double *qd, int64_t *index, double bias2,
-                            double diag, double upper, double eps, int32_t max_iter, uint64_t *rng)
+                            double *alpha, float *Q, double *grad, double *qd, int64_t *index, double diag,
+                            double upper, double eps, int32_t max_iter, uint64_t *rng)
 {
     for (int64_t i = 0; i < l; i++) {
+        /* gram already holds x_i.x_j + bias^2: Q is its entries with the signs y_i y_j */
         const float *g = gram + rows[i] * n;
         float *q = Q + i * l;
-        if (bias2 == 0.0) {   /* the caller folded bias^2 into gram: Q is its entries with signs (same bits) */
-            const double yi = y[i];
-            for (int64_t j = 0; j < l; j++)
-                q[j] = y[j] == yi ? g[rows[j]] : -g[rows[j]];
-        } else {
-            for (int64_t j = 0; j < l; j++)
-                q[j] = (float)(y[i] * y[j] * ((double)g[rows[j]] + bias2));
-        }
+        const double yi = y[i];
+        for (int64_t j = 0; j < l; j++)
+            q[j] = y[j] == yi ? g[rows[j]] : -g[rows[j]];
         qd[i] = (double)q[i] + diag;
         grad[i] = -1.0 + diag * alpha[i];
         index[i] = i;
@@ -244,8 +240,8 @@ static int64_t solve_kernel(const float *gram, int64_t n, const int64_t *rows, c
 
 int hsvm_cv_gram_solve(const float *gram, int64_t n, const int64_t *block, int32_t n_folds, int32_t n_classes,
                        int32_t fold, const int32_t *pair_a, const int32_t *pair_b, int64_t p0, int64_t p1,
-                       const int64_t *alpha_off, double *alpha, const uint64_t *seeds, double bias, double C,
-                       int32_t loss, double eps, int32_t max_iter, int64_t *passes)
+                       const int64_t *alpha_off, double *alpha, const uint64_t *seeds, double C, int32_t loss,
+                       double eps, int32_t max_iter, int64_t *passes)
 {
     const int32_t F = n_folds, K = n_classes;
     if (check_args(n, block, F, K, fold, pair_a, pair_b, p0, p1, alpha_off, C, loss, max_iter))
@@ -263,8 +259,8 @@ int hsvm_cv_gram_solve(const float *gram, int64_t n, const int64_t *block, int32
     for (int64_t p = p0; p < p1; p++) {
         const int64_t l = pair_rows(block, F, K, fold, pair_a[p], pair_b[p], b.rows, b.y);
         uint64_t rng = seeds[p];
-        total += solve_kernel(gram, n, b.rows, b.y, l, alpha + alpha_off[p], Q, b.w, b.qd, b.index, bias * bias,
-                              diag, upper, eps, max_iter, &rng);
+        total += solve_kernel(gram, n, b.rows, b.y, l, alpha + alpha_off[p], Q, b.w, b.qd, b.index, diag, upper,
+                              eps, max_iter, &rng);
     }
     *passes = total;
 done:
@@ -287,6 +283,12 @@ done:
 #include "cvpath_primal.h"
 #undef CV_INDEX
 #undef CV_NAME
+
+/* Whether rows of d columns can be read with index_bytes-byte indices. */
+static inline int index_width_ok(int32_t d, int32_t index_bytes)
+{
+    return d >= 0 && (index_bytes == 4 || (index_bytes == 2 && d <= 65536));
+}
 
 int hsvm_cv_check_rows(const int64_t *indptr, const int32_t *indices, int64_t n, int32_t d)
 {
@@ -312,7 +314,7 @@ int hsvm_cv_primal_path(const int64_t *indptr, const void *indices, int32_t inde
     /* The rows' indices are checked once by the caller (hsvm_cv_check_rows),
      * not here: this runs once per block of pairs, fold and C, and a pass
      * over every non-zero each time cost more than the solves at small C. */
-    if (d < 0 || (index_bytes != 2 && index_bytes != 4) || (index_bytes == 2 && d > 65536))
+    if (!index_width_ok(d, index_bytes))
         return -1;
     if (check_args(n, block, F, K, fold, pair_a, pair_b, p0, p1, alpha_off, C, loss, max_iter))
         return -1;
@@ -339,8 +341,7 @@ int hsvm_cv_products(const double *W, int64_t n_pairs, int32_t d, const int64_t 
                      int32_t index_bytes, const float *data, int64_t r0, int64_t r1, int32_t kernel_request,
                      int32_t blocked, double *out)
 {
-    if (d < 0 || n_pairs < 0 || r0 < 0 || r1 < r0 || (index_bytes != 2 && index_bytes != 4)
-        || (index_bytes == 2 && d > 65536))
+    if (!index_width_ok(d, index_bytes) || n_pairs < 0 || r0 < 0 || r1 < r0)
         return -1;
     const int32_t kernel = hsvm_resolve_kernel(kernel_request);
     if (kernel < 0)
@@ -516,8 +517,8 @@ int hsvm_cv_dense_dot(const double *w, const float *x, int64_t dp, int32_t kerne
 /* ------------------------------------------------------------------ held-out votes of the kernel form */
 
 int hsvm_cv_vote_rows(const float *rows, int64_t stride, int64_t nh, const int64_t *row_a, const int64_t *row_b,
-                      const double *cst, const int32_t *pair_a, const int32_t *pair_b, int64_t n_pairs,
-                      int32_t n_classes, int32_t *votes, double *conf)
+                      const int32_t *pair_a, const int32_t *pair_b, int64_t n_pairs, int32_t n_classes,
+                      int32_t *votes, double *conf)
 {
     const int32_t K = n_classes;
     if (stride < nh)
@@ -537,11 +538,10 @@ int hsvm_cv_vote_rows(const float *rows, int64_t stride, int64_t nh, const int64
     }
     for (int64_t p = 0; p < n_pairs; p++) {
         const float *ra = rows + row_a[p] * stride, *rb = rows + row_b[p] * stride;
-        const double c = cst[p];
         int32_t *va = vk + pair_a[p] * nh, *vb = vk + pair_b[p] * nh;
         double *ca = ck + pair_a[p] * nh, *cb = ck + pair_b[p] * nh;
         for (int64_t x = 0; x < nh; x++) {
-            const double f = (double)ra[x] + (double)rb[x] + c;
+            const double f = (double)ra[x] + (double)rb[x];
             const int32_t win = f > 0.0;
             va[x] += win;
             vb[x] += 1 - win;

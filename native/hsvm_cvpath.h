@@ -22,14 +22,14 @@
  * first row.  *passes receives the total passes.  Returns 0, -1 for bad
  * arguments, -2 when out of memory. */
 
-/* Kernel form: gram is the n x n matrix of x_i.x_j (float, row-major); only
- * the solve (the caller forms the held-out decisions from the dual variables).
- * A caller may fold bias^2 into gram and pass bias 0: each pair's Q is then
- * gram's entries with signs, built several times faster. */
+/* Kernel form: gram is the n x n matrix of x_i.x_j + bias^2 (float,
+ * row-major: the constant feature's product folded in, so that each pair's
+ * Q is gram's entries with the signs y_i y_j); only the solve (the caller
+ * forms the held-out decisions from the dual variables). */
 int hsvm_cv_gram_solve(const float *gram, int64_t n, const int64_t *block, int32_t n_folds, int32_t n_classes,
                        int32_t fold, const int32_t *pair_a, const int32_t *pair_b, int64_t p0, int64_t p1,
-                       const int64_t *alpha_off, double *alpha, const uint64_t *seeds, double bias, double C,
-                       int32_t loss, double eps, int32_t max_iter, int64_t *passes);
+                       const int64_t *alpha_off, double *alpha, const uint64_t *seeds, double C, int32_t loss,
+                       double eps, int32_t max_iter, int64_t *passes);
 
 /* Whether CSR rows (indptr int64 [n+1], indices int32) are well formed with
  * d features: 0, or -1.  hsvm_cv_primal_path trusts rows that passed it. */
@@ -77,13 +77,13 @@ int hsvm_cv_dense_path(const float *X, int64_t n, int64_t dp, const double *sqno
 int hsvm_cv_dense_dot(const double *w, const float *x, int64_t dp, int32_t kernel_request, double *out);
 
 /* The kernel form's held-out votes: pair p's decision on held-out sample x < nh
- * is rows[row_a[p]*stride + x] + rows[row_b[p]*stride + x] + cst[p] (the contributions of
- * its two classes' training rows, and of the bias); pair_a[p] wins when it is
- * > 0.  votes and conf [nh, K] are overwritten: the winner counts and the
+ * is rows[row_a[p]*stride + x] + rows[row_b[p]*stride + x] (the contributions of
+ * its two classes' training rows, the bias term included through the Gram
+ * matrix); pair_a[p] wins when it is > 0.  votes and conf [nh, K] are overwritten: the winner counts and the
  * decisions summed signed towards each class, in pair order.  Returns 0,
  * -1 for a class out of range or stride < nh, -2 when out of memory. */
 int hsvm_cv_vote_rows(const float *rows, int64_t stride, int64_t nh, const int64_t *row_a, const int64_t *row_b,
-                      const double *cst, const int32_t *pair_a, const int32_t *pair_b, int64_t n_pairs,
-                      int32_t n_classes, int32_t *votes, double *conf);
+                      const int32_t *pair_a, const int32_t *pair_b, int64_t n_pairs, int32_t n_classes,
+                      int32_t *votes, double *conf);
 
 #endif

@@ -182,16 +182,17 @@ class PathCrossValidation:
         Xs.sort_indices()
         # Checked once, for every form: scipy trusts the indices it is handed,
         # and the solvers and the dense copy would read or write past a row.
-        indptr = np.ascontiguousarray(Xs.indptr, dtype=np.int64)
+        self.indptr = np.ascontiguousarray(Xs.indptr, dtype=np.int64)
         indices = np.ascontiguousarray(Xs.indices, dtype=np.int32)
-        if lib.hsvm_cv_check_rows(ptr("int64_t *", indptr), ptr("int32_t *", indices), n, d):
+        if lib.hsvm_cv_check_rows(ptr("int64_t *", self.indptr), ptr("int32_t *", indices), n, d):
             raise ValueError("cross-validation: malformed sparse rows (an index outside 0..%d)" % (d - 1))
+        self.kernel = kernel_id(None)       # the code path of the native loops (HSVM_KERNEL)
         self.Xs = Xs
         self.form = form or self._cheaper_form(Xs, sizes)
         if self.form == "kernel":
             self._prepare_kernel(Xs)
         elif self.form == "primal":
-            self._prepare_primal(Xs)
+            self._prepare_primal(Xs, indices)
         elif self.form == "dense":
             self._prepare_dense(Xs)
         else:
@@ -238,7 +239,7 @@ class PathCrossValidation:
         decisions, made once per fold: per class c (its rows, the index
         [pairs of c, rows] of their dual variables, its first row in the
         stacked contributions); per pair the stacked rows of its class a and
-        class b; per dual variable its pair and label (+1 for class a)."""
+        class b; per dual variable its label (+1 for class a)."""
         if self._class_terms[f] is not None:
             return self._class_terms[f]
         K, F = self.K, self.F
@@ -263,7 +264,7 @@ class PathCrossValidation:
         sizes = np.diff(off)
         pair_of = np.repeat(np.arange(sizes.shape[0]), sizes)
         label = np.where(np.arange(off[-1]) - off[pair_of] < ntrain[self.pair_a][pair_of], 1.0, -1.0)
-        self._class_terms[f] = (per_class, row_a, row_b, pair_of, label)
+        self._class_terms[f] = (per_class, row_a, row_b, label)
         return self._class_terms[f]
 
     def _kernel_votes(self, f):
@@ -271,11 +272,10 @@ class PathCrossValidation:
         variables: f_p(x) = sum_i a_i y_i (x_i.x + bias^2), the part of each
         class's training rows formed with BLAS for all its pairs at once (a
         class's rows enter every pair naming it), the votes counted in C."""
-        per_class, row_a, row_b, pair_of, label = self._terms(f)
+        per_class, row_a, row_b, label = self._terms(f)
         h0, h1 = int(self.block[f * self.K]), int(self.block[(f + 1) * self.K])
         P = self.pair_a.shape[0]
         coef = self.alpha[f] * label
-        const = np.zeros(P)          # bias^2 sum(coef): folded into the Gram matrix
         votes = np.empty((h1 - h0, self.K), np.int32)
         conf = np.empty((h1 - h0, self.K), np.float64)
         step = max(1, _DEC_BLOCK_BYTES // (8 * max(1, P)))
@@ -298,7 +298,7 @@ class PathCrossValidation:
 
         def count(stacked, s, x0, x1):
             rc = lib.hsvm_cv_vote_rows(ptr("float *", stacked) + (x0 - s), stacked.shape[1], x1 - x0,
-                                       ptr("int64_t *", row_a), ptr("int64_t *", row_b), ptr("double *", const),
+                                       ptr("int64_t *", row_a), ptr("int64_t *", row_b),
                                        ptr("int32_t *", self.pair_a), ptr("int32_t *", self.pair_b), P, self.K,
                                        ptr("int32_t *", votes[x0 - h0:x1 - h0]), ptr("double *", conf[x0 - h0:x1 - h0]))
             if rc == -2:
@@ -319,13 +319,10 @@ class PathCrossValidation:
                 list(ex.map(lambda j: count(stacked, s, int(cuts[j]), int(cuts[j + 1])), range(jobs)))
         return votes, conf
 
-    def _prepare_primal(self, Xs):
-        self.indptr = np.ascontiguousarray(Xs.indptr, dtype=np.int64)
-        indices = np.ascontiguousarray(Xs.indices, dtype=np.int32)
+    def _prepare_primal(self, Xs, indices):
         # Compact rows (native/cvpath_primal.h): 16-bit indices where the
         # columns allow, float32 values; the solver's arithmetic is double.
         self.indices = indices.astype(np.uint16) if self.d <= 65536 else indices
-        self.kernel = kernel_id(None)       # the held-out products' code path (HSVM_KERNEL)
         self.data = np.ascontiguousarray(Xs.data, dtype=np.float32)
         rows = np.repeat(np.arange(self.n), np.diff(self.indptr))
         values = self.data.astype(np.float64)
@@ -343,7 +340,6 @@ class PathCrossValidation:
             self.dense[s:e, :self.d] = Xs[s:e].toarray()
             values = self.dense[s:e].astype(np.float64)
             self.sqnorm[s:e] = np.einsum("ij,ij->i", values, values)
-        self.kernel = kernel_id(None)
         # Each pair's weights kept between C values where they fit (a rule on
         # the shape only, so every machine makes the same choice): rebuilding
         # them from the dual variables cost about half a pass per pair and C.
@@ -426,24 +422,23 @@ class PathCrossValidation:
 
     def _call(self, f, C, p0, p1, votes, conf):
         passes = np.zeros(1, dtype=np.int64)
-        common = (ptr("int64_t *", self.block), self.F, self.K, f,
-                  ptr("int32_t *", self.pair_a), ptr("int32_t *", self.pair_b), p0, p1,
-                  ptr("int64_t *", self.alpha_off[f]), ptr("double *", self.alpha[f]),
-                  ptr("uint64_t *", self.seeds[f]), 0.0 if self.form == "kernel" else self.bias, C, self.loss,
-                  self.eps, self.max_passes)
+        pairs = (ptr("int64_t *", self.block), self.F, self.K, f,
+                 ptr("int32_t *", self.pair_a), ptr("int32_t *", self.pair_b), p0, p1,
+                 ptr("int64_t *", self.alpha_off[f]), ptr("double *", self.alpha[f]), ptr("uint64_t *", self.seeds[f]))
+        solver = (C, self.loss, self.eps, self.max_passes)
+        # The kernel form's Gram matrix holds the bias term; the others take it.
         if self.form == "dense":
             kept = ffi.NULL if self.w_kept is None else ptr("double *", self.w_kept[f])
             rc = lib.hsvm_cv_dense_path(ptr("float *", self.dense), self.n, self.dense.shape[1],
-                                        ptr("double *", self.sqnorm), *common, kept, self.kernel,
+                                        ptr("double *", self.sqnorm), *pairs, self.bias, *solver, kept, self.kernel,
                                         ptr("int32_t *", votes), ptr("int64_t *", conf), ptr("int64_t *", passes))
         elif self.form == "kernel":
-            rc = lib.hsvm_cv_gram_solve(ptr("float *", self.gram), self.n, *common, ptr("int64_t *", passes))
+            rc = lib.hsvm_cv_gram_solve(ptr("float *", self.gram), self.n, *pairs, *solver, ptr("int64_t *", passes))
         else:
             rc = lib.hsvm_cv_primal_path(ptr("int64_t *", self.indptr), ptr("void *", self.indices),
                                          self.indices.itemsize, ptr("float *", self.data), self.n, self.d,
-                                         ptr("double *", self.sqnorm),
-                                         *common, self.kernel, ptr("int32_t *", votes), ptr("int64_t *", conf),
-                                         ptr("int64_t *", passes))
+                                         ptr("double *", self.sqnorm), *pairs, self.bias, *solver, self.kernel,
+                                         ptr("int32_t *", votes), ptr("int64_t *", conf), ptr("int64_t *", passes))
         if rc == -2:
             raise MemoryError("cross-validation buffers")
         if rc <= lib.HSVM_CPU_EINVAL:
