@@ -37,6 +37,9 @@ def l2_normalize(X, *, copy=True):
         rows = np.repeat(np.arange(X.shape[0]), counts)
         norms = np.sqrt(np.bincount(rows, weights=np.square(X.data, dtype=np.float64), minlength=X.shape[0]))
         scale = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
+        pre, scale = _split_scale(scale, X.dtype)
+        if pre is not None:
+            X.data *= pre[rows]
         X.data *= scale[rows].astype(X.dtype, copy=False)
         return X
     X = np.array(X, copy=copy)
@@ -45,8 +48,23 @@ def l2_normalize(X, *, copy=True):
     else:
         norms = np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64))
     scale = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
+    pre, scale = _split_scale(scale, X.dtype)
+    if pre is not None:
+        X *= pre[:, None]
     X *= scale[:, None].astype(X.dtype, copy=False)
     return X
+
+
+def _split_scale(scale, dtype):
+    """(pre, scale) such that x * pre * scale normalises each row in ``dtype``
+    as native/prepare.c does: pre is None when every 1/norm fits the dtype;
+    otherwise 2^64 (exact) for the rows whose 1/norm does not (subnormal
+    float32 values) and 1 for the rest, whose result is then unchanged."""
+    big = scale > np.finfo(dtype).max
+    if not np.any(big):
+        return None, scale
+    pre = np.where(big, 2.0**64, 1.0).astype(dtype)
+    return pre, scale / pre
 
 
 def apply_normalization(X, how, *, copy=True):

@@ -4,6 +4,19 @@
 #include "hsvm_prepare.h"
 #include "sum_squares.h"
 
+/* x / ||x|| as (x * pre) * scale in float32, from the row's sum of squares
+ * s.  pre is 1 for every row whose 1/||x|| fits in float32; a row so small
+ * that it does not (||x|| below about 2.9e-39: subnormal values) is first
+ * multiplied by 2^64, which is exact, so that it is normalised like any other
+ * rather than becoming infinite.  Rows of zeros stay zero. */
+static inline void row_scale(double s, float *pre, float *scale)
+{
+    const double norm = sqrt(s);
+    const double inv = norm > 0.0 ? 1.0 / norm : 0.0;
+    *pre = inv > FLT_MAX ? 0x1p64f : 1.0f;
+    *scale = (float)(inv / (double)*pre);
+}
+
 /* The one pass, for values parsed as double or already rounded to float32
  * (the same bits: every value is rounded to float32 before anything else). */
 #define VALUE_T double
@@ -33,11 +46,11 @@ int64_t hsvm_prepare_csr(const int64_t *indptr, const int32_t *indices, const do
 
 static void scale_row(float *x, int64_t d, double s, int32_t l2, int64_t *bad)
 {
-    const double norm = sqrt(s);
-    const float scale = norm > 0.0 ? (float)(1.0 / norm) : 0.0f;
+    float pre = 1.0f, scale = 1.0f;
+    row_scale(s, &pre, &scale);
     int64_t b = 0;
     for (int64_t k = 0; k < d; k++) {
-        const float v = l2 ? x[k] * scale : x[k];
+        const float v = l2 ? (x[k] * pre) * scale : x[k];
         b += !(fabsf(v) <= FLT_MAX);
         x[k] = v;
     }

@@ -6,15 +6,14 @@ static int64_t NAME(const int64_t *indptr, const int32_t *indices, const VALUE_T
     int64_t bad = 0;
     for (int64_t i = 0; i < n; i++) {
         const int64_t b = indptr[i], e = indptr[i + 1];
-        float scale = 1.0f;
+        float scale = 1.0f, pre = 1.0f;
         if (l2) {
             double s = 0.0;
             for (int64_t k = b; k < e; k++) {
                 const double v = (double)(float)values[k];
                 s += v * v;
             }
-            const double norm = sqrt(s);
-            scale = norm > 0.0 ? (float)(1.0 / norm) : 0.0f;
+            row_scale(s, &pre, &scale);
         }
         float *row = dense ? dense + i * d : NULL;
         if (row && canonical && e - b == d) {
@@ -24,7 +23,7 @@ static int64_t NAME(const int64_t *indptr, const int32_t *indices, const VALUE_T
             const VALUE_T *x = values + b;
             for (int64_t k = 0; k < d; k++) {
                 const float f = (float)x[k];
-                const float v = l2 ? f * scale : f;
+                const float v = l2 ? (f * pre) * scale : f;
                 bad += !(fabsf(v) <= FLT_MAX);
                 row[k] = v;
             }
@@ -34,7 +33,7 @@ static int64_t NAME(const int64_t *indptr, const int32_t *indices, const VALUE_T
             memset(row, 0, sizeof(float) * (size_t)d);
         for (int64_t k = b; k < e; k++) {
             const float f = (float)values[k];
-            const float v = l2 ? f * scale : f;
+            const float v = l2 ? (f * pre) * scale : f;
             bad += !(fabsf(v) <= FLT_MAX);
             if (row)
                 row[indices[k]] = v;

@@ -33,12 +33,18 @@ int64_t hsvm_fix_signs_dense(const float *X, int64_t n, int64_t d, const float *
     for (int64_t i = 0; i < n; i++) {
         const float *x = X + i * d;
         double xn = 0.0;
-        for (int64_t k = 0; k < d; k++)
+        int64_t nnz = 0;
+        for (int64_t k = 0; k < d; k++) {
             xn += (double)x[k] * (double)x[k];
+            nnz += x[k] != 0.0f;
+        }
         xn = sqrt(xn);
         float *p = proj + i * D;
         for (int64_t j = 0; j < D; j++) {
-            if (fabs((double)p[j]) > band(d, rnorm[j], xn))
+            /* A zero of x adds an exact zero to any summation order, so the
+             * rounding error of the float32 product grows with x's non-zeros,
+             * not d: the bound stays useful for wide, sparse classifier normals. */
+            if (fabs((double)p[j]) > band(nnz, rnorm[j], xn))
                 continue;
             const float *r = R + j * d;
             double s = 0.0;

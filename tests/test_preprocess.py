@@ -129,3 +129,44 @@ def test_values_beyond_float32_are_refused():
     X = sp.csr_matrix(np.array([[1.0, 1e39], [2.0, 3.0]]))
     with pytest.raises(DataError, match="beyond the float32 range"):
         prepare("none", X)
+
+
+@pytest.mark.parametrize("density", [0.3, 1.0])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_subnormal_rows_normalise_like_the_same_rows_scaled_by_2_to_the_64(density, threads):
+    # 1/||x|| of these rows is beyond float32: they are normalised by way of
+    # x * 2^64 (exact), to the bits of the scaled rows, never to infinity.
+    rng = np.random.default_rng(11)
+    big = _chunk(rng, 3 * _ROWS_PER_THREAD + 5, 30, density)
+    mantissas = np.where(big.data < 0, -1.0, 1.0) * np.clip(np.round(np.abs(big.data)), 1, 31)
+    big.data = np.ldexp(mantissas, -76)                                 # exact in float32 at both scales
+    tiny = big.copy()
+    tiny.data = np.ldexp(tiny.data, -64)                                # subnormal float32 values
+    assert np.all(np.abs(tiny.data.astype(np.float32)) < np.finfo(np.float32).tiny)
+    want = prepare("l2", big, threads=threads)
+    got = prepare("l2", tiny, threads=threads)
+    ref = _reference("l2", tiny)
+    for a in (got, ref):
+        a = a.data if sp.issparse(a) else a
+        w = want.data if sp.issparse(want) else want
+        assert np.array_equal(a.view(np.uint32), w.view(np.uint32))
+
+
+def test_subnormal_rows_predict_and_hash_like_their_scaled_copies(tmp_path):
+    from conftest import run, write_text
+    rows = ["1 1:4 2:1", "2 1:-4 2:3", "1 1:3 2:-1", "2 1:-2 2:-4", "3 2:5", "3 1:1 2:6"]
+    train = write_text(tmp_path / "t.svm", "\n".join(rows) + "\n")
+    tiny = write_text(tmp_path / "tiny.svm", "".join(
+        "%s %s\n" % (r.split()[0], " ".join("%s:%r" % (f.split(":")[0], float(f.split(":")[1]) * 2.0**-140)
+                                             for f in r.split()[1:])) for r in rows))
+    model, hbm = str(tmp_path / "m.hsvm"), str(tmp_path / "m.hbm")
+    run(["train-ovo", train, "-o", model, "-q"])
+    run(["hash-model", "-m", model, "--bits", "64", "-o", hbm, "-q"])
+    for extra in ([], ["-H", hbm, "-k", "2"], ["--dag"], ["-H", hbm, "--no-refine"]):
+        want = run(["predict", "-q", train, "-m", model] + extra).stdout
+        run(["predict", "-q", tiny, "-m", model] + extra, stdout=want)
+    want = run(["hash-data", train, "-H", hbm, "-o", tmp_path / "a.codes"])
+    run(["hash-data", tiny, "-H", hbm, "-o", tmp_path / "b.codes"])
+    from hsvm_cli.models.codes import read_codes
+    assert np.array_equal(np.asarray(read_codes(str(tmp_path / "a.codes")).codes),
+                          np.asarray(read_codes(str(tmp_path / "b.codes")).codes))

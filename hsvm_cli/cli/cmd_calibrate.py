@@ -4,7 +4,7 @@ import json
 import click
 
 from ..errors import ModelMismatchError
-from ..io.files import atomic_output
+from ..io.files import atomic_output, writes_to_stdout
 from ..io.svmlight import load_svmlight
 from ..models.calibration import save_calibration
 from ..models.hashed import load_hash_model
@@ -21,16 +21,17 @@ from . import options
 @options.hash_model(help="Hash model (.hbm): also fit the first stage and try hash filtering (without it: "
                                 "exact probabilities, `predict --exact --proba -C`, and settings without hashing).")
 @options.output(required=True, what="Calibration file to write")
-@click.option("--max-loss", type=float, default=0.5, show_default=True,
+@click.option("--max-loss", type=options.FiniteFloat(min=0), default=0.5, show_default=True,
               help="Accuracy points the chosen setting may lose against exact prediction on VALIDATION.")
-@click.option("--confidence", type=click.FloatRange(min=0), default=1.0, show_default=True,
+@click.option("--confidence", type=options.FiniteFloat(min=0), default=1.0, show_default=True,
               help="Standard errors of the loss, paired on the VALIDATION rows where a setting and exact "
                    "prediction disagree, added to it before it is compared with --max-loss (0: the plain loss).")
 @click.option("--bits", "bits_grid", callback=options.comma_list(int, "integers"), default=None,
               help="Bit counts to try (default: 64, 128, ... up to the hashed D).")
 @click.option("--k", "k_grid", callback=options.comma_list(int, "integers"), default=None,
               help="Numbers of refined classes to try (default: 1 and 1%%, 3%%, 10%%, 20%% of the classes).")
-@click.option("--epsilon", "epsilons", callback=options.comma_list(float, "numbers"), default=None,
+@click.option("--epsilon", "epsilons", default=None,
+              callback=options.comma_list(float, "probabilities in [0, 1)", check=lambda e: 0 <= e < 1),
               help="First-stage probability thresholds to try (default: 0.1, 0.03, 0.01, 0.003, 0.001).")
 @click.option("--rules", callback=options.comma_list(str, "names"), default="vote,dag", show_default=True,
               help="Exact decision rules to try: vote (max-wins over the pairs) and dag (the exact decision DAG, "
@@ -41,7 +42,7 @@ from . import options
                    "stage at every k >= 2; no hash model needed).")
 @click.option("--repeat", type=click.IntRange(min=1), default=3, show_default=True,
               help="Timed runs per setting at most (the median counts).")
-@click.option("--timing-budget", type=click.FloatRange(min=0.0), default=TIMING_BUDGET, show_default=True,
+@click.option("--timing-budget", type=options.FiniteFloat(min=0.0), default=TIMING_BUDGET, show_default=True,
               help="Seconds of timed runs per setting: a setting too slow for --repeat runs of the %d timing rows "
                    "within it gets fewer runs (at least one), then fewer rows (evenly spaced, at least %d); each "
                    "grid row records the rows and runs it was timed on.  Accuracy is always on every validation "
@@ -52,6 +53,7 @@ from . import options
 @options.zero_based
 @options.extra_features_by_model
 @options.quiet
+@options.outputs_apart((("output", "-o"), ("grid_json", "--grid-json")), ("validation", "model_path", "hbm_path"))
 def command(validation, model_path, hbm_path, output, max_loss, confidence, bits_grid, k_grid, epsilons, rules, first_stages,
             repeat, timing_budget, grid_json, threads, zero_based, extra_features, quiet):
     """Fit calibrated probabilities on the labelled svmlight file VALIDATION and
@@ -72,8 +74,10 @@ def command(validation, model_path, hbm_path, output, max_loss, confidence, bits
         cal = calibrate(model, h, X, y, max_loss=max_loss, bits_grid=bits_grid, k_grid=k_grid, epsilons=epsilons,
                         threads=threads, repeat=repeat, progress=bar, rules=rules, first_stages=first_stages,
                         timing_budget=timing_budget, confidence=confidence)
+    # The grid goes to stdout unless a file written here is stdout.
+    table_to_stderr = writes_to_stdout(output) or (grid_json is not None and writes_to_stdout(grid_json))
     save_calibration(cal, output)
     if grid_json:
         with atomic_output(grid_json, "w") as fh:
             json.dump({"grid": cal.grid, "info": cal.info}, fh, indent=1)
-    click.echo(format_grid(cal), nl=False)
+    click.echo(format_grid(cal), nl=False, err=table_to_stderr)

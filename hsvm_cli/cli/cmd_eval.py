@@ -50,6 +50,7 @@ _path = options.INPUT
                    "against PREDICTIONS (and --reference) written by `hsvm predict --shard i/N` for it.  Only "
                    "shard 0's --scores/--proba output has the 'labels' header: evaluate the concatenated "
                    "output for the score and probability sections.")
+@options.outputs_apart((("plot", "--plot"),), ("truth", "predictions", "reference", "grid"))
 def command(truth, predictions, confusion, proba, recall_k, reference, grid, plot, as_json, zero_based, shard):
     """Compare PREDICTIONS ('-': stdin, as written by `hsvm predict`: one label
     per line, or with --scores / --proba a 'labels c1 ... cK' header and a score

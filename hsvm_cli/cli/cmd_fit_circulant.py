@@ -16,14 +16,14 @@ from . import options
 @click.option("--bits", type=int, required=True,
               help="L: bits of the hash, a multiple of 64 (hash-data packs them into 64-bit words), at most the "
                    "features of DATA; with a codes file its first L bits are the targets.")
-@click.option("-c", "C", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
+@click.option("-c", "C", type=options.FiniteFloat(min=0, min_open=True), default=1.0, show_default=True,
               help="Per-bit cost of the L SVMs the circulant SVM solves jointly.")
 @click.option("--loss", type=click.Choice(sorted(LOSSES)), default="squared-hinge", show_default=True,
               help="squared-hinge (LIBLINEAR -s 1) or hinge (-s 3).")
 @click.option("--rows", type=click.Choice(ROWS), default="first", show_default=True,
               help="Which rows of circ(w) are the bits: the first L, or L rows spread evenly (often fits unrelated "
                    "targets such as ITQ's better).")
-@click.option("--eps", type=click.FloatRange(min=0, min_open=True), default=0.1, show_default=True,
+@click.option("--eps", type=options.FiniteFloat(min=0, min_open=True), default=0.1, show_default=True,
               help="Stopping tolerance of the dual coordinate descent (LIBLINEAR's rule).")
 @click.option("--normalize", type=click.Choice(["l2", "none"]), default="l2", show_default=True,
               help="Sample normalisation, recorded in the hash and applied again by hash-data.")
@@ -31,6 +31,7 @@ from . import options
 @options.output(required=True, what="Learned circulant hash to write")
 @options.zero_based
 @options.quiet
+@options.outputs_apart((("output", "-o"),), ("data", "targets"))
 def command(data, targets, bits, C, loss, rows, eps, normalize, seed, output, zero_based, quiet):
     """Fit L circulant hash functions h_l(x) = sgn(w.P_l x + b_l), the rows of
     circ(w), to target codes of the samples of the svmlight file DATA ('-':

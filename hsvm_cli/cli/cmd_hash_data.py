@@ -26,6 +26,7 @@ from . import options
 @options.chunk_rows
 @options.shard
 @options.quiet
+@options.outputs_apart((("output", "-o"),), ("data", "hbm_path"))
 def command(data, hbm_path, bits, fmt, output, zero_based, extra_features, chunk_rows, shard, quiet):
     """Hash the samples of DATA ('-': stdin): with a hash model, normalise them
     as its exact model does, project and take signs; with a kernel hash, their

@@ -2,6 +2,7 @@
 import click
 
 from ..errors import DataError
+from ..io.svmlight import MAX_FEATURES
 from ..models.calibration import save_calibration
 from ..models.imported import import_model, imported_calibration
 from ..models.ovo import save_model
@@ -12,13 +13,14 @@ from . import options
 @click.command("import-model")
 @click.argument("model_file", type=options.INPUT_FILE)
 @options.output(required=True, what="hsvm model to write (.hsvm)")
-@click.option("--n-features", type=click.IntRange(min=1), default=None,
+@click.option("--n-features", type=click.IntRange(1, MAX_FEATURES), default=None,
               help="Width of the model (default: the largest feature index the file uses; LIBLINEAR: nr_feature).")
 @click.option("--calibration", "calib_path", type=click.Path(dir_okay=False), default=None,
               help="Also write LIBSVM's probability parameters (probA/probB, from svm-train -b 1) as a "
                    "calibration for `hsvm predict --exact --proba -C`.")
 @options.zero_based
 @options.quiet
+@options.outputs_apart((("output", "-o"), ("calib_path", "--calibration")), ("model_file",))
 def command(model_file, output, n_features, calib_path, zero_based, quiet):
     """Import MODEL_FILE, written by LIBSVM's svm-train (C-SVC or nu-SVC with
     -t 0) or LIBLINEAR's train (any classification solver).

@@ -10,9 +10,12 @@ def _gamma(ctx, param, value):
     if value is None or value == "auto":
         return "auto"
     try:
-        return float(value)
+        gamma = float(value)
     except ValueError:
-        raise click.BadParameter("expected a positive number or 'auto'") from None
+        gamma = float("nan")
+    if not (0 < gamma < float("inf")):
+        raise click.BadParameter("expected a positive number or 'auto'")
+    return gamma
 
 
 @click.command("kernel-hash")
@@ -28,7 +31,7 @@ def _gamma(ctx, param, value):
                    "distance (rbf), of the chi2 distance (chi2) or of |x|^2 (poly) over 2,000 seeded pairs of "
                    "training samples; the value is recorded.")
 @click.option("--degree", type=click.IntRange(1, 64), default=3, show_default=True, help="poly degree.")
-@click.option("--coef0", type=float, default=1.0, show_default=True, help="poly constant term.")
+@click.option("--coef0", type=options.FiniteFloat(), default=1.0, show_default=True, help="poly constant term.")
 @click.option("--landmarks", type=int, required=True,
               help="m: dimension of the kernel subspace, landmarks drawn from the training samples.")
 @click.option("--bits", type=int, required=True,
@@ -36,11 +39,12 @@ def _gamma(ctx, param, value):
 @click.option("--projection", type=click.Choice(["gaussian", "circulant"]), default="gaussian", show_default=True,
               help="How the m subspace coordinates become k bits: a dense k x m Gaussian matrix, or blocks of "
                    "circ(r) diag(s) applied by FFT (O(m log m) per m bits; far faster for thousands of bits).")
-@click.option("--tol", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=None,
+@click.option("--tol", type=options.FiniteFloat(0, 1, min_open=True, max_open=True), default=None,
               help="Relative residual below which a landmark candidate is discarded (default 1e-6).")
 @options.seed
 @options.zero_based
 @options.quiet
+@options.outputs_apart((("output", "-o"),), ("train",))
 def command(train, output, kernel, gamma, degree, coef0, landmarks, bits, projection, tol, seed, zero_based, quiet):
     """Fit a kernel hash on the svmlight file TRAIN ('-': stdin): landmarks, the
     orthonormal basis of their span in the kernel's feature space, and the seed

@@ -41,7 +41,7 @@ from . import options
 @click.option("-C", "--calibration", "calib_path", type=options.INPUT_FILE,
               help="Calibration from `hsvm calibrate`: its chosen setting (exact, or bits and k or threshold) "
                    "becomes the default, and it enables --proba and --filter-threshold.")
-@click.option("--filter-threshold", "epsilon", type=float, default=None,
+@click.option("--filter-threshold", "epsilon", type=options.FiniteFloat(0, 1, max_open=True), default=None,
               help="Keep, per sample, the classes whose calibrated first-stage probability exceeds this "
                    "(at least 1, at most --filter-k). Needs -C.")
 @options.output()
@@ -58,6 +58,7 @@ from . import options
 @options.dask("TEST is split into byte-range shards (2 per worker thread), or, a directory or a quoted glob "
               "pattern, is one task per file in sorted order; outputs are written in input order.")
 @options.quiet
+@options.outputs_apart((("output", "-o"),), ("test", "model_path", "hbm_path", "codes_path", "khm_path", "calib_path"))
 def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bits, filter_k, no_refine, codes_path,
             khm_path, calib_path, epsilon, output, scores, proba, threads, timings, zero_based, extra_features,
             chunk_rows, shard, dask_address, quiet):

@@ -5,6 +5,7 @@ import math
 
 import click
 
+from ..io.files import writes_to_stdout
 from ..models.ovo import save_model
 from ..train.bits_solver import BITS_SOLVERS
 from ..train.liblinear import SOLVERS
@@ -53,7 +54,7 @@ def _parse_grid(ctx, param, value):
                    "With a fixed C: report the F-fold accuracy, and train only with -o.")
 @click.option("--solver", type=click.Choice(sorted(SOLVERS)), default="l2loss-dual", show_default=True,
               help="LIBLINEAR solver: L2-regularised L2-loss SVC dual (-s 1) or primal (-s 2), L1-loss SVC dual (-s 3).")
-@click.option("--eps", "tol", type=click.FloatRange(min=0, min_open=True), default=None,
+@click.option("--eps", "tol", type=options.FiniteFloat(min=0, min_open=True), default=None,
               help="Stopping tolerance (default: LIBLINEAR's for the solver).")
 @click.option("--per-class", type=click.IntRange(min=1), default=None,
               help="At most N random training samples of each class per pair.")
@@ -78,6 +79,7 @@ def _parse_grid(ctx, param, value):
 @options.jobs
 @options.zero_based
 @options.quiet
+@options.outputs_apart((("output", "-o"),), ("train", "codes_path"))
 def command(train, codes_path, bits, output, C, c_grid, cv_folds, solver, tol, per_class, bags, normalize, bias,
             block, dask_address, seed, jobs, zero_based, quiet):
     """Train a one-vs-one linear SVM model from the svmlight file TRAIN ('-': stdin),
@@ -160,11 +162,13 @@ def command(train, codes_path, bits, output, C, c_grid, cv_folds, solver, tol, p
         return
     model = train_ovo_file(train, c_grid=c_grid, cv_folds=cv_folds, jobs=jobs, zero_based=zero_based,
                            progress=progress, **kw)
+    # The table is the command's result; with the model on stdout (-o -,
+    # /dev/stdout, or the file stdout is) it goes to stderr.
+    table_to_stderr = writes_to_stdout(output)
     save_model(model, output)
     search = model.training.search
     if search is not None:
-        # The table is the command's result; with the model on stdout it goes to stderr.
-        click.echo(search.table(), nl=False, err=output == "-")
+        click.echo(search.table(), nl=False, err=table_to_stderr)
     if not quiet:
         click.echo("hsvm: %d classes, %d pairs x %d bags, %d features, C = %g -> %s"
                    % (model.n_classes, model.n_pairs, model.bags, model.n_features, model.params["C"], output),

@@ -61,6 +61,16 @@ class HsvmGroup(click.Group):
             if isinstance(exc, OutputError):
                 _discard_stdout()
             ctx.exit(exc.exit_code)
+        except MemoryError:
+            # An allocation no check foresaw (checks compare with what is free
+            # when they run): one line, not a traceback; every `finally` has
+            # run, so no temporary output is left.
+            from ..support.memory import TooLargeError, available_memory, format_bytes
+            have = available_memory()
+            click.echo("hsvm: out of memory%s: the input or model is too large for this machine or its limits "
+                       "(ulimit -v, cgroup)" % ("" if have is None else " (%s available)" % format_bytes(have)),
+                       err=True)
+            ctx.exit(TooLargeError.exit_code)
         except BrokenPipeError:
             # `hsvm predict ... | head`: the reader went away; not an error of ours.
             sys.stderr.close()

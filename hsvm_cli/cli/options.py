@@ -1,12 +1,50 @@
 """Options shared by several subcommands, defined once (rasterio-style registry)."""
+import functools
+import math
 import sys
 
 import click
 
 from ..support.threads import resolve_threads
 
+
+class FiniteFloat(click.FloatRange):
+    """A float within optional bounds that is neither nan nor infinite (nan
+    compares false with every bound, so a plain FloatRange lets it through)."""
+
+    def convert(self, value, param, ctx):
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail("%r is not a finite number." % value, param, ctx)
+        return number
+
+
+def outputs_apart(outputs, inputs):
+    """Refuse, as a usage error, an output that is the same regular file as
+    one of the command's inputs (``train-ovo v.svm -o v.svm``): the atomic
+    rename would replace the input by the result.  ``outputs``: (parameter,
+    option) pairs; ``inputs``: parameter names (a value may be a tuple of
+    paths).  Applied to the command's function, under its options."""
+    def wrap(f):
+        @functools.wraps(f)
+        def checked(**params):
+            from ..io.files import same_regular_file
+            paths = []
+            for name in inputs:
+                value = params.get(name)
+                paths.extend(value if isinstance(value, (list, tuple)) else [value])
+            for name, hint in outputs:
+                clash = same_regular_file(params.get(name), paths)
+                if clash is not None:
+                    raise click.BadParameter("%s is an input of this command: refusing to overwrite it"
+                                             % click.format_filename(clash), param_hint=hint)
+            return f(**params)
+        return checked
+    return wrap
+
+
 quiet = click.option("-q", "--quiet", is_flag=True, help="No progress bar, no log or accuracy line on stderr.")
-seed = click.option("--seed", type=int, default=0, show_default=True,
+seed = click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=0, show_default=True,
                     help="Seed of every random step; the same seed gives byte-identical output.")
 jobs = click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
                     help="Parallel training workers.")
@@ -106,13 +144,18 @@ def input_path(**kw):
     return click.argument(kw.pop("name", "input"), type=INPUT, **kw)
 
 
-def comma_list(kind, what):
-    """A callback parsing ``1,2,3`` into a list of ``kind``."""
+def comma_list(kind, what, check=None):
+    """A callback parsing ``1,2,3`` into a list of ``kind``, each value finite
+    and passing ``check`` when given."""
     def parse(ctx, param, value):
         if value is None:
             return None
         try:
-            return [kind(v.strip()) for v in value.split(",") if v.strip()]
+            values = [kind(v.strip()) for v in value.split(",") if v.strip()]
         except ValueError:
             raise click.BadParameter("expected comma-separated %s" % what) from None
+        for v in values:
+            if (isinstance(v, float) and not math.isfinite(v)) or (check is not None and not check(v)):
+                raise click.BadParameter("expected comma-separated %s, not %s" % (what, v))
+        return values
     return parse

@@ -334,6 +334,11 @@ def _output_target(name):
     regular file or a new name, reached through any symbolic links;
     ("through", descriptor, None) for one of this process's descriptors;
     ("through", name, None) for everything else."""
+    if name.endswith(os.sep) or name.endswith(os.sep + "."):
+        # abspath() would drop the slash, and `-o out/` would write a file
+        # `out`: a name ending in a slash means a directory, as in the shell.
+        raise OutputError("%s: cannot write: %s" % (name, "is a directory" if os.path.isdir(name)
+                                                     else "not a directory"))
     cur = os.path.abspath(name)
     for _ in range(_MAX_LINKS):
         parent = os.path.realpath(os.path.dirname(cur))
@@ -359,6 +364,46 @@ def _output_target(name):
             raise OutputError("%s: cannot write: is a directory" % name)
         return "through", name, None
     raise OutputError("%s: cannot write: too many levels of symbolic links" % name)
+
+
+def writes_to_stdout(path):
+    """True when writing ``path`` lands on this process's standard output:
+    ``-``, ``/dev/stdout``, ``/dev/fd/1``, or another name of the file or
+    pipe that stdout is.  A command whose result is a file and whose report
+    goes to stdout sends the report to stderr then, so that the two do not
+    mix in one file."""
+    if path == "-" or path is None:
+        return True
+    try:
+        out = os.stat(path)
+        std = os.fstat(sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        return False
+    return (out.st_dev, out.st_ino) == (std.st_dev, std.st_ino)
+
+
+def same_regular_file(output, inputs):
+    """The first of ``inputs`` (paths; ``-`` and None skipped) that ``output``
+    would overwrite: the same regular file, by any name.  A device or FIFO
+    (``/dev/null``) is written through, not replaced, and is never refused."""
+    if output == "-" or output is None:
+        return None
+    try:
+        out = os.stat(output)
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISREG(out.st_mode):
+        return None
+    for path in inputs:
+        if path == "-" or path is None:
+            continue
+        try:
+            st = os.stat(path)
+        except (OSError, ValueError):
+            continue
+        if (st.st_dev, st.st_ino) == (out.st_dev, out.st_ino):
+            return path
+    return None
 
 
 def _copy_mode(tmp, existing):

@@ -1,6 +1,8 @@
 """Prediction files: writing them in svm-predict's layout (labels, or a
 ``labels c1 ... cK`` header and a score or probability per class) and reading
 them back, with the checks ``hsvm eval`` relies on."""
+import decimal
+import re
 from typing import NamedTuple, Optional
 
 import numpy as np
@@ -128,14 +130,34 @@ class ScoredPredictions(NamedTuple):
 _CHUNK = 4096
 
 
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+_DECIMAL = re.compile(rb"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
 def _parse_int_label(tok, name, lineno, what="label"):
+    """An int64 label, exactly as the svmlight reader takes it: an integer or
+    a decimal with a whole value (``3.0``, ``1e3``), never rounded through a
+    double, so that labels near 2^63 stay apart."""
+    if tok.isdigit() and len(tok) < 19:
+        return int(tok)
+    shown = tok.decode("utf-8", "replace")
+    if not _DECIMAL.fullmatch(tok):
+        raise InputFormatError(name, lineno, "%s %r is not a number" % (what, shown))
+    value = decimal.Decimal(tok.decode("ascii"))
+    if not (_INT64_MIN <= value <= _INT64_MAX):
+        raise InputFormatError(name, lineno, "%s %r is out of the int64 range" % (what, shown))
+    if value != value.to_integral_value():
+        raise InputFormatError(name, lineno, "%s %r is not an integer" % (what, shown))
+    return int(value)
+
+
+def _parse_int_labels(tokens, linenos, name):
+    """int64 labels of a chunk of rows: numpy's integer conversion, and the
+    exact parser (which names the line of a bad one) where that fails."""
     try:
-        val = float(tok)
-    except ValueError:
-        raise InputFormatError(name, lineno, "%s %r is not a number" % (what, tok.decode("utf-8", "replace"))) from None
-    if not np.isfinite(val) or val != int(val):
-        raise InputFormatError(name, lineno, "%s %r is not an integer" % (what, tok.decode("utf-8", "replace")))
-    return int(val)
+        return np.array(tokens).astype(np.int64)
+    except (ValueError, OverflowError):
+        return np.array([_parse_int_label(t, name, n) for t, n in zip(tokens, linenos)], dtype=np.int64)
 
 
 def _parse_header(tokens, name, lineno):
@@ -164,19 +186,14 @@ def _convert_rows(flat, linenos, width, name):
                     raise InputFormatError(name, lineno,
                                            "%r is not a number" % tok.decode("utf-8", "replace")) from None
         raise
-    bad = ~np.isfinite(block).all(axis=1)
+    bad = ~np.isfinite(block[:, 1:]).all(axis=1)
     if bad.any():
         r = int(np.argmax(bad))
-        col = int(np.argmax(~np.isfinite(block[r])))
-        raise InputFormatError(name, linenos[r], "%s %r is not finite"
-                               % ("label" if col == 0 else "score", flat[r * width + col].decode("utf-8", "replace")))
-    lab = block[:, 0]
-    bad = lab != np.round(lab)
-    if bad.any():
-        r = int(np.argmax(bad))
-        raise InputFormatError(name, linenos[r],
-                               "label %r is not an integer" % flat[r * width].decode("utf-8", "replace"))
-    return lab.astype(np.int64), block[:, 1:]
+        col = 1 + int(np.argmax(~np.isfinite(block[r, 1:])))
+        raise InputFormatError(name, linenos[r], "score %r is not finite"
+                               % flat[r * width + col].decode("utf-8", "replace"))
+    # labels from their text, not from the doubles (which round above 2^53)
+    return _parse_int_labels(flat[::width], linenos, name), block[:, 1:]
 
 
 def read_scored_predictions(source, *, name=None):

@@ -40,6 +40,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import InputFormatError, InputNotFoundError
+from ..support.memory import check_allocation
 from .files import HashingReader, display_name, open_input
 
 __all__ = ["LibsvmModel", "LiblinearModel", "read_libsvm_model", "read_liblinear_model", "sniff_model_kind",
@@ -293,7 +294,7 @@ def _parse_libsvm(lines, zero_based):
     total = head["total_sv"]
     if int(nr_sv.sum()) != total:
         lines.error("nr_sv sums to %d, total_sv is %d" % (int(nr_sv.sum()), total), line=where["nr_sv"])
-    acc = _PairNormals(K)
+    acc = _PairNormals(K, lines.name)
     ends = np.cumsum(nr_sv)
     cls, seen = 0, 0
     batch = _SvBatch(K - 1)
@@ -383,8 +384,9 @@ class _PairNormals:
 
     _COLUMNS = 4096
 
-    def __init__(self, K):
+    def __init__(self, K, name):
         self.K = K
+        self.name = name
         self.P = K * (K - 1) // 2
         self.blocks = []
         self.width = 0
@@ -409,6 +411,12 @@ class _PairNormals:
         data = np.concatenate(batch.val)
         lo, hi = int(indices.min()), int(indices.max()) + 1
         self.width = max(self.width, hi)
+        if len(self.blocks) * self._COLUMNS < hi:
+            # The blocks (float64), the assembled W (float64) and the model's
+            # float32 copy: 20 bytes per pair and feature at the end.
+            check_allocation(self.P * hi * 20 - self.P * len(self.blocks) * self._COLUMNS * 8,
+                             "%s: %d pair normals x %d features (a support vector uses feature %d)"
+                             % (self.name, self.P, hi, hi))
         while len(self.blocks) * self._COLUMNS < hi:
             self.blocks.append(np.zeros((self.P, self._COLUMNS), dtype=np.float64))
         S = sp.csr_matrix((data, indices - lo, indptr), shape=(batch.rows, hi - lo))

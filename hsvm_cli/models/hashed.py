@@ -27,9 +27,14 @@ from ..hashing.projection import GAUSSIAN_LAYOUT, SignProjector, projection_matr
 from ..hashing.voting import HashVoter
 from ..io.container import read_container, write_container
 from ..io.svmlight import MAX_FEATURES
+from ..support.labels import strictly_increasing
 from ..support.memory import check_allocation
 from .metadata import meta_digest, meta_int, meta_str
 from .pairs import check_complete_pairs
+
+# Bytes per projection entry at the peak of making and using it: the float64
+# normals drawn, their float32 rounding, then R and its transposed copy.
+PROJECTION_PEAK_BYTES = 12
 
 HBM_KIND = "hsvm-hash-model"
 HBM_VERSION = 1
@@ -85,7 +90,7 @@ class HashModel:
         if self.projection_stored is not None:
             return np.asarray(self.projection_stored[:bits])
         if self._projection is None or self._projection.shape[0] < bits:
-            check_allocation(bits * self.n_features * 4, "the %d x %d projection of %s"
+            check_allocation(bits * self.n_features * PROJECTION_PEAK_BYTES, "the %d x %d projection of %s"
                              % (bits, self.n_features, self.path or "the hash model"))
             self._projection = projection_matrix(bits, self.n_features, seed=self.seed)
         return self._projection[:bits]
@@ -164,7 +169,8 @@ def hash_model(model, *, bits=1024, seed=0, store_projection=False, class_scores
         projector = CirculantProjection.from_seed(bits=bits, n_features=model.n_features, seed=seed)
         R = None
     else:
-        check_allocation(bits * model.n_features * 4, "the %d x %d projection" % (bits, model.n_features))
+        check_allocation(bits * model.n_features * PROJECTION_PEAK_BYTES + model.W.size * 4,
+                         "the %d x %d projection" % (bits, model.n_features))
         R = projection_matrix(bits, model.n_features, seed=seed)
         projector = SignProjector(R)
     W = np.asarray(model.W, dtype=np.float32)
@@ -242,7 +248,7 @@ def load_hash_model(path):
     if bits % 64:
         raise ModelFormatError(name, "bits must be a multiple of 64")
     K = classes.shape[0]
-    if K < 2 or np.any(np.diff(classes) <= 0):
+    if K < 2 or not strictly_increasing(classes):
         raise ModelFormatError(name, "classes must be at least two, sorted and unique")
     if pairs.shape[1] != 2:
         raise ModelFormatError(name, "pairs must have shape [P, 2]")

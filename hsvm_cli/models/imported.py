@@ -31,6 +31,7 @@ import numpy as np
 
 from ..errors import OptionError
 from ..io.tool_models import read_liblinear_model, read_libsvm_model, sniff_model_kind
+from ..support.memory import check_allocation
 from .ovo import OvoModel
 from .ovr import OvrModel
 from .provenance import provenance as _provenance
@@ -83,6 +84,9 @@ def _widen(W, n_features, name):
         if np.any(W[:, n_features:]):
             raise OptionError("%s: the model uses feature %d, beyond --n-features %d" % (name, d, n_features))
         return W[:, :n_features]
+    # the widened W and the model's float32 copy of it
+    check_allocation(W.shape[0] * n_features * (W.dtype.itemsize + 4),
+                     "%s: %d normals x --n-features %d" % (name, W.shape[0], n_features))
     out = np.zeros((W.shape[0], n_features), dtype=W.dtype)
     out[:, :d] = W
     return out

@@ -19,6 +19,7 @@ import numpy as np
 from ..io.container import write_container_streaming
 from ..preprocess import NORMALIZATIONS
 from ..support.arrays import all_finite
+from ..support.labels import strictly_increasing
 from .class_weights import ClassWeightAccumulator
 from .ovo import MODEL_KIND, MODEL_VERSION, model_identity
 from .pairs import canonical_pairs
@@ -42,7 +43,7 @@ def write_model_streaming(path, *, classes, bags, normalize, n_features, params,
     make up the model; nothing is written then."""
     classes = np.asarray(classes, dtype=np.int64)
     K = classes.shape[0]
-    if classes.ndim != 1 or K < 2 or np.any(np.diff(classes) <= 0):
+    if classes.ndim != 1 or K < 2 or not strictly_increasing(classes):
         raise ValueError("classes must be at least two sorted, unique labels")
     if normalize not in NORMALIZATIONS:
         raise ValueError("unknown normalisation %r" % (normalize,))

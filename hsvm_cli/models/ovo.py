@@ -12,6 +12,7 @@ from ..errors import ModelFormatError
 from ..io.container import BLOCK_BYTES, array_digests, read_container, write_container
 from ..preprocess import NORMALIZATIONS
 from ..support.arrays import all_finite
+from ..support.labels import strictly_increasing
 from .metadata import check_arrays, meta_dict, meta_int, meta_str
 from .pairs import canonical_pairs, check_complete_pairs
 
@@ -254,7 +255,7 @@ def _check_consistent(m, name):
         raise ModelFormatError(name, reason)
     if m.classes.ndim != 1 or m.classes.shape[0] < 2:
         bad("a model needs at least two classes")
-    if np.any(np.diff(m.classes) <= 0):
+    if not strictly_increasing(m.classes):
         bad("classes must be sorted and unique")
     if m.bags < 1:
         bad("bags must be at least 1")

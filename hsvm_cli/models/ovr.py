@@ -20,6 +20,7 @@ from ..io.container import BLOCK_BYTES, array_digests, read_container, write_con
 from ..io.svmlight import MAX_FEATURES
 from ..preprocess import NORMALIZATIONS
 from ..support.arrays import all_finite
+from ..support.labels import strictly_increasing
 from ..support.memory import check_allocation
 from .hashed import MAX_BITS
 from .metadata import check_arrays, meta_dict, meta_digest, meta_int, meta_str
@@ -117,7 +118,7 @@ def _check_consistent(m, name):
     classes = np.asarray(m.classes)
     if classes.ndim != 1 or classes.shape[0] < 2:
         bad("a model needs at least two classes")
-    if np.any(np.diff(classes) <= 0):
+    if not strictly_increasing(classes):
         bad("classes must be sorted and unique")
     K = classes.shape[0]
     if np.asarray(m.W).ndim != 2 or m.W.shape[0] != K:
@@ -224,7 +225,7 @@ def load_ovr_hash_model(path):
     generator = meta_str(c, "generator")
     if bits % 64 or codes.shape != (classes.shape[0], bits // 64):
         raise ModelFormatError(name, "codes have shape %s, expected [K, bits/64]" % list(codes.shape))
-    if classes.shape[0] < 2 or np.any(np.diff(classes) <= 0):
+    if classes.shape[0] < 2 or not strictly_increasing(classes):
         raise ModelFormatError(name, "classes must be at least two, sorted and unique")
     proj = c.arrays.get("projection")
     if generator != GENERATOR and proj is None:

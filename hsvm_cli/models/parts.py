@@ -15,6 +15,7 @@ from ..errors import ModelFormatError
 from ..io.container import read_container, write_container
 from ..io.shard import Shard
 from ..preprocess import NORMALIZATIONS
+from ..support.labels import strictly_increasing
 from .metadata import check_arrays, meta_dict, meta_int, meta_str
 from .ovo import MODEL_VERSION, OvoModel
 from .pairs import canonical_pairs
@@ -161,7 +162,7 @@ def read_part(path):
 
     def bad(reason):
         raise ModelFormatError(name, reason)
-    if K < 2 or np.any(np.diff(classes) <= 0):
+    if K < 2 or not strictly_increasing(classes):
         bad("classes must be at least two sorted, unique labels")
     if n_pairs != K * (K - 1) // 2:
         bad("n_pairs %d does not match %d classes" % (n_pairs, K))

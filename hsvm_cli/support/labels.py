@@ -30,3 +30,11 @@ def class_index(classes, labels):
     pos_c = np.minimum(pos, len(classes) - 1)
     found = (pos < len(classes)) & (sorted_classes[pos_c] == labels)
     return np.where(found, order[pos_c], -1).astype(np.int64)
+
+
+def strictly_increasing(classes):
+    """True when ``classes`` are sorted and unique.  Compares neighbours rather
+    than taking np.diff, whose int64 difference wraps for labels more than
+    2^63 apart (-5e18 and 5e18)."""
+    classes = np.asarray(classes)
+    return bool(np.all(classes[1:] > classes[:-1]))

@@ -380,3 +380,34 @@ def test_eval_refuses_a_prediction_count_mismatch(toy_model, tmp_path):
     preds = write_text(tmp_path / "p.txt", "1\n2\n")
     r = run(["eval", "--truth", train, preds], exit_code=65)
     assert "2 predictions for the 6 samples" in r.stderr
+
+
+def test_labels_beyond_2_53_are_compared_exactly_in_label_and_score_files(tmp_path):
+    truth = write_text(tmp_path / "t.svm", "9007199254740993 1:1\n9007199254740992 1:2\n")
+    plain = write_text(tmp_path / "p.txt", "9007199254740993\n9007199254740992\n")
+    scored = write_text(tmp_path / "s.txt", "labels 9007199254740993 9007199254740992\n"
+                                            "9007199254740993 0.6 0.4\n9007199254740992 0.3 0.7\n")
+    for pred in (plain, scored):
+        assert "accuracy             100.0000%  (2/2)" in run(["eval", "--truth", truth, pred]).stdout
+    swapped = write_text(tmp_path / "w.txt", "9007199254740992\n9007199254740993\n")
+    assert "(0/2)" in run(["eval", "--truth", truth, swapped]).stdout
+
+
+@pytest.mark.parametrize("text, line, message", [
+    ("1e30\n5\n", 1, "label '1e30' is out of the int64 range"),
+    ("1\n9223372036854775808\n", 2, "label '9223372036854775808' is out of the int64 range"),
+    ("1\n2.5\n", 2, "label '2.5' is not an integer"),
+    ("1\n1_0\n", 2, "label '1_0' is not a number"),
+    ("labels 1 2\n1 0.5 0.5\n1e30 0.6 0.4\n", 3, "label '1e30' is out of the int64 range"),
+    ("labels 1 2\n1 0.5 0.5\n2 nan 0.4\n", 3, "score 'nan' is not finite"),
+])
+def test_labels_that_are_not_int64_are_refused_naming_the_line(tmp_path, text, line, message):
+    truth = write_text(tmp_path / "t.svm", "1 1:1\n2 1:2\n")
+    pred = write_text(tmp_path / "p.txt", text)
+    run(["eval", "--truth", truth, pred], exit_code=65, stdout="", stderr="hsvm: %s:%d: %s\n" % (pred, line, message))
+
+
+def test_whole_decimal_labels_are_taken_as_integers(tmp_path):
+    truth = write_text(tmp_path / "t.svm", "3 1:1\n0 1:2\n1000 1:1\n")
+    pred = write_text(tmp_path / "p.txt", "3.0\n-0\n1e3\n")
+    assert "(3/3)" in run(["eval", "--truth", truth, pred]).stdout

@@ -152,3 +152,15 @@ def test_parts_of_an_unnormalised_model_train_with_the_whole_data_bias(tmp_path)
     a, b = load_model(single), load_model(merged)
     assert a.params["bias"] == b.params["bias"] != 1.0
     assert np.array_equal(np.asarray(a.W), np.asarray(b.W)) and np.array_equal(np.asarray(a.b), np.asarray(b.b))
+
+
+def test_labels_more_than_2_63_apart_train_hash_and_predict(tmp_path):
+    far = "-5000000000000000000 1:1 2:0.1\n-5000000000000000000 1:0.9\n5000000000000000000 1:-1\n" \
+          "5000000000000000000 1:-0.8 2:0.3\n7 2:1\n7 1:0.1 2:0.9\n"
+    train = write_text(tmp_path / "far.svm", far)
+    model, hbm = str(tmp_path / "far.hsvm"), str(tmp_path / "far.hbm")
+    run(["train-ovo", train, "-o", model, "-q"])
+    run(["hash-model", "-m", model, "--bits", "64", "-o", hbm, "-q"])
+    expected = "".join(line.split()[0] + "\n" for line in far.splitlines())
+    run(["predict", "-q", train, "-m", model], stdout=expected)
+    run(["predict", "-q", train, "-m", model, "-H", hbm, "-k", "2"], stdout=expected)

@@ -157,3 +157,77 @@ def test_full_filesystem_is_exit_74_and_leaves_no_temporary(model, tmp_path):
         assert list(mnt.iterdir()) == []
     finally:
         subprocess.run(["umount", str(mnt)], check=True)
+
+
+@pytest.mark.parametrize("name", ["new/", "existing-file/", "existing-file/."])
+def test_name_ending_in_a_slash_is_refused_and_writes_nothing(model, tmp_path, name):
+    (tmp_path / "existing-file").write_bytes(b"keep me\n")
+    r = hsvm("predict", "-q", "-m", model, DIGITS_TEST, "-o", name, cwd=tmp_path)
+    assert r.returncode == 74
+    assert r.stderr.decode().splitlines() == ["hsvm: %s: cannot write: not a directory" % name]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["existing-file"]
+    assert (tmp_path / "existing-file").read_bytes() == b"keep me\n"
+
+
+def test_existing_directory_with_a_slash_is_exit_74(model, tmp_path):
+    r = hsvm("predict", "-q", "-m", model, DIGITS_TEST, "-o", "%s/" % tmp_path)
+    assert r.returncode == 74
+    assert r.stderr.decode().splitlines() == ["hsvm: %s/: cannot write: is a directory" % tmp_path]
+
+
+def _input_clashes(model, data, tmp_path):
+    link = tmp_path / "link-to-data.svm"
+    link.symlink_to(data)
+    yield ["train-ovo", data, "-o", data]
+    yield ["train-ovo", data, "-o", link]
+    yield ["hash-model", "-m", model, "--bits", "64", "-o", model]
+    yield ["predict", "-m", model, data, "-o", model]
+    yield ["predict", "-m", model, data, "-o", data]
+    yield ["hash-data", data, "-H", model, "-o", data]
+    yield ["calibrate", data, "-m", model, "-o", "cal", "--grid-json", data]
+    yield ["eval", "--truth", data, data, "--plot", data]
+    yield ["import-model", data, "-o", data]
+    yield ["merge-models", model, "-o", model]
+    yield ["kernel-hash", data, "--kernel", "rbf", "--landmarks", "4", "--bits", "64", "-o", data]
+
+
+def test_output_that_is_an_input_is_a_usage_error_and_the_input_survives(model, tmp_path):
+    data = tmp_path / "data.svm"
+    data.write_bytes(b"1 1:1\n2 1:-1\n1 1:0.5\n2 1:-0.5\n")
+    own_model = tmp_path / "model.hsvm"
+    own_model.write_bytes(Path(model).read_bytes())
+    before = {p: p.read_bytes() for p in (data, own_model)}
+    for args in _input_clashes(own_model, data, tmp_path):
+        r = hsvm(*args, cwd=tmp_path)
+        assert r.returncode == 2, (args, r.stderr)
+        assert "is an input of this command: refusing to overwrite it" in r.stderr.decode(), args
+        assert {p: p.read_bytes() for p in before} == before, args
+
+
+def test_device_that_is_also_the_input_is_written_through(model):
+    # `predict /dev/null -o /dev/null`: nothing is replaced, so nothing is refused.
+    r = hsvm("predict", "-q", "-m", model, "/dev/null", "-o", "/dev/null")
+    assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("output", ["-", "/dev/stdout", "/dev/fd/1"])
+def test_search_table_goes_to_stderr_when_the_model_goes_to_stdout(tmp_path, output):
+    from conftest import TOY
+    train = tmp_path / "toy.svm"
+    train.write_text(TOY * 4)
+    r = hsvm("train-ovo", train, "-c", "auto", "--cv", "2", "-o", output)
+    assert r.returncode == 0, r.stderr
+    assert b"CV accuracy" not in r.stdout
+    assert "Best C = " in r.stderr.decode()
+    (tmp_path / "m.hsvm").write_bytes(r.stdout)
+    p = hsvm("predict", "-q", "-m", tmp_path / "m.hsvm", train)
+    assert p.returncode == 0, p.stderr
+
+
+def test_calibration_grid_goes_to_stderr_when_the_calibration_goes_to_stdout(model, tmp_path):
+    r = hsvm("calibrate", DIGITS_TEST, "-m", model, "-o", "/dev/stdout", "--repeat", "1", "--timing-budget", "0")
+    assert r.returncode == 0, r.stderr
+    assert b"chosen" in r.stderr
+    (tmp_path / "cal").write_bytes(r.stdout)
+    p = hsvm("predict", "-q", "-m", model, DIGITS_TEST, "--exact", "--proba", "-C", tmp_path / "cal")
+    assert p.returncode == 0, p.stderr

@@ -1,0 +1,50 @@
+"""Out-of-range numbers on the command line are usage errors (exit 2, one
+message naming the option), never a traceback or a value taken modulo."""
+import pytest
+
+from conftest import run
+
+
+@pytest.mark.parametrize("seed", ["-1", str(2**64)])
+@pytest.mark.parametrize("command", [["train-ovo", "{train}", "-o", "{out}"],
+                                     ["hash-model", "-m", "{model}", "--bits", "64", "-o", "{out}"],
+                                     ["kernel-hash", "{train}", "--kernel", "rbf", "--landmarks", "4", "--bits", "64",
+                                      "-o", "{out}"]])
+def test_seed_outside_64_bits_is_a_usage_error(toy_model, tmp_path, command, seed):
+    train, model = toy_model
+    args = [a.format(train=train, model=model, out=tmp_path / "out") for a in command]
+    r = run(args + ["--seed", seed], exit_code=2)
+    assert "Invalid value for '--seed'" in r.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_largest_seed_is_accepted(toy_model, tmp_path):
+    train, _ = toy_model
+    run(["train-ovo", train, "--bags", "2", "--seed", str(2**64 - 1), "-o", tmp_path / "m.hsvm", "-q"])
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+@pytest.mark.parametrize("command, option", [
+    (["train-ovo", "{train}", "-o", "{out}"], "--eps"),
+    (["fit-circulant", "{train}", "--targets", "itq", "--bits", "64", "-o", "{out}"], "-c"),
+    (["fit-circulant", "{train}", "--targets", "itq", "--bits", "64", "-o", "{out}"], "--eps"),
+    (["kernel-hash", "{train}", "--kernel", "poly", "--landmarks", "4", "--bits", "64", "-o", "{out}"], "--coef0"),
+    (["kernel-hash", "{train}", "--kernel", "rbf", "--landmarks", "4", "--bits", "64", "-o", "{out}"], "--gamma"),
+    (["calibrate", "{train}", "-m", "{model}", "-o", "{out}"], "--max-loss"),
+    (["calibrate", "{train}", "-m", "{model}", "-o", "{out}"], "--confidence"),
+    (["calibrate", "{train}", "-m", "{model}", "-o", "{out}"], "--timing-budget"),
+    (["calibrate", "{train}", "-m", "{model}", "-o", "{out}"], "--epsilon"),
+    (["predict", "{train}", "-m", "{model}", "-o", "{out}"], "--filter-threshold"),
+])
+def test_non_finite_numbers_are_usage_errors_naming_the_option(toy_model, tmp_path, command, option, value):
+    train, model = toy_model
+    args = [a.format(train=train, model=model, out=tmp_path / "out") for a in command]
+    r = run(args + [option, value], exit_code=2)
+    assert "Invalid value for '%s'" % option in r.stderr or "Invalid value for %s" % option in r.stderr, r.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_calibrate_epsilon_out_of_range_is_blamed_on_epsilon(toy_model, tmp_path):
+    train, model = toy_model
+    r = run(["calibrate", train, "-m", model, "-o", tmp_path / "c", "--epsilon", "0.1,1.5"], exit_code=2)
+    assert "'--epsilon'" in r.stderr and "1.5" in r.stderr and "filter-threshold" not in r.stderr
