@@ -160,7 +160,8 @@ def _prepare_csr(X, l2, threads=1):
     if bad < 0:
         raise AssertionError("in-place preparation of rows that are not fully dense")
     if bad:
-        raise DataError("%d feature values are beyond the float32 range of the model" % bad)
+        raise DataError("%d feature value%s beyond the float32 range of the model"
+                        % (bad, " is" if bad == 1 else "s are"))
     if dense:
         return out
     Y = sp.csr_matrix((out, X.indices, X.indptr), shape=(n, d), copy=False)

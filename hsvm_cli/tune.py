@@ -44,6 +44,7 @@ for 1,000 rows) are shortened, and at 100 rows or more such a run still takes
 a twentieth of a second or longer, well above the per-call overheads.
 For few classes or very sparse input exact scoring can beat hashing the
 sample; the measurement then picks exact."""
+import math
 import platform
 import time
 
@@ -119,8 +120,9 @@ def default_bits_grid(D):
 
 
 def default_k_grid(K):
-    """1 and 1%, 3%, 10%, 20% of K (at least 2), below K."""
-    ks = {1} | {max(2, int(round(f * K))) for f in DEFAULT_K_FRACTIONS}
+    """1 and 1%, 3%, 10%, 20% of K rounded up (at least 2), below K: the 10%
+    point is predict's default -k (:func:`~hsvm_cli.predict.predictor.default_filter_k`)."""
+    ks = {1} | {max(2, math.ceil(f * K - 1e-9)) for f in DEFAULT_K_FRACTIONS}
     return sorted(k for k in ks if k < K)
 
 

@@ -60,8 +60,11 @@ def _summary(cal):
 
 
 def _run(model, h, X, y):
-    from hsvm_cli.tune import calibrate
-    return calibrate(model, h, X, y, max_loss=MAX_LOSS, repeat=1, timing_rows=100)
+    from hsvm_cli.tune import DEFAULT_K_FRACTIONS, calibrate
+    # the default k grid of 0b6bc1d (fractions of K rounded to nearest; now rounded up, as predict's -k)
+    K = model.n_classes
+    k_grid = sorted(k for k in {1} | {max(2, int(round(f * K))) for f in DEFAULT_K_FRACTIONS} if k < K)
+    return calibrate(model, h, X, y, max_loss=MAX_LOSS, repeat=1, timing_rows=100, k_grid=k_grid)
 
 
 @pytest.fixture(scope="module")
@@ -80,13 +83,17 @@ def test_grid_accuracies_and_probabilities_are_those_before_the_timing_budget(re
         assert g["accuracy"] == w["accuracy"], (g, w)
         assert g["mean_refined"] == pytest.approx(w["mean_refined"], rel=1e-12), (g, w)
     assert got["within_max_loss"] == want["within_max_loss"]
-    assert got["alphas"] == pytest.approx(want["alphas"], rel=1e-9)
+    # The fitted numbers go through float32 BLAS products, whose last bits
+    # depend on the kernel the BLAS picks for the CPU (OpenBLAS's Haswell and
+    # SkylakeX kernels round differently): pinned to 1e-6, far below any change
+    # of method.
+    assert got["alphas"] == pytest.approx(want["alphas"], rel=1e-6)
     for key in ("A_sum", "B_sum", "A_sq", "B_sq"):
-        assert got["platt"][key] == pytest.approx(want["platt"][key], rel=1e-9)
-    np.testing.assert_allclose(got["platt"]["A_head"], want["platt"]["A_head"], rtol=1e-9)
-    np.testing.assert_allclose(got["platt"]["B_head"], want["platt"]["B_head"], rtol=1e-9)
+        assert got["platt"][key] == pytest.approx(want["platt"][key], rel=1e-6)
+    np.testing.assert_allclose(got["platt"]["A_head"], want["platt"]["A_head"], rtol=1e-6)
+    np.testing.assert_allclose(got["platt"]["B_head"], want["platt"]["B_head"], rtol=1e-6)
     assert got["prior_samples"] == want["prior_samples"]
-    assert got["sharpness"] == pytest.approx(want["sharpness"], rel=1e-9)
+    assert got["sharpness"] == pytest.approx(want["sharpness"], rel=1e-6)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from ..models.calibration import save_calibration
 from ..models.hashed import load_hash_model
 from ..models.imported import default_extra_features
 from ..models.ovo import load_model
+from ..models.provenance import trained_zero_based
 from ..support.progress import StepBar
 from ..tune import MIN_TIMED_ROWS, TIMING_BUDGET, TIMING_ROWS, calibrate, format_grid
 from . import options
@@ -29,7 +30,7 @@ from . import options
 @click.option("--bits", "bits_grid", callback=options.comma_list(int, "integers"), default=None,
               help="Bit counts to try (default: 64, 128, ... up to the hashed D).")
 @click.option("--k", "k_grid", callback=options.comma_list(int, "integers"), default=None,
-              help="Numbers of refined classes to try (default: 1 and 1%%, 3%%, 10%%, 20%% of the classes).")
+              help="Numbers of refined classes to try (default: 1 and 1%, 3%, 10%, 20% of the classes, rounded up).")
 @click.option("--epsilon", "epsilons", default=None,
               callback=options.comma_list(float, "probabilities in [0, 1)", check=lambda e: 0 <= e < 1),
               help="First-stage probability thresholds to try (default: 0.1, 0.03, 0.01, 0.003, 0.001).")
@@ -50,7 +51,7 @@ from . import options
 @click.option("--grid-json", type=click.Path(dir_okay=False), default=None,
               help="Also write the measured grid as JSON (for `hsvm eval --grid ... --plot`).")
 @options.threads
-@options.zero_based
+@options.zero_based_by_model
 @options.extra_features_by_model
 @options.quiet
 @options.outputs_apart((("output", "-o"), ("grid_json", "--grid-json")), ("validation", "model_path", "hbm_path"))
@@ -68,6 +69,8 @@ def command(validation, model_path, hbm_path, output, max_loss, confidence, bits
         raise ModelMismatchError("%s was trained on kernel hash codes: calibrate takes models of svmlight features "
                                  "(calibrating Hash-SVM models is not supported yet)" % model_path)
     h = load_hash_model(hbm_path) if hbm_path is not None else None
+    if zero_based is None:
+        zero_based = trained_zero_based(model)
     X, y = load_svmlight(validation, zero_based=zero_based, n_features=model.n_features,
                          extra_features=default_extra_features(model) if extra_features is None else extra_features)
     with StepBar(options.show_progress(quiet), unit="step", desc="calibrate") as bar:

@@ -38,8 +38,10 @@ _path = options.INPUT
               help="Labels of the exact prediction (`hsvm predict --exact`): agreement with it and, with scores, "
                    "how often the exact label is among the top k.")
 @click.option("--grid", type=_path,
-              help="JSON rows {bits, k, epsilon, accuracy, seconds_per_sample} (`hsvm calibrate`; bits null: "
-                   "exact): tabulated, and drawn with --plot.  TRUTH and PREDICTIONS may then be omitted.")
+              help="The grid `hsvm calibrate --grid-json` wrote ({\"grid\": [rows], \"info\": {...}}; a row per "
+                   "setting: mode exact, scores or hash, rule vote or dag, bits (null without hashing), k, "
+                   "epsilon, accuracy, seconds_per_sample): tabulated, and drawn with --plot.  TRUTH and "
+                   "PREDICTIONS may then be omitted.")
 @click.option("--plot", type=click.Path(dir_okay=False),
               help="Draw the error-reject curve, the top-k recall curve and the grid into this PNG "
                    "(needs matplotlib: pip install 'hsvm[plot]').")

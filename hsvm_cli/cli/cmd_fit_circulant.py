@@ -13,7 +13,7 @@ from . import options
               help="The codes to fit: 'itq' (iterative quantisation of DATA, fitted here) or a codes file from "
                    "`hsvm hash-data` with one code per sample of DATA, in the same order (./itq for a file so "
                    "named).")
-@click.option("--bits", type=int, required=True,
+@click.option("--bits", type=int, required=True, callback=options.code_bits,
               help="L: bits of the hash, a multiple of 64 (hash-data packs them into 64-bit words), at most the "
                    "features of DATA; with a codes file its first L bits are the targets.")
 @click.option("-c", "C", type=options.FiniteFloat(min=0, min_open=True), default=1.0, show_default=True,
@@ -36,9 +36,6 @@ def command(data, targets, bits, C, loss, rows, eps, normalize, seed, output, ze
     """Fit L circulant hash functions h_l(x) = sgn(w.P_l x + b_l), the rows of
     circ(w), to target codes of the samples of the svmlight file DATA ('-':
     stdin) with the exact circulant SVM."""
-    if bits <= 0 or bits % 64:
-        raise click.BadParameter("must be a positive multiple of 64 (hash-data packs codes into 64-bit words), "
-                                 "got %d" % bits, param_hint="--bits")
     h = fit_circulant_file(data, bits=bits, targets=targets, zero_based=zero_based, C=C, loss=loss, eps=eps,
                            seed=seed, normalize=normalize, rows=rows)
     save_circulant_hash(h, output)

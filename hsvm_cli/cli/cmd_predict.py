@@ -4,6 +4,7 @@ import click
 from ..models.imported import default_extra_features
 from ..models.loading import load_any_hash_model, load_any_model
 from ..models.ovr import OvrModel
+from ..models.provenance import trained_zero_based
 from ..predict.predictor import Predictor
 from . import options
 
@@ -22,13 +23,13 @@ from . import options
                    "product, cost growing with K, not K^2; no hash model needed) or hashed-scores (those scores "
                    "estimated from the hash model's codes, for K much larger than --bits).")
 @click.option("--refine", "refine_rule", type=click.Choice(["vote", "dag"]), default=None,
-              help="How the exact classifiers decide among the classes the hash filter kept: max-wins voting over "
+              help="How the exact classifiers decide among the classes the first stage kept: max-wins voting over "
                    "their pairs (the default, or the calibration's choice with -C), or a decision DAG over them "
                    "(k-1 evaluations; no --scores or --proba).")
 @click.option("--bits", type=int, default=None,
               help="Bits of the codes to use: a multiple of 64 up to the hashed D (default: D).")
 @click.option("-k", "--filter-k", type=click.IntRange(min=1), default=None,
-              help="Classes kept by the hash filter and refined exactly (default: 10%% of the classes, "
+              help="Classes kept by the hash filter and refined exactly (default: 10% of the classes rounded up, "
                    "at least 2; 1 = pure hash classifier; K = exact).")
 @click.option("--no-refine", is_flag=True, help="Pure hash classifier: the filter's best class is the prediction.")
 @click.option("--codes", "codes_path", type=options.INPUT_FILE,
@@ -39,8 +40,10 @@ from . import options
               help="For a model trained on kernel hash codes (Hash-SVM): the kernel hash (.khm) that made them; "
                    "TEST then holds raw samples, hashed on the fly.")
 @click.option("-C", "--calibration", "calib_path", type=options.INPUT_FILE,
-              help="Calibration from `hsvm calibrate`: its chosen setting (exact, or bits and k or threshold) "
-                   "becomes the default, and it enables --proba and --filter-threshold.")
+              help="Calibration from `hsvm calibrate`: its chosen setting (exact or the exact DAG; or a first "
+                   "stage -- hash votes with bits and k or a threshold, or class scores with k -- and a vote or "
+                   "DAG refine) becomes the default; explicit options override it.  It enables --proba and "
+                   "--filter-threshold.")
 @click.option("--filter-threshold", "epsilon", type=options.FiniteFloat(0, 1, max_open=True), default=None,
               help="Keep, per sample, the classes whose calibrated first-stage probability exceeds this "
                    "(at least 1, at most --filter-k). Needs -C.")
@@ -51,7 +54,7 @@ from . import options
                    "and one probability per class. Needs -C.")
 @options.threads
 @options.timings
-@options.zero_based
+@options.zero_based_by_model
 @options.extra_features_by_model
 @options.chunk_rows
 @options.shard
@@ -77,6 +80,8 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
     model = load_any_model(model_path)
     if extra_features is None:
         extra_features = default_extra_features(model)
+    if zero_based is None:
+        zero_based = trained_zero_based(model)
     h = None
     if hbm_path is not None and not exact:
         h = load_any_hash_model(hbm_path)

@@ -85,9 +85,10 @@ def command(train, codes_path, bits, output, C, c_grid, cv_folds, solver, tol, p
     """Train a one-vs-one linear SVM model from the svmlight file TRAIN ('-': stdin),
     or from the codes file given with --codes.
 
-    With -c auto (or --c-grid) the cross-validation table (C, CV accuracy,
-    seconds) is printed and the model trained at the best C; the choice and the
-    table are recorded in the model."""
+    With -c auto (or --c-grid) the cross-validation table (C, CV accuracy, its
+    average with the grid neighbours, seconds) is printed -- on stderr when the
+    model goes to stdout -- and the model trained at the best C; the choice and
+    the table are recorded in the model."""
     searching = C == "auto" or c_grid is not None
     validating = searching or cv_folds is not None
     ctx = click.get_current_context()
@@ -131,7 +132,8 @@ def command(train, codes_path, bits, output, C, c_grid, cv_folds, solver, tol, p
         if cv_folds is None or searching:
             raise click.UsageError("Missing option '-o' / '--output'.")
         search = cross_validate_file(train, C=C, folds=cv_folds, progress=progress, solver=solver, tol=tol,
-                                     normalize=normalize, seed=seed, jobs=jobs, zero_based=zero_based, bias=bias)
+                                     normalize=normalize, seed=seed, jobs=jobs, zero_based=zero_based, bias=bias,
+                                     bags=bags, per_class=per_class)
         click.echo(search.table(), nl=False)
         return
     kw = dict(C=C, solver=solver, tol=tol, per_class=per_class, bags=bags, normalize=normalize, seed=seed, bias=bias)

@@ -50,6 +50,11 @@ jobs = click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_
                     help="Parallel training workers.")
 zero_based = click.option("--zero-based", is_flag=True,
                           help="Feature indices in the svmlight input start at 0 (default: 1, as LIBSVM).")
+# predict's and calibrate's variant: the default is the model's training file's.
+zero_based_by_model = click.option(
+    "--zero-based/--one-based", "zero_based", default=None,
+    help="Feature indices in the svmlight input start at 0, or at 1 as in LIBSVM (default: as in the file the "
+         "model was trained on, recorded in it by train-ovo --zero-based; else 1).")
 timings = click.option("--timings", is_flag=True,
                        help="Print a JSON line with the seconds spent in each phase to stderr.")
 as_json = click.option("--json", "as_json", is_flag=True, help="Emit machine-readable JSON instead of text.")
@@ -142,6 +147,15 @@ def show_progress(quiet_flag):
 
 def input_path(**kw):
     return click.argument(kw.pop("name", "input"), type=INPUT, **kw)
+
+
+def code_bits(ctx, param, value):
+    """A callback for a code length to make: a positive multiple of 64, the
+    64-bit words codes are packed in."""
+    if value is not None and (value <= 0 or value % 64):
+        raise click.BadParameter("must be a positive multiple of 64 (codes are packed in 64-bit words), got %d"
+                                 % value)
+    return value
 
 
 def comma_list(kind, what, check=None):

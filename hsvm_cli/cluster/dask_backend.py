@@ -72,7 +72,7 @@ from ..io.files import atomic_output
 from ..io.shard import Shard, ShardReader
 from ..models.model_stream import write_model_streaming
 from ..models.provenance import provenance as _provenance
-from ..models.provenance import recorded_command
+from ..models.provenance import record_zero_based, recorded_command
 from ..support.labels import integer_labels
 from ..train.pair_blocks import block_bounds, pair_costs
 
@@ -182,7 +182,7 @@ def _train_block_task(data, start, stop, options):
 
 def train_ovo_dask(X, y, client, *, output, normalize="l2", C=1.0, solver="l2loss-dual", tol=None, per_class=None,
                    bags=1, seed=0, n_blocks=None, train_path=None, train_sha256=None, argv=None, progress=False,
-                   log=None, on_block=None, bias="auto"):
+                   log=None, on_block=None, bias="auto", zero_based=False):
     """Train the one-vs-one model of ``(X, y)`` on the Dask ``client`` and
     write it to ``output`` -- the file :func:`hsvm_cli.train.ovo.train_ovo` +
     :func:`hsvm_cli.models.ovo.save_model` give with the same options, byte for
@@ -216,7 +216,7 @@ def train_ovo_dask(X, y, client, *, output, normalize="l2", C=1.0, solver="l2los
     # The bias feature is resolved here, from all the samples, as train_ovo does.
     options = dict(C=C, solver=solver, tol=tol, per_class=per_class, bags=bags, seed=seed,
                    bias=resolve_bias(Xn, normalize, bias))
-    prov = _provenance(train_path, train_sha256)
+    prov = record_zero_based(_provenance(train_path, train_sha256), zero_based)
     prov["command"] = recorded_command(argv)
     blocks = [(i, int(bounds[i]), int(bounds[i + 1])) for i in range(n_blocks) if bounds[i] < bounds[i + 1]]
     token = os.urandom(4).hex()
@@ -280,7 +280,8 @@ def train_ovo_dask_file(path, client, *, output, zero_based=False, **kw):
         raise DataError("%s: training needs samples of at least two classes, found %d"
                         % (display_name(path), n_classes))
     with cluster_errors():
-        return train_ovo_dask(X, y, client, output=output, train_path=display_name(path), train_sha256=sha, **kw)
+        return train_ovo_dask(X, y, client, output=output, train_path=display_name(path), train_sha256=sha,
+                              zero_based=zero_based, **kw)
 
 
 def _progress(total, enabled, desc, unit):

@@ -31,7 +31,7 @@ import struct
 import numpy as np
 import xxhash
 
-from ..errors import ModelFormatError
+from ..errors import ModelFormatError, OptionError
 from .files import atomic_output, open_raw
 
 _DTYPES = {
@@ -352,6 +352,10 @@ def read_container(path, *, kind, versions, lazy=()):
     the file; nothing is trusted before it is checked.  The arrays named in
     ``lazy`` are verified later, as they are used (:meth:`Container.verify`)."""
     name = os.fspath(path)
+    if name == "-":
+        # mapped, not streamed: a pipe cannot be mapped or read twice
+        raise OptionError("%s files cannot be read from stdin ('-'): give the file's name"
+                          % (kind[len("hsvm-"):] if kind.startswith("hsvm-") else kind))
     what = "not an hsvm %s file" % kind[len("hsvm-"):] if kind.startswith("hsvm-") else "not an hsvm %s file" % kind
     fh = open_raw(name)  # missing, a directory, unreadable: InputNotFoundError
     try:
@@ -364,6 +368,9 @@ def read_container(path, *, kind, versions, lazy=()):
         if len(head) < 8:
             raise ModelFormatError(name, "%s (too short)" % what)
         (hlen,) = struct.unpack("<Q", head)
+        if head.startswith((b"svm_type", b"solver_t")):
+            raise ModelFormatError(name, "a LIBSVM or LIBLINEAR model, not an hsvm one: convert it with "
+                                   "`hsvm import-model %s -o MODEL.hsvm`" % name)
         if hlen < 2 or hlen > _MAX_HEADER:
             raise ModelFormatError(name, "%s (bad header length)" % what)
         if 8 + hlen > size:
@@ -496,6 +503,8 @@ def container_kind(path):
     ``hsvm-kernel-hash``, ...), or None when it is not a container: lets a
     command that takes either of two kinds pick the reader, which then
     validates everything."""
+    if os.fspath(path) == "-":
+        return None             # the reader refuses stdin in its own words
     fh = open_raw(os.fspath(path))
     with fh:
         head = fh.read(8)

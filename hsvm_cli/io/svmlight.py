@@ -453,8 +453,8 @@ class _ChunkBuilder:
         elif status == lib.HSVM_SVM_E_REPEATED:
             reason = "repeated index %d: indices must be increasing" % st.err_a
         elif status == lib.HSVM_SVM_E_EXTRA:
-            reason = "index %s beyond %d features (largest allowed index is %d)" % (
-                index_text, st.err_b, st.err_b - 1 + base)
+            reason = ("index %s beyond %d features (largest allowed index is %d; --extra-features "
+                      "ignore drops such features)" % (index_text, st.err_b, st.err_b - 1 + base))
         elif status == lib.HSVM_SVM_E_TOO_BIG:
             reason = "index %s too large (largest supported is %d)" % (index_text, MAX_FEATURES - 1 + base)
         elif status == lib.HSVM_SVM_E_VALUE:

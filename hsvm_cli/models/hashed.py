@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import __version__
-from ..errors import ModelFormatError, ModelMismatchError, OptionError
+from ..errors import DataError, ModelFormatError, ModelMismatchError, OptionError
 from ..hashing.angles import classifier_angles
 from ..hashing.circulant import LAYOUT as CIRCULANT_LAYOUT
 from ..hashing.circulant import CirculantProjection
@@ -165,6 +165,10 @@ def hash_model(model, *, bits=1024, seed=0, store_projection=False, class_scores
     if projection not in PROJECTIONS:
         raise OptionError("projection must be one of %s, not %r" % (", ".join(PROJECTIONS), projection))
     model.verify()
+    if model.n_features == 0:
+        # trained on samples without features: every classifier is its bias
+        raise DataError("%s has no features: there is nothing to hash (predict it exactly)"
+                        % (model.path or "the model"))
     if projection == "circulant":
         projector = CirculantProjection.from_seed(bits=bits, n_features=model.n_features, seed=seed)
         R = None

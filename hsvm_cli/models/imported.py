@@ -35,6 +35,7 @@ from ..support.memory import check_allocation
 from .ovo import OvoModel
 from .ovr import OvrModel
 from .provenance import provenance as _provenance
+from .provenance import record_zero_based
 
 __all__ = ["ImportedModel", "import_model", "libsvm_to_ovo", "liblinear_to_hsvm", "libsvm_pairs",
            "label_tie_order", "imported_calibration", "default_extra_features"]
@@ -163,6 +164,8 @@ def import_model(path, *, n_features=None, zero_based=False, name=None):
     if tool == "libsvm":
         lm = read_libsvm_model(path, zero_based=zero_based, name=name)
         model, A, B = libsvm_to_ovo(lm, n_features=n_features)
+        # its support vectors numbered as the data it was trained on
+        record_zero_based(model.provenance, zero_based)
         return ImportedModel(model, tool, A, B, model.provenance)
     lm = read_liblinear_model(path, name=name)
     model = liblinear_to_hsvm(lm, n_features=n_features)

@@ -50,3 +50,18 @@ def provenance(train_path=None, train_sha256=None):
         "train_input": train_path,
         "train_sha256": train_sha256,
     }
+
+
+def record_zero_based(record, zero_based):
+    """``record`` with ``"zero_based": true`` when the training file numbered
+    its features from 0, so that predict and calibrate read their input the
+    same way by default (1-based files record nothing, as before)."""
+    if zero_based:
+        record["zero_based"] = True
+    return record
+
+
+def trained_zero_based(model):
+    """Whether ``model`` was trained on a file with 0-based feature indices
+    (``--zero-based``): the default of predict's and calibrate's."""
+    return bool((getattr(model, "provenance", None) or {}).get("zero_based", False))

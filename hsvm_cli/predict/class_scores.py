@@ -20,9 +20,11 @@ estimated from codes instead, as the filter estimates each classifier: with
 F the hash model's projection, ŝ_c = ‖u_c‖·cos(π·d_H(F(x), F(u_c))/D') + β_c,
 O(D'·d + K·D'/64) per sample."""
 import numpy as np
+import scipy.sparse as sp
 
 from ..hashing.hamming import HammingCodes
 from ..models.class_weights import compute_class_weights
+from .products import products, transposed
 
 FIRST_STAGES = ("votes", "scores", "hashed-scores")
 
@@ -52,6 +54,7 @@ class ClassScoreFilter:
         self.encoder = encoder
         self.threads = threads
         self.kernel = kernel
+        self._UT = None
         if encoder is not None:
             self.bits = encoder.bits
             self.norms = np.sqrt(np.einsum("ij,ij->i", self.U, self.U, dtype=np.float64))
@@ -68,7 +71,10 @@ class ClassScoreFilter:
         t = timings or NullTimings()
         if not self.hashed:
             with t.phase("filter"):
-                return np.asarray(Xn @ self.U.T, dtype=np.float64) + self.beta
+                if sp.issparse(Xn) and self._UT is None:
+                    self._UT = transposed(self.U)
+                return np.asarray(products(Xn, self.U, WT=self._UT, threads=self.threads, kernel=self.kernel),
+                                  dtype=np.float64) + self.beta
         with t.phase("hash"):
             xcodes = self.encoder.codes(Xn)
         return self.scores_of_codes(xcodes, timings=t)

@@ -1,4 +1,5 @@
-"""Exact one-vs-one scoring: decision values with BLAS, votes in C
+"""Exact one-vs-one scoring: decision values from products in C whose bits
+do not depend on the block or thread (native/products.c), votes in C
 (native/votes.c: a pair's winner is the majority of its bags, an even split
 goes to the sign of the summed decision values)."""
 import numpy as np
@@ -7,6 +8,7 @@ import scipy.sparse as sp
 from ..support.kernels import kernel_error, kernel_id
 from ..support.native import float_vector_ptr, lib, ptr
 from ..support.timing import NullTimings
+from .products import products, transposed
 
 # Decision values are computed for a block of rows at a time; this bounds the
 # block's [rows x classifiers] float32 matrix.
@@ -57,18 +59,20 @@ class ExactScorer:
     """Scores every classifier of a model on blocks of prepared samples
     (:func:`hsvm_cli.preprocess.prepare`)."""
 
-    def __init__(self, model):
+    def __init__(self, model, *, threads=None, kernel=None):
         self.model = model
         model.verify()
         self.W = np.asarray(model.W, dtype=np.float32)
         self.b = np.asarray(model.b, dtype=np.float32)
+        self.threads = threads
+        self.kernel = kernel
         self._WT = None
 
     def _wt(self):
-        # Sparse x dense products run row by row over the nonzeros of X; with W
-        # transposed contiguously each nonzero adds one contiguous row.
+        # Sparse rows run over their nonzeros; with W transposed contiguously
+        # each nonzero reads one contiguous row of classifiers.
         if self._WT is None:
-            self._WT = np.ascontiguousarray(self.W.T)
+            self._WT = transposed(self.W)
         return self._WT
 
     def block_rows(self):
@@ -81,12 +85,8 @@ class ExactScorer:
         (for dense X) instead of a fresh array, which saves the page faults of
         a new block of up to 64 MB."""
         if sp.issparse(X):
-            X = X.tocsr().astype(np.float32, copy=False)
-            return np.asarray(X @ self._wt())
-        X = np.asarray(X, dtype=np.float32)
-        if out is None:
-            return X @ self.W.T
-        return np.matmul(X, self.W.T, out=out[:X.shape[0]])
+            return products(X, self.W, WT=self._wt(), threads=self.threads, kernel=self.kernel)
+        return products(X, self.W, out=out, threads=self.threads, kernel=self.kernel)
 
     def decision(self, X):
         """Decision values [n, P*bags] float32 of the rows of X."""

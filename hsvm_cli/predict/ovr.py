@@ -36,7 +36,6 @@ label equals exact one-vs-rest prediction iff the exact winner was kept; k = K
 is exact prediction.  Projecting a sample costs D'·nnz(x) against K·nnz(x) for
 exact scoring, so the filter only pays where K is well above D'."""
 import numpy as np
-import scipy.sparse as sp
 
 from ..errors import ModelMismatchError, OptionError
 from ..hashing.hamming import HammingCodes
@@ -45,9 +44,11 @@ from ..io.predictions import PredictionWriter
 from ..io.shard import as_shard
 from ..io.svmlight import iter_svmlight
 from ..models.ovr import OvrHashModel
+from ..models.provenance import trained_zero_based
 from ..preprocess import prepare, row_norms
 from ..support.timing import NullTimings, Timings, timed_chunks
 from .predictor import Prediction, default_filter_k
+from .products import products
 from .ranking import top_classes
 from .raw_filter import sample_norms
 from .refine import group_by_key, sddmm
@@ -66,11 +67,7 @@ _BLOCK_BYTES = 64 << 20
 def ovr_scores(W, b, Xn):
     """Scores [n, K] float32, W[c]·x + b[c], of prepared (normalised, float32)
     samples Xn (CSR or dense, d columns)."""
-    W = np.asarray(W, dtype=np.float32)
-    if sp.issparse(Xn):
-        s = np.asarray(Xn.tocsr().astype(np.float32, copy=False) @ np.ascontiguousarray(W.T))
-    else:
-        s = np.asarray(Xn, dtype=np.float32) @ W.T
+    s = products(Xn, np.asarray(W, dtype=np.float32))
     s += np.asarray(b, dtype=np.float32)
     return s
 
@@ -203,12 +200,14 @@ class OvrPredictor:
         return Prediction(y, m.classes[best], kept, kept)
 
     def predict_file(self, source, output="-", *, codes=None, scores=False, proba=False, timings=None,
-                     zero_based=False, extra_features="error", chunk_rows=16384, shard=None, header=None):
+                     zero_based=None, extra_features="error", chunk_rows=16384, shard=None, header=None):
         """What ``hsvm predict`` does with a one-vs-rest model: labels, or with
         ``scores`` (exact mode only) every class's score, in svm-predict's
         layout.  ``shard`` and ``header`` as in
         :meth:`~hsvm_cli.predict.predictor.Predictor.predict_file`.  Returns
         the PredictionWriter (it holds the accuracy)."""
+        if zero_based is None:
+            zero_based = trained_zero_based(self.model)
         if codes is not None:
             raise OptionError("--codes is for one-vs-one models; a one-vs-rest filter hashes its samples itself")
         if source is None:

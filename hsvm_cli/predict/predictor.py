@@ -13,6 +13,7 @@ from ..io.predictions import PredictionWriter
 from ..io.shard import as_shard
 from ..io.svmlight import SvmChunk, iter_svmlight
 from ..models.pairs import PairLookup
+from ..models.provenance import trained_zero_based
 from ..preprocess import give_to_prepare, prepare, stays_sparse
 from ..proba.estimators import combine
 from ..proba.stages import exact_proba, first_stage_proba, second_stage_proba
@@ -55,7 +56,7 @@ class Prediction:
 
 def default_filter_k(n_classes):
     """Classes kept by the filter when nobody says: a tenth, at least 2."""
-    return min(n_classes, max(2, math.ceil(0.1 * n_classes)))
+    return min(n_classes, max(2, math.ceil(0.1 * n_classes - 1e-9)))
 
 
 class Predictor:
@@ -129,7 +130,7 @@ class Predictor:
                 raise OptionError("--no-refine needs a first stage (a hash model -H, or --first-stage scores) and "
                                   "no --exact")
             self.filter = None
-            self.scorer = ExactScorer(model) if rule == "vote" else None
+            self.scorer = ExactScorer(model, threads=threads, kernel=kernel) if rule == "vote" else None
             return
         if hash_model is not None:
             hash_model.check_model(model)
@@ -171,8 +172,8 @@ class Predictor:
                                        if calibration is not None and first_stage == "votes" else 1.0)
         self.lookup = PairLookup(model.pair_a, model.pair_b, K)
         # When the filter keeps every class, refining by votes is exact prediction.
-        self.scorer = (ExactScorer(model) if rule == "vote" and self.refine and self.k == K and self.epsilon is None
-                       else None)
+        self.scorer = (ExactScorer(model, threads=threads, kernel=kernel)
+                       if rule == "vote" and self.refine and self.k == K and self.epsilon is None else None)
         self._all_pairs = None  # the exact scorer a refine of many classes uses
 
     @classmethod
@@ -313,7 +314,7 @@ class Predictor:
                                      features=features)
 
     def predict_file(self, source, output="-", *, codes=None, scores=False, proba=False, timings=None,
-                     zero_based=False, extra_features="error", chunk_rows=16384, shard=None, header=None):
+                     zero_based=None, extra_features="error", chunk_rows=16384, shard=None, header=None):
         """What ``hsvm predict`` does: predict the svmlight file ``source``
         (a path or ``-``; None with ``codes`` and no refine) chunk by chunk and
         write the labels (with ``scores`` the vote counts, with ``proba`` the
@@ -326,7 +327,11 @@ class Predictor:
         (io/shard.py);
         ``header``: whether ``--scores``/``--proba`` output starts with the
         ``labels ...`` line (default: unless ``shard`` is a shard after the
-        first, so that the shards' outputs concatenated are the whole file's)."""
+        first, so that the shards' outputs concatenated are the whole file's);
+        ``zero_based``: how ``source`` numbers its features (default: as the
+        model's training file did, :func:`~hsvm_cli.models.provenance.trained_zero_based`)."""
+        if zero_based is None:
+            zero_based = trained_zero_based(self.model)
         t = timings if timings is not None else NullTimings()
         if scores and self.rule == "dag":
             raise OptionError("a decision DAG gives labels only, no vote counts: --scores needs max-wins voting")
@@ -484,7 +489,7 @@ class Predictor:
             dense = None
             by_scores = dense_is_cheaper(kept.shape[1], m)
             if by_scores and self._all_pairs is None:
-                self._all_pairs = ExactScorer(m)
+                self._all_pairs = ExactScorer(m, threads=self.threads, kernel=self.kernel)
             if by_scores and not proba:
                 # Scoring every classifier costs less than these cells: the
                 # votes straight from the scores, no gathered cells.
@@ -572,6 +577,15 @@ def _with_codes(codes, chunks):
         n = chunk.X.shape[0]
         if start + n > total:
             raise DataError("%s has fewer codes (%d) than the input has samples" % (codes.path, total))
+        # hash-data stores each sample's label beside its code: a label that
+        # differs means codes of another file, which would filter with the
+        # wrong samples' codes and refine with these.
+        differ = np.flatnonzero(codes.labels[start:start + n] != chunk.y)
+        if differ.size:
+            r = int(differ[0])
+            raise DataError("sample %d of the input has label %d where its code in %s has label %d: the codes "
+                            "were made from another file" % (start + r + 1, int(chunk.y[r]), codes.path,
+                                                             int(codes.labels[start + r])))
         yield chunk, codes.codes[start:start + n]
         start += n
     if start != total:

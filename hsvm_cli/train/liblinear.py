@@ -69,6 +69,12 @@ __all__ = ["SOLVERS", "DEFAULT_TOL", "train_pairs", "solver_seeds"]
 #: L2-regularised L2-loss SVC in the dual and the primal, L1-loss SVC in the dual.
 SOLVERS = {"l2loss-dual": 1, "l2loss-primal": 2, "l1loss-dual": 3}
 
+#: Vectors of d + 1 doubles a LIBLINEAR solver allocates: the dual solvers
+#: only w; the primal trust-region Newton solver w and its Newton and
+#: line-search vectors (s, r, g, the trial w, Hd, the gradient's copy), with
+#: margin.
+_SOLVER_VECTORS = {"l2loss-dual": 1, "l2loss-primal": 8, "l1loss-dual": 1}
+
 #: LIBLINEAR's default stopping tolerance (``-e``) for each solver; used when
 #: ``tol`` is None so that results match the ``train`` command's defaults.
 DEFAULT_TOL = {"l2loss-dual": 0.1, "l2loss-primal": 0.01, "l1loss-dual": 0.1}
@@ -389,11 +395,14 @@ def train_pairs(X, y, *, C=1.0, solver="l2loss-dual", tol=None, per_class=None, 
     P = pair_a.shape[0]
     seeds = solver_seeds(seed, classes[pair_a], classes[pair_b], bags)
 
-    check_allocation(P * bags * d * 4, "a model of %d classifiers x %d features (the widest sample reaches "
-                     "feature index %d)" % (P * bags, d, d))
     workers = max(1, min(jobs, P))
     if workers > 1 and "fork" not in multiprocessing.get_all_start_methods():
         workers = 1
+    # The model (float32) and, in each worker, LIBLINEAR's float64 vectors of
+    # d + 1 entries, which it allocates unchecked (a failure would be a crash).
+    check_allocation(P * bags * d * 4 + workers * _SOLVER_VECTORS[solver] * (d + 1) * 8,
+                     "a model of %d classifiers x %d features (the widest sample reaches feature index %d) "
+                     "and %d solver%s" % (P * bags, d, d, workers, "s" if workers > 1 else ""))
     if workers > 1:
         W = _shared_array((P * bags, d), np.float32)
         b = _shared_array((P * bags,), np.float32)

@@ -6,7 +6,7 @@ import numpy as np
 from ..errors import DataError, InputReadError, OptionError
 from ..io.files import HashingReader, display_name, open_input, open_raw
 from ..io.svmlight import load_svmlight
-from ..models.provenance import provenance
+from ..models.provenance import provenance, record_zero_based
 from ..preprocess import apply_normalization
 from ..support.progress import StepBar
 from .c_search import choose_normalization, search_c
@@ -114,9 +114,7 @@ def train_ovo(X, y, *, C=1.0, normalize="l2", solver="l2loss-dual", tol=None, pe
             # would make the parts differ from the single-process model.
             raise OptionError("cross-validation (-c auto, --c-grid, --cv) needs every pair: choose C first "
                               "(train-ovo --cv F -c auto without -o), then train the blocks with -c C")
-        if bags != 1 or per_class is not None:
-            raise OptionError("cross-validation (-c auto, --c-grid, --cv) trains each pair on all its rows: "
-                              "it does not combine with --bags or --per-class")
+        _refuse_resampling(bags, per_class)
         search = cross_validate_ovo(X, y, C=C, c_grid=c_grid, folds=cv_folds or 5, normalize=normalize,
                                     solver=solver, tol=tol, seed=seed, jobs=jobs, progress=progress, bias=bias)
         C = search.best_C
@@ -180,12 +178,22 @@ def train_ovo_file(path, *, zero_based=False, **kw):
     stdin; gzip/bz2/xz transparently) once and train on it; keyword arguments
     as :func:`train_ovo`.  Refuses input with fewer than two classes."""
     X, y, sha = _read_two_classes(path, zero_based)
-    return train_ovo(X, y, train_path=display_name(path), train_sha256=sha, **kw)
+    model = train_ovo(X, y, train_path=display_name(path), train_sha256=sha, **kw)
+    record_zero_based(model.provenance, zero_based)
+    return model
 
 
-def cross_validate_file(path, *, zero_based=False, **kw):
+def _refuse_resampling(bags, per_class):
+    if bags != 1 or per_class is not None:
+        raise OptionError("cross-validation (-c auto, --c-grid, --cv) trains each pair on all its rows: "
+                          "it does not combine with --bags or --per-class")
+
+
+def cross_validate_file(path, *, zero_based=False, bags=1, per_class=None, **kw):
     """What ``hsvm train-ovo --cv F`` without ``-o`` does (as ``svm-train
-    -v``): read ``path`` once and cross-validate (:func:`cross_validate_ovo`)."""
+    -v``): read ``path`` once and cross-validate (:func:`cross_validate_ovo`).
+    ``bags`` and ``per_class`` are refused as :func:`train_ovo` refuses them."""
+    _refuse_resampling(bags, per_class)
     X, y, _ = _read_two_classes(path, zero_based)
     return cross_validate_ovo(X, y, **kw)
 

@@ -36,7 +36,7 @@ from ..errors import DataError
 from ..io.files import display_name
 from ..io.shard import parse_shard
 from ..models.parts import ModelPart
-from ..models.provenance import recorded_command
+from ..models.provenance import record_zero_based, recorded_command
 from ..support.labels import integer_labels
 from .ovo import read_training_file, train_ovo
 
@@ -191,6 +191,7 @@ def train_pair_block_file(path, *, block, zero_based=False, log=None, **kw):
         log("block %s: pairs %d..%d of %d (%d pairs), %d samples read in %.1f s"
             % (block, start, stop - 1, n_pairs, stop - start, X.shape[0], time.perf_counter() - t0))
     part = train_pair_block(X, y, block=block, train_path=display_name(path), train_sha256=sha, **kw)
+    record_zero_based(part.model.provenance, zero_based)
     if log is not None:
         log("block %s: %d classifiers trained in %.1f s" % (block, part.model.n_classifiers,
                                                             time.perf_counter() - t0))

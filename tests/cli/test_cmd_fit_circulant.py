@@ -117,8 +117,8 @@ def _refused(args, tmp_path, exit_code, stderr=None, contains=None):
 @pytest.mark.parametrize("bits", [100, 0, -64])
 def test_bits_not_a_positive_multiple_of_64_is_a_usage_error(tmp_path, bits):
     r = _refused([DIGITS_TRAIN, "--targets", "itq", "--bits", bits], tmp_path, 2)
-    assert r.stderr.endswith("Error: Invalid value for --bits: must be a positive multiple of 64 (hash-data packs "
-                             "codes into 64-bit words), got %d\n" % bits)
+    assert r.stderr.endswith("Error: Invalid value for '--bits': must be a positive multiple of 64 (codes are packed "
+                             "in 64-bit words), got %d\n" % bits)
 
 
 def test_unknown_loss_is_a_usage_error(tmp_path):

@@ -4,7 +4,7 @@ import numpy as np
 from hsvm_cli.models.hashed import load_hash_model
 from hsvm_cli.models.ovo import load_model
 
-from conftest import DIGITS_TEST, DIGITS_TRAIN, run
+from conftest import DIGITS_TEST, DIGITS_TRAIN, run, write_text
 
 
 def test_hash_model_writes_a_hash_model_of_the_given_bits_and_reports_sizes(digits_model_file, tmp_path):
@@ -74,3 +74,12 @@ def test_predict_refuses_gaussian_codes_with_a_circulant_hash_model(digits_model
     assert not (tmp_path / "p.txt").exists()
     accuracy = run(["predict", "-m", digits_model_file, "-H", c, "-k", "3", DIGITS_TEST, "-o", tmp_path / "p.txt"])
     assert float(accuracy.stderr.split("=")[1].split("%")[0]) >= 95.0
+
+
+def test_a_model_without_features_is_refused_in_one_line(tmp_path):
+    train = write_text(tmp_path / "nofeatures.svm", "1\n2\n1\n")
+    model = str(tmp_path / "m.hsvm")
+    run(["train-ovo", train, "-o", model, "-q"])
+    run(["hash-model", "-m", model, "--bits", "64", "-o", tmp_path / "m.hbm"], exit_code=65,
+        stderr="hsvm: %s has no features: there is nothing to hash (predict it exactly)\n" % model)
+    assert not (tmp_path / "m.hbm").exists()

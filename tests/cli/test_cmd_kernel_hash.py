@@ -124,9 +124,17 @@ def test_unknown_kernel_is_refused(tmp_path):
             "--bits", "64"], tmp_path, "k.khm", "unknown kernel 'sigmoid'")
 
 
-def test_bits_not_a_multiple_of_64_is_refused(tmp_path):
-    _fails(["kernel-hash", DIGITS_TRAIN, "-o", tmp_path / "k.khm", "--kernel", "rbf", "--landmarks", "8",
-            "--bits", "100"], tmp_path, "k.khm", "multiple of 64")
+@pytest.mark.parametrize("option, value, message", [
+    ("--bits", "100", "Invalid value for '--bits': must be a positive multiple of 64"),
+    ("--bits", "0", "Invalid value for '--bits': must be a positive multiple of 64"),
+    ("--landmarks", "0", "Invalid value for '--landmarks': 0 is not in the range x>=1."),
+])
+def test_bits_and_landmarks_out_of_range_are_usage_errors(tmp_path, option, value, message):
+    args = {"--kernel": "rbf", "--landmarks": "8", "--bits": "64", option: value}
+    r = run(["kernel-hash", DIGITS_TRAIN, "-o", tmp_path / "k.khm"] + [a for kv in args.items() for a in kv],
+            exit_code=2)
+    assert message in r.stderr, r.stderr
+    assert not (tmp_path / "k.khm").exists()
 
 
 def test_more_landmarks_than_training_samples_is_refused(tmp_path):

@@ -27,6 +27,21 @@ def test_cli_codes_file_gives_the_same_predictions_as_hashing_on_the_fly(digits_
     assert a == b and c == d1 and len(a.splitlines()) == 450
 
 
+def test_codes_of_another_file_with_as_many_rows_are_refused(digits_files, tmp_path):
+    model, hbm, _ = digits_files
+    with gzip.open(DIGITS_TEST, "rb") as fh:
+        lines = fh.read().splitlines(keepends=True)
+    shuffled = write_text(tmp_path / "other.svm", b"".join(lines[1:] + lines[:1]))
+    codes = str(tmp_path / "other.codes")
+    run(["hash-data", "-H", hbm, shuffled, "-o", codes])
+    out = tmp_path / "p.txt"
+    r = run(["predict", "-m", model, "-H", hbm, "--codes", codes, DIGITS_TEST, "-o", out], exit_code=65)
+    first, second = lines[0].split()[0].decode(), lines[1].split()[0].decode()
+    assert r.stderr == ("hsvm: sample 1 of the input has label %s where its code in %s has label %s: the codes "
+                        "were made from another file\n" % (first, codes, second))
+    assert not out.exists()
+
+
 def test_cli_hashed_timings_report_phases_and_refined_classes(digits_files):
     model, hbm, _ = digits_files
     r = run(["predict", "-m", model, "-H", hbm, "-k", "4", DIGITS_TEST, "--timings", "-q"])

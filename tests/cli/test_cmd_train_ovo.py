@@ -2,7 +2,7 @@ import numpy as np
 
 from hsvm_cli.models.ovo import load_model
 
-from conftest import DIGITS_TRAIN, run, write_text
+from conftest import DIGITS_TRAIN, TOY, run, write_text
 
 
 def test_training_on_malformed_input_writes_no_model(tmp_path):
@@ -100,6 +100,10 @@ def test_cross_validation_options_that_do_not_fit_are_usage_errors(tmp_path):
     assert "Missing option '-o' / '--output'" in r.stderr
     r = run(["train-ovo", DIGITS_TRAIN, "-c", "auto", "--bags", "2", "-o", tmp_path / "m"], exit_code=2)
     assert "does not combine with --bags" in r.stderr and not (tmp_path / "m").exists()
+    for resampling in (["--bags", "3"], ["--per-class", "5"]):
+        # `--cv F` without -o only reports; it refuses what it would ignore
+        r = run(["train-ovo", DIGITS_TRAIN, "--cv", "3", "-c", "1"] + resampling, exit_code=2)
+        assert "does not combine with --bags or --per-class" in r.stderr and r.stdout == ""
     r = run(["train-ovo", DIGITS_TRAIN, "-c", "often", "-o", tmp_path / "m"], exit_code=2)
     assert "expected a positive number or 'auto'" in r.stderr
     r = run(["train-ovo", DIGITS_TRAIN, "--cv", "1", "-o", tmp_path / "m"], exit_code=2)
@@ -164,3 +168,22 @@ def test_labels_more_than_2_63_apart_train_hash_and_predict(tmp_path):
     expected = "".join(line.split()[0] + "\n" for line in far.splitlines())
     run(["predict", "-q", train, "-m", model], stdout=expected)
     run(["predict", "-q", train, "-m", model, "-H", hbm, "-k", "2"], stdout=expected)
+
+
+def test_zero_based_training_is_recorded_and_followed_by_predict_and_calibrate(tmp_path):
+    zero = "".join("%s %s\n" % (line.split()[0], " ".join("%d:%s" % (int(f.split(":")[0]) - 1, f.split(":")[1])
+                                                        for f in line.split()[1:]))
+                   for line in TOY.splitlines())
+    train = write_text(tmp_path / "zero.svm", zero)
+    model = str(tmp_path / "zero.hsvm")
+    run(["train-ovo", train, "--zero-based", "-o", model, "-q"])
+    assert load_model(model).provenance["zero_based"] is True
+    explicit = run(["predict", "-q", train, "-m", model, "--zero-based"]).stdout
+    assert run(["predict", "-q", train, "-m", model]).stdout == explicit
+    # 1-based reading shifts every feature: index 0 is refused
+    r = run(["predict", "-q", train, "-m", model, "--one-based"], exit_code=65)
+    assert "zero.svm:1:" in r.stderr
+    run(["calibrate", train, "-m", model, "-o", tmp_path / "c", "-q", "--repeat", "1", "--timing-budget", "0"])
+    one = str(tmp_path / "one.hsvm")
+    run(["train-ovo", write_text(tmp_path / "one.svm", TOY), "-o", one, "-q"])
+    assert "zero_based" not in load_model(one).provenance

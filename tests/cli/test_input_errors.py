@@ -221,3 +221,28 @@ def test_an_index_the_reader_accepts_is_one_the_trainer_takes(tmp_path):
     src = write_text(tmp_path / "wide.svm", "1 1:1\n2 2147483647:1\n")
     run(["train-ovo", src, "-o", str(tmp_path / "m")], exit_code=65,
         stderr="hsvm: %s:2: index 2147483647 too large (largest supported is 2147483646)\n" % src)
+
+
+@pytest.mark.parametrize("option, kind", [("-m", "model"), ("-H", "hash-model"), ("-C", "calibration"),
+                                          ("--codes", "codes")])
+def test_a_mapped_file_from_stdin_is_a_usage_error_naming_its_kind(setup, option, kind):
+    args = ["predict", setup["train"], "-m", setup["model"], "-H", setup["hbm"]]
+    args = args[:args.index(option) + 1] + ["-"] + args[args.index(option) + 2:] if option in args else \
+        args + [option, "-"]
+    run(args, exit_code=2, stdout="",
+        stderr="hsvm: %s files cannot be read from stdin ('-'): give the file's name\n" % kind)
+
+
+@pytest.mark.parametrize("head", ["svm_type c_svc\nkernel_type linear\n", "solver_type L2R_L2LOSS_SVC_DUAL\n"])
+def test_a_libsvm_or_liblinear_model_given_as_model_points_to_import_model(setup, tmp_path, head):
+    foreign = write_text(tmp_path / "tool.model", head + "nr_class 2\n")
+    run(["predict", setup["train"], "-m", foreign], exit_code=65, stdout="",
+        stderr="hsvm: %s: a LIBSVM or LIBLINEAR model, not an hsvm one: convert it with `hsvm import-model %s -o "
+               "MODEL.hsvm`\n" % (foreign, foreign))
+
+
+def test_features_beyond_the_model_name_the_option_that_drops_them(setup, tmp_path):
+    wide = write_text(tmp_path / "wide.svm", "1 1:1 2:0.5\n2 1:1 9:1\n")
+    run(["predict", wide, "-m", setup["model"]], exit_code=65, stdout="",
+        stderr="hsvm: %s:2: index 9 beyond 2 features (largest allowed index is 2; --extra-features "
+               "ignore drops such features)\n" % wide)

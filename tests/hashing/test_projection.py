@@ -65,3 +65,25 @@ def test_codes_do_not_depend_on_the_projection_summation_order(sparse):
     # The constructed near-zero entries are ones float32 gets wrong: without the
     # fix some order disagrees with the exact signs.
     assert any(not np.array_equal(pack_signs(q), pack_signs(exact)) for q in orders)
+
+
+def test_wide_sparse_dense_rows_recompute_only_the_signs_near_zero():
+    # Normals of text models are dense arrays of mostly zeros: the float32
+    # error bound grows with a row's non-zeros, so at d = 50,000 with 20 of
+    # them almost no sign needs the double recomputation, and every sign is
+    # still the exact one.
+    from hsvm_cli.hashing.projection import SignProjector
+    from hsvm_cli.support.native import lib, ptr
+
+    rng = np.random.default_rng(4)
+    d, D, n = 50_000, 256, 6
+    X = np.zeros((n, d), dtype=np.float32)
+    for i in range(n):
+        X[i, rng.choice(d, 20, replace=False)] = rng.standard_normal(20)
+    proj = SignProjector(projection_matrix(D, d, seed=2))
+    values = np.ascontiguousarray(X @ proj.RT, dtype=np.float32)
+    fixed = lib.hsvm_fix_signs_dense(ptr("float *", X), n, d, ptr("float *", proj.R), ptr("double *", proj.rnorm),
+                                     D, ptr("float *", values))
+    assert fixed < n * D // 20
+    exact = X.astype(np.float64) @ proj.R.astype(np.float64).T
+    assert np.array_equal(pack_signs(values), pack_signs(exact))

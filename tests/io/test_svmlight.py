@@ -259,9 +259,11 @@ def test_fixed_n_features_sets_every_chunk_width():
 
 def test_index_beyond_n_features_is_an_error_naming_index_and_limit():
     err = parse_error(b"1 1:1\n2 4:1 5:1\n", n_features=4)
-    assert str(err) == "t.svm:2: index 5 beyond 4 features (largest allowed index is 4)"
+    assert str(err) == ("t.svm:2: index 5 beyond 4 features (largest allowed index is 4; --extra-features ignore "
+                        "drops such features)")
     err = parse_error(b"1 4:1\n", n_features=4, zero_based=True)
-    assert str(err) == "t.svm:1: index 4 beyond 4 features (largest allowed index is 3)"
+    assert str(err) == ("t.svm:1: index 4 beyond 4 features (largest allowed index is 3; --extra-features ignore "
+                        "drops such features)")
 
 
 def test_index_beyond_n_features_is_dropped_with_ignore():

@@ -1,0 +1,91 @@
+"""Products w·x of samples and classifiers with bits that depend on the
+sample and the classifier only (native/products.c).
+
+A BLAS sgemm may round a row's products differently depending on where the
+row falls in the call (the size of the call, its last rows, the thread that
+takes it), so scores from it -- and the labels, ties and probabilities read
+from them -- could change with ``--chunk-rows``, ``--shard`` or the thread
+count.  Here every product is one chain of fused multiply-adds over the
+features in order, on every instruction-set path, for dense and CSR rows
+alike; rows are split between threads, which changes nothing."""
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..support.kernels import kernel_id
+from ..support.native import lib, ptr
+from ..support.threads import resolve_threads
+
+__all__ = ["products", "transposed"]
+
+# Rows per thread task: enough to amortise packing the classifiers (each task
+# packs them again), few enough to balance two or more threads.
+_MIN_ROWS_PER_TASK = 64
+
+
+def transposed(W):
+    """The d x P contiguous transpose of W that CSR rows read (keep it with W)."""
+    return np.ascontiguousarray(np.asarray(W, dtype=np.float32).T)
+
+
+def products(X, W, *, WT=None, out=None, threads=1, kernel=None):
+    """Products [n, P] float32 of the rows of X (dense or sparse, d columns)
+    and the rows of W [P, d] float32.  ``WT``: W's transpose for CSR rows
+    (made here when not given); ``out``: a C-contiguous float32 array of at
+    least n rows and P columns to fill; ``threads``: worker threads;
+    ``kernel``: the code path (None: HSVM_KERNEL or the best the CPU has)."""
+    W = np.ascontiguousarray(W, dtype=np.float32)
+    P, d = W.shape
+    sparse = sp.issparse(X)
+    if sparse:
+        X = X.tocsr()
+        if not X.has_sorted_indices:
+            X = X.sorted_indices()
+    else:
+        X = np.ascontiguousarray(X, dtype=np.float32)
+        if X.ndim != 2:
+            raise ValueError("samples must be a 2-d array, got %d dimensions" % X.ndim)
+    n = X.shape[0]
+    if X.shape[1] != d:
+        raise ValueError("samples have %d features, classifiers %d" % (X.shape[1], d))
+    if out is None:
+        out = np.empty((n, P), dtype=np.float32)
+    else:
+        if out.dtype != np.float32 or not out.flags.c_contiguous or out.shape[0] < n or out.shape[1] != P:
+            raise ValueError("out must be a C-contiguous float32 array of at least %d x %d" % (n, P))
+        out = out[:n]
+    if n == 0 or P == 0:
+        return out
+    kid = kernel_id(kernel)
+    if sparse:
+        WT = transposed(W) if WT is None else WT
+        if WT.shape != (d, P) or WT.dtype != np.float32 or not WT.flags.c_contiguous:
+            raise ValueError("WT must be the contiguous float32 transpose of W")
+        indptr = np.ascontiguousarray(X.indptr, dtype=np.int64)
+        indices = np.ascontiguousarray(X.indices, dtype=np.int32)
+        data = np.ascontiguousarray(X.data, dtype=np.float32)
+
+        def run(s, e):
+            return lib.hsvm_products_csr(ptr("int64_t *", indptr[s:]), ptr("int32_t *", indices),
+                                         ptr("float *", data), e - s, ptr("float *", WT), P,
+                                         ptr("float *", out[s:]), P, kid)
+    else:
+        def run(s, e):
+            return lib.hsvm_products_dense(ptr("float *", X[s:]), e - s, d, d, ptr("float *", W), P,
+                                           ptr("float *", out[s:]), P, kid)
+    threads = resolve_threads(threads)
+    tasks = max(1, min(threads, n // _MIN_ROWS_PER_TASK))
+    bounds = np.linspace(0, n, tasks + 1).astype(np.int64)
+    spans = [(int(bounds[i]), int(bounds[i + 1])) for i in range(tasks) if bounds[i] < bounds[i + 1]]
+    if len(spans) == 1:
+        codes = [run(*spans[0])]
+    else:
+        with ThreadPoolExecutor(max_workers=len(spans)) as pool:
+            codes = list(pool.map(lambda span: run(*span), spans))
+    for rc in codes:
+        if rc == lib.HSVM_PRODUCTS_ENOMEM:
+            raise MemoryError("products: no memory for the packed classifiers")
+        if rc != 0:
+            raise RuntimeError("hsvm_products failed with code %d" % rc)
+    return out

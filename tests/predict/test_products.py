@@ -1,0 +1,95 @@
+"""Products w.x whose bits depend on the sample and the classifier only:
+the same on every code path, in any block, thread or position, for dense
+and CSR rows; what exact prediction's scores, and so its labels and
+probabilities, are made of."""
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from hsvm_cli.predict.products import products, transposed
+
+from conftest import DIGITS_TEST, kernel_params, run
+
+SHAPES = [(1, 5, 3), (37, 300, 45), (130, 784, 333), (9, 1, 70), (257, 64, 129), (70, 513, 2100)]
+
+
+def _data(n, d, P, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d)).astype(np.float32)
+    X[X < 0.3] = 0.0                                        # sparse enough to matter, dense enough to be dense
+    W = rng.standard_normal((P, d)).astype(np.float32)
+    return X, W
+
+
+def _fma32(x, w, acc):
+    """float32 fma(x, w, acc), rounded once from the exact value (ties to even)."""
+    exact = Fraction(float(x)) * Fraction(float(w)) + Fraction(float(acc))
+    f = np.float32(float(exact))
+    candidates = (np.nextafter(f, np.float32(-np.inf)), f, np.nextafter(f, np.float32(np.inf)))
+    return min(candidates, key=lambda c: (abs(Fraction(float(c)) - exact), int(c.view(np.uint32)) & 1))
+
+
+def _fma_chain(X, W):
+    """The definition, one row and column at a time: acc = fma(x_k, w_k, acc)
+    over k in order from +0, each step rounded once to float32."""
+    out = np.empty((X.shape[0], W.shape[0]), dtype=np.float32)
+    for i in range(X.shape[0]):
+        for j in range(W.shape[0]):
+            acc = np.float32(0.0)
+            for x, w in zip(X[i], W[j]):
+                acc = _fma32(x, w, acc)
+            out[i, j] = acc
+    return out
+
+
+@pytest.mark.parametrize("kernel", kernel_params())
+def test_every_product_is_the_fma_chain_over_the_features_in_order(kernel):
+    X, W = _data(5, 37, 19)
+    assert np.array_equal(products(X, W, kernel=kernel), _fma_chain(X, W))
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_every_path_block_and_thread_count_gives_the_same_bits(shape):
+    X, W = _data(*shape)
+    want = products(X, W, kernel="portable")
+    for kernel in ("avx2", "avx512"):
+        from hsvm_cli.support.kernels import available_kernels
+        if kernel in available_kernels():
+            assert np.array_equal(products(X, W, kernel=kernel), want), kernel
+    for threads in (1, 2, 3):
+        assert np.array_equal(products(X, W, threads=threads), want)
+    # a row's products do not depend on the rows scored with it
+    blocks = np.vstack([products(X[s:s + 7], W) for s in range(0, X.shape[0], 7)])
+    assert np.array_equal(blocks, want)
+    assert np.array_equal(products(X[::-1], W)[::-1], want)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("kernel", kernel_params())
+def test_csr_rows_give_the_bits_of_their_dense_rows(shape, kernel):
+    X, W = _data(*shape, seed=3)
+    want = products(X, W, kernel=kernel)
+    got = products(sp.csr_matrix(X), W, WT=transposed(W), kernel=kernel)
+    assert np.array_equal(got, want)
+    assert np.array_equal(products(sp.csr_matrix(X), W, threads=2), want)
+
+
+def test_products_fill_a_given_buffer_and_check_shapes():
+    X, W = _data(10, 20, 30)
+    buf = np.full((16, 30), np.nan, dtype=np.float32)
+    got = products(X, W, out=buf)
+    assert got.base is buf and np.array_equal(buf[:10], products(X, W)) and np.isnan(buf[10:]).all()
+    with pytest.raises(ValueError, match="samples have 19 features, classifiers 20"):
+        products(X[:, :19], W)
+
+
+def test_exact_prediction_output_does_not_depend_on_chunks_or_threads(digits_model_file, tmp_path):
+    model = str(digits_model_file)
+    cal = str(tmp_path / "d.cal")
+    run(["calibrate", DIGITS_TEST, "-m", model, "-o", cal, "-q", "--repeat", "1", "--timing-budget", "0"])
+    want = run(["predict", "-q", DIGITS_TEST, "-m", model, "--exact", "--proba", "-C", cal]).stdout
+    for extra in (["--chunk-rows", "7"], ["--chunk-rows", "100", "--threads", "1"], ["--threads", "2"]):
+        assert run(["predict", "-q", DIGITS_TEST, "-m", model, "--exact", "--proba", "-C", cal] + extra).stdout \
+            == want, extra
