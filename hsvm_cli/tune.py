@@ -215,13 +215,19 @@ def calibrate(model, h, X, y, *, max_loss=0.5, bits_grid=None, k_grid=None, epsi
         raise OptionError("--bits and --epsilon need a hash model (-H)")
     if not confidence >= 0:
         raise OptionError("--confidence must be at least 0")
-    if max_loss < 0:
-        raise OptionError("--max-loss must be >= 0")
-    if not timing_budget >= 0:
-        raise OptionError("--timing-budget must be >= 0 seconds")
+    if not (max_loss >= 0 and math.isfinite(max_loss)):
+        raise OptionError("--max-loss must be a finite number >= 0")
+    if not (timing_budget >= 0 and math.isfinite(timing_budget)):
+        raise OptionError("--timing-budget must be a finite number of seconds >= 0")
     if int(min_timed_rows) < 1:
         raise OptionError("min_timed_rows must be at least 1")
-    rules, first_stages = tuple(rules), tuple(first_stages)
+    if isinstance(repeat, bool) or int(repeat) != repeat or repeat < 1:
+        raise OptionError("--repeat must be a positive integer, not %r" % (repeat,))
+    if X.shape[0] != len(y):
+        raise OptionError("X has %d rows but y has %d labels" % (X.shape[0], len(y)))
+    # one name is one rule or stage, not its letters
+    rules = (rules,) if isinstance(rules, str) else tuple(rules)
+    first_stages = (first_stages,) if isinstance(first_stages, str) else tuple(first_stages)
     if not rules or any(r not in RULES for r in rules):
         raise OptionError("rules must be among %s, not %s" % (", ".join(RULES), ", ".join(map(str, rules)) or "none"))
     if any(f not in FIRST_STAGES for f in first_stages):

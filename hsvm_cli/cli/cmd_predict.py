@@ -71,6 +71,9 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
     stderr as with LIBSVM's svm-predict."""
     if proba and scores:
         raise click.UsageError("--proba and --scores are exclusive")
+    if no_refine and filter_k is not None and filter_k != 1:
+        raise click.UsageError("--no-refine predicts the filter's best class; -k %d would refine %d classes "
+                               "(-k 1 is the same as --no-refine)" % (filter_k, filter_k))
     if dag and (exact or hbm_path is not None):
         raise click.UsageError("--dag is exact prediction by a decision DAG: no -H, no --exact (for a DAG after "
                                "the hash filter use --refine dag)")

@@ -27,6 +27,18 @@ def _parse_c(ctx, param, value):
     return c
 
 
+def _parse_bias(ctx, param, value):
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = None
+    if number is not None and number <= 0:
+        # LIBLINEAR's -B -1 (or 0): no bias term
+        raise click.BadParameter("%s: hsvm's classifiers always have a bias, whose angle the hash filter's "
+                                 "thresholds come from; a small B (0.01) regularises it towards 0" % value)
+    return _parse_c(ctx, param, value)
+
+
 def _parse_grid(ctx, param, value):
     values = options.comma_list(float, "numbers")(ctx, param, value)
     if values is not None and (not values or any(not (math.isfinite(c) and c > 0) for c in values)):
@@ -64,7 +76,7 @@ def _parse_grid(ctx, param, value):
               help="Sample normalisation, recorded in the model and applied again at prediction; auto: the "
                    "one the cross-validation of -c auto / --c-grid / --cv prefers (both searched: twice "
                    "the time).")
-@click.option("-B", "--bias", default="auto", show_default=True, callback=lambda ctx, p, v: _parse_c(ctx, p, v),
+@click.option("-B", "--bias", default="auto", show_default=True, callback=lambda ctx, p, v: _parse_bias(ctx, p, v),
               metavar="B|auto",
               help="Value of the constant feature whose weight is the bias (LIBLINEAR's -B); auto: 1 for "
                    "L2-normalised samples, the samples' root-mean-square norm with --normalize none.")

@@ -102,6 +102,8 @@ def _evaluate_predictions(truth, predictions, proba, recall_k, reference, zero_b
         report["reference"] = reference_report(ref_name, y_pred, y_ref, y_true)
     if pred.has_scores:
         K = len(pred.classes)
+        if isinstance(recall_k, (int, np.integer)) and not isinstance(recall_k, bool):
+            recall_k = [recall_k]                  # one k, as --recall-k 3 gives it
         ks = sorted(set(recall_k)) if recall_k else default_recall_ks(K)
         if ks[-1] > K:
             raise OptionError("--recall-k %d: %s has only %d classes" % (ks[-1], pred.name, K))

@@ -70,6 +70,7 @@ import scipy.sparse as sp
 from scipy.linalg import blas as _blas
 
 from ..errors import ModelMismatchError
+from ..support.arrays import check_seed
 from ..support.native import ffi, lib, ptr
 from .circulant import LAYOUT as CIRCULANT_LAYOUT
 from .circulant import CirculantProjection
@@ -539,7 +540,9 @@ def fit_kernel_hash(X, *, kernel, gamma="auto", degree=3, coef0=1.0, landmarks, 
     bits = _check_int("bits", bits, 64)
     if bits % 64:
         raise ValueError("bits must be a multiple of 64, got %d" % bits)
-    seed = _check_int("seed", seed, 0)
+    seed = check_seed(seed)
+    if sp.issparse(X):
+        X = X.tocsr()           # rows are taken by index: COO cannot be
     if not (isinstance(tol, (int, float, np.integer, np.floating)) and 0 < tol < 1):
         raise ValueError("tol must be in (0, 1), not %r" % (tol,))
     _check_kernel_input(X if sp.issparse(X) else np.asarray(X, dtype=np.float32), kernel)

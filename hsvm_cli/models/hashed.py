@@ -27,6 +27,7 @@ from ..hashing.projection import GAUSSIAN_LAYOUT, SignProjector, projection_matr
 from ..hashing.voting import HashVoter
 from ..io.container import read_container, write_container
 from ..io.svmlight import MAX_FEATURES
+from ..support.arrays import check_seed
 from ..support.labels import strictly_increasing
 from ..support.memory import check_allocation
 from .metadata import meta_digest, meta_int, meta_str
@@ -159,6 +160,7 @@ def hash_model(model, *, bits=1024, seed=0, store_projection=False, class_scores
     of a model trained on codes); a model on unnormalised features
     (``normalize`` none, e.g. imported) takes its thresholds at each sample's
     norm when predicting (:mod:`hsvm_cli.predict.raw_filter`)."""
+    seed = check_seed(seed)
     bits = int(bits)
     if bits <= 0 or bits % 64:
         raise OptionError("bits must be a positive multiple of 64, got %d" % bits)
@@ -174,7 +176,8 @@ def hash_model(model, *, bits=1024, seed=0, store_projection=False, class_scores
         R = None
     else:
         check_allocation(bits * model.n_features * PROJECTION_PEAK_BYTES + model.W.size * 4,
-                         "the %d x %d projection" % (bits, model.n_features))
+                         "the %d x %d projection (--projection circulant needs O(D) memory)"
+                         % (bits, model.n_features))
         R = projection_matrix(bits, model.n_features, seed=seed)
         projector = SignProjector(R)
     W = np.asarray(model.W, dtype=np.float32)

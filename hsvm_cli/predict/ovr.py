@@ -52,6 +52,7 @@ from .products import products
 from .ranking import top_classes
 from .raw_filter import sample_norms
 from .refine import group_by_key, sddmm
+from .samples import check_samples, fit_width
 from .ties import first_max
 
 __all__ = ["OvrPredictor", "ESTIMATORS", "ovr_scores", "estimated_scores", "estimated_margins"]
@@ -152,8 +153,9 @@ class OvrPredictor:
         return Timings(self.phases)
 
     def predict(self, X):
-        """Labels int64 [n] of the raw samples X."""
-        return self.predict_block(X).labels
+        """Labels int64 [n] of the raw samples X (as
+        :meth:`hsvm_cli.predict.predictor.Predictor.predict` takes them)."""
+        return self.predict_block(check_samples(X, self.model.n_features, extra="ignore")).labels
 
     def estimates(self, Xn, *, timings=None):
         """The filter's estimate [n, K] float64 for every class of prepared samples."""
@@ -171,6 +173,7 @@ class OvrPredictor:
         (exact mode), or, with the filter, the kept classes [n, k] best first."""
         if proba:
             raise OptionError("--proba needs a one-vs-one model: one-vs-rest models have no calibration")
+        X = fit_width(X, self.model.n_features, extra="ignore")
         t = timings or NullTimings()
         m = self.model
         Xn = prepare(m.normalize, X, timings=t)

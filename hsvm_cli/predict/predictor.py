@@ -12,6 +12,7 @@ from ..errors import DataError, ModelMismatchError, OptionError
 from ..io.predictions import PredictionWriter
 from ..io.shard import as_shard
 from ..io.svmlight import SvmChunk, iter_svmlight
+from ..models.imported import default_extra_features
 from ..models.pairs import PairLookup
 from ..models.provenance import trained_zero_based
 from ..preprocess import give_to_prepare, prepare, stays_sparse
@@ -26,6 +27,7 @@ from .features import KernelHashFeatures, PackedCodeFeatures, block_rows, check_
 from .ranking import top_classes
 from .raw_filter import make_filter, unit_length_samples
 from .refine import dense_is_cheaper, refine_decisions, refine_votes
+from .samples import check_samples, fit_width
 from .ties import winners
 
 EXACT_PHASES = ("parse", "normalise", "score", "vote", "write")
@@ -97,6 +99,9 @@ class Predictor:
 
     def __init__(self, model, hash_model=None, *, bits=None, filter_k=None, refine=True, epsilon=None,
                  calibration=None, threads=None, kernel=None, rule="vote", first_stage=None, kernel_hash=None):
+        if not hasattr(model, "pair_a"):
+            raise TypeError("model must be a one-vs-one model (hsvm_cli.load_model(path) reads one), not %r"
+                            % (model,))
         self.model = model
         self.hash_model = hash_model
         self.features = None
@@ -144,8 +149,8 @@ class Predictor:
                 raise OptionError("--filter-threshold must be in [0, 1)")
         if filter_k is None:
             filter_k = K if epsilon is not None else default_filter_k(K)
-        if int(filter_k) < 1:
-            raise OptionError("--filter-k must be at least 1")
+        if isinstance(filter_k, (bool, np.bool_)) or not isinstance(filter_k, (int, np.integer)) or filter_k < 1:
+            raise OptionError("--filter-k must be an integer of at least 1, not %r" % (filter_k,))
         if first_stage == "votes":
             # Models on unnormalised features get per-sample thresholds (raw_filter.py).
             self.filter = make_filter(model, hash_model, bits=bits, threads=threads, kernel=kernel)
@@ -221,14 +226,21 @@ class Predictor:
     # ------------------------------------------------------------ plain calls
 
     def predict(self, X):
-        """Predicted class labels (int64 [n]) of the raw samples X (a CSR matrix
-        or dense array of width at most the model's, not normalised)."""
-        return self.predict_block(X).labels
+        """Predicted class labels (int64 [n]) of the raw samples X (a sparse
+        matrix or 2-d array, not normalised; narrower than the model: the
+        missing features are zeros; wider: refused, or the extra features
+        dropped for an imported model; NaN and infinities refused)."""
+        return self.predict_block(self._samples(X)).labels
 
     def predict_proba(self, X):
-        """Class probabilities [n, K] (columns in ``model.classes`` order);
-        needs a calibration."""
-        return self.predict_block(X, proba=True).proba
+        """Class probabilities [n, K] (columns in ``model.classes`` order) of
+        X as :meth:`predict` takes it; needs a calibration."""
+        return self.predict_block(self._samples(X), proba=True).proba
+
+    def _samples(self, X):
+        if self.features is not None:
+            return X            # raw samples of a kernel hash: its own width
+        return check_samples(X, self.model.n_features, extra=default_extra_features(self.model))
 
     # ------------------------------------------------------------ blocks and streams
 
@@ -243,6 +255,10 @@ class Predictor:
         predictor's bits, computed before (as ``self.filter.hash_and_vote``
         gives them), so that ``calibrate`` can try many k on one filter pass."""
         features = self.features if features is None else features
+        if features is None and X is not None:
+            X = fit_width(X, self.model.n_features, extra=default_extra_features(self.model))
+        if y is not None and X is not None and len(y) != X.shape[0]:
+            raise ValueError("X has %d rows but y has %d labels" % (X.shape[0], len(y)))
         if features is not None and X is not None:
             step = block_rows(self.model.n_features)
             parts = []
@@ -620,8 +636,13 @@ def _setting_arguments(*, model, calibration, hash_model, exact, bits, filter_k,
         elif chosen.mode == "scores" and first_stage in (None, "scores") and bits is None and epsilon is None:
             if proba:
                 # class scores have no calibrated probabilities: the hash
-                # filter's when a hash model is given, else exact ones
-                exact = hash_model is None and filter_k is None
+                # filter's at the longest code calibrated when a hash model
+                # is given and calibrate fitted its first stage, else exact ones
+                fitted = sorted(calibration.alphas or {})
+                if hash_model is not None and fitted:
+                    bits = fitted[-1]
+                else:
+                    exact = filter_k is None
             else:
                 first_stage = "scores"
                 filter_k = chosen.k if filter_k is None else filter_k

@@ -45,3 +45,11 @@ def all_finite(a, *, block=1 << 22):
     if flat.dtype.kind != "f":
         return True
     return all(np.isfinite(flat[s:s + block]).all() for s in range(0, flat.shape[0], block))
+
+
+def check_seed(seed):
+    """``seed`` as an int in [0, 2**64): every random step of hsvm is keyed by
+    64 bits, and a larger or negative seed would silently alias another."""
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**64:
+        raise ValueError("seed must be an integer in [0, 2**64), not %r" % (seed,))
+    return int(seed)

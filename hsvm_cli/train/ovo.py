@@ -2,6 +2,7 @@
 as asked, train every pair (train/liblinear.py), record parameters and
 provenance."""
 import numpy as np
+import scipy.sparse as sp
 
 from ..errors import DataError, InputReadError, OptionError
 from ..io.files import HashingReader, display_name, open_input, open_raw
@@ -101,6 +102,8 @@ def train_ovo(X, y, *, C=1.0, normalize="l2", solver="l2loss-dual", tol=None, pe
     Returns an :class:`~hsvm_cli.models.ovo.OvoModel` (save it with
     :func:`~hsvm_cli.models.ovo.save_model`)."""
     search = None
+    if not (sp.issparse(X) or isinstance(X, np.ndarray)):
+        X = np.asarray(X, dtype=np.float64)       # nested lists, as scikit-learn takes them
     if normalize == "auto":
         if not (C == "auto" or c_grid is not None or cv_folds is not None):
             raise OptionError("normalize 'auto' is chosen by cross-validation: it needs C 'auto', c_grid or "

@@ -82,3 +82,35 @@ def test_calibrate_refuses_unknown_rules_and_first_stages(digits_model_file, tmp
     r = run(["calibrate", "-m", digits_model_file, DIGITS_TEST, "-o", tmp_path / "d.cal", "-q"] + args, exit_code=2)
     assert message in r.stderr and len(r.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "d.cal").exists()
+
+
+@pytest.mark.parametrize("bits", [["--first-stages", "scores"], ["--bits", "64"]])
+def test_a_class_score_setting_with_a_hash_model_gives_probabilities_without_the_full_code(digits_model_file,
+                                                                                          tmp_path, bits):
+    # The probabilities of a class-score setting come from the hash filter at
+    # a calibrated code length, or are exact when none was calibrated; never
+    # from the hash model's full D, whose temperature was not fitted.
+    import dataclasses
+
+    from hsvm_cli.io.svmlight import load_svmlight
+    from hsvm_cli.models.calibration import Setting, load_calibration, save_calibration
+    from hsvm_cli.models.hashed import load_hash_model
+    from hsvm_cli.models.ovo import load_model
+    from hsvm_cli.predict.predictor import Predictor
+
+    from conftest import DIGITS_TEST, run
+    model_path = str(digits_model_file)
+    hbm, cal_path = str(tmp_path / "m.hbm"), str(tmp_path / "m.cal")
+    run(["hash-model", "-q", "-m", model_path, "--bits", "128", "-o", hbm])
+    run(["calibrate", "-q", DIGITS_TEST, "-m", model_path, "-H", hbm, "-o", cal_path, "--repeat", "1",
+         "--timing-budget", "0"] + bits)
+    cal = load_calibration(cal_path)
+    cal.setting = dataclasses.replace(cal.setting, mode="scores", bits=None, k=3, epsilon=None, rule="vote") \
+        if cal.setting is not None else Setting("scores", k=3)
+    save_calibration(cal, cal_path)
+    model, h = load_model(model_path), load_hash_model(hbm)
+    X, _ = load_svmlight(DIGITS_TEST, n_features=model.n_features)
+    p = Predictor.from_calibration(model, load_calibration(cal_path), h, proba=True)
+    assert p.predict_proba(X).shape == (450, 10)
+    out = run(["predict", "-q", DIGITS_TEST, "-m", model_path, "-H", hbm, "-C", cal_path, "--proba"]).stdout
+    assert out.startswith("labels ") and len(out.splitlines()) == 451

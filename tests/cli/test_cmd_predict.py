@@ -172,3 +172,11 @@ def test_missing_model_exits_66(tmp_path, toy_model):
     train, _ = toy_model
     r = run(["predict", "-m", str(tmp_path / "nope.hsvm"), train], exit_code=66)
     assert r.stderr == "hsvm: %s: no such file\n" % (tmp_path / "nope.hsvm")
+
+
+def test_no_refine_with_a_k_that_would_refine_is_a_usage_error(digits_files):
+    model, hbm, _ = digits_files
+    r = run(["predict", "-m", model, "-H", hbm, "--no-refine", "-k", "5", DIGITS_TEST], exit_code=2)
+    assert "--no-refine predicts the filter's best class; -k 5 would refine 5 classes" in r.stderr
+    one = run(["predict", "-q", "-m", model, "-H", hbm, "--no-refine", "-k", "1", DIGITS_TEST]).stdout
+    assert one == run(["predict", "-q", "-m", model, "-H", hbm, "--no-refine", DIGITS_TEST]).stdout

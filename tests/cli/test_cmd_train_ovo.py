@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 
 from hsvm_cli.models.ovo import load_model
 
@@ -187,3 +188,10 @@ def test_zero_based_training_is_recorded_and_followed_by_predict_and_calibrate(t
     one = str(tmp_path / "one.hsvm")
     run(["train-ovo", write_text(tmp_path / "one.svm", TOY), "-o", one, "-q"])
     assert "zero_based" not in load_model(one).provenance
+
+
+@pytest.mark.parametrize("value", ["-1", "0"])
+def test_liblinear_no_bias_is_refused_with_what_to_do_instead(tmp_path, value):
+    r = run(["train-ovo", DIGITS_TRAIN, "-B", value, "-o", tmp_path / "m"], exit_code=2)
+    assert "always have a bias" in r.stderr and "a small B (0.01)" in r.stderr
+    assert not (tmp_path / "m").exists()

@@ -1,0 +1,106 @@
+"""What the Python API takes as samples and arguments: 2-d arrays and sparse
+matrices of the model's width (narrower ones padded with zero features, wider
+ones refused or, for imported models, trimmed), finite values; and the
+argument checks the CLI's options make, made by the functions themselves."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from hsvm_cli.predict.predictor import Predictor
+
+
+def test_a_single_sample_must_be_a_row(digits_model, digits):
+    _, _, Xt, _ = digits
+    with pytest.raises(ValueError, match=r"X must be 2-dimensional .* use X.reshape\(1, -1\)"):
+        Predictor(digits_model).predict(Xt.toarray()[0])
+    one = Predictor(digits_model).predict(Xt.toarray()[:1])
+    assert one.shape == (1,) and one[0] == Predictor(digits_model).predict(Xt)[0]
+
+
+def test_narrower_samples_are_padded_with_zero_features(digits_model, digits):
+    from hsvm_cli.io.svmlight import iter_svmlight
+    from hsvm_cli.models.hashed import hash_model
+    _, _, Xt, _ = digits
+    narrow = Xt[:, :60].tocsr()
+    padded = sp.hstack([narrow, sp.csr_matrix((Xt.shape[0], 4))]).tocsr()
+    p = Predictor(digits_model)
+    assert np.array_equal(p.predict(narrow), p.predict(padded))
+    assert np.array_equal(p.predict(narrow.toarray()), p.predict(padded))
+    # chunks of the streaming reader are as wide as their widest row
+    from conftest import DIGITS_TEST
+    ph = Predictor(digits_model, hash_model(digits_model, bits=256, seed=0), bits=256, filter_k=3)
+    chunks = [ph.predict_block(c.X).labels for c in iter_svmlight(DIGITS_TEST, chunk_rows=100)]
+    assert np.array_equal(np.concatenate(chunks), ph.predict(Xt))
+
+
+def test_wider_samples_are_refused_unless_the_model_is_imported(digits_model, digits):
+    from hsvm_cli.models.imported import import_model
+
+    from conftest import REPO
+    _, _, Xt, _ = digits
+    wide = sp.hstack([Xt, Xt]).tocsr()
+    with pytest.raises(ValueError, match="X has 128 features, the model 64"):
+        Predictor(digits_model).predict(wide)
+    imported = import_model(str(REPO / "tests" / "fixtures" / "tools" / "libsvm_c3.model")).model
+    d = imported.n_features
+    X = sp.random(5, d, density=0.5, format="csr", random_state=0)
+    extra = sp.hstack([X, sp.random(5, 7, density=0.5, format="csr", random_state=1)]).tocsr()
+    assert np.array_equal(Predictor(imported).predict(extra), Predictor(imported).predict(X))
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_non_finite_samples_are_refused(digits_model, digits, bad):
+    _, _, Xt, _ = digits
+    X = Xt.toarray()
+    X[3, 5] = bad
+    with pytest.raises(ValueError, match="X contains NaN or infinite values"):
+        Predictor(digits_model).predict(X)
+
+
+def test_predictor_wants_a_model_object(digits_model):
+    with pytest.raises(TypeError, match="load_model"):
+        Predictor("model.hsvm")
+
+
+@pytest.mark.parametrize("seed", [-1, 2**64, 1.5, None])
+def test_hash_model_refuses_seeds_outside_64_bits(digits_model, seed):
+    from hsvm_cli.models.hashed import hash_model
+    with pytest.raises(ValueError, match=r"seed must be an integer in \[0, 2\*\*64\)"):
+        hash_model(digits_model, bits=64, seed=seed)
+
+
+def test_labels_beyond_int64_are_refused_not_wrapped():
+    from hsvm_cli.train.ovo import train_ovo
+    y = np.array([1, 1, 2, 2], dtype=np.uint64) + np.uint64(2**63)
+    with pytest.raises(ValueError, match="beyond the int64 range"):
+        train_ovo(np.eye(4), y)
+
+
+def test_training_takes_nested_lists_as_scikit_learn_does():
+    from hsvm_cli.train.ovo import train_ovo
+    m = train_ovo([[1, 0], [0.9, 0.1], [-1, 0], [-0.8, 0.2]], [1, 1, 2, 2])
+    assert list(m.classes) == [1, 2]
+    assert list(Predictor(m).predict([[1.0, 0.0], [-1.0, 0.1]])) == [1, 2]
+
+
+def test_kernel_hash_takes_any_sparse_format(digits):
+    from hsvm_cli.hashing.krsh import fit_kernel_hash
+    X, _, _, _ = digits
+    a = fit_kernel_hash(X[:200].tocoo(), kernel="rbf", landmarks=16, bits=64)
+    b = fit_kernel_hash(X[:200].tocsr(), kernel="rbf", landmarks=16, bits=64)
+    assert np.array_equal(a.codes(X[:20]), b.codes(X[:20]))
+
+
+def test_calibrate_checks_its_arguments(digits_model, digits):
+    from hsvm_cli.errors import OptionError
+    from hsvm_cli.tune import calibrate
+    _, _, Xt, yt = digits
+    for kw, message in (({"y": yt[:-1]}, "X has 450 rows but y has 449 labels"),
+                        ({"max_loss": float("nan")}, "--max-loss must be a finite number"),
+                        ({"repeat": 0}, "--repeat must be a positive integer")):
+        args = dict(y=yt)
+        args.update(kw)
+        with pytest.raises(OptionError, match=message):
+            calibrate(digits_model, None, Xt, **args)
+    with pytest.raises(OptionError, match="rules must be among vote, dag, not votes"):
+        calibrate(digits_model, None, Xt, yt, rules="votes")
