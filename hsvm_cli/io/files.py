@@ -218,6 +218,47 @@ class _GuardedDecompressor(io.RawIOBase):
             super().close()
 
 
+# Output bytes per step of the scan below: what a failing step loses of the
+# count (a truncation loses nothing: the decompressors fail before output).
+_SCAN_STEP = 4096
+
+
+def scan_compressed(path):
+    """Decompress the compressed file ``path`` to its end, counting lines:
+    (complete lines before the failure, the CorruptInputError) for data that
+    cannot be decompressed, or (lines, None) for sound data, or None for a
+    file that is not compressed or cannot be opened.  The error path's second
+    look: a reader that failed mid-block, or a parse error in garbage that a
+    corrupt stream decompressed to before its checksum, is told where."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None         # a FIFO or a device cannot be read a second time
+        raw = open_raw(path)
+    except (OSError, InputNotFoundError):
+        return None
+    with raw:
+        head = raw.peek(_MAGIC_LEN)[:_MAGIC_LEN]
+        opener = next((op for magic, _, op in _MAGIC if head.startswith(magic)), None)
+        if opener is None:
+            return None
+        kind = compression_of(head)
+        counted = _CountingReader(raw, display_name(path))
+        stream = opener(counted)
+        lines = 0
+        try:
+            while True:
+                data = stream.read1(_SCAN_STEP)
+                if not data:
+                    return lines, None
+                lines += data.count(b"\n")
+        except _DECOMPRESSION_ERRORS as exc:
+            return lines, CorruptInputError(display_name(path), kind, counted.offset,
+                                            truncated=isinstance(exc, EOFError))
+        finally:
+            with contextlib.suppress(Exception):
+                stream.close()
+
+
 def open_raw(path):
     """Open the file ``path`` for binary reading as stored (no decompression);
     a missing, unreadable or directory path is an InputNotFoundError."""

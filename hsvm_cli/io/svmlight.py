@@ -38,7 +38,7 @@ import scipy.sparse as sp
 from ..errors import CorruptInputError, InputFormatError, InputReadError, printable
 from ..support.labels import integer_labels
 from ..support.native import ffi, lib
-from .files import display_name, open_input
+from .files import display_name, open_input, scan_compressed
 from .shard import as_shard, open_shard
 
 __all__ = ["MAX_FEATURES", "MAX_LINE_BYTES", "SvmChunk", "iter_svmlight", "load_svmlight", "write_svmlight"]
@@ -170,7 +170,7 @@ def iter_svmlight(source, *, zero_based=False, n_features=None, extra_features="
 
 
 def load_svmlight(source, *, zero_based=False, n_features=None, extra_features="error",
-                  dtype=np.float64, name=None, shard=None, _block_size=None, _line_limit=None):
+                  dtype=np.float64, name=None, shard=None, _block_size=None, _line_limit=None, _rescan=None):
     """Read a whole svmlight file; returns ``(X, y)``: a CSR matrix of shape
     ``(rows, width)`` and int64 labels.  ``width`` is ``n_features`` when given,
     else the largest column + 1 in the file.  Options as for :func:`iter_svmlight`."""
@@ -179,7 +179,7 @@ def load_svmlight(source, *, zero_based=False, n_features=None, extra_features="
     if shard is not None:
         chunks = list(_generate_shard(source, as_shard(shard), opts, name))
     else:
-        chunks = list(_generate(source, opts, name))
+        chunks = list(_generate(source, opts, name, rescan=_rescan))
     if chunks:
         return chunks[0].X, chunks[0].y
     width = 0 if n_features is None else n_features
@@ -193,10 +193,12 @@ def _check_source(source):
         raise TypeError("source must be a path, '-' or a binary file object, not %r" % (source,))
 
 
-def _generate(source, opts, name, lines_before=None):
+def _generate(source, opts, name, lines_before=None, rescan=None):
     # lines_before: for a shard, a callable giving the file lines before it
     # (counted only when a line number is reported); None for a whole file.
+    # rescan: the path of a stream given open (training hashes its bytes).
     here = _LineBase(lines_before)
+    here.rescan = rescan
     if isinstance(source, (str, bytes, os.PathLike)) or source is None:
         if isinstance(source, bytes):
             source = os.fsdecode(source)
@@ -204,6 +206,11 @@ def _generate(source, opts, name, lines_before=None):
             name = display_name(source)
         fh = open_input(source, name=name)
         owned = True
+        if source is not None and source != "-" and lines_before is None:
+            # a file can be read again: on a decompression failure, or a parse
+            # error in what a corrupt stream decompressed to, a second pass
+            # says where (io/files.scan_compressed)
+            here.rescan = source
     else:
         fh = source
         owned = False
@@ -211,50 +218,60 @@ def _generate(source, opts, name, lines_before=None):
             given = getattr(fh, "name", None)
             name = given if isinstance(given, str) else "<input>"
     try:
-        builder = _ChunkBuilder(opts, name, here)
-        carry = []   # pieces of a line not yet ended by a newline
-        carried = 0  # their total length
-        line = 0     # 0-based file line at which the carried bytes start
-        while True:
-            data = _read_block(fh, opts.block_size, name, line, here)
-            if isinstance(data, str):
-                raise TypeError("%s: source must be opened in binary mode" % name)
-            if not data:
-                break
-            if not isinstance(data, bytes):
-                data = bytes(data)
-            cut = data.rfind(b"\n")
-            if cut < 0:
-                carry.append(data)
-                carried += len(data)
-                if carried > opts.line_limit:
-                    raise _line_too_long(name, here.file_line(line), opts.line_limit)
-                continue
-            start = 0
-            if carry:
-                first = data.find(b"\n") + 1
-                if carried + first - 1 > opts.line_limit:
-                    raise _line_too_long(name, here.file_line(line), opts.line_limit)
-                carry.append(data[:first])
-                head = b"".join(carry)
-                carry = []
-                carried = 0
-                line = yield from builder.feed(head, 0, len(head), line)
-                start = first
-            if start <= cut:
-                line = yield from builder.feed(data, start, cut + 1, line)
-            if cut + 1 < len(data):
-                carry.append(data[cut + 1:])
-                carried = len(data) - cut - 1
-                if carried > opts.line_limit:  # a read() that returned more than asked
-                    raise _line_too_long(name, here.file_line(line), opts.line_limit)
-        if carry:
-            tail = b"".join(carry)
-            line = yield from builder.feed(tail, 0, len(tail), line)
-        yield from builder.finish()
+        yield from _generate_lines(fh, opts, name, here)
+    except InputFormatError as exc:
+        scan = scan_compressed(here.rescan) if here.rescan is not None else None
+        if scan is not None and scan[1] is not None:
+            raise scan[1].located(name, exc.line) from None
+        raise
     finally:
         if owned:
             fh.close()
+
+
+def _generate_lines(fh, opts, name, here):
+    """The chunks of the svmlight text ``fh`` (see :func:`_generate`)."""
+    builder = _ChunkBuilder(opts, name, here)
+    carry = []   # pieces of a line not yet ended by a newline
+    carried = 0  # their total length
+    line = 0     # 0-based file line at which the carried bytes start
+    while True:
+        data = _read_block(fh, opts.block_size, name, line, here)
+        if isinstance(data, str):
+            raise TypeError("%s: source must be opened in binary mode" % name)
+        if not data:
+            break
+        if not isinstance(data, bytes):
+            data = bytes(data)
+        cut = data.rfind(b"\n")
+        if cut < 0:
+            carry.append(data)
+            carried += len(data)
+            if carried > opts.line_limit:
+                raise _line_too_long(name, here.file_line(line), opts.line_limit)
+            continue
+        start = 0
+        if carry:
+            first = data.find(b"\n") + 1
+            if carried + first - 1 > opts.line_limit:
+                raise _line_too_long(name, here.file_line(line), opts.line_limit)
+            carry.append(data[:first])
+            head = b"".join(carry)
+            carry = []
+            carried = 0
+            line = yield from builder.feed(head, 0, len(head), line)
+            start = first
+        if start <= cut:
+            line = yield from builder.feed(data, start, cut + 1, line)
+        if cut + 1 < len(data):
+            carry.append(data[cut + 1:])
+            carried = len(data) - cut - 1
+            if carried > opts.line_limit:  # a read() that returned more than asked
+                raise _line_too_long(name, here.file_line(line), opts.line_limit)
+    if carry:
+        tail = b"".join(carry)
+        line = yield from builder.feed(tail, 0, len(tail), line)
+    yield from builder.finish()
 
 
 class _LineBase:
@@ -263,6 +280,7 @@ class _LineBase:
 
     def __init__(self, lines_before):
         self.lines_before = lines_before
+        self.rescan = None      # the path to decompress again on an error, when it can be
 
     def file_line(self, line):
         """The 0-based file line of the reader's 0-based line ``line``."""
@@ -282,7 +300,13 @@ def _read_block(fh, size, name, line, here):
     file and the (1-based) line the reader had reached."""
     try:
         return fh.read(size)
-    except (CorruptInputError, InputReadError) as exc:
+    except CorruptInputError as exc:
+        # The block read ahead of the parsed lines: the rescan counts the
+        # lines decompressed before the failure, the line it falls in.
+        scan = scan_compressed(here.rescan) if here.rescan is not None else None
+        at = scan[0] + 1 if scan is not None and scan[1] is not None else here.read_error_line(line)
+        raise exc.located(name, at) from None
+    except InputReadError as exc:
         raise exc.located(name, here.read_error_line(line)) from None
     except OSError as exc:
         raise InputReadError(name, exc.strerror or str(exc) or type(exc).__name__,

@@ -153,7 +153,8 @@ def read_training_file(path, *, zero_based=False):
         owned = raw
     try:
         hashing = HashingReader(raw)
-        X, y = load_svmlight(open_input(hashing, name=name), zero_based=zero_based, name=name)
+        X, y = load_svmlight(open_input(hashing, name=name), zero_based=zero_based, name=name,
+                             _rescan=None if owned is None else path)
         # Whatever the parser did not need (nothing, for a well-formed file)
         # still belongs to the input's digest.
         try:

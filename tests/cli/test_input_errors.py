@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import warnings
+import zlib
 
 import pytest
 
@@ -246,3 +247,52 @@ def test_features_beyond_the_model_name_the_option_that_drops_them(setup, tmp_pa
     run(["predict", wide, "-m", setup["model"]], exit_code=65, stdout="",
         stderr="hsvm: %s:2: index 9 beyond 2 features (largest allowed index is 2; --extra-features "
                "ignore drops such features)\n" % wide)
+
+
+@pytest.mark.parametrize("kind", sorted(COMPRESS))
+def test_a_truncated_file_names_the_line_the_data_breaks_off_in(setup, tmp_path, kind):
+    # The reader fails on a block read ahead of the lines it parsed; a second
+    # pass over the file counts the lines decompressed before the failure.
+    text = b"".join(b"%d 1:%.6f 2:%.6f\n" % (1 + i % 3, (i % 97) / 97.0, (i % 89) / 89.0) for i in range(20000))
+    blob = COMPRESS[kind](text)
+    path = str(tmp_path / ("cut." + kind))
+    with open(path, "wb") as fh:
+        fh.write(blob[:len(blob) * 3 // 5])
+    complete = DECOMPRESS_PREFIX[kind](blob[:len(blob) * 3 // 5]).count(b"\n")
+    assert complete < 20000 and (complete > 0 or kind == "bz2")    # bz2 decodes whole 900 kB blocks only
+    for name in ("predict", "train-ovo"):
+        err = expect_one_line_65(name, path, setup, str(tmp_path / "out"))
+        m = decompression_message(path, kind).match(err)
+        assert m and m.group(1) == "truncated" and int(m.group(3)) == complete + 1, (name, err)
+
+
+def _prefix(decompressor):
+    def decompress(data):
+        d = decompressor()
+        return d.decompress(data)
+    return decompress
+
+
+DECOMPRESS_PREFIX = {"gzip": _prefix(lambda: zlib.decompressobj(wbits=31)), "bz2": _prefix(bz2.BZ2Decompressor),
+                     "xz": _prefix(lzma.LZMADecompressor)}
+
+
+def test_a_parse_error_in_a_stream_that_fails_its_checksum_is_reported_as_corruption(setup, tmp_path):
+    # A damaged deflate stream can decode to garbage that only the checksum at
+    # the end exposes; the parse error the garbage causes first is reported as
+    # the corruption it is, at the line where parsing failed.  Here: a bad
+    # line 50 and a wrong CRC, in a file larger than the reader's 4 MB block.
+    lines = [b"%d 1:%.6f 2:%.6f\n" % (1 + i % 3, (i % 97) / 97.0, (i % 89) / 89.0) for i in range(250000)]
+    lines[49] = b"2 1:0.5 x:0.25\n"
+    blob = bytearray(gzip.compress(b"".join(lines), mtime=0))
+    blob[-8] ^= 0xFF                                   # the CRC-32 of the member
+    path = str(tmp_path / "damaged.gz")
+    with open(path, "wb") as fh:
+        fh.write(blob)
+    for name in ("predict", "train-ovo"):
+        err = expect_one_line_65(name, path, setup, str(tmp_path / "out"))
+        m = decompression_message(path, "gzip").match(err)
+        assert m and m.group(1) == "corrupt" and int(m.group(3)) == 50, (name, err)
+    # stdin cannot be read twice: its parse error stands
+    piped = run(["predict", "-m", setup["model"], "-"], input=bytes(blob), exit_code=65)
+    assert piped.stderr == "hsvm: <stdin>:50: non-numeric index 'x'\n"
