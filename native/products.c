@@ -66,41 +66,32 @@ static void tile_portable(const float *const *a, const float *bp, int64_t kc, fl
 #define A2_MR 6
 #define A2_NR 16
 
+/* Twelve named accumulators (an array of them is kept in memory by gcc,
+ * which stores the tile on every step): 12 of the 16 ymm registers, two for
+ * the panel's row, one for the broadcast. */
 __attribute__((target("avx2,fma")))
 static void tile_avx2(const float *const *a, const float *bp, int64_t kc, float *tile, int first)
 {
-    __m256 c[A2_MR][2];
-    for (int r = 0; r < A2_MR; r++) {
-        c[r][0] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(tile + r * A2_NR);
-        c[r][1] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(tile + r * A2_NR + 8);
-    }
+#define LOAD(r, h) (first ? _mm256_setzero_ps() : _mm256_loadu_ps(tile + (r) * A2_NR + 8 * (h)))
+    __m256 c00 = LOAD(0, 0), c01 = LOAD(0, 1), c10 = LOAD(1, 0), c11 = LOAD(1, 1);
+    __m256 c20 = LOAD(2, 0), c21 = LOAD(2, 1), c30 = LOAD(3, 0), c31 = LOAD(3, 1);
+    __m256 c40 = LOAD(4, 0), c41 = LOAD(4, 1), c50 = LOAD(5, 0), c51 = LOAD(5, 1);
+#undef LOAD
     const float *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3], *a4 = a[4], *a5 = a[5];
     for (int64_t k = 0; k < kc; k++) {
         const __m256 b0 = _mm256_loadu_ps(bp + k * A2_NR), b1 = _mm256_loadu_ps(bp + k * A2_NR + 8);
         __m256 x;
-        x = _mm256_broadcast_ss(a0 + k);
-        c[0][0] = _mm256_fmadd_ps(x, b0, c[0][0]);
-        c[0][1] = _mm256_fmadd_ps(x, b1, c[0][1]);
-        x = _mm256_broadcast_ss(a1 + k);
-        c[1][0] = _mm256_fmadd_ps(x, b0, c[1][0]);
-        c[1][1] = _mm256_fmadd_ps(x, b1, c[1][1]);
-        x = _mm256_broadcast_ss(a2 + k);
-        c[2][0] = _mm256_fmadd_ps(x, b0, c[2][0]);
-        c[2][1] = _mm256_fmadd_ps(x, b1, c[2][1]);
-        x = _mm256_broadcast_ss(a3 + k);
-        c[3][0] = _mm256_fmadd_ps(x, b0, c[3][0]);
-        c[3][1] = _mm256_fmadd_ps(x, b1, c[3][1]);
-        x = _mm256_broadcast_ss(a4 + k);
-        c[4][0] = _mm256_fmadd_ps(x, b0, c[4][0]);
-        c[4][1] = _mm256_fmadd_ps(x, b1, c[4][1]);
-        x = _mm256_broadcast_ss(a5 + k);
-        c[5][0] = _mm256_fmadd_ps(x, b0, c[5][0]);
-        c[5][1] = _mm256_fmadd_ps(x, b1, c[5][1]);
+#define ROW(p, u, v)                                \
+        x = _mm256_broadcast_ss(p + k);             \
+        u = _mm256_fmadd_ps(x, b0, u);              \
+        v = _mm256_fmadd_ps(x, b1, v);
+        ROW(a0, c00, c01) ROW(a1, c10, c11) ROW(a2, c20, c21) ROW(a3, c30, c31) ROW(a4, c40, c41) ROW(a5, c50, c51)
+#undef ROW
     }
-    for (int r = 0; r < A2_MR; r++) {
-        _mm256_storeu_ps(tile + r * A2_NR, c[r][0]);
-        _mm256_storeu_ps(tile + r * A2_NR + 8, c[r][1]);
-    }
+#define STORE(r, u, v) _mm256_storeu_ps(tile + (r) * A2_NR, u); _mm256_storeu_ps(tile + (r) * A2_NR + 8, v);
+    STORE(0, c00, c01) STORE(1, c10, c11) STORE(2, c20, c21) STORE(3, c30, c31) STORE(4, c40, c41)
+    STORE(5, c50, c51)
+#undef STORE
 }
 
 /* ------------------------------------------------------------------ AVX-512 */
