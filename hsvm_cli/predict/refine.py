@@ -212,16 +212,17 @@ class RefinedPairs:
 
 
 # What a refine cell (one sample and classifier, native/refine_kept.c) costs
-# against a cell of the dense product of exact scoring (BLAS, which uses FMA
-# and register blocking the fixed-order sums cannot): a part for the sums
-# (each sample row read from L2 per cell), and a classifier row read from
-# memory, shared by the samples of a tile that need it -- on average
-# REFINE_TILE * k(k-1) / (K(K-1)) of them.  Fitted on omniglot-242 (d = 784,
-# two threads: 15, 8.0, 5.4, 4.3 dense cells at k = 30, 60, 90, 121;
-# BENCHMARKS.md, "Refine against exact").  When a block's cells would cost
-# more than scoring every classifier, the refine scores every classifier.
-CELL_COST_SUMS = 3.5
-CELL_COST_ROW = 22.0
+# against a cell of the dense product of exact scoring (native/products.c,
+# register-blocked FMA chains the refine's fixed-order sums cannot use): a
+# part for the sums (each sample row read from L2 per cell), and a classifier
+# row read from memory, shared by the samples of a tile that need it -- on
+# average REFINE_TILE * k(k-1) / (K(K-1)) of them.  Fitted on omniglot-242
+# (d = 784, two threads: 6.3, 3.8, 3.5, 3.4 dense cells at k = 30, 60, 90,
+# 121; BENCHMARKS.md, "Refine against exact"; against OpenBLAS's product the
+# same fit gave 3.5 and 22).  When a block's cells would cost more than
+# scoring every classifier, the refine scores every classifier.
+CELL_COST_SUMS = 3.3
+CELL_COST_ROW = 6.0
 
 
 def cell_cost(k, n_classes):
