@@ -32,10 +32,8 @@ def _parse_bias(ctx, param, value):
         number = float(value)
     except (TypeError, ValueError):
         number = None
-    if number is not None and number <= 0:
-        # LIBLINEAR's -B -1 (or 0): no bias term
-        raise click.BadParameter("%s: hsvm's classifiers always have a bias, whose angle the hash filter's "
-                                 "thresholds come from; a small B (0.01) regularises it towards 0" % value)
+    if number is not None and math.isfinite(number) and number <= 0:
+        return 0.0          # LIBLINEAR's -B -1 (any B < 0, and 0): no bias term, every b = 0
     return _parse_c(ctx, param, value)
 
 
@@ -79,7 +77,8 @@ def _parse_grid(ctx, param, value):
 @click.option("-B", "--bias", default="auto", show_default=True, callback=lambda ctx, p, v: _parse_bias(ctx, p, v),
               metavar="B|auto",
               help="Value of the constant feature whose weight is the bias (LIBLINEAR's -B); auto: 1 for "
-                   "L2-normalised samples, the samples' root-mean-square norm with --normalize none.")
+                   "L2-normalised samples, the samples' root-mean-square norm with --normalize none; -1 (any "
+                   "value <= 0): no bias term, as LIBLINEAR's -B -1.")
 @click.option("--pairs", "block", callback=options._shard_callback, metavar="i/N",
               help="Train only block i of N (0-based; 'slurm': this job array task's) of the class pairs -- "
                    "contiguous blocks of nearly equal estimated cost (rows per pair), the same in every task -- "

@@ -369,8 +369,8 @@ def train_pairs(X, y, *, C=1.0, solver="l2loss-dual", tol=None, per_class=None, 
     t_start = time.perf_counter()
     check_options(C, solver, tol, per_class, bags, seed, jobs, solvers=SOLVERS)
     bias = float(bias)
-    if not (math.isfinite(bias) and bias > 0):
-        raise ValueError("bias must be a positive finite number, not %r" % (bias,))
+    if not (math.isfinite(bias) and bias >= 0):
+        raise ValueError("bias must be a finite number >= 0 (0: no bias term), not %r" % (bias,))
     X = _as_csr(X)
     y = integer_labels(y, X.shape[0])
     classes, y_idx = np.unique(y, return_inverse=True)

@@ -34,13 +34,14 @@ def default_bias(Xn, normalize):
 
 
 def resolve_bias(Xn, normalize, bias):
-    """The constant feature B to train with: ``bias`` (a positive number), or
-    :func:`default_bias` for None or "auto"."""
+    """The constant feature B to train with: ``bias`` (a positive number; 0:
+    no bias term, every b = 0, as LIBLINEAR's -B -1), or :func:`default_bias`
+    for None or "auto"."""
     if bias is None or bias == "auto":
         return default_bias(Xn, normalize)
     bias = float(bias)
-    if not (np.isfinite(bias) and bias > 0):
-        raise OptionError("the bias feature must be a positive number, not %r" % bias)
+    if not (np.isfinite(bias) and bias >= 0):
+        raise OptionError("the bias feature must be a number >= 0 (0: no bias), not %r" % bias)
     return bias
 
 
