@@ -7,7 +7,6 @@ float32), so a chunk of raw samples never becomes one huge dense matrix."""
 import numpy as np
 
 from ..errors import ModelMismatchError
-from ..train.bits_solver import expand_codes
 
 #: Feature values per sub-block (float32): 64 MiB.
 BLOCK_VALUES = 1 << 24
@@ -59,6 +58,7 @@ class KernelHashFeatures:
         return self.kernel_hash.n_features
 
     def __call__(self, X):
+        from ..train.bits_solver import expand_codes  # not at import: it loads LIBLINEAR
         return expand_codes(self.kernel_hash.codes(X, self.bits), self.bits)
 
 
@@ -69,4 +69,5 @@ class PackedCodeFeatures:
         self.bits = int(bits)
 
     def __call__(self, codes):
+        from ..train.bits_solver import expand_codes
         return expand_codes(np.ascontiguousarray(codes[:, :self.bits // 64]), self.bits)

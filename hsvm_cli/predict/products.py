@@ -22,6 +22,8 @@ __all__ = ["products", "transposed"]
 # Rows per thread task: enough to amortise packing the classifiers (each task
 # packs them again), few enough to balance two or more threads.
 _MIN_ROWS_PER_TASK = 64
+# Classifiers per thread task below which dense rows are split by rows instead.
+_MIN_COLUMNS_PER_TASK = 256
 
 
 def transposed(W):
@@ -70,13 +72,24 @@ def products(X, W, *, WT=None, out=None, threads=1, kernel=None):
             return lib.hsvm_products_csr(ptr("int64_t *", indptr[s:]), ptr("int32_t *", indices),
                                          ptr("float *", data), e - s, ptr("float *", WT), P,
                                          ptr("float *", out[s:]), P, kid)
-    else:
-        def run(s, e):
-            return lib.hsvm_products_dense(ptr("float *", X[s:]), e - s, d, d, ptr("float *", W), P,
-                                           ptr("float *", out[s:]), P, kid)
     threads = resolve_threads(threads)
-    tasks = max(1, min(threads, n // _MIN_ROWS_PER_TASK))
-    bounds = np.linspace(0, n, tasks + 1).astype(np.int64)
+    if not sparse and P >= _MIN_COLUMNS_PER_TASK * threads:
+        # Dense rows split the classifiers between the threads: each packs
+        # only its share of W, where a split of the rows would have every
+        # thread pack (read) all of W for few rows.
+        def run(s, e):
+            return lib.hsvm_products_dense(ptr("float *", X), n, d, d, ptr("float *", W[s:]), e - s,
+                                           ptr("float *", out) + s, P, kid)
+        tasks = threads
+        bounds = np.linspace(0, P, tasks + 1).astype(np.int64) // 32 * 32
+        bounds[-1] = P
+    else:
+        if not sparse:
+            def run(s, e):
+                return lib.hsvm_products_dense(ptr("float *", X[s:]), e - s, d, d, ptr("float *", W), P,
+                                               ptr("float *", out[s:]), P, kid)
+        tasks = max(1, min(threads, n // _MIN_ROWS_PER_TASK))
+        bounds = np.linspace(0, n, tasks + 1).astype(np.int64)
     spans = [(int(bounds[i]), int(bounds[i + 1])) for i in range(tasks) if bounds[i] < bounds[i + 1]]
     if len(spans) == 1:
         codes = [run(*spans[0])]
