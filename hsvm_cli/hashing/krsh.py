@@ -69,7 +69,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import blas as _blas
 
-from ..errors import ModelMismatchError
+from ..errors import DataError, ModelMismatchError
 from ..support.arrays import check_seed
 from ..support.native import ffi, lib, ptr
 from .circulant import LAYOUT as CIRCULANT_LAYOUT
@@ -163,6 +163,22 @@ def _check_kernel_input(X, kernel):
             raise NegativeFeatureError(kernel, bad[0], bad[1] + 1, float(np.asarray(value).ravel()[0]))
     elif not np.all(np.isfinite(X.data if sp.issparse(X) else X)):
         raise ValueError("samples contain NaN or infinite values")
+
+
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def _check_poly_range(X, gamma, degree, coef0):
+    """Refuse a polynomial kernel whose values on the training rows leave
+    float32, where the subspace coordinates are kept: (g |x|^2 + c)^degree,
+    compared in logarithms so that the check itself cannot overflow."""
+    sq = np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X) else \
+        np.einsum("ij,ij->i", np.asarray(X, np.float64), np.asarray(X, np.float64))
+    base = float(gamma) * float(sq.max(initial=0.0)) + abs(float(coef0))
+    if base > 0 and degree * math.log(base) > math.log(_FLOAT32_MAX):
+        raise ValueError("the poly kernel reaches (gamma |x|^2 + coef0)^degree = %.3g^%d on the training rows, "
+                         "beyond float32, where the kernel subspace is kept: lower --gamma or --degree"
+                         % (base, degree))
 
 
 def _check_params(kernel, gamma, degree, coef0):
@@ -407,6 +423,10 @@ class KernelHash:
         rounding of the bound itself) from zero already has the canonical
         sign, and only the few entries inside it are recomputed exactly."""
         bits = self.check_bits(bits)
+        Y = np.asarray(Y)
+        if Y.size and not (np.isfinite(Y).all() and np.abs(Y).max() <= _FLOAT32_MAX):
+            raise DataError("kernel subspace coordinates beyond float32: the %s kernel overflows on these "
+                            "samples (lower the kernel's gamma or degree)" % self.kernel)
         if self.projection_kind == "circulant":
             return self.circulant_projection().codes(np.ascontiguousarray(Y, dtype=np.float32), bits)
         R = self.projection(bits)
@@ -558,6 +578,8 @@ def fit_kernel_hash(X, *, kernel, gamma="auto", degree=3, coef0=1.0, landmarks, 
             raise ValueError("the %s kernel has no gamma" % kernel)
         gamma = None
     _check_params(kernel, gamma, degree, coef0)
+    if kernel == "poly":
+        _check_poly_range(X, gamma, degree, coef0)
     d = X.shape[1]
 
     # Candidate order: argsort of raw PCG64 draws (a stable bit stream).

@@ -13,7 +13,7 @@ import tempfile
 
 import numpy as np
 
-from ..errors import ModelFormatError, ModelMismatchError, OptionError
+from ..errors import DataError, ModelFormatError, ModelMismatchError, OptionError
 from ..hashing.projection import GAUSSIAN_LAYOUT
 from ..io.container import read_container, write_container
 from ..io.files import atomic_output
@@ -188,6 +188,10 @@ def hash_data(h, source, output, *, bits=None, fmt="codes", zero_based=False, ex
         def encode(chunk, start):
             return h.codes(chunk.X, bits)
     else:
+        if getattr(h, "model_codes", None):
+            raise DataError("%s hashes a model trained on kernel hash codes: its samples are those codes, not "
+                            "svmlight rows (predict takes them with --codes, or hashes raw rows with "
+                            "--kernel-hash KERNEL.khm)" % (h.path or "the hash model"))
         encoder = h.encoder(bits)
         bits = encoder.bits
         meta = h.identity(bits)

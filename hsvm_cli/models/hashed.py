@@ -30,7 +30,7 @@ from ..io.svmlight import MAX_FEATURES
 from ..support.arrays import check_seed
 from ..support.labels import strictly_increasing
 from ..support.memory import check_allocation
-from .metadata import meta_digest, meta_int, meta_str
+from .metadata import meta_dict, meta_digest, meta_int, meta_str
 from .pairs import check_complete_pairs
 
 # Bytes per projection entry at the peak of making and using it: the float64
@@ -72,6 +72,9 @@ class HashModel:
     # model, which hashes its samples; None for a Gaussian one.
     projector: object = None
     projector_stored: bool = False  # save the projector's parameters, not only its seed
+    # For a model trained on kernel hash codes: what made its features (its
+    # params["codes"]); its samples are those codes, never raw svmlight rows.
+    model_codes: dict = None
     _projection: np.ndarray = None
 
     @property
@@ -197,7 +200,7 @@ def hash_model(model, *, bits=1024, seed=0, store_projection=False, class_scores
                      model_sha256=model.content_sha256(),
                      projection_stored=R if store_projection and not circulant else None, class_W=class_W,
                      class_b=class_b, projection_kind=projection, projector=projector if circulant else None,
-                     projector_stored=bool(store_projection and circulant))
+                     projector_stored=bool(store_projection and circulant), model_codes=model.codes_source)
 
 
 def save_hash_model(h, path, *, extra_meta=None):
@@ -224,6 +227,8 @@ def save_hash_model(h, path, *, extra_meta=None):
         "projection_kind": h.projection_kind, "projection_layout": h.projection_layout,
         "hsvm_version": __version__,
     }
+    if h.model_codes is not None:
+        meta["model_codes"] = dict(h.model_codes)
     meta.update(extra_meta or {})
     version = HBM_VERSION if h.projection_kind == "gaussian" else HBM_VERSION_PROJECTIONS
     write_container(path, arrays, kind=HBM_KIND, version=version, meta=meta)
@@ -288,7 +293,8 @@ def load_hash_model(path):
                      normalize=normalize, model_sha256=model_sha, generator=generator,
                      projection_stored=proj, class_W=class_W, class_b=class_b, meta=c.meta, path=name,
                      projection_kind=kind, projector=projector,
-                     projector_stored=projector is not None and "circulant_r" in c.arrays)
+                     projector_stored=projector is not None and "circulant_r" in c.arrays,
+                     model_codes=meta_dict(c, "model_codes") or None)
 
 
 def _projection_of(c, bits, n_features, seed, generator):

@@ -209,12 +209,17 @@ def train_ovo_codes_file(path, *, bits=None, **kw):
     in place, never expanded), with the dual coordinate descent of
     :func:`~hsvm_cli.train.bits_solver.train_ovo_codes` (keyword arguments as
     there).  The model's features are the bits as +-1/sqrt(bits); it records
-    the digest of the kernel hash (or hash model) that made the codes, so that
-    prediction can insist on the same features."""
+    the digest of the kernel hash that made the codes, so that prediction can
+    insist on the same features.  Codes of a hash model or a learned circulant
+    hash are refused: prediction could not make them from raw samples."""
     from ..models.codes import read_codes
     from .bits_solver import train_ovo_codes
     codes = read_codes(path)
     name = display_name(path)
+    if codes.kernel_hash_sha256 is None:
+        made_by = "a learned circulant hash" if codes.meta.get("circulant_hash_sha256") else "a hash model (.hbm)"
+        raise DataError("%s: codes of %s; train-ovo --codes trains on kernel hash codes (hash-data -H "
+                        "KERNEL.khm, see hsvm kernel-hash)" % (name, made_by))
     n_classes = np.unique(codes.labels).shape[0]
     if n_classes < 2:
         raise DataError("%s: training needs samples of at least two classes, found %d" % (name, n_classes))

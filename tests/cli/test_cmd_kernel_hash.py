@@ -199,3 +199,43 @@ def test_train_ovo_codes_refuses_a_primal_solver_and_svmlight_options(pipeline, 
     run(["train-ovo", "--codes", pipeline["train.codes"], "-o", tmp_path / "m", "--normalize", "none"], exit_code=2)
     run(["train-ovo", DIGITS_TRAIN, "--codes", pipeline["train.codes"], "-o", tmp_path / "m"], exit_code=2)
     assert not (tmp_path / "m").exists()
+
+
+def test_codes_of_a_hash_model_are_refused_for_training(digits_model_file, tmp_path):
+    from conftest import DIGITS_TRAIN
+    hbm, codes = tmp_path / "m.hbm", tmp_path / "m.codes"
+    run(["hash-model", "-q", "-m", digits_model_file, "--bits", "128", "-o", hbm])
+    run(["hash-data", "-q", "-H", hbm, DIGITS_TRAIN, "-o", codes])
+    r = run(["train-ovo", "--codes", codes, "-c", "1", "-o", tmp_path / "bad.hsvm"], exit_code=65)
+    assert r.stderr == ("hsvm: %s: codes of a hash model (.hbm); train-ovo --codes trains on kernel hash codes "
+                        "(hash-data -H KERNEL.khm, see hsvm kernel-hash)\n" % codes)
+    assert not (tmp_path / "bad.hsvm").exists()
+
+
+def test_the_hash_model_of_a_codes_trained_model_does_not_hash_svmlight_rows(tmp_path):
+    from conftest import DIGITS_TEST, DIGITS_TRAIN
+    khm, codes, model, hbm = (str(tmp_path / n) for n in ("k.khm", "k.codes", "k.hsvm", "k.hbm"))
+    run(["kernel-hash", "-q", DIGITS_TRAIN, "--kernel", "rbf", "--landmarks", "32", "--bits", "256", "-o", khm])
+    run(["hash-data", "-q", "-H", khm, DIGITS_TRAIN, "-o", codes])
+    run(["train-ovo", "-q", "--codes", codes, "-c", "1", "-o", model])
+    run(["hash-model", "-q", "-m", model, "--bits", "128", "-o", hbm])
+    r = run(["hash-data", "-H", hbm, DIGITS_TEST, "-o", tmp_path / "x.codes"], exit_code=65)
+    assert "hashes a model trained on kernel hash codes" in r.stderr and r.stderr.count("\n") == 1
+    assert not (tmp_path / "x.codes").exists()
+    # the filter still takes raw rows through the kernel hash
+    run(["predict", "-q", "-m", model, "-H", hbm, "-k", "3", "--kernel-hash", khm, DIGITS_TEST])
+
+
+def test_a_poly_kernel_beyond_float32_is_refused_when_fitted_and_when_hashing(tmp_path):
+    from conftest import DIGITS_TRAIN
+    r = run(["kernel-hash", DIGITS_TRAIN, "--kernel", "poly", "--degree", "64", "--gamma", "100", "--landmarks",
+             "16", "--bits", "64", "-o", tmp_path / "p.khm"], exit_code=65)
+    assert "beyond float32" in r.stderr and "lower --gamma or --degree" in r.stderr
+    assert not (tmp_path / "p.khm").exists()
+    khm = str(tmp_path / "p3.khm")
+    run(["kernel-hash", "-q", DIGITS_TRAIN, "--kernel", "poly", "--degree", "3", "--landmarks", "16", "--bits", "64",
+         "-o", khm])
+    huge = tmp_path / "huge.svm"
+    huge.write_text("1 1:1e30 2:1e30\n")
+    r = run(["hash-data", "-H", khm, huge, "-o", tmp_path / "h.codes"], exit_code=65)
+    assert "kernel subspace coordinates beyond float32" in r.stderr
