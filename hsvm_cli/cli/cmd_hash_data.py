@@ -3,11 +3,11 @@ import sys
 
 import click
 
-from ..errors import OptionError
+from ..errors import ModelFormatError, OptionError
 from ..io.container import container_kind
 from ..models.circulant_hash import CHASH_KIND, load_circulant_hash
 from ..models.codes import hash_data
-from ..models.hashed import load_hash_model
+from ..models.hashed import HBM_KIND, load_hash_model
 from ..models.kernel_hash import KHM_KIND, load_kernel_hash
 from . import options
 
@@ -33,7 +33,11 @@ def command(data, hbm_path, bits, fmt, output, zero_based, extra_features, chunk
     kernel subspace coordinates, projected and signed; with a learned
     circulant hash, normalise them as it records and take its bits."""
     loaders = {KHM_KIND: load_kernel_hash, CHASH_KIND: load_circulant_hash}
-    h = loaders.get(container_kind(hbm_path), load_hash_model)(hbm_path)
+    kind = container_kind(hbm_path)
+    if kind is not None and kind not in loaders and kind != HBM_KIND:
+        raise ModelFormatError(hbm_path, "an hsvm %s file; -H takes a hash model (.hbm), a kernel hash (.khm) or a "
+                                         "learned circulant hash" % kind.replace("hsvm-", ""))
+    h = loaders.get(kind, load_hash_model)(hbm_path)
     try:
         h.check_bits(bits)
     except (OptionError, ValueError) as exc:

@@ -8,3 +8,12 @@ def test_cli_hash_data_svm_format_writes_plus_minus_one_bits(digits_files):
     r = run(["hash-data", "-H", hbm, "--bits", "64", "--format", "svm", TEST])
     first = r.stdout.splitlines()[0].split()
     assert len(first) == 65 and first[1].startswith("1:") and all(t.split(":")[1] in ("1", "-1") for t in first[1:])
+
+
+def test_another_hsvm_file_as_hash_says_what_it_is_and_what_is_taken(tmp_path):
+    from conftest import DIGITS_TEST, DIGITS_TRAIN, run
+    model = str(tmp_path / "m.hsvm")
+    run(["train-ovo", "-q", DIGITS_TRAIN, "-o", model])
+    run(["hash-data", "-H", model, DIGITS_TEST, "-o", tmp_path / "c"], exit_code=65, stdout="",
+        stderr="hsvm: %s: an hsvm model file; -H takes a hash model (.hbm), a kernel hash (.khm) or a learned "
+               "circulant hash\n" % model)
