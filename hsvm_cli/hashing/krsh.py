@@ -264,7 +264,8 @@ def auto_gamma(X, kernel, *, seed=0, pairs=GAMMA_PAIRS):
             " over %d seeded pairs of distinct training rows" % pairs
     med = float(np.median(np.asarray(vals)))
     if not (med > 0 and math.isfinite(med)):
-        raise ValueError("gamma='auto': the median distance of the sampled pairs is %r; give gamma explicitly" % med)
+        what = "squared norm |x|^2 of the sampled rows" if kernel == "poly" else "distance of the sampled pairs"
+        raise ValueError("gamma='auto': the median %s is %r; give gamma explicitly" % (what, med))
     return 1.0 / med, rule
 
 
