@@ -67,7 +67,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..errors import EX_UNAVAILABLE, HsvmError, OptionError
+from ..errors import EX_UNAVAILABLE, HsvmError, InputNotFoundError, OptionError
 from ..io.files import atomic_output
 from ..io.shard import Shard, ShardReader
 from ..models.model_stream import write_model_streaming
@@ -131,6 +131,11 @@ class connect:
             addr = self.cluster
         try:
             self.client = Client(addr)
+        except ValueError as exc:
+            # distributed's parse of "host" or "tcp://" without a port
+            if self.cluster is not None:
+                self.cluster.close()
+            raise OptionError("--dask %s: %s (give tcp://HOST:PORT or local:N)" % (addr, exc)) from None
         except OSError as exc:
             if self.cluster is not None:
                 self.cluster.close()
@@ -302,24 +307,26 @@ class PredictItem(NamedTuple):
 
 
 def _expand_sources(sources):
-    """A list of input files from a path, a directory (its regular files not
-    starting with '.', sorted), a glob pattern (sorted matches) or a list of
-    paths."""
+    """(input files, whether they were named one by one): a path, a
+    directory (its regular files not starting with '.', sorted), a glob
+    pattern (sorted matches) or a list of paths.  Only a single path is split
+    into byte-range shards; a directory or pattern is one task per file,
+    however many it holds."""
     if isinstance(sources, (list, tuple)):
-        return [os.fspath(s) for s in sources]
+        return [os.fspath(s) for s in sources], False
     src = os.fspath(sources)
     if os.path.isdir(src):
         found = sorted(os.path.join(src, f) for f in os.listdir(src)
                        if os.path.isfile(os.path.join(src, f)) and not f.startswith("."))
         if not found:
-            raise FileNotFoundError("%s: no input files in the directory" % src)
-        return found
+            raise InputNotFoundError("%s: no input files in the directory" % src)
+        return found, False
     if not os.path.exists(src) and any(ch in src for ch in "*?["):
         found = sorted(p for p in glob.glob(src) if os.path.isfile(p))
         if not found:
-            raise FileNotFoundError("%s: no file matches" % src)
-        return found
-    return [src]
+            raise InputNotFoundError("%s: no file matches" % src)
+        return found, False
+    return [src], True
 
 
 def plan_inputs(sources, n_shards):
@@ -327,8 +334,8 @@ def plan_inputs(sources, n_shards):
     shards of one plain file, or one task per file.  One file is checked
     here, in the client, so that a compressed file or a pipe is refused
     (:class:`~hsvm_cli.io.shard.ShardError`) before anything is sent."""
-    files = _expand_sources(sources)
-    if len(files) == 1 and n_shards > 1:
+    files, single = _expand_sources(sources)
+    if single and n_shards > 1:
         ShardReader(files[0], Shard(0, n_shards)).close()
         return [PredictItem(files[0], Shard(i, n_shards), i, n_shards) for i in range(n_shards)]
     return [PredictItem(f, None, k, len(files)) for k, f in enumerate(files)]

@@ -164,7 +164,7 @@ def shard_from_slurm(environ=None):
     except ValueError:
         raise ShardError("SLURM_ARRAY_TASK_MIN/MAX/STEP are not integers") from None
     if step < 1 or (task - lo) % step or hi != lo + (count - 1) * step:
-        raise ShardError("job array tasks %d-%d:%d are not %d evenly spaced tasks; use --shard i/N"
+        raise ShardError("job array tasks %d-%d:%d are not %d evenly spaced tasks; give the shard as i/N"
                          % (lo, hi, step, count))
     return _check_shard((task - lo) // step, count)
 

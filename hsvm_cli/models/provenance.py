@@ -33,11 +33,22 @@ def recorded_command(argv=None):
     argv = list(sys.argv if argv is None else argv)
     out, i = [os.path.basename(argv[0])], 1
     while i < len(argv):
-        skip = _neutral(argv[i])
+        arg = argv[i]
+        if arg.startswith("-q") and len(arg) > 2 and not arg.startswith("--"):
+            # bundled short options after -q: -qj2, -qj 2, -qc0.1, -qo FILE
+            rest = arg[1:].lstrip("q")
+            if rest.startswith("j"):
+                i += 1 if len(rest) > 1 else 2          # -j's value glued on, or the next argument
+                continue
+            if rest:
+                out.append("-" + rest)
+            i += 1
+            continue
+        skip = _neutral(arg)
         if skip:
             i += skip
             continue
-        out.append(argv[i])
+        out.append(arg)
         i += 1
     return " ".join(out)
 

@@ -165,6 +165,17 @@ def prediction_task_bytes(model_path, test_path, *, train_path=None, bags=1, chu
     return est["total"] + RUNTIME_BYTES
 
 
+def _positive(text):
+    import argparse
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError("expected a positive integer, got %r" % text)
+    return value
+
+
 def main(argv=None):
     """``python -m hsvm_cli.support.resources train TRAIN --blocks N
     [TRAIN_OPTIONS]`` or ``... predict (--model MODEL | --train TRAIN
@@ -176,16 +187,16 @@ def main(argv=None):
     sub = ap.add_subparsers(dest="what", required=True)
     t = sub.add_parser("train", help="a train-ovo --pairs i/N task")
     t.add_argument("train")
-    t.add_argument("--blocks", type=int, default=1)
+    t.add_argument("--blocks", type=_positive, default=1)
     p = sub.add_parser("predict", help="a predict --shard i/N task (exact prediction)")
     p.add_argument("test")
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--model")
     which.add_argument("--train")
-    p.add_argument("--chunk-rows", type=int, default=16384)
+    p.add_argument("--chunk-rows", type=_positive, default=16384)
     for sp in (t, p):
-        sp.add_argument("--bags", type=int, default=1)
-        sp.add_argument("--per-class", type=int, default=None)
+        sp.add_argument("--bags", type=_positive, default=1)
+        sp.add_argument("--per-class", type=_positive, default=None)
         sp.add_argument("--zero-based", action="store_true")
     args, _ = ap.parse_known_args(argv)
     from ..errors import HsvmError, printable

@@ -131,6 +131,10 @@ def test_recorded_command_leaves_out_every_spelling_of_the_options_that_do_not_c
     argv = ["/x/hsvm", "train-ovo", "-j2", "a.svm", "--jobs", "3", "-q", "--pairs", "1/4", "--pairs=2/4",
             "--dask", "local:2", "--dask=tcp://h:8786", "-c", "0.5", "-o", "m"]
     assert recorded_command(argv) == "hsvm train-ovo a.svm -c 0.5 -o m"
+    for bundled in (["-qj2"], ["-qj", "2"], ["-qq"]):
+        assert recorded_command(["hsvm", "train-ovo", "a.svm"] + bundled + ["-c", "0.5", "-o", "m"]) == \
+            "hsvm train-ovo a.svm -c 0.5 -o m"
+    assert recorded_command(["hsvm", "train-ovo", "a.svm", "-qo", "m"]) == "hsvm train-ovo a.svm -o m"
 
 
 def test_cross_validation_with_pairs_dask_or_codes_is_refused_in_one_line(tmp_path):

@@ -305,3 +305,27 @@ def test_a_one_vs_rest_model_is_predicted_by_shards_as_in_one_process(client, tm
     out = tmp_path / "pred.txt"
     counts = predict_shards(client, test, PredictTask(m, scores=True, settings=dict(refine=True)), out, n_shards=3)
     assert out.read_bytes() == whole and counts["total"] == whole.count(b"\n") - 1
+
+
+@pytest.mark.parametrize("how", ["dir", "glob"])
+def test_a_directory_or_glob_of_one_compressed_file_is_one_task(client, digits_files, tmp_path, how):
+    d, whole = digits_files
+    folder = tmp_path / "one"
+    folder.mkdir()
+    (folder / "a.svm.gz").write_bytes(gzip.compress((d / "test.svm").read_bytes()))
+    source = {"dir": folder, "glob": str(folder / "*.svm.gz")}[how]
+    out = tmp_path / "pred.txt"
+    assert predict_shards(client, source, PredictTask(d / "m.hsvm", scores=True), out)["tasks"] == 1
+    assert out.read_bytes() == whole
+
+
+def test_an_empty_glob_or_directory_is_a_missing_input_and_a_portless_address_a_usage_error(digits_files, tmp_path):
+    d, _ = digits_files
+    (tmp_path / "empty").mkdir()
+    for source, message in ((str(tmp_path / "none-*.svm"), "no file matches"),
+                            (str(tmp_path / "empty"), "no input files in the directory")):
+        r = run(["predict", "-m", d / "m.hsvm", source, "--dask", "local:1", "-o", tmp_path / "p"], exit_code=66)
+        assert r.stderr == "hsvm: %s: %s\n" % (source, message)
+    r = run(["predict", "-m", d / "m.hsvm", d / "test.svm", "--dask", "bogus", "-o", tmp_path / "p"], exit_code=2)
+    assert r.stderr.startswith("hsvm: --dask bogus: ") and "tcp://HOST:PORT or local:N" in r.stderr
+    assert not (tmp_path / "p").exists()

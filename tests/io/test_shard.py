@@ -109,7 +109,7 @@ def test_shard_from_slurm_maps_array_task_ids_to_zero_based_shards():
     assert shard_from_slurm(env) == Shard(3, 8)
     with pytest.raises(ShardError, match="not set"):
         shard_from_slurm({})
-    with pytest.raises(ShardError, match="evenly spaced"):
+    with pytest.raises(ShardError, match="evenly spaced tasks; give the shard as i/N"):
         shard_from_slurm({"SLURM_ARRAY_TASK_ID": "5", "SLURM_ARRAY_TASK_COUNT": "3",
                           "SLURM_ARRAY_TASK_MIN": "1", "SLURM_ARRAY_TASK_MAX": "6"})
 

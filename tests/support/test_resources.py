@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from hsvm_cli.support.resources import (
     BLAS_VARIABLES,
     blas_threads_from_slurm,
@@ -78,3 +80,12 @@ def test_task_estimates_for_job_scripts(tmp_path, digits_model_file):
     from_model, from_train, train = map(int, out.getvalue().split())
     assert 64 < from_model == from_train < 100
     assert train == -(-(training_task_bytes(DIGITS_TRAIN, blocks=3, bags=2)) // (1 << 20))
+
+
+@pytest.mark.parametrize("args", [["train", "x.svm", "--blocks", "0"], ["predict", "x.svm", "--model", "m",
+                                                                       "--chunk-rows", "-1"]])
+def test_the_estimator_refuses_counts_below_one_as_usage_errors(args, capsys):
+    from hsvm_cli.support.resources import main
+    with pytest.raises(SystemExit) as exit_:
+        main(args)
+    assert exit_.value.code == 2 and "expected a positive integer" in capsys.readouterr().err
