@@ -52,7 +52,7 @@ def training_block_memory(*, n_rows, nnz, n_features, n_classifiers):
 
 
 def prediction_shard_memory(*, n_features, n_classes, n_classifiers, chunk_rows, nnz_per_row=None,
-                            sparse=False, decision_block_bytes=64 << 20):
+                            sparse=False, decision_block_bytes=None):
     """Estimated peak bytes of exact prediction of a shard, by part: the model
     (W and b float32, memory-mapped -- every page is read, so all of it
     becomes resident, shared between tasks on one node through the page
@@ -60,8 +60,9 @@ def prediction_shard_memory(*, n_features, n_classes, n_classifiers, chunk_rows,
     of W that sparse scoring makes, one parsed chunk (CSR float64, twice for
     the parser's growth by doubling; its float32 copy and the normalised copy
     of that; the dense float32 block when dense enough), the blocks of
-    decision values (rows x classifiers float32, as many rows as fit
-    ``decision_block_bytes``; two are alive at once, since the next is
+    decision values (rows x classifiers float32, as many rows as
+    :func:`hsvm_cli.predict.exact.block_rows_for` gives, or as fit
+    ``decision_block_bytes`` when given; two are alive at once, since the next is
     computed while the last is still held), and the chunk's votes and
     confidences.  ``nnz_per_row`` defaults to dense rows.  A shard's memory
     does not grow with the shard: it is bounded by ``chunk_rows``
@@ -69,7 +70,11 @@ def prediction_shard_memory(*, n_features, n_classes, n_classifiers, chunk_rows,
     nnz = chunk_rows * (n_features if nnz_per_row is None else nnz_per_row)
     W = n_classifiers * (n_features + 1) * 4
     dense_chunk = chunk_rows * n_features * 4
-    block_rows = min(chunk_rows, max(1, min(8192, decision_block_bytes // max(1, 4 * n_classifiers))))
+    if decision_block_bytes is None:
+        from ..predict.exact import block_rows_for
+        block_rows = min(chunk_rows, block_rows_for(n_classifiers))
+    else:
+        block_rows = min(chunk_rows, max(1, min(8192, decision_block_bytes // max(1, 4 * n_classifiers))))
     parts = {
         "model": W,
         "model_transposed": W if sparse else 0,
