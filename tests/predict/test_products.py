@@ -93,3 +93,12 @@ def test_exact_prediction_output_does_not_depend_on_chunks_or_threads(digits_mod
     for extra in (["--chunk-rows", "7"], ["--chunk-rows", "100", "--threads", "1"], ["--threads", "2"]):
         assert run(["predict", "-q", DIGITS_TEST, "-m", model, "--exact", "--proba", "-C", cal] + extra).stdout \
             == want, extra
+
+
+@pytest.mark.parametrize("P, rows", [(45, 8192), (29161, 575), (499500, 128), (1000000, 67)])
+def test_score_blocks_keep_enough_rows_to_amortise_reading_w(P, rows):
+    # every block reads all of W once: near 64 MB of scores, but at least 128
+    # rows while that stays within 256 MB
+    from hsvm_cli.predict.exact import block_rows_for
+    assert block_rows_for(P) == rows
+    assert block_rows_for(P) * P * 4 <= 256 << 20
