@@ -312,17 +312,31 @@ class Container:
         data = arr.reshape(-1).view(np.uint8)
         floating = arr.dtype.kind == "f"
         B = self.block_bytes
-        for b in todo:
+
+        def check(b):
+            # the first problem of block b, or None (xxhash and numpy release
+            # the GIL on these slices, so blocks are checked side by side)
             lo, hi = int(b) * B, min(data.shape[0], (int(b) + 1) * B)
             h = xxhash.xxh3_64()
             for s in range(lo, hi, _FINITE_SLICE):
                 piece = data[s:min(hi, s + _FINITE_SLICE)]
                 h.update(piece)
                 if floating and not _finite(piece.view(arr.dtype)):
-                    raise ModelFormatError(self.path, "array %r holds NaN or infinite values" % name)
+                    return "array %r holds NaN or infinite values" % name
             if self.digests is not None and h.hexdigest() != self.digests[name][b]:
-                raise ModelFormatError(self.path, "array %r is corrupt: checksum mismatch in its bytes %d to %d"
-                                       % (name, lo, hi))
+                return "array %r is corrupt: checksum mismatch in its bytes %d to %d" % (name, lo, hi)
+            return None
+
+        workers = min(len(todo), _verify_threads())
+        if workers > 1:
+            from concurrent.futures import ThreadPoolExecutor
+            with ThreadPoolExecutor(workers) as pool:
+                problems = list(pool.map(check, todo))
+        else:
+            problems = [check(b) for b in todo]
+        for b, problem in zip(todo, problems):
+            if problem is not None:
+                raise ModelFormatError(self.path, problem)
             done[b] = True
 
     def verify_rows(self, name, rows):
@@ -341,6 +355,11 @@ class Container:
         if row_bytes > self.block_bytes:
             blocks = np.unique(np.concatenate([np.arange(f, l + 1) for f, l in zip(first, last)]))
         self.verify(name, blocks)
+
+
+def _verify_threads():
+    from ..support.threads import default_threads
+    return max(1, default_threads())
 
 
 def read_container(path, *, kind, versions, lazy=()):
