@@ -50,7 +50,7 @@ import time
 
 import numpy as np
 
-from .errors import OptionError
+from .errors import DataError, OptionError
 from .models.calibration import Calibration, Setting, hash_identity
 from .models.ovo import bag_mean
 from .models.pairs import PairLookup
@@ -252,7 +252,13 @@ def calibrate(model, h, X, y, *, max_loss=0.5, bits_grid=None, k_grid=None, epsi
     y = np.asarray(y)
     yi = class_index(model.classes, y)
     if not (yi >= 0).any():
-        raise OptionError("no validation label is a class of the model")
+        raise DataError("no validation label is a class of the model")
+    present = np.unique(yi[yi >= 0])
+    if present.shape[0] < 2:
+        # every pair of that class sees samples of one side only, and so does
+        # the pooled sigmoid they are shrunk toward: probabilities of 0 and 1
+        raise DataError("the validation samples are all of class %d: the pairwise sigmoids need samples of at "
+                        "least two classes" % int(model.classes[present[0]]))
     n = X.shape[0]
     timed = spread_rows(n, timing_rows)
     dag = "dag" in rules

@@ -37,7 +37,7 @@ from . import options
 @click.option("--rules", callback=options.comma_list(str, "names"), default="vote,dag", show_default=True,
               help="Exact decision rules to try: vote (max-wins over the pairs) and dag (the exact decision DAG, "
                    "and a DAG refine at every k >= 3).")
-@click.option("--first-stages", callback=options.comma_list(str, "names"), default="votes,scores",
+@click.option("--first-stages", callback=options.comma_list(str, "names", allow_empty=True), default="votes,scores",
               show_default=True,
               help="First stages to try: votes (the hash filter; needs -H) and scores (the class-score first "
                    "stage at every k >= 2; no hash model needed).")

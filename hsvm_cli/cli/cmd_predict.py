@@ -74,6 +74,8 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
     if no_refine and filter_k is not None and filter_k != 1:
         raise click.UsageError("--no-refine predicts the filter's best class; -k %d would refine %d classes "
                                "(-k 1 is the same as --no-refine)" % (filter_k, filter_k))
+    if no_refine:
+        filter_k = 1        # the first stage's best class: also overrides a calibration's exact setting
     if dag and (exact or hbm_path is not None):
         raise click.UsageError("--dag is exact prediction by a decision DAG: no -H, no --exact (for a DAG after "
                                "the hash filter use --refine dag)")

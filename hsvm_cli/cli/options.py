@@ -158,9 +158,10 @@ def code_bits(ctx, param, value):
     return value
 
 
-def comma_list(kind, what, check=None):
+def comma_list(kind, what, check=None, allow_empty=False):
     """A callback parsing ``1,2,3`` into a list of ``kind``, each value finite
-    and passing ``check`` when given."""
+    and passing ``check`` when given; an empty list only with ``allow_empty``
+    (``calibrate --first-stages ''``: no first stage at all)."""
     def parse(ctx, param, value):
         if value is None:
             return None
@@ -168,6 +169,8 @@ def comma_list(kind, what, check=None):
             values = [kind(v.strip()) for v in value.split(",") if v.strip()]
         except ValueError:
             raise click.BadParameter("expected comma-separated %s" % what) from None
+        if not values and not allow_empty:
+            raise click.BadParameter("expected comma-separated %s, got none" % what)
         for v in values:
             if (isinstance(v, float) and not math.isfinite(v)) or (check is not None and not check(v)):
                 raise click.BadParameter("expected comma-separated %s, not %s" % (what, v))

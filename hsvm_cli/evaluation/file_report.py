@@ -76,7 +76,10 @@ def _evaluate_predictions(truth, predictions, proba, recall_k, reference, zero_b
     pred = read_scored_predictions(predictions)
     y_pred = pred.labels
     if y_pred.shape[0] != y_true.shape[0]:
-        raise InputFormatError(pred.name, int(y_pred.shape[0]),
+        # the file's last line: after a header, rows are not line numbers
+        last = int(pred.lines[-1]) if pred.lines is not None and pred.lines.size else \
+            (1 if pred.has_scores else int(y_pred.shape[0]))
+        raise InputFormatError(pred.name, last,
                                "%d predictions for the %d samples of %s"
                                % (y_pred.shape[0], y_true.shape[0], display_name(truth)
                                   + ("" if shard is None else " (shard %s)" % (as_shard(shard),))))

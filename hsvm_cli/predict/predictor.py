@@ -275,20 +275,28 @@ class Predictor:
             return _concatenate(parts, y)
         return self._predict_features(X, y, xcodes, proba, timings, filter_votes)
 
-    def _predict_features(self, X, y, xcodes, proba, timings, filter_votes=None):
-        if proba and self._proba_arguments is not None:
-            # a calibration's DAG or class-score setting: probabilities on its voting path
+    def _proba_predictor(self):
+        """The predictor that gives this one's probabilities (itself, or for a
+        calibration's DAG or class-score setting its voting-path twin), after
+        the checks that it can: an OptionError before any output is written."""
+        if self._proba_arguments is not None:
             if self._proba_twin is None:
                 arguments, common = self._proba_arguments
                 self._proba_twin = Predictor(self.model, **arguments, **common)
-            return self._proba_twin._predict_features(X, y, xcodes, proba, timings)
-        if proba and self.calibration is None:
+            return self._proba_twin._proba_predictor()
+        if self.calibration is None:
             raise OptionError("--proba needs a calibration (-C)")
-        if proba and self.rule == "dag":
+        if self.rule == "dag":
             raise OptionError("--proba needs every pair among the refined classes (pairwise coupling): "
                               "use the vote rule, not --dag or --refine dag")
-        if proba and self.first_stage not in (None, "votes"):
+        if self.first_stage not in (None, "votes"):
             raise OptionError("--proba is calibrated for the vote first stage only")
+        return self
+
+    def _predict_features(self, X, y, xcodes, proba, timings, filter_votes=None):
+        if proba and self._proba_predictor() is not self:
+            # a calibration's DAG or class-score setting: probabilities on its voting path
+            return self._proba_twin._predict_features(X, y, xcodes, proba, timings)
         t = timings or NullTimings()
         if self.filter is None:
             return self._predict_exact(X, y, proba, t)
@@ -353,6 +361,8 @@ class Predictor:
             raise OptionError("a decision DAG gives labels only, no vote counts: --scores needs max-wins voting")
         if scores and self.first_stage not in (None, "votes") and not self.refine:
             raise OptionError("--scores gives vote counts: with a class-score first stage they come from the refine")
+        if proba:
+            self._proba_predictor()     # refuse before the header reaches the output
         writer = PredictionWriter(self.model.classes, scores=scores, proba=proba)
         chunks = features = None
         if shard is not None:

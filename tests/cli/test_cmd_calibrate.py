@@ -114,3 +114,49 @@ def test_a_class_score_setting_with_a_hash_model_gives_probabilities_without_the
     assert p.predict_proba(X).shape == (450, 10)
     out = run(["predict", "-q", DIGITS_TEST, "-m", model_path, "-H", hbm, "-C", cal_path, "--proba"]).stdout
     assert out.startswith("labels ") and len(out.splitlines()) == 451
+
+
+@pytest.mark.parametrize("label", ["1", "10"])
+def test_a_validation_set_of_one_class_is_refused_not_fitted_to_certainty(digits_model_file, tmp_path, label):
+    import gzip
+
+    from conftest import DIGITS_TEST, run
+    with gzip.open(DIGITS_TEST, "rt") as fh:
+        rows = [line for line in fh if line.split()[0] == label][:5]
+    one = tmp_path / "one.svm"
+    one.write_text("".join(rows))
+    r = run(["calibrate", "-q", one, "-m", digits_model_file, "-o", tmp_path / "c.cal"], exit_code=65)
+    assert r.stderr == ("hsvm: the validation samples are all of class %s: the pairwise sigmoids need samples of "
+                        "at least two classes\n" % label)
+    assert not (tmp_path / "c.cal").exists()
+    other = tmp_path / "other.svm"
+    other.write_text("0 1:1\n")
+    r = run(["calibrate", "-q", other, "-m", digits_model_file, "-o", tmp_path / "c.cal"], exit_code=65)
+    assert r.stderr == "hsvm: no validation label is a class of the model\n"
+
+
+@pytest.mark.parametrize("option", ["--k", "--bits", "--epsilon"])
+def test_an_empty_grid_list_is_a_usage_error(digits_model_file, tmp_path, option):
+    from conftest import DIGITS_TEST, run
+    r = run(["calibrate", DIGITS_TEST, "-m", digits_model_file, "-o", tmp_path / "c.cal", option, ","], exit_code=2)
+    assert "got none" in r.stderr
+
+
+def test_a_refused_proba_writes_nothing_to_stdout(digits_model_file, tmp_path):
+    from conftest import DIGITS_TEST, run
+    cal = tmp_path / "x.cal"
+    run(["calibrate", "-q", DIGITS_TEST, "-m", digits_model_file, "-o", cal, "--repeat", "1", "--timing-budget", "0"])
+    for extra in (["--first-stage", "scores", "-k", "3"], ["--dag"]):
+        r = run(["predict", DIGITS_TEST, "-m", digits_model_file, "--proba", "-C", cal] + extra, exit_code=2)
+        assert r.stdout == "" and r.stderr.startswith("hsvm: --proba"), extra
+
+
+def test_no_refine_overrides_a_calibration_that_chose_exact(digits_model_file, tmp_path):
+    from conftest import DIGITS_TEST, run
+    hbm, cal = tmp_path / "m.hbm", tmp_path / "e.cal"
+    run(["hash-model", "-q", "-m", digits_model_file, "--bits", "128", "-o", hbm])
+    run(["calibrate", "-q", DIGITS_TEST, "-m", digits_model_file, "-H", hbm, "-o", cal, "--repeat", "1",
+         "--timing-budget", "0", "--k", "3", "--first-stages", "votes", "--max-loss", "0"])
+    want = run(["predict", "-q", DIGITS_TEST, "-m", digits_model_file, "-H", hbm, "-k", "1"]).stdout
+    assert run(["predict", "-q", DIGITS_TEST, "-m", digits_model_file, "-H", hbm, "--no-refine", "-C", cal]).stdout \
+        == want

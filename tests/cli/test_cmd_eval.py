@@ -411,3 +411,13 @@ def test_whole_decimal_labels_are_taken_as_integers(tmp_path):
     truth = write_text(tmp_path / "t.svm", "3 1:1\n0 1:2\n1000 1:1\n")
     pred = write_text(tmp_path / "p.txt", "3.0\n-0\n1e3\n")
     assert "(3/3)" in run(["eval", "--truth", truth, pred]).stdout
+
+
+def test_a_short_scores_file_is_blamed_on_its_last_line(tmp_path):
+    truth = write_text(tmp_path / "t.svm", "1 1:1\n2 1:2\n1 1:3\n")
+    scores = write_text(tmp_path / "s.txt", "labels 1 2\n1 2 1\n2 1 2\n")
+    run(["eval", "--truth", truth, scores], exit_code=65, stdout="",
+        stderr="hsvm: %s:3: 2 predictions for the 3 samples of %s\n" % (scores, truth))
+    header = write_text(tmp_path / "h.txt", "labels 1 2\n")
+    run(["eval", "--truth", truth, header], exit_code=65, stdout="",
+        stderr="hsvm: %s:1: 0 predictions for the 3 samples of %s\n" % (header, truth))
