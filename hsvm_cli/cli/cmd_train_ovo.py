@@ -27,6 +27,13 @@ def _parse_c(ctx, param, value):
     return c
 
 
+def _finite_bias(ctx, param, value):
+    try:
+        return _parse_c(ctx, param, value)
+    except click.BadParameter:
+        raise click.BadParameter("expected a finite number (<= 0: no bias term) or 'auto', got %r" % value) from None
+
+
 def _parse_bias(ctx, param, value):
     try:
         number = float(value)
@@ -34,7 +41,7 @@ def _parse_bias(ctx, param, value):
         number = None
     if number is not None and math.isfinite(number) and number <= 0:
         return 0.0          # LIBLINEAR's -B -1 (any B < 0, and 0): no bias term, every b = 0
-    return _parse_c(ctx, param, value)
+    return _finite_bias(ctx, param, value)
 
 
 def _parse_grid(ctx, param, value):
@@ -100,6 +107,9 @@ def command(train, codes_path, bits, output, C, c_grid, cv_folds, solver, tol, p
     average with the grid neighbours, seconds) is printed -- on stderr when the
     model goes to stdout -- and the model trained at the best C; the choice and
     the table are recorded in the model."""
+    if c_grid is not None and C != "auto" and \
+            click.get_current_context().get_parameter_source("C") != click.core.ParameterSource.DEFAULT:
+        raise click.UsageError("--c-grid searches C among its values: give it without -c (or with -c auto)")
     searching = C == "auto" or c_grid is not None
     validating = searching or cv_folds is not None
     ctx = click.get_current_context()

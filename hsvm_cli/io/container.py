@@ -436,7 +436,8 @@ def read_container(path, *, kind, versions, lazy=()):
     pos = 0
     for begin, end, key, dtype, shape in spans:
         if end > data_len:
-            raise ModelFormatError(name, "truncated: array %r ends at byte %d of %d" % (key, end, data_len))
+            raise ModelFormatError(name, "truncated: array %r ends at byte %d of the data section, which has %d "
+                                         "bytes (the file has %d)" % (key, end, data_len, size))
         if begin != pos:
             raise ModelFormatError(name, "array %r overlaps or leaves a gap" % key)
         pos = end

@@ -111,7 +111,29 @@ def _check_parts(paths):
     if pos != n_pairs:
         raise ModelMismatchError("pairs %d..%d of %d are in no part%s"
                                  % (pos, n_pairs - 1, n_pairs, _missing_blocks_hint(spans)))
+    # the pairs are covered once; the empty blocks must add up too
+    _check_blocks(spans)
     return ordered, classes
+
+
+def _check_blocks(spans):
+    """Every block i/N of one N, each once (an empty block too: a part given
+    twice, or parts of two different splits, are a mistake even when their
+    pairs happen to cover the model)."""
+    counts = sorted({block.count for _, _, _, block in spans})
+    if len(counts) > 1:
+        raise ModelMismatchError("the parts come from splits into different numbers of blocks (%s): merge the "
+                                 "parts of one split" % ", ".join(str(n) for n in counts))
+    seen = {}
+    for _, _, path, block in spans:
+        if block.index in seen:
+            raise ModelMismatchError("block %d/%d is given twice (%s and %s)"
+                                     % (block.index, block.count, seen[block.index], path))
+        seen[block.index] = path
+    missing = [i for i in range(counts[0]) if i not in seen]
+    if missing:
+        raise ModelMismatchError("missing block%s %s of the split" % ("s" if len(missing) > 1 else "", ", ".join(
+            "%d/%d" % (i, counts[0]) for i in missing)))
 
 
 def _missing_blocks_hint(spans):

@@ -87,3 +87,28 @@ def test_pairs_and_dask_are_exclusive_and_checked(tmp_path):
     r = run(["train-ovo", DIGITS_TRAIN, "--dask", "local:0", "-o", tmp_path / "x"], exit_code=2)
     assert r.stderr == "hsvm: --dask local:N needs a positive worker count, not 'local:0'\n"
     assert not (tmp_path / "x").exists()
+
+
+def test_an_empty_block_given_twice_missing_or_from_another_split_is_refused(tmp_path):
+    # 45 pairs in 50 blocks leave some blocks empty: the pairs are covered
+    # whatever happens to those, but the split must still add up
+    from conftest import DIGITS_TRAIN, run
+    parts = [str(tmp_path / ("q%d.part" % i)) for i in range(50)]
+    for i, p in enumerate(parts):
+        run(["train-ovo", DIGITS_TRAIN, "--pairs", "%d/50" % i, "-q", "-o", p])
+    from hsvm_cli.models.parts import read_part
+    empty = next(p for p in parts if read_part(p).pair_start == read_part(p).pair_stop)
+    i = parts.index(empty)
+    r = run(["merge-models"] + parts + [empty, "-o", tmp_path / "m.hsvm"], exit_code=65)
+    assert "block %d/50 is given twice" % i in r.stderr
+    r = run(["merge-models"] + [p for p in parts if p != empty] + ["-o", tmp_path / "m.hsvm"], exit_code=65)
+    assert "missing block %d/50 of the split" % i in r.stderr
+    thirds = [str(tmp_path / ("r%d.part" % i)) for i in range(3)]
+    for i, p in enumerate(thirds):
+        run(["train-ovo", DIGITS_TRAIN, "--pairs", "%d/3" % i, "-q", "-o", p])
+    r = run(["merge-models"] + thirds + [empty, "-o", tmp_path / "m.hsvm"], exit_code=65)
+    assert "splits into different numbers of blocks (3, 50)" in r.stderr
+    assert not (tmp_path / "m.hsvm").exists()
+    run(["merge-models"] + parts + ["-o", tmp_path / "m.hsvm", "-q"])
+    run(["merge-models"] + thirds + ["-o", tmp_path / "t.hsvm", "-q"])
+    assert (tmp_path / "m.hsvm").read_bytes() == (tmp_path / "t.hsvm").read_bytes()

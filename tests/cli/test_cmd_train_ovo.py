@@ -207,3 +207,10 @@ def test_liblinear_no_bias_trains_every_b_zero(tmp_path, value, search):
     acc = [float(run(["predict", DIGITS_TRAIN, "-m", p, "-o", tmp_path / "p"]).stderr.split("%")[0].split("= ")[1])
            for p in (out, with_bias)]
     assert acc[0] > acc[1] - 5.0
+
+
+def test_c_grid_with_an_explicit_c_is_a_usage_error(tmp_path):
+    r = run(["train-ovo", DIGITS_TRAIN, "--c-grid", "1,2", "-c", "5", "-o", tmp_path / "m"], exit_code=2)
+    assert "--c-grid searches C among its values" in r.stderr and not (tmp_path / "m").exists()
+    r = run(["train-ovo", DIGITS_TRAIN, "-B", "inf", "-o", tmp_path / "m"], exit_code=2)
+    assert "expected a finite number (<= 0: no bias term) or 'auto'" in r.stderr
