@@ -7,37 +7,24 @@ and whether each gives a row the same bits in another block.
 Shapes: omniglot-242's model (29,161 classifiers x 784 features) on 2,048
 dense samples; a K = 1,000 / d = 1,024 slice (20,000 classifiers); a text-like
 sparse case (reuters-r52's shape: 1,326 classifiers x 30,000 features, 40
-non-zeros per row).  Medians of --repeat runs, interleaved; GMAC/s counts
+non-zeros per row).  Medians of --repeat runs after a warm-up, BLAS then
+hsvm for each case and thread count; GMAC/s counts
 multiply-adds of the dense product (of the stored entries for sparse rows).
 """
 import argparse
 import json
-import os
-import statistics
-import sys
-import time
 
 import numpy as np
 import scipy.sparse as sp
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from hsvm_cli.predict.products import products, transposed
 
-from hsvm_cli.predict.products import products, transposed  # noqa: E402
+from common import median_time
 
 try:
     from threadpoolctl import threadpool_limits
 except ImportError:                                            # pragma: no cover
     threadpool_limits = None
-
-
-def _time(f, repeat):
-    f()
-    runs = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        f()
-        runs.append(time.perf_counter() - t0)
-    return statistics.median(runs)
 
 
 def _same_bits_in_other_blocks(f, X):
@@ -70,11 +57,11 @@ def main():
         for threads in (1, 2):
             limit = threadpool_limits(threads) if threadpool_limits else None
             try:
-                tb = _time(lambda: blas(X), args.repeat)
+                tb = median_time(lambda: blas(X), args.repeat)[0]
             finally:
                 if limit is not None:
                     limit.unregister()
-            th = _time(lambda: products(X, W, WT=WT, threads=threads), args.repeat)
+            th = median_time(lambda: products(X, W, WT=WT, threads=threads), args.repeat)[0]
             rows.append({"case": name, "threads": threads, "blas_s": tb, "hsvm_s": th,
                          "blas_gmacs": macs / tb / 1e9, "hsvm_gmacs": macs / th / 1e9, "ratio": tb / th})
         rows[-1]["blas_same_bits_in_blocks"] = _same_bits_in_other_blocks(blas, X)

@@ -4,7 +4,7 @@ import sys
 import click
 
 from ..errors import ModelFormatError, OptionError
-from ..io.container import container_kind
+from ..io.container import container_kind, kind_name
 from ..models.circulant_hash import CHASH_KIND, load_circulant_hash
 from ..models.codes import hash_data
 from ..models.hashed import HBM_KIND, load_hash_model
@@ -36,7 +36,7 @@ def command(data, hbm_path, bits, fmt, output, zero_based, extra_features, chunk
     kind = container_kind(hbm_path)
     if kind is not None and kind not in loaders and kind != HBM_KIND:
         raise ModelFormatError(hbm_path, "an hsvm %s file; -H takes a hash model (.hbm), a kernel hash (.khm) or a "
-                                         "learned circulant hash" % kind.replace("hsvm-", ""))
+                                         "learned circulant hash" % kind_name(kind))
     h = loaders.get(kind, load_hash_model)(hbm_path)
     try:
         h.check_bits(bits)

@@ -27,26 +27,22 @@ def _parse_c(ctx, param, value):
     return c
 
 
-def _finite_bias(ctx, param, value):
-    try:
-        return _parse_c(ctx, param, value)
-    except click.BadParameter:
-        raise click.BadParameter("expected a finite number (<= 0: no bias term) or 'auto', got %r" % value) from None
-
-
 def _parse_bias(ctx, param, value):
+    if isinstance(value, str) and value.strip().lower() == "auto":
+        return "auto"
     try:
-        number = float(value)
+        b = float(value)
     except (TypeError, ValueError):
-        number = None
-    if number is not None and math.isfinite(number) and number <= 0:
-        return 0.0          # LIBLINEAR's -B -1 (any B < 0, and 0): no bias term, every b = 0
-    return _finite_bias(ctx, param, value)
+        b = math.nan
+    if not math.isfinite(b):
+        raise click.BadParameter("expected a finite number (<= 0: no bias term) or 'auto', got %r" % value)
+    return 0.0 if b <= 0 else b         # LIBLINEAR's -B -1 (any B <= 0): no bias term, every b = 0
 
 
 def _parse_grid(ctx, param, value):
+    # comma_list refuses an empty list and non-finite values
     values = options.comma_list(float, "numbers")(ctx, param, value)
-    if values is not None and (not values or any(not (math.isfinite(c) and c > 0) for c in values)):
+    if values is not None and any(c <= 0 for c in values):
         raise click.BadParameter("every C must be a positive number")
     return values
 
@@ -81,7 +77,7 @@ def _parse_grid(ctx, param, value):
               help="Sample normalisation, recorded in the model and applied again at prediction; auto: the "
                    "one the cross-validation of -c auto / --c-grid / --cv prefers (both searched: twice "
                    "the time).")
-@click.option("-B", "--bias", default="auto", show_default=True, callback=lambda ctx, p, v: _parse_bias(ctx, p, v),
+@click.option("-B", "--bias", default="auto", show_default=True, callback=_parse_bias,
               metavar="B|auto",
               help="Value of the constant feature whose weight is the bias (LIBLINEAR's -B); auto: 1 for "
                    "L2-normalised samples, the samples' root-mean-square norm with --normalize none; -1 (any "
@@ -107,12 +103,11 @@ def command(train, codes_path, bits, output, C, c_grid, cv_folds, solver, tol, p
     average with the grid neighbours, seconds) is printed -- on stderr when the
     model goes to stdout -- and the model trained at the best C; the choice and
     the table are recorded in the model."""
-    if c_grid is not None and C != "auto" and \
-            click.get_current_context().get_parameter_source("C") != click.core.ParameterSource.DEFAULT:
+    ctx = click.get_current_context()
+    if c_grid is not None and C != "auto" and ctx.get_parameter_source("C") != click.core.ParameterSource.DEFAULT:
         raise click.UsageError("--c-grid searches C among its values: give it without -c (or with -c auto)")
     searching = C == "auto" or c_grid is not None
     validating = searching or cv_folds is not None
-    ctx = click.get_current_context()
     if codes_path is not None:
         if train is not None:
             raise click.UsageError("give TRAIN or --codes, not both")

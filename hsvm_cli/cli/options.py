@@ -5,6 +5,7 @@ import sys
 
 import click
 
+from ..io.files import same_regular_file
 from ..support.threads import resolve_threads
 
 
@@ -28,7 +29,6 @@ def outputs_apart(outputs, inputs):
     def wrap(f):
         @functools.wraps(f)
         def checked(**params):
-            from ..io.files import same_regular_file
             paths = []
             for name in inputs:
                 value = params.get(name)

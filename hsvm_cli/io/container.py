@@ -362,6 +362,11 @@ def _verify_threads():
     return max(1, default_threads())
 
 
+def kind_name(kind):
+    """A file kind as messages name it: ``hsvm-hash-model`` -> ``hash-model``."""
+    return kind[len("hsvm-"):] if kind.startswith("hsvm-") else kind
+
+
 def read_container(path, *, kind, versions, lazy=()):
     """Open and validate a container written by :func:`write_container`.
 
@@ -373,9 +378,8 @@ def read_container(path, *, kind, versions, lazy=()):
     name = os.fspath(path)
     if name == "-":
         # mapped, not streamed: a pipe cannot be mapped or read twice
-        raise OptionError("%s files cannot be read from stdin ('-'): give the file's name"
-                          % (kind[len("hsvm-"):] if kind.startswith("hsvm-") else kind))
-    what = "not an hsvm %s file" % kind[len("hsvm-"):] if kind.startswith("hsvm-") else "not an hsvm %s file" % kind
+        raise OptionError("%s files cannot be read from stdin ('-'): give the file's name" % kind_name(kind))
+    what = "not an hsvm %s file" % kind_name(kind)
     fh = open_raw(name)  # missing, a directory, unreadable: InputNotFoundError
     try:
         size = os.fstat(fh.fileno()).st_size

@@ -238,10 +238,10 @@ def scan_compressed(path):
         return None
     with raw:
         head = raw.peek(_MAGIC_LEN)[:_MAGIC_LEN]
-        opener = next((op for magic, _, op in _MAGIC if head.startswith(magic)), None)
-        if opener is None:
+        found = next(((kind, op) for magic, kind, op in _MAGIC if head.startswith(magic)), None)
+        if found is None:
             return None
-        kind = compression_of(head)
+        kind, opener = found
         counted = _CountingReader(raw, display_name(path))
         stream = opener(counted)
         lines = 0

@@ -197,8 +197,7 @@ def _generate(source, opts, name, lines_before=None, rescan=None):
     # lines_before: for a shard, a callable giving the file lines before it
     # (counted only when a line number is reported); None for a whole file.
     # rescan: the path of a stream given open (training hashes its bytes).
-    here = _LineBase(lines_before)
-    here.rescan = rescan
+    here = _LineBase(lines_before, rescan)
     if isinstance(source, (str, bytes, os.PathLike)) or source is None:
         if isinstance(source, bytes):
             source = os.fsdecode(source)
@@ -220,9 +219,9 @@ def _generate(source, opts, name, lines_before=None, rescan=None):
     try:
         yield from _generate_lines(fh, opts, name, here)
     except InputFormatError as exc:
-        scan = scan_compressed(here.rescan) if here.rescan is not None else None
-        if scan is not None and scan[1] is not None:
-            raise scan[1].located(name, exc.line) from None
+        failure = here.decompression_failure()
+        if failure is not None:
+            raise failure[1].located(name, exc.line) from None
         raise
     finally:
         if owned:
@@ -278,9 +277,16 @@ class _LineBase:
     """File line numbers of a whole file, or of a shard whose preceding lines
     are counted only when a number is reported (io/shard.py)."""
 
-    def __init__(self, lines_before):
+    def __init__(self, lines_before, rescan=None):
         self.lines_before = lines_before
-        self.rescan = None      # the path to decompress again on an error, when it can be
+        self.rescan = rescan    # the path to decompress again on an error, when it can be
+
+    def decompression_failure(self):
+        """(complete lines before it, the CorruptInputError) of the file's
+        compressed data, decompressed again to its end (io/files.scan_compressed),
+        or None: sound data, plain text, or nothing to read again."""
+        scan = scan_compressed(self.rescan) if self.rescan is not None else None
+        return scan if scan is not None and scan[1] is not None else None
 
     def file_line(self, line):
         """The 0-based file line of the reader's 0-based line ``line``."""
@@ -303,8 +309,8 @@ def _read_block(fh, size, name, line, here):
     except CorruptInputError as exc:
         # The block read ahead of the parsed lines: the rescan counts the
         # lines decompressed before the failure, the line it falls in.
-        scan = scan_compressed(here.rescan) if here.rescan is not None else None
-        at = scan[0] + 1 if scan is not None and scan[1] is not None else here.read_error_line(line)
+        failure = here.decompression_failure()
+        at = failure[0] + 1 if failure is not None else here.read_error_line(line)
         raise exc.located(name, at) from None
     except InputReadError as exc:
         raise exc.located(name, here.read_error_line(line)) from None

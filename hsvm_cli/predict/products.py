@@ -60,6 +60,11 @@ def products(X, W, *, WT=None, out=None, threads=1, kernel=None):
     if n == 0 or P == 0:
         return out
     kid = kernel_id(kernel)
+    threads = resolve_threads(threads)
+    # Dense rows split the classifiers between the threads when there are
+    # enough: each packs only its share of W, where a split of the rows would
+    # have every thread pack (read) all of W for few rows.
+    by_columns = not sparse and P >= _MIN_COLUMNS_PER_TASK * threads
     if sparse:
         WT = transposed(W) if WT is None else WT
         if WT.shape != (d, P) or WT.dtype != np.float32 or not WT.flags.c_contiguous:
@@ -68,26 +73,23 @@ def products(X, W, *, WT=None, out=None, threads=1, kernel=None):
         indices = np.ascontiguousarray(X.indices, dtype=np.int32)
         data = np.ascontiguousarray(X.data, dtype=np.float32)
 
-        def run(s, e):
+        def run(s, e):          # rows s..e
             return lib.hsvm_products_csr(ptr("int64_t *", indptr[s:]), ptr("int32_t *", indices),
                                          ptr("float *", data), e - s, ptr("float *", WT), P,
                                          ptr("float *", out[s:]), P, kid)
-    threads = resolve_threads(threads)
-    if not sparse and P >= _MIN_COLUMNS_PER_TASK * threads:
-        # Dense rows split the classifiers between the threads: each packs
-        # only its share of W, where a split of the rows would have every
-        # thread pack (read) all of W for few rows.
-        def run(s, e):
+    elif by_columns:
+        def run(s, e):          # classifiers s..e
             return lib.hsvm_products_dense(ptr("float *", X), n, d, d, ptr("float *", W[s:]), e - s,
                                            ptr("float *", out) + s, P, kid)
+    else:
+        def run(s, e):          # rows s..e
+            return lib.hsvm_products_dense(ptr("float *", X[s:]), e - s, d, d, ptr("float *", W), P,
+                                           ptr("float *", out[s:]), P, kid)
+    if by_columns:
         tasks = threads
         bounds = np.linspace(0, P, tasks + 1).astype(np.int64) // 32 * 32
         bounds[-1] = P
     else:
-        if not sparse:
-            def run(s, e):
-                return lib.hsvm_products_dense(ptr("float *", X[s:]), e - s, d, d, ptr("float *", W), P,
-                                               ptr("float *", out[s:]), P, kid)
         tasks = max(1, min(threads, n // _MIN_ROWS_PER_TASK))
         bounds = np.linspace(0, n, tasks + 1).astype(np.int64)
     spans = [(int(bounds[i]), int(bounds[i + 1])) for i in range(tasks) if bounds[i] < bounds[i + 1]]

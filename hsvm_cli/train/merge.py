@@ -130,13 +130,14 @@ def _check_blocks(spans):
             raise ModelMismatchError("block %d/%d is given twice (%s and %s)"
                                      % (block.index, block.count, seen[block.index], path))
         seen[block.index] = path
-    missing = [i for i in range(counts[0]) if i not in seen]
+    missing = _missing_blocks(spans)
     if missing:
-        raise ModelMismatchError("missing block%s %s of the split" % ("s" if len(missing) > 1 else "", ", ".join(
-            "%d/%d" % (i, counts[0]) for i in missing)))
+        raise ModelMismatchError("%s of the split" % missing)
 
 
-def _missing_blocks_hint(spans):
+def _missing_blocks(spans):
+    """"missing blocks i/N, ..." for the blocks of one split no part holds,
+    or "" (none missing, or parts of different splits)."""
     counts = {block.count for _, _, _, block in spans}
     if len(counts) != 1:
         return ""
@@ -145,7 +146,12 @@ def _missing_blocks_hint(spans):
     missing = [i for i in range(n) if i not in present]
     if not missing:
         return ""
-    return " (missing block%s %s)" % ("s" if len(missing) > 1 else "", ", ".join("%d/%d" % (i, n) for i in missing))
+    return "missing block%s %s" % ("s" if len(missing) > 1 else "", ", ".join("%d/%d" % (i, n) for i in missing))
+
+
+def _missing_blocks_hint(spans):
+    missing = _missing_blocks(spans)
+    return " (%s)" % missing if missing else ""
 
 
 def merge_models(part_paths, output, *, recorded_output=None, progress=False):

@@ -226,8 +226,7 @@ def train_ovo_codes_file(path, *, bits=None, **kw):
     if bits is not None and (bits <= 0 or bits % 64 or bits > codes.bits):
         raise DataError("%s: --bits must be a multiple of 64 up to the codes' %d, got %d" % (name, codes.bits, bits))
     model = train_ovo_codes(codes.codes, codes.labels, bits=bits, **kw)
-    source = {key: codes.meta[key] for key in ("kernel_hash_sha256", "kernel", "hash_model_sha256")
-              if key in codes.meta}
+    source = {key: codes.meta[key] for key in ("kernel_hash_sha256", "kernel") if key in codes.meta}
     source["input_features"] = int(codes.meta["n_features"])
     model.params = dict(model.params, codes=source)
     model.provenance = provenance(name, _file_sha256(path))

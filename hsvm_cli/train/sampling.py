@@ -11,6 +11,8 @@ import math
 
 import numpy as np
 
+from ..support.arrays import check_seed
+
 _U64 = 0xFFFFFFFFFFFFFFFF
 
 # Tags that keep the random streams for row subsets and bootstrap draws apart.
@@ -78,8 +80,7 @@ def check_options(C, solver, tol, per_class, bags, seed, jobs, *, solvers):
         raise ValueError("per_class must be a positive integer or None, not %r" % (per_class,))
     if not (is_int(bags) and bags >= 1):
         raise ValueError("bags must be a positive integer, not %r" % (bags,))
-    if not (is_int(seed) and 0 <= seed <= _U64):
-        raise ValueError("seed must be an integer in [0, 2**64), not %r" % (seed,))
+    check_seed(seed)
     if not (is_int(jobs) and jobs >= 1):
         raise ValueError("jobs must be a positive integer, not %r" % (jobs,))
 
