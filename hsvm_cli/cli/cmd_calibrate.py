@@ -72,7 +72,8 @@ def command(validation, model_path, hbm_path, output, max_loss, confidence, bits
     if zero_based is None:
         zero_based = trained_zero_based(model)
     X, y = load_svmlight(validation, zero_based=zero_based, n_features=model.n_features,
-                         extra_features=default_extra_features(model) if extra_features is None else extra_features)
+                         extra_features=default_extra_features(model) if extra_features is None else extra_features,
+                         threads=threads)
     with StepBar(options.show_progress(quiet), unit="step", desc="calibrate") as bar:
         cal = calibrate(model, h, X, y, max_loss=max_loss, bits_grid=bits_grid, k_grid=k_grid, epsilons=epsilons,
                         threads=threads, repeat=repeat, progress=bar, rules=rules, first_stages=first_stages,

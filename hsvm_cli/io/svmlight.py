@@ -30,7 +30,7 @@ import numbers
 import os
 import re
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -72,6 +72,10 @@ _INITIAL_NNZ = 1 << 16
 
 _TOKEN = re.compile(rb"[^ \t\r\n\v\f#]*")
 
+# The least text a reader thread parses on its own: below this a thread's
+# hand-off and the copy of its rows into the chunk cost more than they save.
+_PART_BYTES = 1 << 20
+
 
 @dataclass
 class SvmChunk:
@@ -95,9 +99,12 @@ class _Options:
     dtype: np.dtype
     block_size: int
     line_limit: int
+    threads: int
+    part_bytes: int
 
 
-def _validate(zero_based, n_features, extra_features, chunk_rows, dtype, block_size, line_limit):
+def _validate(zero_based, n_features, extra_features, chunk_rows, dtype, block_size, line_limit, threads=None,
+              part_bytes=None):
     if not isinstance(zero_based, (bool, np.bool_)):
         raise TypeError("zero_based must be a bool, not %r" % (zero_based,))
     if n_features is not None:
@@ -126,14 +133,18 @@ def _validate(zero_based, n_features, extra_features, chunk_rows, dtype, block_s
         line_limit = MAX_LINE_BYTES
     if isinstance(line_limit, bool) or not isinstance(line_limit, numbers.Integral) or line_limit < 1:
         raise ValueError("line limit must be a positive int, not %r" % (line_limit,))
+    from ..support.threads import resolve_threads
+    threads = resolve_threads(threads)
+    part_bytes = _PART_BYTES if part_bytes is None else int(part_bytes)
     # Blocks no longer than the limit: then a line that ends inside one block
     # is within the limit, and only carried-over lines need counting.
     return _Options(bool(zero_based), n_features, extra_features == "ignore", int(chunk_rows), dt,
-                    int(min(block_size, line_limit)), int(line_limit))
+                    int(min(block_size, line_limit)), int(line_limit), threads, max(1, part_bytes))
 
 
 def iter_svmlight(source, *, zero_based=False, n_features=None, extra_features="error",
-                  chunk_rows=65536, dtype=np.float64, name=None, shard=None, _block_size=None, _line_limit=None):
+                  chunk_rows=65536, dtype=np.float64, name=None, shard=None, threads=None, _block_size=None,
+                  _line_limit=None, _part_bytes=None):
     """Stream an svmlight file as :class:`SvmChunk` objects of at most ``chunk_rows`` rows.
 
     ``source``: a path, ``"-"`` for stdin (both opened with
@@ -154,15 +165,19 @@ def iter_svmlight(source, *, zero_based=False, n_features=None, extra_features="
     belongs to exactly one of N shards).  Chunks' ``first_line`` and error
     messages still give the file's own line numbers.  Compressed input, stdin
     and file objects raise :class:`~hsvm_cli.io.shard.ShardError`.
+    ``threads``: threads parsing each block of text (None, 0 or "auto":
+    :func:`hsvm_cli.support.threads.default_threads`); the chunks are the
+    same whatever it is.
 
     Options are checked at the call; the file is opened on the first ``next()``.
     A file without data lines yields no chunk.  Malformed input raises
     :class:`~hsvm_cli.errors.InputFormatError`, compressed data that cannot be
     decompressed :class:`~hsvm_cli.errors.CorruptInputError`, a failing read
     :class:`~hsvm_cli.errors.InputReadError`, a missing or unreadable path
-    :class:`~hsvm_cli.errors.InputNotFoundError`.  (``_block_size`` and
-    ``_line_limit`` are for tests.)"""
-    opts = _validate(zero_based, n_features, extra_features, chunk_rows, dtype, _block_size, _line_limit)
+    :class:`~hsvm_cli.errors.InputNotFoundError`.  (``_block_size``,
+    ``_line_limit`` and ``_part_bytes`` are for tests.)"""
+    opts = _validate(zero_based, n_features, extra_features, chunk_rows, dtype, _block_size, _line_limit, threads,
+                     _part_bytes)
     _check_source(source)
     if shard is not None:
         return _generate_shard(source, as_shard(shard), opts, name)
@@ -170,11 +185,13 @@ def iter_svmlight(source, *, zero_based=False, n_features=None, extra_features="
 
 
 def load_svmlight(source, *, zero_based=False, n_features=None, extra_features="error",
-                  dtype=np.float64, name=None, shard=None, _block_size=None, _line_limit=None, _rescan=None):
+                  dtype=np.float64, name=None, shard=None, threads=None, _block_size=None, _line_limit=None,
+                  _rescan=None, _part_bytes=None):
     """Read a whole svmlight file; returns ``(X, y)``: a CSR matrix of shape
     ``(rows, width)`` and int64 labels.  ``width`` is ``n_features`` when given,
     else the largest column + 1 in the file.  Options as for :func:`iter_svmlight`."""
-    opts = _validate(zero_based, n_features, extra_features, _UNBOUNDED_ROWS, dtype, _block_size, _line_limit)
+    opts = _validate(zero_based, n_features, extra_features, _UNBOUNDED_ROWS, dtype, _block_size, _line_limit, threads,
+                     _part_bytes)
     _check_source(source)
     if shard is not None:
         chunks = list(_generate_shard(source, as_shard(shard), opts, name))
@@ -231,6 +248,13 @@ def _generate(source, opts, name, lines_before=None, rescan=None):
 def _generate_lines(fh, opts, name, here):
     """The chunks of the svmlight text ``fh`` (see :func:`_generate`)."""
     builder = _ChunkBuilder(opts, name, here)
+    try:
+        yield from _parse_blocks(fh, opts, name, here, builder)
+    finally:
+        builder.close()
+
+
+def _parse_blocks(fh, opts, name, here, builder):
     carry = []   # pieces of a line not yet ended by a newline
     carried = 0  # their total length
     line = 0     # 0-based file line at which the carried bytes start
@@ -261,7 +285,7 @@ def _generate_lines(fh, opts, name, here):
             line = yield from builder.feed(head, 0, len(head), line)
             start = first
         if start <= cut:
-            line = yield from builder.feed(data, start, cut + 1, line)
+            line = yield from builder.feed_block(data, start, cut + 1, line)
         if cut + 1 < len(data):
             carry.append(data[cut + 1:])
             carried = len(data) - cut - 1
@@ -333,14 +357,20 @@ class _ChunkBuilder:
     """The CSR arrays of the chunk being filled, grown on demand, handed out
     as an SvmChunk when ``chunk_rows`` rows are in."""
 
-    def __init__(self, opts, name, here):
+    def __init__(self, opts, name, here, nnz_hint=_INITIAL_NNZ):
         self.opts = opts
         self.name = name
         self.here = here
         self.st = ffi.new("hsvm_svm_parse_state *")
-        self.nnz_hint = _INITIAL_NNZ
+        self.nnz_hint = nnz_hint
         self.n_features = -1 if opts.n_features is None else opts.n_features
+        self._pool = None
         self._reset()
+
+    def close(self):
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
 
     def _reset(self):
         self.row_cap = min(self.opts.chunk_rows, _INITIAL_ROWS)
@@ -418,6 +448,95 @@ class _ChunkBuilder:
                 self._grow_nnz(st.need_nnz)
         return line
 
+    def feed_block(self, data, start, stop, line):
+        """:meth:`feed`, the lines split among ``opts.threads`` threads when
+        there are enough of them: this thread parses the first part into the
+        chunk while the others parse theirs into arrays of their own, whose
+        rows are then appended in file order.  The chunks, their first lines
+        and the first error in file order are those of :meth:`feed`."""
+        parts = self._split(data, start, stop)
+        if len(parts) == 1:
+            return (yield from self.feed(data, start, stop, line))
+        if self._pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+            self._pool = ThreadPoolExecutor(self.opts.threads - 1, thread_name_prefix="hsvm-parse")
+        others = [self._pool.submit(self._parse_part, data, lo, hi) for lo, hi in parts[1:]]
+        line = yield from self.feed(data, parts[0][0], parts[0][1], line)
+        for future, (lo, hi) in zip(others, parts[1:]):
+            part, lines, failed = future.result()
+            if failed or (self.st.rows + part.st.rows > self.opts.chunk_rows and part.st.rows != lines):
+                # A malformed line, or a chunk that starts inside the part
+                # after lines that are not rows (blank or comment lines), where
+                # only a parse in this thread knows the file line: parse the
+                # part again here, which reports the error as feed() does.
+                line = yield from self.feed(data, lo, hi, line)
+                continue
+            yield from self._absorb(part, line)
+            line += lines
+        return line
+
+    def _split(self, data, start, stop):
+        # At most opts.threads parts of at least opts.part_bytes, cut after a newline.
+        n = min(self.opts.threads, (stop - start) // self.opts.part_bytes)
+        if n <= 1:
+            return [(start, stop)]
+        cuts = [start]
+        for i in range(1, n):
+            nl = data.find(b"\n", max(cuts[-1], start + (stop - start) * i // n), stop - 1)
+            if nl >= 0:
+                cuts.append(nl + 1)
+        cuts.append(stop)
+        return [(lo, hi) for lo, hi in zip(cuts[:-1], cuts[1:]) if lo < hi]
+
+    def _parse_part(self, data, lo, hi):
+        # On a worker thread: (a builder holding the part's rows, the part's
+        # lines, whether a line was malformed).  Line numbers are counted from
+        # the part's start; the builder is sized for the most values its text
+        # can hold (a value takes at least 4 bytes, " i:v"; untouched capacity
+        # costs no memory).
+        part = _ChunkBuilder(replace(self.opts, chunk_rows=_UNBOUNDED_ROWS), self.name, _LineBase(None),
+                             nnz_hint=(hi - lo) // 4 + 16)
+        feeding = part.feed(data, lo, hi, 0)
+        try:
+            while True:
+                next(feeding)   # an unbounded chunk is never full
+        except StopIteration as done:
+            return part, done.value, False
+        except InputFormatError:
+            return part, 0, True
+
+    def _absorb(self, part, line):
+        """Append the rows of a part parsed on another thread, starting at
+        0-based reader line ``line``, emitting full chunks.  Every line of
+        the part up to a chunk boundary inside it is a row (feed_block sees
+        to it), so a chunk starting at its row r starts at its line r."""
+        R = int(part.st.rows)
+        r = 0
+        while r < R:
+            n0, z0 = int(self.st.rows), int(self.st.nnz)
+            take = min(self.opts.chunk_rows - n0, R - r)
+            a, b = int(part.indptr[r]), int(part.indptr[r + take])
+            while self.row_cap < n0 + take:
+                self._grow_rows()
+            if self.nnz_cap < z0 + (b - a):
+                self._grow_nnz(b - a)
+            if n0 == 0:
+                self.first_line = line + part.first_line + r
+            ends = part.indptr[r + 1:r + take + 1]
+            self.indptr[n0 + 1:n0 + take + 1] = ends - a + z0
+            self.labels[n0:n0 + take] = part.labels[r:r + take]
+            self.indices[z0:z0 + b - a] = part.indices[a:b]
+            self.values[z0:z0 + b - a] = part.values[a:b]
+            filled = ends > part.indptr[r:r + take]
+            if filled.any():
+                # indices increase along a row: its last one is its largest column
+                self.st.max_col = max(int(self.st.max_col), int(part.indices[ends[filled] - 1].max()))
+            self.st.rows = n0 + take
+            self.st.nnz = z0 + b - a
+            r += take
+            if self.st.rows >= self.opts.chunk_rows:
+                yield self._emit()
+
     def finish(self):
         if self.st.rows:
             yield self._emit()
@@ -426,17 +545,22 @@ class _ChunkBuilder:
         n, nnz = self.st.rows, self.st.nnz
         width = self.n_features if self.n_features >= 0 else self.st.max_col + 1
         # Slices of the work arrays would pin their spare capacity for as
-        # long as the chunk lives; copy when that is more than a little.
-        wasteful = self.nnz_cap > nnz + (nnz >> 3) + 4096
+        # long as the chunk lives.  When that is more than a little (a file
+        # that ends before its chunk fills), the arrays are shrunk in place:
+        # realloc hands the tail back without the copy of the chunk a slice's
+        # copy() costs (~80 ms for 10 M values).  Nothing else views them:
+        # the parser's pointers are released first and _reset() makes new ones.
+        if self.nnz_cap > nnz + (nnz >> 3) + 4096:
+            ffi.release(self.p_values)
+            ffi.release(self.p_indices)
+            self.values.resize(nnz, refcheck=False)
+            self.indices.resize(nnz, refcheck=False)
+            self.nnz_cap = nnz
         values = self.values[:nnz]
-        if wasteful:
-            values = values.copy()
         indices = self.indices[:nnz]
         indptr = self.indptr[:n + 1]
         if nnz <= _INT32_MAX:
             indptr = indptr.astype(np.int32)
-            if wasteful:
-                indices = indices.copy()
         else:
             indices = indices.astype(np.int64)
         labels = self.labels[:n]

@@ -114,6 +114,13 @@ class OvoModel:
         else:
             self.container.verify_rows("W", rows)
 
+    def verify_in_background(self):
+        """Start checking all of W on another thread (see
+        :meth:`hsvm_cli.io.container.Container.verify_in_background`); the
+        next :meth:`verify` waits for it.  For users that will read all of W."""
+        if self.container is not None:
+            self.container.verify_in_background("W")
+
     def stored_arrays(self):
         """The arrays as the file stores them."""
         arrays = {

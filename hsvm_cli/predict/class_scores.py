@@ -73,8 +73,10 @@ class ClassScoreFilter:
             with t.phase("filter"):
                 if sp.issparse(Xn) and self._UT is None:
                     self._UT = transposed(self.U)
-                return np.asarray(products(Xn, self.U, WT=self._UT, threads=self.threads, kernel=self.kernel),
-                                  dtype=np.float64) + self.beta
+                scores = np.asarray(products(Xn, self.U, WT=self._UT, threads=self.threads, kernel=self.kernel),
+                                    dtype=np.float64)
+                scores += self.beta
+                return scores
         with t.phase("hash"):
             xcodes = self.encoder.codes(Xn)
         return self.scores_of_codes(xcodes, timings=t)

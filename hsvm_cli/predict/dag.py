@@ -119,14 +119,17 @@ class DecisionDag:
             self._keys = np.ascontiguousarray(lookup.keys, dtype=np.int64)
             self._key_pair = np.ascontiguousarray(lookup.order, dtype=np.int32)
         self.stats = {"evaluations": 0, "row_fetches": 0}
+        self._verify = None     # the model's check of its weights, when made from one
 
     @classmethod
     def from_model(cls, model):
-        """The DDAG of an :class:`hsvm_cli.models.ovo.OvoModel` (its weights
-        checked first: a DAG may meet any pair)."""
-        model.verify()
-        return cls(model.W, model.b, model.pair_a, model.pair_b, bags=model.bags,
-                   n_classes=model.n_classes)
+        """The DDAG of an :class:`hsvm_cli.models.ovo.OvoModel`.  A DAG may meet
+        any pair, so all the weights are checked: on another thread from now
+        on, and :meth:`predict` waits for the check."""
+        model.verify_in_background()
+        dag = cls(model.W, model.b, model.pair_a, model.pair_b, bags=model.bags, n_classes=model.n_classes)
+        dag._verify = model.verify
+        return dag
 
     @property
     def n_pairs(self):
@@ -182,6 +185,8 @@ class DecisionDag:
         for the steps a row with fewer candidates does not take."""
         kid = kernel_id(kernel)
         threads = resolve_threads(threads)
+        if self._verify is not None:
+            self._verify()
         block = _DEFAULT_BLOCK if block is None else _positive_int("block", block)
         if block > _MAX_BLOCK:
             raise ValueError("block must be at most %d" % _MAX_BLOCK)

@@ -76,7 +76,8 @@ class ExactScorer:
 
     def __init__(self, model, *, threads=None, kernel=None):
         self.model = model
-        model.verify()
+        # checked while the caller parses its input; products() waits for it
+        model.verify_in_background()
         self.W = np.asarray(model.W, dtype=np.float32)
         self.b = np.asarray(model.b, dtype=np.float32)
         self.threads = threads
@@ -87,6 +88,7 @@ class ExactScorer:
         # Sparse rows run over their nonzeros; with W transposed contiguously
         # each nonzero reads one contiguous row of classifiers.
         if self._WT is None:
+            self.model.verify()
             self._WT = transposed(self.W)
         return self._WT
 
@@ -99,6 +101,7 @@ class ExactScorer:
         ``out``: optional C-contiguous float32 buffer of at least n rows, filled
         (for dense X) instead of a fresh array, which saves the page faults of
         a new block of up to 64 MB."""
+        self.model.verify()
         if sp.issparse(X):
             return products(X, self.W, WT=self._wt(), threads=self.threads, kernel=self.kernel)
         return products(X, self.W, out=out, threads=self.threads, kernel=self.kernel)

@@ -189,7 +189,7 @@ class OvrPredictor:
             return Prediction(y, m.classes[best], scores, scores)
         est = self.estimates(Xn, timings=t)
         with t.phase("filter"):
-            kept = top_classes(np.zeros(est.shape, dtype=np.int32), est, self.k)
+            kept = top_classes(np.zeros(est.shape, dtype=np.int32), est, self.k, threads=self.threads)
         with t.phase("refine"):
             if not self.refine:
                 best = kept[:, 0]
@@ -226,7 +226,8 @@ class OvrPredictor:
             header = shard is None or shard.is_first
         writer = PredictionWriter(self.model.classes, scores=scores)
         chunks = timed_chunks(iter_svmlight(source, zero_based=zero_based, n_features=self.model.n_features,
-                                            extra_features=extra_features, chunk_rows=chunk_rows, shard=shard), t)
+                                            extra_features=extra_features, chunk_rows=chunk_rows, shard=shard,
+                                            threads=self.threads), t)
         writer.write_all((self.predict_block(c.X, y=c.y, timings=t) for c in chunks), output, timings=t,
                          header=header)
         if self.hash_model is not None:

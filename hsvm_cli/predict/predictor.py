@@ -399,7 +399,8 @@ class Predictor:
             raw = self.features is not None
             chunks = timed_chunks(iter_svmlight(source, zero_based=zero_based, n_features=width,
                                                 extra_features=extra_features, chunk_rows=chunk_rows, shard=shard,
-                                                dtype=np.float64 if raw else np.float32), t)
+                                                dtype=np.float64 if raw else np.float32,
+                                                threads=self.threads), t)
             if isinstance(features, _Located):
                 chunks = features.watch(chunks)
             if not raw:
@@ -468,7 +469,7 @@ class Predictor:
         """The classes to refine, best first: kept [n, k], which of them are in
         use (None: all), the first-stage probabilities when needed."""
         with t.phase("filter"):
-            kept = top_classes(hv, hm, self.k)
+            kept = top_classes(hv, hm, self.k, threads=self._threads())
             p1 = first_stage_proba(hv, hm, self.alpha) if (proba or self.epsilon is not None) else None
             valid = None
             if self.epsilon is not None and self.refine:

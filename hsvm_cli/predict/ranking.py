@@ -8,6 +8,7 @@ is only consulted on equal votes."""
 import numpy as np
 
 from ..support.native import lib, ptr
+from ..support.threads import resolve_threads, run_each
 
 
 def rank_classes(votes, confidence):
@@ -17,9 +18,10 @@ def rank_classes(votes, confidence):
     return np.lexsort((-confidence, -votes), axis=-1)
 
 
-def top_classes(votes, confidence, k):
+def top_classes(votes, confidence, k, *, threads=1):
     """Per row, the indices of the k best classes, best first ([n, k] int32);
-    the order of :func:`rank_classes`, selected in C in O(K + k^2) per row."""
+    the order of :func:`rank_classes`, selected in C in O(K + k^2) per row,
+    on up to ``threads`` threads (blocks of rows; same result)."""
     votes = np.ascontiguousarray(votes, dtype=np.int32)
     confidence = np.ascontiguousarray(confidence, dtype=np.float64)
     n, K = votes.shape
@@ -29,10 +31,17 @@ def top_classes(votes, confidence, k):
     if k < 1:
         raise ValueError("k must be at least 1")
     out = np.empty((n, k), dtype=np.int32)
-    if n:
-        rc = lib.hsvm_topk(ptr("int32_t *", votes), ptr("double *", confidence), n, K, k, ptr("int32_t *", out))
-        if rc == -2:
+
+    def select(span):
+        s, e = span
+        if e > s and lib.hsvm_topk(ptr("int32_t *", votes[s:e]), ptr("double *", confidence[s:e]), e - s, K, k,
+                                   ptr("int32_t *", out[s:e])) == -2:
             raise MemoryError("top-k selection")
+
+    # a thread per block of rows when the selection is worth one (~1 ms or more)
+    parts = max(1, min(resolve_threads(threads), n * K // (1 << 20)))
+    bounds = [n * i // parts for i in range(parts + 1)]
+    run_each(select, zip(bounds[:-1], bounds[1:]), threads=parts)
     return out
 
 

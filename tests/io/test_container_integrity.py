@@ -10,6 +10,10 @@ import pytest
 from hsvm_cli.errors import ModelFormatError
 from hsvm_cli.io import container
 from hsvm_cli.io.container import read_container, write_container
+from hsvm_cli.support.kernels import kernel_id
+from hsvm_cli.support.native import ffi, lib
+
+from conftest import kernel_params
 
 
 def _arrays(n=5000):
@@ -79,6 +83,39 @@ def test_nan_in_a_float_array_is_refused_even_with_matching_checksums(tmp_path):
     p = _write(tmp_path / "f.bin", arrays={"W": W, "k": np.arange(3, dtype=np.int64)})
     with pytest.raises(ModelFormatError, match="NaN or infinite"):
         read_container(p, kind="hsvm-test", versions={1})
+
+
+@pytest.mark.parametrize("kernel", kernel_params())
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_every_code_path_finds_a_non_finite_value_wherever_it_is(kernel, dtype):
+    check, ctype = ((lib.hsvm_all_finite_f32, "uint32_t *") if dtype == np.float32
+                    else (lib.hsvm_all_finite_f64, "uint64_t *"))
+    finfo = np.finfo(dtype)
+    for n in (0, 1, 7, 8, 15, 16, 17, 63, 64, 65, 127, 128, 129, 300):
+        values = np.random.default_rng(n).standard_normal(n).astype(dtype)
+        if n:
+            values[0], values[-1] = finfo.max, -finfo.max   # finite to the last exponent
+        assert check(ffi.cast(ctype, ffi.from_buffer(values)), n, kernel_id(kernel)) == 1
+        for at in range(n):
+            for bad in (np.nan, np.inf, -np.inf):
+                spoilt = values.copy()
+                spoilt[at] = bad
+                assert check(ffi.cast(ctype, ffi.from_buffer(spoilt)), n, kernel_id(kernel)) == 0, (n, at, bad)
+
+
+def test_a_check_started_in_the_background_reports_its_finding_when_the_array_is_used(tmp_path):
+    p = _write(tmp_path / "f.bin", arrays={"W": np.ones((1 << 21, 4), dtype=np.float32),  # 32 MiB: 2 blocks
+                                           "k": np.arange(3, dtype=np.int64)})
+    raw = bytearray(p.read_bytes())
+    raw[-5] ^= 0x10
+    p.write_bytes(bytes(raw))
+    c = read_container(p, kind="hsvm-test", versions={1}, lazy=("W",))
+    c.verify_in_background("W")
+    with pytest.raises(ModelFormatError, match="array 'W' is corrupt"):
+        c.verify("W")
+    with pytest.raises(ModelFormatError, match="array 'W' is corrupt"):   # and again: the block stays unchecked
+        c.verify_rows("W", [(1 << 21) - 1])
+    c.verify_rows("W", [0])
 
 
 def test_an_edited_metadata_value_is_refused(tmp_path):

@@ -109,3 +109,28 @@ def test_mostly_valid_files_give_the_same_result_split_anywhere(data):
     assert ref is not None
     assert [int(v) for c in chunks for v in c.y] == ref.labels
     assert all(c.X.shape[0] <= chunk_rows for c in chunks)
+
+
+def _outcome(text, **kw):
+    # (chunks as comparable tuples, error message or None) of one read
+    chunks = []
+    try:
+        for c in iter_svmlight(io.BytesIO(text), name="f.svm", **kw):
+            X = c.X
+            chunks.append((X.shape, X.indptr.tolist(), X.indices.tolist(), X.data.tolist(), c.y.tolist(),
+                           c.first_line))
+    except InputFormatError as err:
+        return chunks, str(err)
+    return chunks, None
+
+
+@BOUNDED
+@given(st.data(), OPTIONS)
+def test_parsing_on_several_threads_gives_the_chunks_and_error_of_one(data, opts):
+    text = grammar_text(data, bad_rate=data.draw(st.sampled_from([0, 0, 1])))
+    chunk_rows = data.draw(st.integers(1, 6))
+    block = data.draw(st.integers(16, max(16, len(text))))
+    kw = dict(opts, chunk_rows=chunk_rows, _block_size=block)
+    one = _outcome(text, threads=1, **kw)
+    several = _outcome(text, threads=data.draw(st.integers(2, 4)), _part_bytes=data.draw(st.integers(1, 64)), **kw)
+    assert several == one

@@ -18,3 +18,14 @@ def test_native_top_k_equals_full_lexicographic_ranking(K, k):
     votes = rng.integers(0, 4, size=(50, K)).astype(np.int32)   # many vote ties
     conf = rng.integers(-2, 3, size=(50, K)).astype(np.float64)  # and confidence ties
     assert np.array_equal(top_classes(votes, conf, k), rank_classes(votes, conf)[:, :k])
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_top_k_on_several_threads_is_the_one_thread_selection(threads):
+    rng = np.random.default_rng(threads)
+    n, K = 3001, 1000   # enough cells that every thread gets a block of rows
+    votes = rng.integers(0, 4, size=(n, K)).astype(np.int32)
+    conf = rng.integers(-2, 3, size=(n, K)).astype(np.float64)
+    one = top_classes(votes, conf, 9, threads=1)
+    assert np.array_equal(top_classes(votes, conf, 9, threads=threads), one)
+    assert np.array_equal(one[::97], rank_classes(votes[::97], conf[::97])[:, :9])
