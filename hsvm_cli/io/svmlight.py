@@ -248,18 +248,50 @@ def _generate(source, opts, name, lines_before=None, rescan=None):
 def _generate_lines(fh, opts, name, here):
     """The chunks of the svmlight text ``fh`` (see :func:`_generate`)."""
     builder = _ChunkBuilder(opts, name, here)
+    blocks = _BlockReader(fh, opts.block_size, ahead=opts.threads > 1)
     try:
-        yield from _parse_blocks(fh, opts, name, here, builder)
+        yield from _parse_blocks(blocks, opts, name, here, builder)
     finally:
+        blocks.close()
         builder.close()
 
 
-def _parse_blocks(fh, opts, name, here, builder):
+class _BlockReader:
+    """The blocks of ``fh`` in order.  With ``ahead``, the next block is read
+    -- and decompressed, the costly part of a compressed input -- on another
+    thread while the current one is parsed; a read's failure is raised when
+    its block is asked for, as without."""
+
+    def __init__(self, fh, size, ahead):
+        self.fh = fh
+        self.size = size
+        self._pool = self._next = None
+        if ahead:
+            from concurrent.futures import ThreadPoolExecutor
+            self._pool = ThreadPoolExecutor(1, thread_name_prefix="hsvm-read")
+
+    def read(self, name, line, here):
+        if self._pool is None:
+            return _read_block(lambda: self.fh.read(self.size), name, line, here)
+        pending, self._next = self._next or self._pool.submit(self.fh.read, self.size), None
+        data = _read_block(pending.result, name, line, here)
+        if data:
+            self._next = self._pool.submit(self.fh.read, self.size)
+        return data
+
+    def close(self):
+        # A read in flight ends before the caller closes the file.
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = self._next = None
+
+
+def _parse_blocks(blocks, opts, name, here, builder):
     carry = []   # pieces of a line not yet ended by a newline
     carried = 0  # their total length
     line = 0     # 0-based file line at which the carried bytes start
     while True:
-        data = _read_block(fh, opts.block_size, name, line, here)
+        data = blocks.read(name, line, here)
         if isinstance(data, str):
             raise TypeError("%s: source must be opened in binary mode" % name)
         if not data:
@@ -325,11 +357,11 @@ class _LineBase:
             return None
 
 
-def _read_block(fh, size, name, line, here):
-    """The next block of ``fh``; a decompression or read failure names the
+def _read_block(read, name, line, here):
+    """The next block, ``read()``; a decompression or read failure names the
     file and the (1-based) line the reader had reached."""
     try:
-        return fh.read(size)
+        return read()
     except CorruptInputError as exc:
         # The block read ahead of the parsed lines: the rescan counts the
         # lines decompressed before the failure, the line it falls in.
