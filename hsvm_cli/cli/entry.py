@@ -1,9 +1,11 @@
 """The ``hsvm`` console script.  Signals are handled from the first moment: a
 Ctrl-C or SIGTERM while the modules are still loading leaves at once (nothing
 is written yet), without a traceback; once a subcommand runs, they raise so
-that its cleanup runs (cli/main.py)."""
+that its cleanup runs (cli/main.py), and the process then leaves without
+waiting for worker threads."""
 import os
 import signal
+import sys
 
 
 def _exit_quietly(signum, frame):
@@ -17,4 +19,18 @@ def main():
     from ..support.resources import blas_threads_from_slurm
     blas_threads_from_slurm()
     from .main import cli
-    cli(prog_name="hsvm")
+    try:
+        cli(prog_name="hsvm")
+    except SystemExit as exc:
+        if exc.code in (130, 143):
+            # Interrupted or terminated, every `finally` run and the message
+            # written: leave now.  The interpreter's exit would wait for
+            # worker threads still inside a native call (a pair's solver), and
+            # a second Ctrl-C meanwhile would print a traceback.
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except (OSError, ValueError):
+                    pass
+            os._exit(exc.code)
+        raise

@@ -321,8 +321,9 @@ class Container:
         """Start checking every block of array ``name`` on another thread, so
         that the check of a large array overlaps what the process does before
         it first reads the array (parsing its input); :meth:`verify` waits for
-        it and raises what it found.  The thread is not a daemon: a process
-        that ends sooner waits for the check (it holds views of the mapping)."""
+        it and raises what it found.  A process that ends without using the
+        array (an error, Ctrl-C) does not wait for the check: the thread
+        stops at its next slice once the interpreter starts exiting."""
         if name in self._background or self._done[name].all():
             return
         import threading
@@ -331,11 +332,12 @@ class Container:
         def run():
             try:
                 # one thread: the process's own work goes on beside it
-                self._verify(name, None, workers=1)
+                self._verify(name, None, workers=1, stop=_exiting)
             except BaseException as exc:    # handed to the thread that uses the array
                 outcome["error"] = exc
 
-        thread = threading.Thread(target=run, name="hsvm-verify-%s" % name)
+        _stop_checks_at_exit()
+        thread = threading.Thread(target=run, name="hsvm-verify-%s" % name, daemon=True)
         self._background[name] = (thread, outcome)
         thread.start()
 
@@ -346,11 +348,12 @@ class Container:
         pending = self._background.pop(name, None)
         if pending is not None:
             pending[0].join()
-            if "error" in pending[1]:
+            if isinstance(pending[1].get("error"), ModelFormatError):
                 raise pending[1]["error"]
+            # anything else (stopped, out of memory) leaves its blocks unchecked: checked here
         self._verify(name, blocks)
 
-    def _verify(self, name, blocks, workers=None):
+    def _verify(self, name, blocks, workers=None, stop=None):
         done = self._done[name]
         todo = np.flatnonzero(~done) if blocks is None else [b for b in np.unique(blocks) if not done[b]]
         if not len(todo):
@@ -366,6 +369,8 @@ class Container:
             lo, hi = int(b) * B, min(data.shape[0], (int(b) + 1) * B)
             h = xxhash.xxh3_64()
             for s in range(lo, hi, _FINITE_SLICE):
+                if stop is not None and stop.is_set():
+                    raise _Stopped()
                 piece = data[s:min(hi, s + _FINITE_SLICE)]
                 h.update(piece)
                 if floating and not _finite(piece.view(arr.dtype)):
@@ -402,6 +407,24 @@ class Container:
         if row_bytes > self.block_bytes:
             blocks = np.unique(np.concatenate([np.arange(f, l + 1) for f, l in zip(first, last)]))
         self.verify(name, blocks)
+
+
+class _Stopped(Exception):
+    """A background check given up as the interpreter exits."""
+
+
+_exiting = None
+
+
+def _stop_checks_at_exit():
+    # Background checks run on daemon threads; this tells them to stop when
+    # the interpreter exits, before it tears down what they read.
+    global _exiting
+    if _exiting is None:
+        import atexit
+        import threading
+        _exiting = threading.Event()
+        atexit.register(_exiting.set)
 
 
 def _verify_threads():

@@ -234,7 +234,7 @@ def _generate(source, opts, name, lines_before=None, rescan=None):
             given = getattr(fh, "name", None)
             name = given if isinstance(given, str) else "<input>"
     try:
-        yield from _generate_lines(fh, opts, name, here)
+        yield from _generate_lines(fh, opts, name, here, ahead=opts.threads > 1 and _regular_file(here.rescan))
     except InputFormatError as exc:
         failure = here.decompression_failure()
         if failure is not None:
@@ -245,10 +245,18 @@ def _generate(source, opts, name, lines_before=None, rescan=None):
             fh.close()
 
 
-def _generate_lines(fh, opts, name, here):
-    """The chunks of the svmlight text ``fh`` (see :func:`_generate`)."""
+def _regular_file(path):
+    try:
+        return path is not None and stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def _generate_lines(fh, opts, name, here, ahead=False):
+    """The chunks of the svmlight text ``fh`` (see :func:`_generate`);
+    ``ahead``: ``fh`` reads a regular file (see :class:`_BlockReader`)."""
     builder = _ChunkBuilder(opts, name, here)
-    blocks = _BlockReader(fh, opts.block_size, ahead=opts.threads > 1)
+    blocks = _BlockReader(fh, opts.block_size, ahead=ahead)
     try:
         yield from _parse_blocks(blocks, opts, name, here, builder)
     finally:
@@ -257,7 +265,8 @@ def _generate_lines(fh, opts, name, here):
 
 
 class _BlockReader:
-    """The blocks of ``fh`` in order.  With ``ahead``, the next block is read
+    """The blocks of ``fh`` in order.  With ``ahead`` (a regular file the
+    reader opened: its reads never wait on a writer), the next block is read
     -- and decompressed, the costly part of a compressed input -- on another
     thread while the current one is parsed; a read's failure is raised when
     its block is asked for, as without."""
@@ -265,25 +274,47 @@ class _BlockReader:
     def __init__(self, fh, size, ahead):
         self.fh = fh
         self.size = size
-        self._pool = self._next = None
-        if ahead:
-            from concurrent.futures import ThreadPoolExecutor
-            self._pool = ThreadPoolExecutor(1, thread_name_prefix="hsvm-read")
+        self.ahead = ahead
+        self._next = None
 
     def read(self, name, line, here):
-        if self._pool is None:
+        if not self.ahead:
             return _read_block(lambda: self.fh.read(self.size), name, line, here)
-        pending, self._next = self._next or self._pool.submit(self.fh.read, self.size), None
+        pending, self._next = self._next or _Ahead(self.fh, self.size), None
         data = _read_block(pending.result, name, line, here)
         if data:
-            self._next = self._pool.submit(self.fh.read, self.size)
+            self._next = _Ahead(self.fh, self.size)
         return data
 
     def close(self):
-        # A read in flight ends before the caller closes the file.
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = self._next = None
+        # A read in flight ends (a regular file's read always does) before
+        # the caller closes the file.
+        if self._next is not None:
+            self._next.thread.join()
+            self._next = None
+
+
+class _Ahead:
+    """One read of ``fh`` on a daemon thread (one that exit never waits for)."""
+
+    def __init__(self, fh, size):
+        import threading
+        self._outcome = None
+        self.thread = threading.Thread(target=self._run, args=(fh, size), name="hsvm-read", daemon=True)
+        self.thread.start()
+
+    def _run(self, fh, size):
+        try:
+            self._outcome = (fh.read(size), None)
+        except BaseException as exc:     # raised where the block is asked for
+            self._outcome = (None, exc)
+
+    def result(self):
+        self.thread.join()
+        data, error = self._outcome
+        if error is not None:
+            raise error
+        return data
 
 
 def _parse_blocks(blocks, opts, name, here, builder):

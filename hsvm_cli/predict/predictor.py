@@ -259,6 +259,8 @@ class Predictor:
             X = fit_width(X, self.model.n_features, extra=default_extra_features(self.model))
         if y is not None and X is not None and len(y) != X.shape[0]:
             raise ValueError("X has %d rows but y has %d labels" % (X.shape[0], len(y)))
+        if X is not None and X.shape[0] == 0:
+            self._finish_model_check()      # the weights are refused as when they were checked first
         if features is not None and X is not None:
             step = block_rows(self.model.n_features)
             parts = []
@@ -333,9 +335,25 @@ class Predictor:
             raise OptionError("missing TEST (only --codes with --no-refine can do without it)")
         else:
             pairs = ((c, None) for c in chunks)
-        for chunk, xcodes in pairs:
-            yield self.predict_block(chunk.X, y=chunk.y, xcodes=xcodes, proba=proba, timings=timings,
-                                     features=features)
+        try:
+            for chunk, xcodes in pairs:
+                yield self.predict_block(chunk.X, y=chunk.y, xcodes=xcodes, proba=proba, timings=timings,
+                                         features=features)
+        except Exception:
+            # A corrupt model is reported before a bad input, as when it was
+            # checked before the input was read.
+            self._finish_model_check()
+            raise
+        # An input without samples never used the weights: their check still counts.
+        self._finish_model_check()
+
+    def _finish_model_check(self):
+        # Exact and DAG prediction check all of W on a thread of their own
+        # (ExactScorer, DecisionDag.from_model); this waits for that check and
+        # raises what it found.  Other settings check the rows they read as
+        # they read them.
+        if self.dag is not None or self.scorer is not None:
+            self.model.verify()
 
     def predict_file(self, source, output="-", *, codes=None, scores=False, proba=False, timings=None,
                      zero_based=None, extra_features="error", chunk_rows=16384, shard=None, header=None):

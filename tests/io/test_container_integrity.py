@@ -118,6 +118,22 @@ def test_a_check_started_in_the_background_reports_its_finding_when_the_array_is
     c.verify_rows("W", [0])
 
 
+def test_a_background_check_stopped_by_the_exit_leaves_its_blocks_to_the_next_check(tmp_path, monkeypatch):
+    import threading
+    p = _write(tmp_path / "f.bin", arrays={"W": np.ones((1 << 21, 4), dtype=np.float32),
+                                           "k": np.arange(3, dtype=np.int64)})
+    raw = bytearray(p.read_bytes())
+    raw[-5] ^= 0x10
+    p.write_bytes(bytes(raw))
+    exiting = threading.Event()
+    exiting.set()                       # as atexit sets it
+    monkeypatch.setattr(container, "_exiting", exiting)
+    c = read_container(p, kind="hsvm-test", versions={1}, lazy=("W",))
+    c.verify_in_background("W")
+    with pytest.raises(ModelFormatError, match="array 'W' is corrupt"):
+        c.verify("W")
+
+
 def test_an_edited_metadata_value_is_refused(tmp_path):
     p = _write(tmp_path / "f.bin")
     _, _, h = _header(p)

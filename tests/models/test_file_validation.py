@@ -183,3 +183,33 @@ def test_a_corrupt_block_digest_of_the_model_is_the_models_fault_not_a_mismatch(
     for extra in (["-C", cal], ["-H", hbm, "-k", "3"]):
         r = run(["predict", "-q", "-m", str(bad)] + extra + [DIGITS_TEST], exit_code=65)
         assert len(r.stderr.splitlines()) == 1 and str(bad) in r.stderr, r.stderr
+
+
+def _flipped_weights(model, tmp_path):
+    # one bit of W changed; every checksum left as it was
+    c = read_container(model, kind=MODEL_KIND, versions={1, 2})
+    raw = bytearray(open(model, "rb").read())
+    (n,) = struct.unpack("<Q", raw[:8])
+    begin = json.loads(raw[8:8 + n])["W"]["data_offsets"][0]
+    raw[8 + n + begin + 4 * int(c.arrays["W"].size // 2)] ^= 0x04
+    bad = tmp_path / "bad.hsvm"
+    bad.write_bytes(bytes(raw))
+    return str(bad)
+
+
+@pytest.mark.parametrize("rule", [["--exact"], ["--dag"]])
+@pytest.mark.parametrize("samples", ["# no samples\n", "1 1:0.5 2:x\n"])
+def test_corrupt_weights_are_refused_whatever_the_input_and_before_its_errors(digits_files, tmp_path, rule,
+                                                                              samples):
+    # Exact and DAG prediction check W on a thread of their own while the
+    # input is read: an input without samples still has the model refused,
+    # and a malformed input is reported after the model, as when the model
+    # was checked first.
+    bad = _flipped_weights(digits_files[0], tmp_path)
+    test = tmp_path / "t.svm"
+    test.write_text(samples)
+    out = tmp_path / "out.txt"
+    r = run(["predict", "-q", "-m", bad] + rule + [str(test), "-o", str(out)], exit_code=65)
+    assert r.stderr == "hsvm: %s: array 'W' is corrupt: checksum mismatch in its bytes 0 to %d\n" % (
+        bad, read_container(bad, kind=MODEL_KIND, versions={1, 2}, lazy=("W",)).arrays["W"].nbytes), r.stderr
+    assert not out.exists()
