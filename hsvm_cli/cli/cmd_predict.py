@@ -76,9 +76,9 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
                                "(-k 1 is the same as --no-refine)" % (filter_k, filter_k))
     if no_refine:
         filter_k = 1        # the first stage's best class: also overrides a calibration's exact setting
-    if dag and (exact or hbm_path is not None):
-        raise click.UsageError("--dag is exact prediction by a decision DAG: no -H, no --exact (for a DAG after "
-                               "the hash filter use --refine dag)")
+    if dag and (exact or hbm_path is not None or first_stage is not None):
+        raise click.UsageError("--dag is exact prediction by a decision DAG: no -H, no --first-stage, no --exact "
+                               "(for a DAG after a first stage use --refine dag)")
     rule = "dag" if dag or refine_rule == "dag" else refine_rule      # None: the calibration's, else vote
     if rule == "dag" and scores:
         raise click.UsageError("a decision DAG gives labels only, no vote counts: --scores needs max-wins voting")

@@ -301,6 +301,34 @@ def open_raw(path):
         raise InputNotFoundError("%s: cannot open: %s" % (name, _strerror(exc))) from None
 
 
+# How much more of a compressed stream that cannot be read again (stdin, a
+# pipe) is decompressed after a parse error, to tell garbage that a corrupt
+# stream decompressed to (its checksum fails at the end of its member) from a
+# malformed line: about a second's work.
+_DRAIN_LIMIT = 1 << 30
+
+
+def stream_failure(fh):
+    """For an input :func:`open_input` decompresses and that cannot be read
+    again: the CorruptInputError its data ends in, found by decompressing on
+    (up to _DRAIN_LIMIT bytes), or None -- sound data as far as read, plain
+    input, or another reader."""
+    if not isinstance(fh, _Decompressed) or fh.closed:
+        return None
+    try:
+        left = _DRAIN_LIMIT
+        while left > 0:
+            data = fh.read1(min(left, 1 << 20))
+            if not data:
+                return None
+            left -= len(data)
+    except CorruptInputError as exc:
+        return exc
+    except (OSError, ValueError, InputReadError):
+        return None
+    return None
+
+
 class _Decompressed(io.BufferedReader):
     def __init__(self, stream, owned):
         super().__init__(stream, buffer_size=1 << 20)
@@ -396,6 +424,13 @@ def _close_quietly(fh):
 _MAX_LINKS = 40
 
 
+def _without_trailing_slashes(name):
+    # "out/" and "out/." name "out"
+    while name.endswith(os.sep) or name.endswith(os.sep + "."):
+        name = name[:-1]
+    return name or os.sep
+
+
 def _output_target(name):
     """How to write ``name``: ("replace", real path, its stat or None) for a
     regular file or a new name, reached through any symbolic links;
@@ -404,8 +439,13 @@ def _output_target(name):
     if name.endswith(os.sep) or name.endswith(os.sep + "."):
         # abspath() would drop the slash, and `-o out/` would write a file
         # `out`: a name ending in a slash means a directory, as in the shell.
-        raise OutputError("%s: cannot write: %s" % (name, "is a directory" if os.path.isdir(name)
-                                                     else "not a directory"))
+        if os.path.isdir(name):
+            reason = "is a directory"
+        elif os.path.lexists(_without_trailing_slashes(name)):
+            reason = "not a directory"
+        else:
+            reason = "no such directory"
+        raise OutputError("%s: cannot write: %s" % (name, reason))
     cur = os.path.abspath(name)
     for _ in range(_MAX_LINKS):
         parent = os.path.realpath(os.path.dirname(cur))

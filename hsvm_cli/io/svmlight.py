@@ -38,7 +38,7 @@ import scipy.sparse as sp
 from ..errors import CorruptInputError, InputFormatError, InputReadError, printable
 from ..support.labels import integer_labels
 from ..support.native import ffi, lib
-from .files import display_name, open_input, scan_compressed
+from .files import display_name, open_input, scan_compressed, stream_failure
 from .shard import as_shard, open_shard
 
 __all__ = ["MAX_FEATURES", "MAX_LINE_BYTES", "SvmChunk", "iter_svmlight", "load_svmlight", "write_svmlight"]
@@ -239,6 +239,10 @@ def _generate(source, opts, name, lines_before=None, rescan=None):
         failure = here.decompression_failure()
         if failure is not None:
             raise failure[1].located(name, exc.line) from None
+        if owned and here.rescan is None:
+            corrupt = stream_failure(fh)     # stdin: read on instead of again
+            if corrupt is not None:
+                raise corrupt.located(name, exc.line) from None
         raise
     finally:
         if owned:

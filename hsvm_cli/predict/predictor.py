@@ -429,7 +429,8 @@ class Predictor:
             if writer.total:
                 t.counters["mean_refined_classes"] = round(t.counters.pop("refined_classes", 0) / writer.total, 3)
             t.counters.update({"bits": getattr(self.filter, "bits", None), "filter_k": self.k,
-                               "refined": self.refine, "filter_threshold": self.epsilon})
+                               "refined": self.refine, "filter_threshold": self.epsilon,
+                               "refine_rule": self.rule if self.refine else None})
             if self.first_stage != "votes":
                 t.counters["first_stage"] = self.first_stage
         return writer

@@ -40,7 +40,7 @@ def resolve_threads(threads=None):
     """
     if threads is None:
         return default_threads()
-    bad = "threads must be a positive integer or 'auto', got %r" % (threads,)
+    bad = "threads must be a positive integer, or 0 or 'auto' for the default, got %r" % (threads,)
     if isinstance(threads, str):
         text = threads.strip().lower()
         if text == "auto":

@@ -48,6 +48,11 @@ def test_cli_hashed_timings_report_phases_and_refined_classes(digits_files):
     import json
     t = json.loads(r.stderr.strip().splitlines()[-1])
     assert {"hash", "filter", "refine", "parse"} <= set(t) and t["mean_refined_classes"] == 4
+    assert t["refine_rule"] == "vote" and t["bits"] == 512 and t["filter_k"] == 4
+    r = run(["predict", "-m", model, "--first-stage", "scores", "-k", "3", "--refine", "dag", DIGITS_TEST,
+             "--timings", "-q"])
+    t = json.loads(r.stderr.strip().splitlines()[-1])
+    assert t["refine_rule"] == "dag" and t["first_stage"] == "scores" and t["bits"] is None
 
 
 def test_cli_rejects_bits_beyond_the_hash_model(digits_files):

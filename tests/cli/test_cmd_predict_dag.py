@@ -31,5 +31,8 @@ def test_dag_refuses_what_needs_vote_counts_or_pairwise_coupling(digits_files):
     assert "labels only" in r.stderr
     r = run(["predict", "--dag", "-m", model, "-H", hbm, DIGITS_TEST], exit_code=2)
     assert "--refine dag" in r.stderr
+    # --dag is the exact DAG: with a first stage it was silently --refine dag
+    r = run(["predict", "--dag", "--first-stage", "scores", "-k", "3", "-m", model, DIGITS_TEST], exit_code=2)
+    assert "no --first-stage" in r.stderr and "--refine dag" in r.stderr
     r = run(["predict", "--refine", "dag", "-m", model, DIGITS_TEST], exit_code=2)
     assert "needs a first stage" in r.stderr

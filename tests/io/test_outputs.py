@@ -159,12 +159,13 @@ def test_full_filesystem_is_exit_74_and_leaves_no_temporary(model, tmp_path):
         subprocess.run(["umount", str(mnt)], check=True)
 
 
-@pytest.mark.parametrize("name", ["new/", "existing-file/", "existing-file/."])
-def test_name_ending_in_a_slash_is_refused_and_writes_nothing(model, tmp_path, name):
+@pytest.mark.parametrize("name, reason", [("new/", "no such directory"), ("existing-file/", "not a directory"),
+                                          ("existing-file/.", "not a directory")])
+def test_name_ending_in_a_slash_is_refused_and_writes_nothing(model, tmp_path, name, reason):
     (tmp_path / "existing-file").write_bytes(b"keep me\n")
     r = hsvm("predict", "-q", "-m", model, DIGITS_TEST, "-o", name, cwd=tmp_path)
     assert r.returncode == 74
-    assert r.stderr.decode().splitlines() == ["hsvm: %s: cannot write: not a directory" % name]
+    assert r.stderr.decode().splitlines() == ["hsvm: %s: cannot write: %s" % (name, reason)]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["existing-file"]
     assert (tmp_path / "existing-file").read_bytes() == b"keep me\n"
 
