@@ -2,8 +2,10 @@
 
 Decompresses a data set once to a temporary file, then times, in this one
 process, the median of several runs of
-  - hsvm iter_svmlight (streaming, default chunk_rows; chunks consumed and dropped)
-  - hsvm load_svmlight (whole file into one CSR matrix)
+  - hsvm iter_svmlight (streaming, default chunk_rows; chunks consumed and dropped),
+    on one thread and on the default threads (each block split among them;
+    a compressed file's next block decompressed on another thread)
+  - hsvm load_svmlight (whole file into one CSR matrix), default threads
   - sklearn.datasets.load_svmlight_file
 on those same bytes, and the same three on the gzip file to show what
 decompression costs.  Throughput is MB (10^6 bytes) of decompressed text per
@@ -45,9 +47,9 @@ def median_seconds(fn, repeat):
     return statistics.median(times)
 
 
-def consume_stream(source):
+def consume_stream(source, threads=None):
     rows = 0
-    for chunk in iter_svmlight(source):
+    for chunk in iter_svmlight(source, threads=threads):
         rows += chunk.X.shape[0]
     return rows
 
@@ -77,6 +79,7 @@ def main(argv=None):
         assert X.shape == Xs.shape and (X != Xs).nnz == 0 and (y == ys).all()
 
         cases = [
+            ("hsvm iter_svmlight 1 thread", "plain", lambda: consume_stream(plain, threads=1)),
             ("hsvm iter_svmlight", "plain", lambda: consume_stream(plain)),
             ("hsvm load_svmlight", "plain", lambda: load_svmlight(plain)),
             ("sklearn load_svmlight_file", "plain", lambda: load_svmlight_file(plain, zero_based=False)),
@@ -84,6 +87,7 @@ def main(argv=None):
         if not args.no_gzip:
             gz = str(gz_path)
             cases += [
+                ("hsvm iter_svmlight 1 thread", "gzip", lambda: consume_stream(gz, threads=1)),
                 ("hsvm iter_svmlight", "gzip", lambda: consume_stream(gz)),
                 ("hsvm load_svmlight", "gzip", lambda: load_svmlight(gz)),
                 ("sklearn load_svmlight_file", "gzip", lambda: load_svmlight_file(gz, zero_based=False)),
@@ -121,6 +125,8 @@ def main(argv=None):
         return
     print("%s: %.1f MB decompressed, %d rows, %d non-zeros; median of %d runs"
           % (gz_path, size / 1e6, X.shape[0], X.nnz, args.repeat))
+    from hsvm_cli.support.threads import default_threads
+    print("default threads: %d" % default_threads())
     print("%-28s %-6s %9s %9s" % ("reader", "input", "seconds", "MB/s"))
     for r in results:
         print("%-28s %-6s %9.3f %9.1f" % (r["reader"], r["input"], r["seconds"], r["mb_per_s"]))

@@ -320,8 +320,11 @@ class Container:
     def verify_in_background(self, name):
         """Start checking every block of array ``name`` on another thread, so
         that the check of a large array overlaps what the process does before
-        it first reads the array (parsing its input); :meth:`verify` waits for
-        it and raises what it found.  A process that ends without using the
+        it first reads the array (parsing its input).  :meth:`verify` of the
+        whole array waits for it and raises what it found; of some blocks,
+        checks those the thread has not yet passed itself, side by side with
+        it (so a prediction that needs few blocks never waits for all of
+        them).  A process that ends without using the
         array (an error, Ctrl-C) does not wait for the check: the thread
         stops at its next slice once the interpreter starts exiting."""
         if name in self._background or self._done[name].all():
@@ -345,17 +348,23 @@ class Container:
         """Check the blocks (all by default) of array ``name`` against their
         digests and, for floating-point arrays, that they hold finite values.
         Raises ModelFormatError naming the file; each block is checked once."""
-        pending = self._background.pop(name, None)
-        if pending is not None:
+        pending = self._background.get(name)
+        if pending is not None and (blocks is None or not pending[0].is_alive()):
+            del self._background[name]
             pending[0].join()
-            if isinstance(pending[1].get("error"), ModelFormatError):
+            if blocks is None and isinstance(pending[1].get("error"), ModelFormatError):
                 raise pending[1]["error"]
-            # anything else (stopped, out of memory) leaves its blocks unchecked: checked here
-        self._verify(name, blocks)
+            # anything else (stopped, out of memory; a block not asked for)
+            # leaves its blocks unchecked: checked here when asked for
+        # Beside a check still running (forwards), from the last block back:
+        # the two meet instead of checking the same blocks.
+        self._verify(name, blocks, backwards=name in self._background)
 
-    def _verify(self, name, blocks, workers=None, stop=None):
+    def _verify(self, name, blocks, workers=None, stop=None, backwards=False):
         done = self._done[name]
         todo = np.flatnonzero(~done) if blocks is None else [b for b in np.unique(blocks) if not done[b]]
+        if backwards:
+            todo = todo[::-1]
         if not len(todo):
             return
         arr = self.arrays[name]
@@ -365,7 +374,10 @@ class Container:
 
         def check(b):
             # the first problem of block b, or None (xxhash and numpy release
-            # the GIL on these slices, so blocks are checked side by side)
+            # the GIL on these slices, so blocks are checked side by side);
+            # a block another thread has passed meanwhile is not read again
+            if done[b]:
+                return None
             lo, hi = int(b) * B, min(data.shape[0], (int(b) + 1) * B)
             h = xxhash.xxh3_64()
             for s in range(lo, hi, _FINITE_SLICE):
@@ -379,17 +391,21 @@ class Container:
                 return "array %r is corrupt: checksum mismatch in its bytes %d to %d" % (name, lo, hi)
             return None
 
+        def mark(problems):
+            # in block order, each block as soon as it is known: a check on
+            # another thread skips what this one has passed
+            for b, problem in zip(todo, problems):
+                if problem is not None:
+                    raise ModelFormatError(self.path, problem)
+                done[b] = True
+
         workers = min(len(todo), _verify_threads() if workers is None else workers)
         if workers > 1:
             from concurrent.futures import ThreadPoolExecutor
             with ThreadPoolExecutor(workers) as pool:
-                problems = list(pool.map(check, todo))
+                mark(pool.map(check, todo))
         else:
-            problems = [check(b) for b in todo]
-        for b, problem in zip(todo, problems):
-            if problem is not None:
-                raise ModelFormatError(self.path, problem)
-            done[b] = True
+            mark(check(b) for b in todo)
 
     def verify_rows(self, name, rows):
         """Verify the blocks holding the given first-axis rows of array ``name``."""

@@ -118,6 +118,22 @@ def test_a_check_started_in_the_background_reports_its_finding_when_the_array_is
     c.verify_rows("W", [0])
 
 
+def test_rows_needed_beside_a_background_check_are_checked_without_waiting_for_all(tmp_path):
+    # A refine that needs few blocks must not inherit the fault of a block it
+    # never reads, nor wait for the whole array's check.
+    p = _write(tmp_path / "f.bin", arrays={"W": np.ones((1 << 22, 4), dtype=np.float32),  # 64 MiB: 4 blocks
+                                           "k": np.arange(3, dtype=np.int64)})
+    raw = bytearray(p.read_bytes())
+    raw[-5] ^= 0x10                     # in the last block
+    p.write_bytes(bytes(raw))
+    c = read_container(p, kind="hsvm-test", versions={1}, lazy=("W",))
+    c.verify_in_background("W")
+    c.verify_rows("W", [0, 1, 5])
+    assert c._done["W"][0]
+    with pytest.raises(ModelFormatError, match="array 'W' is corrupt"):
+        c.verify("W")
+
+
 def test_a_background_check_stopped_by_the_exit_leaves_its_blocks_to_the_next_check(tmp_path, monkeypatch):
     import threading
     p = _write(tmp_path / "f.bin", arrays={"W": np.ones((1 << 21, 4), dtype=np.float32),
