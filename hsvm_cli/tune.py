@@ -60,6 +60,7 @@ from .predict.predictor import Predictor
 from .predict.ranking import top_classes
 from .predict.raw_filter import make_filter
 from .predict.refine import dense_is_cheaper, refine_decisions
+from .predict.samples import finite_samples
 from .predict.shared_refine import shared_refine_labels, shares_refine
 from .predict.ties import winners
 from .preprocess import prepare
@@ -75,7 +76,7 @@ from .proba.shrinkage import (
     sample_halves,
 )
 from .proba.stages import pairwise_values, second_stage_proba
-from .support.labels import class_index
+from .support.labels import class_index, integer_labels
 from .support.timing import NullTimings, Timings
 
 DEFAULT_K_FRACTIONS = (0.01, 0.03, 0.1, 0.2)
@@ -223,8 +224,15 @@ def calibrate(model, h, X, y, *, max_loss=0.5, bits_grid=None, k_grid=None, epsi
         raise OptionError("min_timed_rows must be at least 1")
     if isinstance(repeat, bool) or int(repeat) != repeat or repeat < 1:
         raise OptionError("--repeat must be a positive integer, not %r" % (repeat,))
+    X = finite_samples(X)
     if X.shape[0] != len(y):
         raise OptionError("X has %d rows but y has %d labels" % (X.shape[0], len(y)))
+    try:
+        y = integer_labels(y, X.shape[0])
+    except ValueError as exc:
+        raise OptionError(str(exc)) from None
+    if X.shape[0] == 0:
+        raise DataError("the validation set holds no samples")
     # one name is one rule or stage, not its letters
     rules = (rules,) if isinstance(rules, str) else tuple(rules)
     first_stages = (first_stages,) if isinstance(first_stages, str) else tuple(first_stages)

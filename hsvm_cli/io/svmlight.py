@@ -760,7 +760,9 @@ _WRITE_BATCH_NNZ = 1 << 18
 
 def write_svmlight(fh, X, y, *, zero_based=False):
     """Write ``X`` (dense 2-D array or scipy sparse matrix) and integer labels
-    ``y`` to the binary file object ``fh`` in svmlight format.
+    ``y`` to ``fh`` in svmlight format: a binary file object, or a path
+    (written to a temporary name and renamed, as the commands write; ``-``
+    is standard output).
 
     Zeros are omitted; indices are 1-based unless ``zero_based``.  float64
     values are written with the shortest digits that read back as the same
@@ -769,6 +771,10 @@ def write_svmlight(fh, X, y, *, zero_based=False):
     integers or whole-number floats."""
     if not isinstance(zero_based, (bool, np.bool_)):
         raise TypeError("zero_based must be a bool, not %r" % (zero_based,))
+    if isinstance(fh, (str, os.PathLike)):
+        from .files import atomic_output
+        with atomic_output(fh, "wb") as out:
+            return write_svmlight(out, X, y, zero_based=zero_based)
     if sp.issparse(X):
         if X.ndim != 2:
             raise ValueError("X must be 2-D")

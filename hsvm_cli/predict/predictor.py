@@ -110,6 +110,7 @@ class Predictor:
             check_model_codes(model, kernel_hash=kernel_hash, model_name=model.path or "the model")
             self.features = KernelHashFeatures(kernel_hash, model.n_features)
         self.calibration = calibration
+        resolve_threads(threads)    # a bad count is refused here, not at the first prediction
         self.threads = threads
         self.kernel = kernel
         rule = "vote" if rule is None else rule

@@ -6,21 +6,48 @@ public entry points, finite."""
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["fit_width", "check_samples"]
+__all__ = ["as_samples", "finite_samples", "fit_width", "check_samples"]
 
 
-def fit_width(X, n_features, *, extra="error"):
-    """X (CSR or dense, 2-d) with exactly ``n_features`` columns.  ``extra``:
-    "error" (a ValueError naming both widths) or "ignore" (drop the columns
-    beyond the model's) for wider X."""
+def as_samples(X):
+    """X as training and prediction read it: a CSR matrix in canonical form
+    (sorted indices; an entry stored twice is the sum of its values, as
+    scipy means it -- the norms and the native passes read each stored entry
+    once) or a 2-d array (nested lists too).  Raises ValueError for another
+    number of dimensions or values that are not real numbers (complex,
+    objects, strings)."""
     if sp.issparse(X):
         X = X.tocsr()
+        if not X.has_canonical_format:
+            X = X.copy()
+            X.sum_duplicates()
     else:
         X = np.asarray(X)
         if X.ndim != 2:
             raise ValueError("X must be 2-dimensional (samples x features), got %d dimension%s%s"
                              % (X.ndim, "" if X.ndim == 1 else "s",
                                 "; for one sample use X.reshape(1, -1)" if X.ndim == 1 else ""))
+    values = X.data if sp.issparse(X) else X
+    if values.dtype.kind not in "fiub":
+        raise ValueError("X must hold real numbers, got dtype %s" % values.dtype)
+    return X
+
+
+def finite_samples(X):
+    """:func:`as_samples`, and a ValueError for NaN or infinite values (which
+    the svmlight reader refuses too)."""
+    X = as_samples(X)
+    values = X.data if sp.issparse(X) else X
+    if values.dtype.kind == "f" and not np.isfinite(values).all():
+        raise ValueError("X contains NaN or infinite values")
+    return X
+
+
+def fit_width(X, n_features, *, extra="error"):
+    """X (:func:`as_samples`) with exactly ``n_features`` columns.  ``extra``:
+    "error" (a ValueError naming both widths) or "ignore" (drop the columns
+    beyond the model's) for wider X."""
+    X = as_samples(X)
     d = X.shape[1]
     if d == n_features:
         return X
@@ -37,12 +64,5 @@ def fit_width(X, n_features, *, extra="error"):
 
 
 def check_samples(X, n_features, *, extra="error"):
-    """:func:`fit_width`, and a ValueError for NaN or infinite values (which
-    the svmlight reader refuses too)."""
-    X = fit_width(X, n_features, extra=extra)
-    values = X.data if sp.issparse(X) else X
-    if values.dtype.kind not in "fiub":
-        raise ValueError("X must hold numbers, got dtype %s" % values.dtype)
-    if values.dtype.kind == "f" and not np.isfinite(values).all():
-        raise ValueError("X contains NaN or infinite values")
-    return X
+    """:func:`fit_width` of :func:`finite_samples`."""
+    return fit_width(finite_samples(X), n_features, extra=extra)

@@ -8,6 +8,7 @@ from ..errors import DataError, InputReadError, OptionError
 from ..io.files import HashingReader, display_name, open_input, open_raw
 from ..io.svmlight import load_svmlight
 from ..models.provenance import provenance, record_zero_based
+from ..predict.samples import finite_samples
 from ..preprocess import apply_normalization
 from ..support.progress import StepBar
 from .c_search import choose_normalization, search_c
@@ -27,7 +28,6 @@ def default_bias(Xn, normalize):
     accuracy that LIBSVM (whose bias is not regularised) keeps."""
     if normalize == "l2":
         return 1.0
-    import scipy.sparse as sp
     sq = np.asarray(Xn.multiply(Xn).sum(axis=1) if sp.issparse(Xn) else np.einsum("ij,ij->i", Xn, Xn)).reshape(-1)
     sq = sq[sq > 0]
     return float("%.4g" % np.sqrt(sq.mean())) if sq.size else 1.0
@@ -103,8 +103,7 @@ def train_ovo(X, y, *, C=1.0, normalize="l2", solver="l2loss-dual", tol=None, pe
     Returns an :class:`~hsvm_cli.models.ovo.OvoModel` (save it with
     :func:`~hsvm_cli.models.ovo.save_model`)."""
     search = None
-    if not (sp.issparse(X) or isinstance(X, np.ndarray)):
-        X = np.asarray(X, dtype=np.float64)       # nested lists, as scikit-learn takes them
+    X = finite_samples(X)     # nested lists too, as scikit-learn takes them; duplicate entries summed
     if normalize == "auto":
         if not (C == "auto" or c_grid is not None or cv_folds is not None):
             raise OptionError("normalize 'auto' is chosen by cross-validation: it needs C 'auto', c_grid or "

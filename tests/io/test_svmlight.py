@@ -523,6 +523,15 @@ def test_writer_omits_zeros_and_writes_integers_plainly():
     assert buf.getvalue() == b"1 2:2 3:0.5\n"
 
 
+def test_writer_takes_a_path_and_leaves_nothing_on_failure(tmp_path):
+    path = tmp_path / "out.svm"
+    write_svmlight(str(path), np.array([[0, 3], [1, 0]]), [2, 1])
+    assert path.read_bytes() == b"2 2:3\n1 1:1\n"
+    with pytest.raises(ValueError):
+        write_svmlight(path, np.array([[np.nan]]), [1])
+    assert path.read_bytes() == b"2 2:3\n1 1:1\n" and sorted(p.name for p in tmp_path.iterdir()) == ["out.svm"]
+
+
 def test_writer_refuses_what_cannot_be_read_back():
     with pytest.raises(ValueError):
         write_svmlight(io.BytesIO(), np.array([[np.nan]]), [1])

@@ -104,3 +104,58 @@ def test_calibrate_checks_its_arguments(digits_model, digits):
             calibrate(digits_model, None, Xt, **args)
     with pytest.raises(OptionError, match="rules must be among vote, dag, not votes"):
         calibrate(digits_model, None, Xt, yt, rules="votes")
+
+
+def _stored_twice(X):
+    # the same matrix with every entry stored as two halves (valid scipy CSR:
+    # duplicates are summed), indices left unsorted within rows
+    c = X.tocoo()
+    rows = np.r_[c.row, c.row]
+    order = np.argsort(rows, kind="stable")
+    return sp.csr_matrix((np.r_[c.data, c.data][order] / 2, np.r_[c.col, c.col][order],
+                          np.r_[0, np.cumsum(np.bincount(rows, minlength=X.shape[0]))]), shape=X.shape)
+
+
+@pytest.mark.parametrize("normalize", ["l2", "none"])
+def test_entries_stored_twice_count_as_their_sum_as_in_scipy(digits, normalize):
+    from hsvm_cli.models.hashed import hash_model
+    from hsvm_cli.train.ovo import train_ovo
+    X, y, Xt, _ = digits
+    model = train_ovo(X, y, C=0.1, normalize=normalize, seed=1)
+    twice = _stored_twice(Xt)
+    assert not twice.has_canonical_format and (twice != Xt).nnz == 0
+    assert np.array_equal(Predictor(model).predict(twice), Predictor(model).predict(Xt))
+    h = hash_model(model, bits=256, seed=2)
+    assert np.array_equal(Predictor(model, h, filter_k=3).predict(twice), Predictor(model, h, filter_k=3).predict(Xt))
+    again = train_ovo(_stored_twice(X), y, C=0.1, normalize=normalize, seed=1)
+    assert np.allclose(again.W, model.W, atol=1e-5)
+
+
+@pytest.mark.parametrize("bad, message", [
+    (lambda X: X[0], r"X must be 2-dimensional .* use X.reshape\(1, -1\)"),
+    (lambda X: X.reshape(X.shape[0], 8, 8), "X must be 2-dimensional"),
+    (lambda X: None, "X must be 2-dimensional"),
+    (lambda X: X.astype(complex), "X must hold real numbers, got dtype complex128"),
+    (lambda X: X.astype(object), "X must hold real numbers, got dtype object"),
+    (lambda X: np.where(X > 0.5, np.nan, X), "X contains NaN or infinite values"),
+])
+def test_training_and_calibration_refuse_what_is_not_a_sample_matrix(digits_model, digits, bad, message):
+    from hsvm_cli.train.ovo import train_ovo
+    from hsvm_cli.tune import calibrate
+    X, y, Xt, yt = digits
+    Xd = X.toarray()
+    with pytest.raises(ValueError, match=message):
+        train_ovo(bad(Xd), y)
+    with pytest.raises(ValueError, match=message):
+        calibrate(digits_model, None, bad(Xt.toarray()), yt)
+
+
+def test_calibration_takes_the_labels_training_takes(digits_model, digits):
+    from hsvm_cli.errors import DataError, OptionError
+    from hsvm_cli.tune import calibrate
+    _, _, Xt, yt = digits
+    for labels in (yt.astype(str), yt + 0.5):
+        with pytest.raises(OptionError, match="y must hold integer labels"):
+            calibrate(digits_model, None, Xt, labels)
+    with pytest.raises(DataError, match="the validation set holds no samples"):
+        calibrate(digits_model, None, Xt[:0], yt[:0])
