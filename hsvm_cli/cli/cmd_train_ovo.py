@@ -54,20 +54,20 @@ def _parse_grid(ctx, param, value):
                    "svmlight TRAIN; the bits are the features, as +-1/sqrt(bits), and are never expanded.")
 @click.option("--bits", type=int, default=None, help="With --codes: use the first BITS bits (default: all).")
 @click.option("-o", "--output", type=click.Path(), default=None,
-              help="Model file to write (.hsvm; with --pairs, the part file); required unless --cv with a fixed C "
-                   "only reports the cross-validated accuracy (as svm-train -v). Written to a temporary name, "
-                   "then renamed.")
+              help="Model file to write (.hsvm; with --pairs, the part file).  Without it, --cv, -c auto and "
+                   "--c-grid only report: the cross-validated accuracy at a fixed C (as svm-train -v), or the "
+                   "search's table and best C (as LIBLINEAR's -C).  Written to a temporary name, then renamed.")
 @click.option("-c", "C", default="1", show_default=True, callback=_parse_c, metavar="C|auto",
               help="Cost parameter C of every pair's SVM, or 'auto': chosen by cross-validation on a doubling "
                    "grid (see --cv), as LIBLINEAR's -C.")
 @click.option("--c-grid", "c_grid", callback=_parse_grid, default=None, metavar="C1,C2,...",
               help="Choose C among these values by cross-validation (implies -c auto).")
-@click.option("--cv", "cv_folds", type=click.IntRange(min=2), default=None, metavar="F",
+@click.option("-v", "--cv", "cv_folds", type=click.IntRange(min=2), default=None, metavar="F",
               help="Folds of the cross-validation (stratified by class, from --seed; default 5 with -c auto). "
                    "With a fixed C: report the F-fold accuracy, and train only with -o.")
 @click.option("--solver", type=click.Choice(sorted(SOLVERS)), default="l2loss-dual", show_default=True,
               help="LIBLINEAR solver: L2-regularised L2-loss SVC dual (-s 1) or primal (-s 2), L1-loss SVC dual (-s 3).")
-@click.option("--eps", "tol", type=options.FiniteFloat(min=0, min_open=True), default=None,
+@click.option("-e", "--eps", "tol", type=options.FiniteFloat(min=0, min_open=True), default=None,
               help="Stopping tolerance (default: LIBLINEAR's for the solver).")
 @click.option("--per-class", type=click.IntRange(min=1), default=None,
               help="At most N random training samples of each class per pair.")
@@ -145,11 +145,11 @@ def command(train, codes_path, bits, output, C, c_grid, cv_folds, solver, tol, p
                                "(train-ovo TRAIN --cv F -c auto), then train with --pairs/--dask and -c C")
     progress = options.show_progress(quiet)
     if output is None:
-        if cv_folds is None or searching:
+        if not validating:
             raise click.UsageError("Missing option '-o' / '--output'.")
-        search = cross_validate_file(train, C=C, folds=cv_folds, progress=progress, solver=solver, tol=tol,
-                                     normalize=normalize, seed=seed, jobs=jobs, zero_based=zero_based, bias=bias,
-                                     bags=bags, per_class=per_class)
+        search = cross_validate_file(train, C=C, c_grid=c_grid, folds=cv_folds or 5, progress=progress, solver=solver,
+                                     tol=tol, normalize=normalize, seed=seed, jobs=jobs, zero_based=zero_based,
+                                     bias=bias, bags=bags, per_class=per_class)
         click.echo(search.table(), nl=False)
         return
     kw = dict(C=C, solver=solver, tol=tol, per_class=per_class, bags=bags, normalize=normalize, seed=seed, bias=bias)

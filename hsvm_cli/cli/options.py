@@ -165,8 +165,14 @@ def comma_list(kind, what, check=None, allow_empty=False):
     def parse(ctx, param, value):
         if value is None:
             return None
+        items = [v.strip() for v in value.split(",")]
+        if not any(items):
+            items = []
+        if "" in items:
+            # `1,,2` is a typo more often than a list of two
+            raise click.BadParameter("expected comma-separated %s, got an empty item in %r" % (what, value))
         try:
-            values = [kind(v.strip()) for v in value.split(",") if v.strip()]
+            values = [kind(v) for v in items]
         except ValueError:
             raise click.BadParameter("expected comma-separated %s" % what) from None
         if not values and not allow_empty:

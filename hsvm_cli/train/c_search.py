@@ -72,6 +72,7 @@ class CSearch:
     seconds: float = 0.0
     solver: dict = field(default_factory=dict)
     smoothed: list = field(default_factory=list)   # the accuracies the choice compares
+    warnings: list = field(default_factory=list)   # lines the table ends with (as LIBLINEAR's -C warns)
     # With --normalize auto: the normalisation this search ran on, and the
     # search of every normalisation compared ({name: CSearch}, this one too).
     normalize: str = None
@@ -115,22 +116,26 @@ class CSearch:
                      for name, other in self.compared.items()]
             others = ", ".join("%.4g%% with %s" % (100 * o.best_smoothed, name)
                                for name, o in self.compared.items() if o is not self)
-            parts.append("Chosen: --normalize %s, C = %g (CV accuracy with neighbours %.4g%%; %s)\n"
-                         % (self.normalize, self.best.C, 100 * self.best_smoothed, others))
+            averaged = len(self.steps) > 1
+            parts.append("Chosen: --normalize %s, C = %g (CV accuracy%s %.4g%%; %s)\n"
+                         % (self.normalize, self.best.C, " with neighbours" if averaged else "",
+                            100 * self.best_smoothed, others))
             return "".join(parts)
         return self._table()
 
     def _table(self, marker="<- chosen"):
         if len(self.steps) == 1:
-            return "Cross Validation Accuracy = %g%%\n" % (100 * self.best.accuracy)
+            return "Cross Validation Accuracy = %g%%\n" % (100 * self.best.accuracy) + "".join(
+                w + "\n" for w in self.warnings)
         lines = ["%-12s %14s %18s %9s" % ("C", "CV accuracy", "with neighbours", "seconds")]
         for s, m in zip(self.steps, self.smoothed):
             lines.append("%-12s %13s%% %17s%% %9.1f%s" % ("%g" % s.C, "%g" % (100 * s.accuracy), "%.4g" % (100 * m),
                                                           s.seconds, "   " + marker if s is self.best else ""))
-        lines.append("Best C = %g  CV accuracy = %g%% (%d-fold, %.1f s%s)"
-                     % (self.best.C, 100 * self.best.accuracy, self.folds, self.seconds,
-                        ", stopped after %d values without improvement" % PATIENCE if self.stopped_early else ""))
-        return "\n".join(lines) + "\n"
+        lines.append("Best C = %g  CV accuracy = %g%% (%d-fold, %.1f s; chosen on the accuracy averaged with the "
+                     "grid neighbours', %.4g%%%s)"
+                     % (self.best.C, 100 * self.best.accuracy, self.folds, self.seconds, 100 * self.best_smoothed,
+                        "; stopped after %d values without improvement" % PATIENCE if self.stopped_early else ""))
+        return "\n".join(lines + self.warnings) + "\n"
 
 
 def default_grid(X, y, n_folds, bias=1.0):
@@ -197,7 +202,26 @@ def search_c(X, y, *, grid=None, folds=5, seed=0, solver="l2loss-dual", tol=None
     best = cv.steps[int(np.argmax(smoothed))]          # argmax: the first (smallest C) of equal values
     return CSearch(steps=cv.steps, best=best, folds=folds, seed=int(seed), grid="auto" if not explicit else grid,
                    stopped_early=stopped, form=cv.form, seconds=time.perf_counter() - t0,
-                   solver={"loss": CV_LOSSES[solver], "eps": cv.eps}, smoothed=[v / cv.n for v in smoothed])
+                   solver={"loss": CV_LOSSES[solver], "eps": cv.eps}, smoothed=[v / cv.n for v in smoothed],
+                   warnings=_search_warnings(y, folds, explicit, best, cv.steps))
+
+
+def _search_warnings(y, folds, explicit, best, steps):
+    notes = []
+    labels, counts = np.unique(np.asarray(y), return_counts=True)
+    if counts.size and counts.min() < folds:
+        # Each fold then holds out a sample of the class that some training
+        # folds lack: at small C, where the biases decide, the held-out
+        # class is the one with fewer training samples and loses -- the
+        # accuracy can fall below chance.  (scikit-learn's StratifiedKFold warns too.)
+        notes.append("Warning: class %d has %d sample%s, fewer than the %d folds: its held-out samples train with "
+                     "one sample fewer than the other classes; use fewer folds (--cv %d) for a fairer estimate"
+                     % (labels[int(np.argmin(counts))], counts.min(), "" if counts.min() == 1 else "s", folds,
+                        max(2, int(counts.min()))))
+    if not explicit and best is steps[-1] and best.C >= MAX_C:
+        notes.append("Warning: the best C is the grid's largest (%g); the accuracy may still rise beyond it "
+                     "(--c-grid tries larger values), as LIBLINEAR's -C warns 'maximum C reached'" % best.C)
+    return notes
 
 
 def has_risen(first, top):

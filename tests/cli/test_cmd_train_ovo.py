@@ -96,9 +96,40 @@ def test_cv_with_a_fixed_c_reports_the_accuracy_as_svm_train_v(tmp_path):
     assert r2.stdout == r.stdout and load_model(out).params["C"] == 0.5
 
 
+def test_a_search_without_output_reports_its_table_and_best_c_as_liblinear_c(tmp_path):
+    # what the --pairs refusal tells users to run first
+    r = run(["train-ovo", DIGITS_TRAIN, "-c", "auto", "-v", "3", "-q"], stderr="")
+    lines = r.stdout.splitlines()
+    assert lines[0].split() == ["C", "CV", "accuracy", "with", "neighbours", "seconds"]
+    assert lines[-1].startswith("Best C = ") and "3-fold" in lines[-1] and "averaged with the grid neighbours'" in lines[-1]
+    assert list(tmp_path.iterdir()) == []
+    r = run(["train-ovo", DIGITS_TRAIN, "--c-grid", "0.5,2", "-q"])
+    assert r.stdout.splitlines()[-1].startswith("Best C = ")
+    run(["train-ovo", DIGITS_TRAIN, "-q"], exit_code=2, stdout="")     # nothing to report: -o is needed
+
+
+def test_the_search_warns_of_folds_beyond_a_class_and_of_the_grids_top(tmp_path):
+    rng = np.random.default_rng(4)
+    rows = ["%d 1:%.3f 2:%.3f 3:%.3f" % ((c,) + tuple(rng.normal(c, 0.3, 3)))
+            for c, n in ((1, 12), (2, 12), (3, 2)) for _ in range(n)]
+    small = tmp_path / "small.svm"
+    small.write_text("\n".join(rows) + "\n")
+    r = run(["train-ovo", str(small), "--cv", "3", "-c", "1", "-q"])
+    assert r.stdout.splitlines()[-1] == ("Warning: class 3 has 2 samples, fewer than the 3 folds: its held-out samples "
+                                         "train with one sample fewer than the other classes; use fewer folds (--cv 2) "
+                                         "for a fairer estimate")
+    r = run(["train-ovo", str(small), "--cv", "2", "-c", "1", "-q"])
+    assert "Warning" not in r.stdout
+    # the grid's top: LIBLINEAR's "maximum C reached"
+    from hsvm_cli.train.c_search import MAX_C, _search_warnings
+    steps = [type("Step", (), {"C": c})() for c in (MAX_C / 2, MAX_C)]
+    assert _search_warnings([1, 2] * 5, 5, False, steps[1], steps)[0].startswith(
+        "Warning: the best C is the grid's largest (1024)")
+    assert _search_warnings([1, 2] * 5, 5, False, steps[0], steps) == []
+    assert _search_warnings([1, 2] * 5, 5, True, steps[1], steps) == []
+
+
 def test_cross_validation_options_that_do_not_fit_are_usage_errors(tmp_path):
-    r = run(["train-ovo", DIGITS_TRAIN, "-c", "auto"], exit_code=2)
-    assert "Missing option '-o' / '--output'" in r.stderr
     r = run(["train-ovo", DIGITS_TRAIN, "-c", "auto", "--bags", "2", "-o", tmp_path / "m"], exit_code=2)
     assert "does not combine with --bags" in r.stderr and not (tmp_path / "m").exists()
     for resampling in (["--bags", "3"], ["--per-class", "5"]):
@@ -110,6 +141,8 @@ def test_cross_validation_options_that_do_not_fit_are_usage_errors(tmp_path):
     r = run(["train-ovo", DIGITS_TRAIN, "--cv", "1", "-o", tmp_path / "m"], exit_code=2)
     r = run(["train-ovo", DIGITS_TRAIN, "--c-grid", "1,-1", "-o", tmp_path / "m"], exit_code=2)
     assert "every C must be a positive number" in r.stderr
+    r = run(["train-ovo", DIGITS_TRAIN, "--c-grid", "1,,2", "-o", tmp_path / "m"], exit_code=2)
+    assert "an empty item in '1,,2'" in r.stderr
 
 
 def test_normalize_auto_prints_each_search_and_the_choice(tmp_path):
