@@ -1,7 +1,9 @@
 """hsvm calibrate: fit probabilities and choose the cheapest accurate setting."""
+import contextlib
 import json
 
 import click
+import numpy as np
 
 from ..errors import ModelMismatchError
 from ..io.files import atomic_output, writes_to_stdout
@@ -74,14 +76,25 @@ def command(validation, model_path, hbm_path, output, max_loss, confidence, bits
     X, y = load_svmlight(validation, zero_based=zero_based, n_features=model.n_features,
                          extra_features=default_extra_features(model) if extra_features is None else extra_features,
                          threads=threads)
-    with StepBar(options.show_progress(quiet), unit="step", desc="calibrate") as bar:
-        cal = calibrate(model, h, X, y, max_loss=max_loss, bits_grid=bits_grid, k_grid=k_grid, epsilons=epsilons,
-                        threads=threads, repeat=repeat, progress=bar, rules=rules, first_stages=first_stages,
-                        timing_budget=timing_budget, confidence=confidence)
+    outside = ~np.isin(y, model.classes)
+    if outside.any() and not quiet:
+        # as eval's outside_classes: such rows can only be errors, and they
+        # lower every setting's accuracy alike
+        click.echo("hsvm: calibrate: %d of %d validation samples have labels the model lacks (%s): every setting "
+                   "counts them as errors" % (int(outside.sum()), y.shape[0],
+                                              ", ".join(str(v) for v in np.unique(y[outside])[:5])
+                                              + (", ..." if np.unique(y[outside]).size > 5 else "")), err=True)
+    with contextlib.ExitStack() as outputs:
+        # --grid-json's temporary file first: a name that cannot be written
+        # fails before the run, and a failure after it leaves neither file.
+        grid_fh = outputs.enter_context(atomic_output(grid_json, "w")) if grid_json else None
+        with StepBar(options.show_progress(quiet), unit="step", desc="calibrate") as bar:
+            cal = calibrate(model, h, X, y, max_loss=max_loss, bits_grid=bits_grid, k_grid=k_grid,
+                            epsilons=epsilons, threads=threads, repeat=repeat, progress=bar, rules=rules,
+                            first_stages=first_stages, timing_budget=timing_budget, confidence=confidence)
+        if grid_fh is not None:
+            json.dump({"grid": cal.grid, "info": cal.info}, grid_fh, indent=1)
+        save_calibration(cal, output)
     # The grid goes to stdout unless a file written here is stdout.
     table_to_stderr = writes_to_stdout(output) or (grid_json is not None and writes_to_stdout(grid_json))
-    save_calibration(cal, output)
-    if grid_json:
-        with atomic_output(grid_json, "w") as fh:
-            json.dump({"grid": cal.grid, "info": cal.info}, fh, indent=1)
     click.echo(format_grid(cal), nl=False, err=table_to_stderr)

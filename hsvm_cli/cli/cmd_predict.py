@@ -120,6 +120,12 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
             predictor = Predictor.from_calibration(model, load_calibration(calib_path), h, exact=exact, proba=proba,
                                                    scores=scores,
                                                    **settings)
+            if h is not None and not quiet and predictor.first_stage not in ("votes", "hashed-scores"):
+                # the calibration's setting does not hash: say so rather than ignore -H
+                click.echo("hsvm: predict: the calibration chose %s, which does not use -H %s (give --bits or -k "
+                           "for the hash filter)" % ("exact prediction" if predictor.filter is None
+                                                     else "the class-score first stage",
+                                                     click.format_filename(hbm_path)), err=True)
         else:
             if proba or epsilon is not None:
                 raise click.UsageError("%s needs a calibration (-C)"

@@ -5,7 +5,7 @@ import sys
 
 import click
 
-from ..io.files import same_regular_file
+from ..io.files import same_output, same_regular_file
 from ..support.threads import resolve_threads
 
 
@@ -23,7 +23,8 @@ class FiniteFloat(click.FloatRange):
 def outputs_apart(outputs, inputs):
     """Refuse, as a usage error, an output that is the same regular file as
     one of the command's inputs (``train-ovo v.svm -o v.svm``): the atomic
-    rename would replace the input by the result.  ``outputs``: (parameter,
+    rename would replace the input by the result; and two outputs that name
+    the same file (``calibrate -o x --grid-json x``).  ``outputs``: (parameter,
     option) pairs; ``inputs``: parameter names (a value may be a tuple of
     paths).  Applied to the command's function, under its options."""
     def wrap(f):
@@ -38,6 +39,11 @@ def outputs_apart(outputs, inputs):
                 if clash is not None:
                     raise click.BadParameter("%s is an input of this command: refusing to overwrite it"
                                              % click.format_filename(clash), param_hint=hint)
+            for i, (name, hint) in enumerate(outputs):
+                for other, other_hint in outputs[i + 1:]:
+                    if same_output(params.get(name), params.get(other)):
+                        raise click.UsageError("%s and %s name the same file: the second would replace the first"
+                                               % (hint, other_hint))
             return f(**params)
         return checked
     return wrap

@@ -3,7 +3,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import InputFormatError, OptionError
+from ..errors import DataError, InputFormatError, OptionError
 from ..io.files import display_name
 from ..io.grid import read_grid
 from ..io.predictions import looks_like_probabilities, read_predictions, read_scored_predictions, require_probabilities
@@ -73,6 +73,8 @@ def evaluate(truth=None, predictions=None, *, proba=None, recall_k=None, referen
 def _evaluate_predictions(truth, predictions, proba, recall_k, reference, zero_based, shard):
     y_true = np.concatenate([c.y for c in iter_svmlight(truth, zero_based=zero_based, shard=shard)]
                             or [np.zeros(0, np.int64)])
+    if y_true.shape[0] == 0:
+        raise DataError("%s holds no samples to evaluate" % display_name(truth))
     pred = read_scored_predictions(predictions)
     y_pred = pred.labels
     if y_pred.shape[0] != y_true.shape[0]:

@@ -513,6 +513,26 @@ def same_regular_file(output, inputs):
     return None
 
 
+def same_output(a, b):
+    """Whether the output names ``a`` and ``b`` would write the same file: by
+    any name or symbolic link, existing or not (a device such as /dev/null,
+    written through, may take both)."""
+    if a is None or b is None:
+        return False
+    if a == "-" or b == "-":
+        return a == b
+    try:
+        ra, rb = os.path.realpath(a), os.path.realpath(b)
+    except (OSError, ValueError):
+        return False
+    if ra != rb:
+        return same_regular_file(a, [b]) is not None
+    try:
+        return stat.S_ISREG(os.stat(ra).st_mode)
+    except (OSError, ValueError):
+        return True         # a new file, named twice
+
+
 def _copy_mode(tmp, existing):
     if existing is None:
         os.chmod(tmp, 0o666 & ~_umask())

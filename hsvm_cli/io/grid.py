@@ -43,7 +43,8 @@ def read_grid(source, *, name=None):
     if isinstance(data, dict):
         data = data.get("rows", data.get("grid"))
     if not isinstance(data, list):
-        raise GridFormatError("%s: expected a JSON list of grid rows (or an object with one under \"rows\")" % name)
+        raise GridFormatError("%s: expected a JSON list of grid rows, or an object with one under \"grid\" (as "
+                              "calibrate --grid-json writes) or \"rows\"" % name)
     rows = []
     for i, row in enumerate(data, 1):
         if not isinstance(row, dict):

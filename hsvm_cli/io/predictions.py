@@ -199,8 +199,9 @@ def _convert_rows(flat, linenos, width, name):
 def read_scored_predictions(source, *, name=None):
     """Labels and, when the file starts with a ``labels c1 ... cK`` header (as
     ``hsvm predict --scores`` or ``--proba`` write it), the n x K score matrix.
-    After a header every line must hold the label and exactly K finite numbers;
-    anything else is an :class:`InputFormatError` naming the line."""
+    After a header every line must hold the label and exactly K finite numbers,
+    without one the label alone; anything else is an :class:`InputFormatError`
+    naming the line."""
     name = name or display_name(source)
     fh = open_input(source) if not hasattr(source, "read") else source
     labels, blocks, all_lines = [], [], []
@@ -221,6 +222,10 @@ def read_scored_predictions(source, *, name=None):
                     width = len(classes) + 1
                     continue
             if classes is None:
+                if len(tokens) > 1:
+                    # scores without their header would be read as labels alone
+                    raise InputFormatError(name, lineno, "%d fields: without a 'labels c1 c2 ...' header line a "
+                                           "predictions file holds one label per line" % len(tokens))
                 labels.append(_parse_int_label(tokens[0], name, lineno))
                 continue
             if len(tokens) != width:

@@ -117,8 +117,12 @@ class Calibration:
         """The first-stage temperature fitted at ``bits``."""
         a = self.alphas.get(int(bits))
         if a is None:
+            if not self.alphas:
+                raise OptionError("the calibration has no first-stage temperatures (it was made without a hash "
+                                  "model): probabilities and --filter-threshold after the hash filter need one made "
+                                  "with -H")
             raise OptionError("the calibration has first-stage temperatures for %s bits, not %d"
-                              % (", ".join(str(b) for b in sorted(self.alphas)) or "no", bits))
+                              % (", ".join(str(b) for b in sorted(self.alphas)), bits))
         return a
 
     def check(self, model, h=None):

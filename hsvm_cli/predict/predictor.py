@@ -171,8 +171,15 @@ class Predictor:
         self.k = min(int(filter_k), K)
         self.refine = bool(refine) and self.k > 1
         self.epsilon = None if epsilon is None else float(epsilon)
-        self.alpha = (calibration.alpha(self.filter.bits) if calibration is not None and first_stage == "votes"
-                      else None)
+        # The first-stage temperature at these bits: needed by probabilities
+        # and thresholds only, so labels at other bits than the calibration's
+        # need none (checked when asked for: _proba_predictor, and here for a
+        # threshold).
+        self.alpha = None
+        if calibration is not None and first_stage == "votes":
+            self.alpha = calibration.alphas.get(int(self.filter.bits))
+            if epsilon is not None:
+                calibration.alpha(self.filter.bits)
         # The refined pairs' logit factor of the two-stage probabilities (1: none fitted for this setting).
         self.second_stage_sharpness = (calibration.second_stage_sharpness(self.filter.bits, self.k, self.epsilon)
                                        if calibration is not None and first_stage == "votes" else 1.0)
@@ -294,6 +301,8 @@ class Predictor:
                               "use the vote rule, not --dag or --refine dag")
         if self.first_stage not in (None, "votes"):
             raise OptionError("--proba is calibrated for the vote first stage only")
+        if self.first_stage == "votes":
+            self.calibration.alpha(self.filter.bits)     # an OptionError naming the bits calibrated
         return self
 
     def _predict_features(self, X, y, xcodes, proba, timings, filter_votes=None):

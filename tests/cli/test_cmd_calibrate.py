@@ -160,3 +160,53 @@ def test_no_refine_overrides_a_calibration_that_chose_exact(digits_model_file, t
     want = run(["predict", "-q", DIGITS_TEST, "-m", digits_model_file, "-H", hbm, "-k", "1"]).stdout
     assert run(["predict", "-q", DIGITS_TEST, "-m", digits_model_file, "-H", hbm, "--no-refine", "-C", cal]).stdout \
         == want
+
+
+def test_both_outputs_or_neither(digits_model_file, tmp_path):
+    from conftest import DIGITS_TEST, run
+    args = ["calibrate", "-m", digits_model_file, DIGITS_TEST, "--repeat", "1", "-q", "--k", "1,3"]
+    same = tmp_path / "same"
+    r = run(args + ["-o", same, "--grid-json", same], exit_code=2)
+    assert "-o and --grid-json name the same file" in r.stderr
+    (tmp_path / "link").symlink_to(tmp_path / "target")
+    r = run(args + ["-o", tmp_path / "target", "--grid-json", tmp_path / "link"], exit_code=2)
+    assert "-o and --grid-json name the same file" in r.stderr
+    # a --grid-json that cannot be written fails before the run, and writes no calibration
+    r = run(args + ["-o", tmp_path / "c.cal", "--grid-json", tmp_path / "missing" / "g.json"], exit_code=74)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link"]
+
+
+def test_labels_at_other_bits_than_the_calibrations_need_no_temperature(digits_files, tmp_path):
+    from conftest import DIGITS_TEST, run
+    model, hbm, _ = digits_files
+    cal = tmp_path / "c.cal"
+    run(["calibrate", "-m", model, "-H", hbm, DIGITS_TEST, "--bits", "128", "--k", "1,3", "--repeat", "1", "-q",
+         "-o", cal])
+    labels = run(["predict", "-m", model, "-H", hbm, "-C", cal, "--bits", "256", "-k", "3", DIGITS_TEST, "-q"])
+    assert labels.stdout == run(["predict", "-m", model, "-H", hbm, "--bits", "256", "-k", "3", DIGITS_TEST,
+                                 "-q"]).stdout
+    r = run(["predict", "-m", model, "-H", hbm, "-C", cal, "--bits", "256", "-k", "3", "--proba", DIGITS_TEST, "-q"],
+            exit_code=2, stdout="")
+    assert "first-stage temperatures for 128 bits, not 256" in r.stderr
+
+
+def test_a_hash_model_the_calibrations_setting_does_not_use_is_named(digits_files, tmp_path):
+    from conftest import DIGITS_TEST, run
+    model, hbm, _ = digits_files
+    cal = tmp_path / "c.cal"
+    run(["calibrate", "-m", model, DIGITS_TEST, "--first-stages", "", "--rules", "vote", "--repeat", "1", "-q",
+         "-o", cal])
+    r = run(["predict", "-m", model, "-H", hbm, "-C", cal, DIGITS_TEST, "-o", tmp_path / "p"])
+    assert "the calibration chose exact prediction, which does not use -H" in r.stderr
+
+
+def test_validation_labels_the_model_lacks_are_counted_aloud(digits_model_file, tmp_path):
+    import gzip
+
+    from conftest import DIGITS_TEST, run
+    lines = gzip.open(DIGITS_TEST, "rt").read().splitlines()
+    lines[:3] = ["42 " + line.split(" ", 1)[1] for line in lines[:3]]
+    valid = tmp_path / "v.svm"
+    valid.write_text("\n".join(lines) + "\n")
+    r = run(["calibrate", "-m", digits_model_file, valid, "--repeat", "1", "--k", "1,3", "-o", tmp_path / "c"])
+    assert "3 of 450 validation samples have labels the model lacks (42)" in r.stderr

@@ -421,3 +421,15 @@ def test_a_short_scores_file_is_blamed_on_its_last_line(tmp_path):
     header = write_text(tmp_path / "h.txt", "labels 1 2\n")
     run(["eval", "--truth", truth, header], exit_code=65, stdout="",
         stderr="hsvm: %s:1: 0 predictions for the 3 samples of %s\n" % (header, truth))
+
+
+def test_scores_without_their_header_and_an_empty_truth_are_refused(tmp_path):
+    truth = write_text(tmp_path / "t.svm", "1 1:1\n2 1:2\n")
+    headless = write_text(tmp_path / "p.txt", "1 0.9 0.1\n2 0.2 0.8\n")
+    run(["eval", "--truth", truth, headless], exit_code=65, stdout="",
+        stderr="hsvm: %s:1: 3 fields: without a 'labels c1 c2 ...' header line a predictions file holds one label "
+               "per line\n" % headless)
+    empty = write_text(tmp_path / "e.svm", "")
+    none = write_text(tmp_path / "n.txt", "")
+    run(["eval", "--truth", empty, none], exit_code=65, stdout="",
+        stderr="hsvm: %s holds no samples to evaluate\n" % empty)
