@@ -124,8 +124,11 @@ class connect:
         if isinstance(addr, str) and addr.startswith("local:"):
             n = parse_local(addr)
             from distributed import LocalCluster
+            # A task's failure comes back to this process and is reported as
+            # one line; the workers' own "Compute Failed" logs (level ERROR,
+            # with tracebacks) would only repeat it.
             kw = dict(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0",
-                      silence_logs=logging.ERROR)
+                      silence_logs=logging.CRITICAL)
             kw.update(self.cluster_kw)
             self.cluster = LocalCluster(**kw)
             addr = self.cluster

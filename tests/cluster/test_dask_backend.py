@@ -329,3 +329,19 @@ def test_an_empty_glob_or_directory_is_a_missing_input_and_a_portless_address_a_
     r = run(["predict", "-m", d / "m.hsvm", d / "test.svm", "--dask", "bogus", "-o", tmp_path / "p"], exit_code=2)
     assert r.stderr.startswith("hsvm: --dask bogus: ") and "tcp://HOST:PORT or local:N" in r.stderr
     assert not (tmp_path / "p").exists()
+
+
+def test_a_failing_task_on_local_workers_is_one_line_without_their_tracebacks(digits_files, tmp_path):
+    # The workers are processes of their own: what they log reaches the
+    # terminal, not the command's own stderr stream, so run the command whole.
+    import subprocess
+    import sys
+    d, _ = digits_files
+    bad = tmp_path / "bad.svm"
+    bad.write_bytes((d / "test.svm").read_bytes() + b"3 1:abc\n")
+    lines = (d / "test.svm").read_bytes().count(b"\n") + 1
+    r = subprocess.run([sys.executable, "-m", "hsvm_cli", "predict", "-q", "-m", str(d / "m.hsvm"), str(bad),
+                        "--dask", "local:2", "-o", str(tmp_path / "p")], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 65
+    assert r.stderr == "hsvm: %s:%d: non-numeric value 'abc' for index 1\n" % (bad, lines), r.stderr
+    assert not (tmp_path / "p").exists()
