@@ -209,7 +209,10 @@ def search_c(X, y, *, grid=None, folds=5, seed=0, solver="l2loss-dual", tol=None
 def _search_warnings(y, folds, explicit, best, steps):
     notes = []
     labels, counts = np.unique(np.asarray(y), return_counts=True)
-    if counts.size and counts.min() < folds:
+    if counts.size and counts.min() == 1:
+        notes.append("Warning: class %d has 1 sample: held out, it has none to train on, so it is an error in "
+                     "every cross-validation" % labels[int(np.argmin(counts))])
+    elif counts.size and counts.min() < folds:
         # Each fold then holds out a sample of the class that some training
         # folds lack: at small C, where the biases decide, the held-out
         # class is the one with fewer training samples and loses -- the

@@ -120,6 +120,10 @@ def test_the_search_warns_of_folds_beyond_a_class_and_of_the_grids_top(tmp_path)
                                          "for a fairer estimate")
     r = run(["train-ovo", str(small), "--cv", "2", "-c", "1", "-q"])
     assert "Warning" not in r.stdout
+    small.write_text("\n".join(rows[:-1]) + "\n")    # class 3 with one sample
+    r = run(["train-ovo", str(small), "--cv", "2", "-c", "1", "-q"])
+    assert r.stdout.splitlines()[-1] == ("Warning: class 3 has 1 sample: held out, it has none to train on, so it "
+                                         "is an error in every cross-validation")
     # the grid's top: LIBLINEAR's "maximum C reached"
     from hsvm_cli.train.c_search import MAX_C, _search_warnings
     steps = [type("Step", (), {"C": c})() for c in (MAX_C / 2, MAX_C)]
