@@ -1,4 +1,6 @@
 """hsvm predict: exact OvO prediction, or hash filter + exact refine."""
+import time
+
 import click
 
 from ..models.imported import default_extra_features
@@ -69,11 +71,20 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
 
     When the input carries labels of the model's classes, the accuracy goes to
     stderr as with LIBSVM's svm-predict."""
+    started = time.perf_counter()
     if proba and scores:
         raise click.UsageError("--proba and --scores are exclusive")
     if no_refine and filter_k is not None and filter_k != 1:
         raise click.UsageError("--no-refine predicts the filter's best class; -k %d would refine %d classes "
                                "(-k 1 is the same as --no-refine)" % (filter_k, filter_k))
+    if no_refine and (exact or dag):
+        raise click.UsageError("--no-refine is the first stage's best class: it needs -H or --first-stage, not %s"
+                               % ("--exact" if exact else "--dag"))
+    if no_refine and refine_rule is not None:
+        raise click.UsageError("--no-refine refines nothing: --refine %s does not apply" % refine_rule)
+    if no_refine and epsilon is not None:
+        raise click.UsageError("--filter-threshold chooses the classes to refine: it does not combine with "
+                               "--no-refine")
     if no_refine:
         filter_k = 1        # the first stage's best class: also overrides a calibration's exact setting
     if dag and (exact or hbm_path is not None or first_stage is not None):
@@ -83,6 +94,10 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
     if rule == "dag" and scores:
         raise click.UsageError("a decision DAG gives labels only, no vote counts: --scores needs max-wins voting")
     model = load_any_model(model_path)
+    if filter_k is not None and filter_k > model.n_classes and not quiet:
+        # kept as K (a recipe's -k may be meant for models of more classes), but said
+        click.echo("hsvm: predict: -k %d is more than the model's %d classes: all are kept"
+                   % (filter_k, model.n_classes), err=True)
     if extra_features is None:
         extra_features = default_extra_features(model)
     if zero_based is None:
@@ -143,6 +158,7 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
         from ..models.codes import read_codes
         codes = read_codes(codes_path)
     t = predictor.new_timings()
+    t.setup = time.perf_counter() - started
     writer = predictor.predict_file(test, output, codes=codes, scores=scores, proba=proba, timings=t,
                                     zero_based=zero_based, extra_features=extra_features, chunk_rows=chunk_rows,
                                     shard=shard)

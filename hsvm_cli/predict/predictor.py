@@ -128,7 +128,9 @@ class Predictor:
             raise OptionError("--first-stage %s needs a hash model (-H)" % first_stage)
         self.first_stage = first_stage
         if first_stage is None:
-            for flag, value in (("--bits", bits), ("--filter-k", filter_k), ("--filter-threshold", epsilon)):
+            if bits is not None:
+                raise OptionError("--bits needs a hash model (-H) and no --exact")
+            for flag, value in (("--filter-k", filter_k), ("--filter-threshold", epsilon)):
                 if value is not None:
                     raise OptionError("%s needs a first stage (a hash model -H, or --first-stage scores) and no "
                                       "--exact" % flag)

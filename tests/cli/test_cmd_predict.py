@@ -185,3 +185,43 @@ def test_no_refine_with_a_k_that_would_refine_is_a_usage_error(digits_files):
     assert "--no-refine predicts the filter's best class; -k 5 would refine 5 classes" in r.stderr
     one = run(["predict", "-q", "-m", model, "-H", hbm, "--no-refine", "-k", "1", DIGITS_TEST]).stdout
     assert one == run(["predict", "-q", "-m", model, "-H", hbm, "--no-refine", DIGITS_TEST]).stdout
+
+
+def test_no_refine_refuses_what_it_cannot_mean(digits_files, tmp_path):
+    model, hbm, _ = digits_files
+    for extra, words in ((["--exact"], "not --exact"), (["--dag"], "not --dag"),
+                         (["-H", hbm, "--refine", "dag"], "--refine dag does not apply"),
+                         (["-H", hbm, "--filter-threshold", "0.1"], "does not combine with --no-refine")):
+        r = run(["predict", "-m", model, "--no-refine", DIGITS_TEST] + extra, exit_code=2, stdout="")
+        assert words in r.stderr, r.stderr
+    r = run(["predict", "-m", model, "--bits", "256", DIGITS_TEST], exit_code=2, stdout="")
+    assert "--bits needs a hash model (-H) and no --exact" in r.stderr
+
+
+def test_a_k_beyond_the_classes_keeps_them_all_and_says_so(digits_files):
+    model, hbm, _ = digits_files
+    r = run(["predict", "-m", model, "-H", hbm, "-k", "11", DIGITS_TEST])
+    assert r.stderr.splitlines()[0] == "hsvm: predict: -k 11 is more than the model's 10 classes: all are kept"
+    assert r.stdout == run(["predict", "-m", model, "--exact", DIGITS_TEST, "-q"]).stdout
+
+
+def test_timings_report_the_setup_apart_and_the_projection_in_hash(digits_files, monkeypatch):
+    # A projection derived from its seed on first use (a second or more at
+    # large d and D) is hashing's time, not time outside every phase.
+    import json
+    import time
+
+    from hsvm_cli.models.hashed import HashModel
+    model, hbm, _ = digits_files
+    derive = HashModel.encoder
+
+    def slow_encoder(self, bits=None):
+        time.sleep(0.3)
+        return derive(self, bits)
+
+    monkeypatch.setattr(HashModel, "encoder", slow_encoder)
+    r = run(["predict", "-m", model, "-H", hbm, "-k", "3", DIGITS_TEST, "--timings", "-q"])
+    t = json.loads(r.stderr.strip().splitlines()[-1])
+    assert list(t)[0] == "setup" and t["setup"] > 0
+    phases = [k for k in ("parse", "normalise", "hash", "filter", "refine", "write")]
+    assert abs(t["total"] - sum(t[k] for k in phases)) < 1e-5 and t["hash"] >= 0.3
