@@ -105,6 +105,12 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
     h = None
     if hbm_path is not None and not exact:
         h = load_any_hash_model(hbm_path)
+        if codes_path and bits is None and calib_path is None:
+            # codes of fewer bits than the hash model's: voted at the bits they hold
+            from ..models.codes import read_codes
+            held = read_codes(codes_path).bits
+            if held < h.bits:
+                bits = held
     elif refine_rule == "dag" and not dag and first_stage is None:
         raise click.UsageError("--refine dag needs a first stage (-H, or --first-stage scores) and no --exact; "
                                "--dag is the exact DAG")

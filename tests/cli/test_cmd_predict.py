@@ -225,3 +225,14 @@ def test_timings_report_the_setup_apart_and_the_projection_in_hash(digits_files,
     assert list(t)[0] == "setup" and t["setup"] > 0
     phases = [k for k in ("parse", "normalise", "hash", "filter", "refine", "write")]
     assert abs(t["total"] - sum(t[k] for k in phases)) < 1e-5 and t["hash"] >= 0.3
+
+
+def test_codes_of_fewer_bits_are_voted_at_the_bits_they_hold(digits_files, tmp_path):
+    model, hbm, _ = digits_files          # a 512-bit hash model
+    codes = tmp_path / "c.codes"
+    run(["hash-data", "-H", hbm, "--bits", "256", DIGITS_TEST, "-o", codes, "-q"])
+    by_codes = run(["predict", "-m", model, "-H", hbm, "--codes", codes, "-k", "3", DIGITS_TEST, "-q"]).stdout
+    assert by_codes == run(["predict", "-m", model, "-H", hbm, "--bits", "256", "-k", "3", DIGITS_TEST, "-q"]).stdout
+    r = run(["predict", "-m", model, "-H", hbm, "--codes", codes, "--bits", "512", "-k", "3", DIGITS_TEST],
+            exit_code=65)
+    assert "codes have 256 bits, 512 requested" in r.stderr
