@@ -422,11 +422,11 @@ class Predictor:
         elif codes is not None and codes.kernel_hash_sha256 is not None:
             check_model_codes(self.model, codes=codes, model_name=self.model.path or "the model")
         if chunks is None and source is not None:
-            if self.filter is not None and self.refine and _large_file(source, shard):
-                # Many samples' refines read most blocks of W: check them
-                # while the input is parsed (the refine checks what it needs
-                # and has not been checked yet itself; predict/dag.py, exact.py
-                # do the same for all of W).
+            if self.filter is not None and self.refine:
+                # A file's refines read most blocks of W: check them while the
+                # input is parsed (the refine checks what it needs and has not
+                # been checked yet itself, so a small input never waits for
+                # all of W; predict/dag.py and exact.py do the same).
                 self.model.verify_in_background()
             width = self.features.n_input_features if self.features is not None else self.model.n_features
             # Samples go through prepare() only, which rounds them to float32
@@ -654,25 +654,6 @@ def _with_codes(codes, chunks):
         start += n
     if start != total:
         raise DataError("%s has %d codes but the input has %d samples" % (codes.path, total, start))
-
-
-# Inputs from this size on start the background check of the weights a
-# refine reads (below it a refine reads few blocks, checked as it goes).
-_LARGE_INPUT_BYTES = 4 << 20
-
-
-def _large_file(source, shard):
-    """Whether ``source`` is a regular file of at least _LARGE_INPUT_BYTES
-    (compressed or not) read whole, not one shard of it."""
-    import os
-    import stat
-    if shard is not None or not isinstance(source, (str, os.PathLike)) or source == "-":
-        return False
-    try:
-        st = os.stat(source)
-    except OSError:
-        return False
-    return stat.S_ISREG(st.st_mode) and st.st_size >= _LARGE_INPUT_BYTES
 
 
 def _codes_only_chunks(codes, chunk_rows):
