@@ -3,9 +3,9 @@ normalisation (with norms summed in a fixed order, so normalised samples and
 hence their codes are the same bits on every CPU) and, for prediction, float32
 and a dense layout where BLAS wins."""
 import numpy as np
-import scipy.sparse as sp
 
 from .errors import DataError
+from .support.lazy_sparse import sp
 from .support.native import ffi, lib, ptr
 from .support.timing import NullTimings
 

@@ -9,9 +9,9 @@ the R items nearest q in F's Hamming distance (ties broken at random,
 seeded) are retrieved; recall is |retrieved & truth| / k, averaged over the
 queries."""
 import numpy as np
-import scipy.sparse as sp
 
 from ..hashing.hamming import hamming_distances
+from ..support.lazy_sparse import sp
 
 
 def pack_bits_padded(signs):

@@ -79,8 +79,8 @@ import math
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-import scipy.sparse as sp
 
+from ..support.lazy_sparse import sp
 from ..support.native import ffi, lib, ptr
 from .generator import GENERATOR, standard_normal
 from .projection import pack_signs

@@ -66,11 +66,11 @@ import json
 import math
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.linalg import blas as _blas
 
 from ..errors import DataError, ModelMismatchError
 from ..support.arrays import check_seed
+from ..support.lazy_sparse import sp
 from ..support.native import ffi, lib, ptr
 from .circulant import LAYOUT as CIRCULANT_LAYOUT
 from .circulant import CirculantProjection

@@ -13,9 +13,9 @@ percent) are recomputed in C in double precision and index order
 alone: codes from `hash-data` on one machine equal those `predict` computes on
 another."""
 import numpy as np
-import scipy.sparse as sp
 
 from ..preprocess import row_norms
+from ..support.lazy_sparse import sp
 from ..support.native import lib, ptr
 from .generator import standard_normal
 

@@ -331,18 +331,29 @@ class Container:
             return
         import threading
         outcome = {}
+        _stop_checks_at_exit()
+        stop = _EitherEvent(threading.Event(), _exiting)
 
         def run():
             try:
                 # one thread: the process's own work goes on beside it
-                self._verify(name, None, workers=1, stop=_exiting)
+                self._verify(name, None, workers=1, stop=stop)
             except BaseException as exc:    # handed to the thread that uses the array
                 outcome["error"] = exc
 
-        _stop_checks_at_exit()
         thread = threading.Thread(target=run, name="hsvm-verify-%s" % name, daemon=True)
-        self._background[name] = (thread, outcome)
+        self._background[name] = (thread, outcome, stop.own)
         thread.start()
+
+    def cancel_background(self, name):
+        """Stop a background check of ``name`` (at its next slice) and wait for
+        it: for a caller done with the array that needed only some of it, so
+        that no thread goes on reading the mapping (a file replaced in place
+        under it would fault)."""
+        pending = self._background.pop(name, None)
+        if pending is not None:
+            pending[2].set()
+            pending[0].join()
 
     def verify(self, name, blocks=None):
         """Check the blocks (all by default) of array ``name`` against their
@@ -423,6 +434,17 @@ class Container:
         if row_bytes > self.block_bytes:
             blocks = np.unique(np.concatenate([np.arange(f, l + 1) for f, l in zip(first, last)]))
         self.verify(name, blocks)
+
+
+class _EitherEvent:
+    """Set when either event is: a check's own stop, or the interpreter's exit."""
+
+    def __init__(self, own, other):
+        self.own = own
+        self.other = other
+
+    def is_set(self):
+        return self.own.is_set() or self.other.is_set()
 
 
 class _Stopped(Exception):

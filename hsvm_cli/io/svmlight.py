@@ -31,12 +31,13 @@ import os
 import re
 import stat
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..errors import CorruptInputError, InputFormatError, InputReadError, printable
 from ..support.labels import integer_labels
+from ..support.lazy_sparse import CsrArrays, sp
 from ..support.native import ffi, lib
 from .files import display_name, open_input, scan_compressed, stream_failure
 from .shard import as_shard, open_shard
@@ -70,6 +71,9 @@ _INITIAL_ROWS = 1024
 _MAX_NNZ_HINT = 1 << 28
 _INITIAL_NNZ = 1 << 16
 
+if TYPE_CHECKING:       # the annotation only: scipy is imported on first use (support/lazy_sparse.py)
+    import scipy.sparse
+
 _TOKEN = re.compile(rb"[^ \t\r\n\v\f#]*")
 
 # The least text a reader thread parses on its own: below this a thread's
@@ -85,7 +89,7 @@ class SvmChunk:
     indices; ``y``: int64 labels; ``first_line``: 1-based line number, in the
     file, of the chunk's first row."""
 
-    X: sp.csr_matrix
+    X: "scipy.sparse.csr_matrix"
     y: np.ndarray
     first_line: int
 
@@ -101,6 +105,7 @@ class _Options:
     line_limit: int
     threads: int
     part_bytes: int
+    csr_arrays: bool = False    # chunks as support.lazy_sparse.CsrArrays (no scipy), for the predict path
 
 
 def _validate(zero_based, n_features, extra_features, chunk_rows, dtype, block_size, line_limit, threads=None,
@@ -144,7 +149,7 @@ def _validate(zero_based, n_features, extra_features, chunk_rows, dtype, block_s
 
 def iter_svmlight(source, *, zero_based=False, n_features=None, extra_features="error",
                   chunk_rows=65536, dtype=np.float64, name=None, shard=None, threads=None, _block_size=None,
-                  _line_limit=None, _part_bytes=None):
+                  _line_limit=None, _part_bytes=None, _csr_arrays=False):
     """Stream an svmlight file as :class:`SvmChunk` objects of at most ``chunk_rows`` rows.
 
     ``source``: a path, ``"-"`` for stdin (both opened with
@@ -175,9 +180,13 @@ def iter_svmlight(source, *, zero_based=False, n_features=None, extra_features="
     decompressed :class:`~hsvm_cli.errors.CorruptInputError`, a failing read
     :class:`~hsvm_cli.errors.InputReadError`, a missing or unreadable path
     :class:`~hsvm_cli.errors.InputNotFoundError`.  (``_block_size``,
-    ``_line_limit`` and ``_part_bytes`` are for tests.)"""
+    ``_line_limit`` and ``_part_bytes`` are for tests; ``_csr_arrays`` gives
+    chunks whose X is a :class:`~hsvm_cli.support.lazy_sparse.CsrArrays`,
+    for ``hsvm predict``, which then needs no scipy for dense samples.)"""
     opts = _validate(zero_based, n_features, extra_features, chunk_rows, dtype, _block_size, _line_limit, threads,
                      _part_bytes)
+    if _csr_arrays:
+        opts = replace(opts, csr_arrays=True)
     _check_source(source)
     if shard is not None:
         return _generate_shard(source, as_shard(shard), opts, name)
@@ -633,10 +642,13 @@ class _ChunkBuilder:
         labels = self.labels[:n]
         if self.row_cap > n + (n >> 3) + 1024:
             labels = labels.copy()
-        X = sp.csr_matrix((values, indices, indptr), shape=(n, width), copy=False)
-        # the parser refuses indices that do not strictly increase
-        X.has_sorted_indices = True
-        X.has_canonical_format = True
+        if self.opts.csr_arrays:
+            X = CsrArrays(values, indices, indptr, (n, width))
+        else:
+            X = sp.csr_matrix((values, indices, indptr), shape=(n, width), copy=False)
+            # the parser refuses indices that do not strictly increase
+            X.has_sorted_indices = True
+            X.has_canonical_format = True
         if self.here.lines_before is None:
             chunk = SvmChunk(X, labels, self.first_line)
         else:

@@ -37,9 +37,9 @@ import sys
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..errors import InputFormatError, InputNotFoundError
+from ..support.lazy_sparse import sp
 from ..support.memory import check_allocation
 from .files import HashingReader, display_name, open_input
 

@@ -13,7 +13,6 @@ import hashlib
 import json
 
 import numpy as np
-import scipy.sparse as sp
 
 from .. import __version__
 from ..errors import ModelFormatError
@@ -23,6 +22,7 @@ from ..hashing.projection import pack_signs
 from ..io.container import read_container, write_container
 from ..io.svmlight import MAX_FEATURES
 from ..preprocess import apply_normalization
+from ..support.lazy_sparse import sp
 from .metadata import meta_digest, meta_int, meta_str
 
 CHASH_KIND = "hsvm-circulant-hash"

@@ -121,6 +121,12 @@ class OvoModel:
         if self.container is not None:
             self.container.verify_in_background("W")
 
+    def cancel_background_check(self):
+        """Stop a background check of W that is no longer needed (see
+        :meth:`hsvm_cli.io.container.Container.cancel_background`)."""
+        if self.container is not None:
+            self.container.cancel_background("W")
+
     def stored_arrays(self):
         """The arrays as the file stores them."""
         arrays = {

@@ -20,10 +20,10 @@ estimated from codes instead, as the filter estimates each classifier: with
 F the hash model's projection, ŝ_c = ‖u_c‖·cos(π·d_H(F(x), F(u_c))/D') + β_c,
 O(D'·d + K·D'/64) per sample."""
 import numpy as np
-import scipy.sparse as sp
 
 from ..hashing.hamming import HammingCodes
 from ..models.class_weights import compute_class_weights
+from ..support.lazy_sparse import sp
 from .products import products, transposed
 
 FIRST_STAGES = ("votes", "scores", "hashed-scores")

@@ -36,10 +36,10 @@ Samples must already be prepared (normalised float32, see
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..models.pairs import PairLookup
 from ..support.kernels import kernel_error, kernel_id
+from ..support.lazy_sparse import sp
 from ..support.native import ffi, lib, ptr
 from ..support.threads import resolve_threads
 

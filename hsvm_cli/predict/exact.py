@@ -3,9 +3,9 @@ do not depend on the block or thread (native/products.c), votes in C
 (native/votes.c: a pair's winner is the majority of its bags, an even split
 goes to the sign of the summed decision values)."""
 import numpy as np
-import scipy.sparse as sp
 
 from ..support.kernels import kernel_error, kernel_id
+from ..support.lazy_sparse import sp
 from ..support.native import float_vector_ptr, lib, ptr
 from ..support.timing import NullTimings
 from .products import products, transposed

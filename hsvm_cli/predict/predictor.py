@@ -6,7 +6,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..errors import DataError, ModelMismatchError, OptionError
 from ..io.predictions import PredictionWriter
@@ -18,6 +17,7 @@ from ..models.provenance import trained_zero_based
 from ..preprocess import give_to_prepare, prepare, stays_sparse
 from ..proba.estimators import combine
 from ..proba.stages import exact_proba, first_stage_proba, second_stage_proba
+from ..support.lazy_sparse import sp
 from ..support.threads import resolve_threads
 from ..support.timing import NullTimings, Timings, timed_chunks
 from .class_scores import FIRST_STAGES, ClassScoreFilter, class_score_weights
@@ -366,6 +366,9 @@ class Predictor:
         # they read them.
         if self.dag is not None or self.scorer is not None:
             self.model.verify()
+        else:
+            # the refine checked what it read; the rest of W is not needed
+            self.model.cancel_background_check()
 
     def predict_file(self, source, output="-", *, codes=None, scores=False, proba=False, timings=None,
                      zero_based=None, extra_features="error", chunk_rows=16384, shard=None, header=None):
@@ -436,7 +439,7 @@ class Predictor:
             chunks = timed_chunks(iter_svmlight(source, zero_based=zero_based, n_features=width,
                                                 extra_features=extra_features, chunk_rows=chunk_rows, shard=shard,
                                                 dtype=np.float64 if raw else np.float32,
-                                                threads=self.threads), t)
+                                                threads=self.threads, _csr_arrays=not raw), t)
             if isinstance(features, _Located):
                 chunks = features.watch(chunks)
             if not raw:

@@ -11,9 +11,9 @@ alike; rows are split between threads, which changes nothing."""
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..support.kernels import kernel_id
+from ..support.lazy_sparse import sp
 from ..support.native import lib, ptr
 from ..support.threads import resolve_threads
 

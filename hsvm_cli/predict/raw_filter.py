@@ -32,11 +32,11 @@ import threading
 import time
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..errors import OptionError
 from ..hashing.hamming import HammingCodes
 from ..preprocess import row_norms
+from ..support.lazy_sparse import sp
 from ..support.native import lib, ptr
 from ..support.threads import run_each
 from .exact import ovo_votes

@@ -11,10 +11,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..models.pairs import canonical_pairs
 from ..support.kernels import kernel_error, kernel_id
+from ..support.lazy_sparse import sp
 from ..support.native import ffi, float_vector_ptr, lib, ptr
 
 

@@ -4,7 +4,8 @@ svmlight file; features beyond the model are refused, or dropped for an
 imported model as svm-predict and liblinear-predict drop them), and, at the
 public entry points, finite."""
 import numpy as np
-import scipy.sparse as sp
+
+from ..support.lazy_sparse import CsrArrays, sp
 
 __all__ = ["as_samples", "finite_samples", "fit_width", "check_samples"]
 
@@ -52,6 +53,8 @@ def fit_width(X, n_features, *, extra="error"):
     if d == n_features:
         return X
     if d < n_features:
+        if isinstance(X, CsrArrays):
+            return X.with_width(n_features)
         if sp.issparse(X):
             return sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n_features))
         out = np.zeros((X.shape[0], n_features), dtype=X.dtype if X.dtype.kind == "f" else np.float64)

@@ -26,8 +26,8 @@ result is exactly method 2 over all classes (what ``svm-predict -b 1``
 computes).  On omniglot-242 the held-out NLL and ECE are within a few
 hundredths of coupling all 242 classes (BENCHMARKS.md)."""
 import numpy as np
-import scipy.sparse as sp
 
+from ..support.lazy_sparse import sp
 from . import estimators as est
 
 __all__ = ["couple_mass", "K_MAX", "DELTA", "PairTable"]

@@ -1,0 +1,101 @@
+"""scipy.sparse, imported on first use, and the reader's own CSR chunks.
+
+Importing scipy.sparse costs a command 0.1-0.15 s here (most of it scipy's
+array-API layer importing numpy.testing, numpy.f2py and numpy.ma), more than
+parsing and predicting a few thousand samples.  ``sp`` below stands for the
+module: every attribute imports it, except the type tests, which answer
+without it -- no object is a scipy sparse matrix before scipy.sparse has
+been imported.  :class:`CsrArrays` is what ``hsvm predict``'s reader hands
+the predictor when it asks for chunks without scipy (dense samples are
+densified by :func:`hsvm_cli.preprocess.prepare` and never need scipy; sparse
+ones become scipy matrices there)."""
+import sys
+
+__all__ = ["sp", "CsrArrays"]
+
+
+class CsrArrays:
+    """A block of rows in CSR form (``data``, ``indices``, ``indptr``,
+    ``shape``), canonical (indices increasing in each row, no duplicates),
+    with the few operations the prediction path applies to a chunk before
+    preparing it: its shape and nnz, row slices, the CSR protocol of
+    :func:`hsvm_cli.preprocess.prepare`, and :meth:`to_scipy`."""
+
+    format = "csr"
+    ndim = 2
+    has_canonical_format = True
+    has_sorted_indices = True
+
+    def __init__(self, data, indices, indptr, shape):
+        self.data = data
+        self.indices = indices
+        self.indptr = indptr
+        self.shape = (int(shape[0]), int(shape[1]))
+
+    @property
+    def nnz(self):
+        return int(self.indptr[-1] - self.indptr[0]) if self.indptr.shape[0] else 0
+
+    @property
+    def dtype(self):
+        return self.data.dtype
+
+    def tocsr(self):
+        return self
+
+    def with_width(self, width):
+        """The same rows, ``width`` columns wide (no column beyond it is stored)."""
+        return CsrArrays(self.data, self.indices, self.indptr, (self.shape[0], width))
+
+    def __getitem__(self, rows):
+        if not isinstance(rows, slice) or rows.step not in (None, 1):
+            return self.to_scipy()[rows]
+        s, e, _ = rows.indices(self.shape[0])
+        e = max(s, e)
+        a, b = int(self.indptr[s]), int(self.indptr[e])
+        return CsrArrays(self.data[a:b], self.indices[a:b], self.indptr[s:e + 1] - a, (e - s, self.shape[1]))
+
+    def to_scipy(self):
+        import scipy.sparse
+        X = scipy.sparse.csr_matrix((self.data, self.indices, self.indptr), shape=self.shape, copy=False)
+        X.has_sorted_indices = True
+        X.has_canonical_format = True
+        return X
+
+    def toarray(self):
+        return self.to_scipy().toarray()
+
+    def astype(self, dtype, copy=True):
+        return CsrArrays(self.data.astype(dtype, copy=copy), self.indices, self.indptr, self.shape)
+
+
+class _LazySparse:
+    """scipy.sparse on first attribute use; issparse / isspmatrix_csr without it."""
+
+    @staticmethod
+    def issparse(x):
+        if isinstance(x, CsrArrays):
+            return True
+        module = sys.modules.get("scipy.sparse")
+        return module is not None and module.issparse(x)
+
+    @staticmethod
+    def isspmatrix_csr(x):
+        if isinstance(x, CsrArrays):
+            return True
+        module = sys.modules.get("scipy.sparse")
+        return module is not None and module.isspmatrix_csr(x)
+
+    def __getattr__(self, name):
+        import scipy.sparse
+        return getattr(scipy.sparse, name)
+
+
+sp = _LazySparse()
+
+
+def as_scipy(X):
+    """X, with :class:`CsrArrays` made a scipy CSR matrix (for code that
+    needs scipy's operations)."""
+    return X.to_scipy() if isinstance(X, CsrArrays) else X
+
