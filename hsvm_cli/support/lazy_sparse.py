@@ -69,22 +69,25 @@ class CsrArrays:
         return CsrArrays(self.data.astype(dtype, copy=copy), self.indices, self.indptr, self.shape)
 
 
+def _is(x, test):
+    # a CsrArrays is a CSR matrix; anything else is one of scipy's only if
+    # scipy.sparse has been imported (and its own test says so)
+    if isinstance(x, CsrArrays):
+        return True
+    module = sys.modules.get("scipy.sparse")
+    return module is not None and getattr(module, test)(x)
+
+
 class _LazySparse:
     """scipy.sparse on first attribute use; issparse / isspmatrix_csr without it."""
 
     @staticmethod
     def issparse(x):
-        if isinstance(x, CsrArrays):
-            return True
-        module = sys.modules.get("scipy.sparse")
-        return module is not None and module.issparse(x)
+        return _is(x, "issparse")
 
     @staticmethod
     def isspmatrix_csr(x):
-        if isinstance(x, CsrArrays):
-            return True
-        module = sys.modules.get("scipy.sparse")
-        return module is not None and module.isspmatrix_csr(x)
+        return _is(x, "isspmatrix_csr")
 
     def __getattr__(self, name):
         import scipy.sparse
