@@ -94,10 +94,6 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
     if rule == "dag" and scores:
         raise click.UsageError("a decision DAG gives labels only, no vote counts: --scores needs max-wins voting")
     model = load_any_model(model_path)
-    if filter_k is not None and filter_k > model.n_classes and not quiet:
-        # kept as K (a recipe's -k may be meant for models of more classes), but said
-        click.echo("hsvm: predict: -k %d is more than the model's %d classes: all are kept"
-                   % (filter_k, model.n_classes), err=True)
     if extra_features is None:
         extra_features = default_extra_features(model)
     if zero_based is None:
@@ -105,7 +101,7 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
     h = None
     if hbm_path is not None and not exact:
         h = load_any_hash_model(hbm_path)
-        if codes_path and bits is None and calib_path is None:
+        if codes_path and bits is None and calib_path is None and first_stage in (None, "votes", "hashed-scores"):
             # codes of fewer bits than the hash model's: voted at the bits they hold
             from ..models.codes import read_codes
             held = read_codes(codes_path).bits
@@ -141,17 +137,23 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
             predictor = Predictor.from_calibration(model, load_calibration(calib_path), h, exact=exact, proba=proba,
                                                    scores=scores,
                                                    **settings)
-            if h is not None and not quiet and predictor.first_stage not in ("votes", "hashed-scores"):
+            chosen_alone = first_stage is None and bits is None and filter_k is None and not exact and not dag
+            if h is not None and not quiet and chosen_alone and predictor.first_stage not in ("votes",
+                                                                                              "hashed-scores"):
                 # the calibration's setting does not hash: say so rather than ignore -H
+                chose = ("the exact DAG" if predictor.filter is None and predictor.rule == "dag" else
+                         "exact prediction" if predictor.filter is None else "the class-score first stage")
                 click.echo("hsvm: predict: the calibration chose %s, which does not use -H %s (give --bits or -k "
-                           "for the hash filter)" % ("exact prediction" if predictor.filter is None
-                                                     else "the class-score first stage",
-                                                     click.format_filename(hbm_path)), err=True)
+                           "for the hash filter)" % (chose, click.format_filename(hbm_path)), err=True)
         else:
             if proba or epsilon is not None:
                 raise click.UsageError("%s needs a calibration (-C)"
                                        % ("--proba" if proba else "--filter-threshold"))
             predictor = Predictor(model, h, **settings)
+    if filter_k is not None and filter_k > model.n_classes and not quiet:
+        # kept as K (a recipe's -k may be meant for models of more classes), but said
+        click.echo("hsvm: predict: -k %d is more than the model's %d classes: all are kept"
+                   % (filter_k, model.n_classes), err=True)
     if shard is not None or dask_address is not None:                      # cluster runs (issue 12)
         _check_cluster_options(test, shard, dask_address, codes_path, timings)
     if dask_address is not None:

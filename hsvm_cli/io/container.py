@@ -361,7 +361,7 @@ class Container:
         Raises ModelFormatError naming the file; each block is checked once."""
         pending = self._background.get(name)
         if pending is not None and (blocks is None or not pending[0].is_alive()):
-            del self._background[name]
+            self._background.pop(name, None)     # another thread may have taken it meanwhile
             pending[0].join()
             if blocks is None and isinstance(pending[1].get("error"), ModelFormatError):
                 raise pending[1]["error"]
