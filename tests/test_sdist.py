@@ -1,0 +1,21 @@
+"""A source distribution holds what building hsvm needs: every file of the C
+library (sources, headers, the cffi build script setup.py names), so that
+`pip install hsvm-X.tar.gz` builds as `pip install .` does."""
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+from conftest import REPO
+
+
+def test_the_source_distribution_holds_every_file_the_build_reads(tmp_path):
+    r = subprocess.run([sys.executable, "setup.py", "-q", "sdist", "-d", str(tmp_path)], cwd=REPO,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    (archive,) = tmp_path.glob("*.tar.gz")
+    with tarfile.open(archive) as tar:
+        names = {Path(n).relative_to(Path(n).parts[0]).as_posix() for n in tar.getnames() if len(Path(n).parts) > 1}
+    needed = {p.relative_to(REPO).as_posix() for p in (REPO / "native").iterdir() if p.suffix in (".c", ".h", ".py")}
+    assert needed <= names, sorted(needed - names)
+    assert {"setup.py", "pyproject.toml", "README.md"} <= names
