@@ -1,6 +1,7 @@
 """A source distribution holds what building hsvm needs: every file of the C
 library (sources, headers, the cffi build script setup.py names), so that
 `pip install hsvm-X.tar.gz` builds as `pip install .` does."""
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -10,10 +11,20 @@ from conftest import REPO
 
 
 def test_the_source_distribution_holds_every_file_the_build_reads(tmp_path):
-    r = subprocess.run([sys.executable, "setup.py", "-q", "sdist", "-d", str(tmp_path)], cwd=REPO,
+    # Built from a copy of the checkout's files: an egg-info directory left by
+    # an earlier build lists files setuptools would include even without
+    # MANIFEST.in.
+    src, dist = tmp_path / "src", tmp_path / "dist"
+    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO, capture_output=True,
+                            text=True, check=True).stdout.splitlines()
+    for name in listed:
+        if (REPO / name).is_file():
+            (src / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, src / name)
+    r = subprocess.run([sys.executable, "setup.py", "-q", "sdist", "-d", str(dist)], cwd=src,
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
-    (archive,) = tmp_path.glob("*.tar.gz")
+    (archive,) = dist.glob("*.tar.gz")
     with tarfile.open(archive) as tar:
         names = {Path(n).relative_to(Path(n).parts[0]).as_posix() for n in tar.getnames() if len(Path(n).parts) > 1}
     needed = {p.relative_to(REPO).as_posix() for p in (REPO / "native").iterdir() if p.suffix in (".c", ".h", ".py")}
