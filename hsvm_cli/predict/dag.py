@@ -124,9 +124,10 @@ class DecisionDag:
     @classmethod
     def from_model(cls, model):
         """The DDAG of an :class:`hsvm_cli.models.ovo.OvoModel`.  A DAG may meet
-        any pair, so all the weights are checked: on another thread from now
-        on, and :meth:`predict` waits for the check."""
-        model.verify_in_background()
+        any pair, so all the weights are checked, by :meth:`predict` before
+        its first use of them (waiting for a check that
+        :meth:`hsvm_cli.predict.predictor.Predictor.predict_file` started while
+        it parses)."""
         dag = cls(model.W, model.b, model.pair_a, model.pair_b, bags=model.bags, n_classes=model.n_classes)
         dag._verify = model.verify
         return dag

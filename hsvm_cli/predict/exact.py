@@ -76,8 +76,8 @@ class ExactScorer:
 
     def __init__(self, model, *, threads=None, kernel=None):
         self.model = model
-        # checked while the caller parses its input; products() waits for it
-        model.verify_in_background()
+        # checked before products() first reads it (predict_file starts the
+        # check on another thread while it parses, and products() waits)
         self.W = np.asarray(model.W, dtype=np.float32)
         self.b = np.asarray(model.b, dtype=np.float32)
         self.threads = threads

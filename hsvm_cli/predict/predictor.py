@@ -360,10 +360,9 @@ class Predictor:
         self._finish_model_check()
 
     def _finish_model_check(self):
-        # Exact and DAG prediction check all of W on a thread of their own
-        # (ExactScorer, DecisionDag.from_model); this waits for that check and
-        # raises what it found.  Other settings check the rows they read as
-        # they read them.
+        # Exact and DAG prediction check all of W (on a thread of its own
+        # that predict_file starts); this waits for that check and raises what
+        # it found.  Other settings check the rows they read as they read them.
         if self.dag is not None or self.scorer is not None:
             self.model.verify()
         else:
@@ -425,11 +424,12 @@ class Predictor:
         elif codes is not None and codes.kernel_hash_sha256 is not None:
             check_model_codes(self.model, codes=codes, model_name=self.model.path or "the model")
         if chunks is None and source is not None:
-            if self.filter is not None and self.refine:
-                # A file's refines read most blocks of W: check them while the
-                # input is parsed (the refine checks what it needs and has not
-                # been checked yet itself, so a small input never waits for
-                # all of W; predict/dag.py and exact.py do the same).
+            if self.dag is not None or self.scorer is not None or (self.filter is not None and self.refine):
+                # Check W on another thread while the input is parsed: exact
+                # and DAG prediction wait for it before their first use of W;
+                # a refine checks what it needs and has not been checked yet
+                # itself (a small input never waits for all of W).  The
+                # thread lives no longer than this call (_finish_model_check).
                 self.model.verify_in_background()
             width = self.features.n_input_features if self.features is not None else self.model.n_features
             # Samples go through prepare() only, which rounds them to float32
