@@ -356,6 +356,10 @@ class Predictor:
             # checked before the input was read.
             self._finish_model_check()
             raise
+        except BaseException:
+            # closed early or interrupted: no result to vouch for, no thread left behind
+            self.model.cancel_background_check()
+            raise
         # An input without samples never used the weights: their check still counts.
         self._finish_model_check()
 
