@@ -66,7 +66,6 @@ import json
 import math
 
 import numpy as np
-from scipy.linalg import blas as _blas
 
 from ..errors import DataError, ModelMismatchError
 from ..support.arrays import check_seed
@@ -381,7 +380,8 @@ class KernelHash:
         if K.shape[0] == 0:
             return K
         B = np.asfortranarray(K.T)
-        X = _blas.dtrsm(1.0, self.L.T, B, side=0, lower=0, trans_a=1, diag=0, overwrite_b=1)
+        from scipy.linalg import blas  # here: scipy.linalg costs every command ~0.1 s to import
+        X = blas.dtrsm(1.0, self.L.T, B, side=0, lower=0, trans_a=1, diag=0, overwrite_b=1)
         return np.ascontiguousarray(X.T)
 
     def transform(self, X, *, chunk_rows=2048):

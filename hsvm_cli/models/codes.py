@@ -199,8 +199,11 @@ def hash_data(h, source, output, *, bits=None, fmt="codes", zero_based=False, ex
 
         def encode(chunk, start):
             return encoder.codes(prepare(h.normalize, chunk.X))
+    # A hash model's samples only go through prepare(): the reader's scipy-free
+    # chunks (support/lazy_sparse.py) spare dense input scipy's import.
     chunks = iter_svmlight(source, zero_based=zero_based, n_features=h.n_features,
-                           extra_features=extra_features, chunk_rows=chunk_rows, shard=shard)
+                           extra_features=extra_features, chunk_rows=chunk_rows, shard=shard,
+                           _csr_arrays=not isinstance(h, (KernelHash, LearnedCirculantHash)))
     n = 0
     if fmt == "svm":
         with atomic_output(output, "wb") as fh:

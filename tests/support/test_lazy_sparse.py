@@ -25,6 +25,17 @@ def test_predicting_dense_samples_never_imports_scipy(digits_files, tmp_path):
         assert r.stdout.split() == ["False", "False"], (extra, r.stdout)
 
 
+def test_hashing_dense_samples_with_a_hash_model_never_imports_scipy(digits_files, tmp_path):
+    _, hbm, _ = digits_files
+    code = ("import sys; from hsvm_cli.cli.main import cli\n"
+            "try:\n    cli(%r)\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+            "print('scipy' in sys.modules)" % (["hash-data", "-q", "-H", str(hbm), DIGITS_TEST, "-o",
+                                                str(tmp_path / "c.codes")]))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["False"]
+
+
 def test_the_readers_chunks_are_the_csr_matrices_they_stand_for():
     from hsvm_cli.io.svmlight import iter_svmlight, load_svmlight
     X, _ = load_svmlight(str(BUNDLED / "digits" / "test.svm.gz"), dtype=np.float32, n_features=64)
