@@ -80,10 +80,11 @@ def command(validation, model_path, hbm_path, output, max_loss, confidence, bits
     if outside.any() and not quiet:
         # as eval's outside_classes: such rows can only be errors, and they
         # lower every setting's accuracy alike
+        unknown = np.unique(y[outside])
         click.echo("hsvm: calibrate: %d of %d validation samples have labels the model lacks (%s): every setting "
                    "counts them as errors" % (int(outside.sum()), y.shape[0],
-                                              ", ".join(str(v) for v in np.unique(y[outside])[:5])
-                                              + (", ..." if np.unique(y[outside]).size > 5 else "")), err=True)
+                                              ", ".join(str(v) for v in unknown[:5])
+                                              + (", ..." if unknown.size > 5 else "")), err=True)
     with contextlib.ExitStack() as outputs:
         # --grid-json's temporary file first: a name that cannot be written
         # fails before the run, and a failure after it leaves neither file.

@@ -98,15 +98,15 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
         extra_features = default_extra_features(model)
     if zero_based is None:
         zero_based = trained_zero_based(model)
-    h = None
+    h = codes = None
     if hbm_path is not None and not exact:
         h = load_any_hash_model(hbm_path)
         if codes_path and bits is None and calib_path is None and first_stage in (None, "votes", "hashed-scores"):
             # codes of fewer bits than the hash model's: voted at the bits they hold
             from ..models.codes import read_codes
-            held = read_codes(codes_path).bits
-            if held < h.bits:
-                bits = held
+            codes = read_codes(codes_path)
+            if codes.bits < h.bits:
+                bits = codes.bits
     elif refine_rule == "dag" and not dag and first_stage is None:
         raise click.UsageError("--refine dag needs a first stage (-H, or --first-stage scores) and no --exact; "
                                "--dag is the exact DAG")
@@ -161,8 +161,7 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
                       exact=exact, settings=settings, scores=scores, proba=proba, zero_based=zero_based,
                       extra_features=extra_features, chunk_rows=chunk_rows, quiet=quiet, classes=model.classes)
         return
-    codes = None
-    if codes_path:
+    if codes_path and codes is None:
         from ..models.codes import read_codes
         codes = read_codes(codes_path)
     t = predictor.new_timings()

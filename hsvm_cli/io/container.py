@@ -68,17 +68,22 @@ def array_digests(arr, block_bytes=None):
     return [_hex(data[s:s + block_bytes]) for s in range(0, data.shape[0], block_bytes)]
 
 
-def _finite(values):
+# The C checks by float type: (function, C type of the bit patterns).
+_FINITE_C = {np.dtype("<f4"): ("hsvm_all_finite_f32", "uint32_t *"),
+             np.dtype("<f8"): ("hsvm_all_finite_f64", "uint64_t *")}
+
+
+def _finite(values, kernel):
     # One pass in C over the bit patterns of the slice the checksum has just
     # read (in cache); numpy's min and max made two, and cost more than the
     # checksum itself.  Other float types (none stored today): min and max,
-    # which propagate NaN and reach any infinity.
+    # which propagate NaN and reach any infinity.  ``kernel``: _any_kernel().
     if values.size == 0:
         return True
-    if values.dtype == np.dtype("<f4") and values.flags.c_contiguous:
-        return lib.hsvm_all_finite_f32(ffi.cast("uint32_t *", ffi.from_buffer(values)), values.size, _any_kernel()) > 0
-    if values.dtype == np.dtype("<f8") and values.flags.c_contiguous:
-        return lib.hsvm_all_finite_f64(ffi.cast("uint64_t *", ffi.from_buffer(values)), values.size, _any_kernel()) > 0
+    native = _FINITE_C.get(values.dtype)
+    if native is not None and values.flags.c_contiguous:
+        name, ctype = native
+        return getattr(lib, name)(ffi.cast(ctype, ffi.from_buffer(values)), values.size, kernel) > 0
     return bool(np.isfinite(values.min()) and np.isfinite(values.max()))
 
 
@@ -311,7 +316,7 @@ class Container:
         self.digests = digests          # name -> list of hex digests, or None without checksums
         self.block_bytes = block_bytes
         self._done = {k: np.zeros(-(-a.nbytes // block_bytes), dtype=bool) for k, a in arrays.items()}
-        self._background = {}           # name -> (thread, outcome) of a check started ahead of use
+        self._background = {}           # name -> (thread, outcome, stop event) of a check started ahead of use
 
     @property
     def checksummed(self):
@@ -381,6 +386,7 @@ class Container:
         arr = self.arrays[name]
         data = arr.reshape(-1).view(np.uint8)
         floating = arr.dtype.kind == "f"
+        kernel = _any_kernel() if floating else None     # once, not per slice
         B = self.block_bytes
 
         def check(b):
@@ -396,7 +402,7 @@ class Container:
                     raise _Stopped()
                 piece = data[s:min(hi, s + _FINITE_SLICE)]
                 h.update(piece)
-                if floating and not _finite(piece.view(arr.dtype)):
+                if floating and not _finite(piece.view(arr.dtype), kernel):
                     return "array %r holds NaN or infinite values" % name
             if self.digests is not None and h.hexdigest() != self.digests[name][b]:
                 return "array %r is corrupt: checksum mismatch in its bytes %d to %d" % (name, lo, hi)

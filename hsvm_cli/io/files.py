@@ -21,6 +21,7 @@ try:
 except ImportError:  # pragma: no cover - a platform without its wheels
     _gzip, _isal_error = gzip, zlib.error
 
+
 def _stdlib_gzip(fh):
     return gzip.GzipFile(fileobj=fh, mode="rb")
 
@@ -193,20 +194,20 @@ class _CountingReader:
         self._name = name
         self.offset = 0
 
-    def read(self, size=-1):
+    def _guarded(self, read, arg):
         try:
-            data = self._raw.read(size)
+            return read(arg)
         except OSError as exc:
             raise InputReadError(self._name, _strerror(exc)) from None
+
+    def read(self, size=-1):
+        data = self._guarded(self._raw.read, size)
         self.offset += len(data)
         return data
 
     def readinto(self, buf):
         # ISA-L's reader fills its own buffer
-        try:
-            got = self._raw.readinto(buf)
-        except OSError as exc:
-            raise InputReadError(self._name, _strerror(exc)) from None
+        got = self._guarded(self._raw.readinto, buf)
         self.offset += got or 0
         return got
 

@@ -39,7 +39,7 @@ from ..errors import CorruptInputError, InputFormatError, InputReadError, printa
 from ..support.labels import integer_labels
 from ..support.lazy_sparse import CsrArrays, sp
 from ..support.native import ffi, lib
-from .files import display_name, open_input, scan_compressed, stream_failure
+from .files import atomic_output, display_name, open_input, scan_compressed, stream_failure
 from .shard import as_shard, open_shard
 
 __all__ = ["MAX_FEATURES", "MAX_LINE_BYTES", "SvmChunk", "iter_svmlight", "load_svmlight", "write_svmlight"]
@@ -784,7 +784,6 @@ def write_svmlight(fh, X, y, *, zero_based=False):
     if not isinstance(zero_based, (bool, np.bool_)):
         raise TypeError("zero_based must be a bool, not %r" % (zero_based,))
     if isinstance(fh, (str, os.PathLike)):
-        from .files import atomic_output
         with atomic_output(fh, "wb") as out:
             return write_svmlight(out, X, y, zero_based=zero_based)
     if sp.issparse(X):

@@ -28,17 +28,21 @@ def as_samples(X):
             raise ValueError("X must be 2-dimensional (samples x features), got %d dimension%s%s"
                              % (X.ndim, "" if X.ndim == 1 else "s",
                                 "; for one sample use X.reshape(1, -1)" if X.ndim == 1 else ""))
-    values = X.data if sp.issparse(X) else X
-    if values.dtype.kind not in "fiub":
-        raise ValueError("X must hold real numbers, got dtype %s" % values.dtype)
+    if _values(X).dtype.kind not in "fiub":
+        raise ValueError("X must hold real numbers, got dtype %s" % _values(X).dtype)
     return X
+
+
+def _values(X):
+    # the stored values: a sparse matrix's data, an array itself
+    return X.data if sp.issparse(X) else X
 
 
 def finite_samples(X):
     """:func:`as_samples`, and a ValueError for NaN or infinite values (which
     the svmlight reader refuses too)."""
     X = as_samples(X)
-    values = X.data if sp.issparse(X) else X
+    values = _values(X)
     if values.dtype.kind == "f" and not np.isfinite(values).all():
         raise ValueError("X contains NaN or infinite values")
     return X

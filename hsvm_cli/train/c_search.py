@@ -209,18 +209,19 @@ def search_c(X, y, *, grid=None, folds=5, seed=0, solver="l2loss-dual", tol=None
 def _search_warnings(y, folds, explicit, best, steps):
     notes = []
     labels, counts = np.unique(np.asarray(y), return_counts=True)
-    if counts.size and counts.min() == 1:
+    least = int(np.argmin(counts)) if counts.size else None
+    fewest = int(counts[least]) if counts.size else folds
+    if fewest == 1:
         notes.append("Warning: class %d has 1 sample: held out, it has none to train on, so it is an error in "
-                     "every cross-validation" % labels[int(np.argmin(counts))])
-    elif counts.size and counts.min() < folds:
+                     "every cross-validation" % labels[least])
+    elif fewest < folds:
         # Each fold then holds out a sample of the class that some training
         # folds lack: at small C, where the biases decide, the held-out
         # class is the one with fewer training samples and loses -- the
         # accuracy can fall below chance.  (scikit-learn's StratifiedKFold warns too.)
-        notes.append("Warning: class %d has %d sample%s, fewer than the %d folds: its held-out samples train with "
+        notes.append("Warning: class %d has %d samples, fewer than the %d folds: its held-out samples train with "
                      "one sample fewer than the other classes; use fewer folds (--cv %d) for a fairer estimate"
-                     % (labels[int(np.argmin(counts))], counts.min(), "" if counts.min() == 1 else "s", folds,
-                        max(2, int(counts.min()))))
+                     % (labels[least], fewest, folds, fewest))
     if not explicit and best is steps[-1] and best.C >= MAX_C:
         notes.append("Warning: the best C is the grid's largest (%g); the accuracy may still rise beyond it "
                      "(--c-grid tries larger values), as LIBLINEAR's -C warns 'maximum C reached'" % best.C)
