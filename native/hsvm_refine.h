@@ -25,7 +25,10 @@ int hsvm_sddmm_dense(const float *X, const float *W, const float *bias, int64_t 
  * as they are) receives X[i] . W[row] + bias[row] with the bits of
  * hsvm_sddmm_dense; votes and conf [n, K] (optional, both or neither) the
  * counts and sums hsvm_cell_votes gives for those cells, orientation from
- * pair_sign[a * K + b] (-1: the model's classifier is (b, a)).  Returns 0,
+ * pair_sign[a * K + b] (-1: the model's classifier is (b, a)); with
+ * by_position they are [n, k] instead, entry u the count and sum of class
+ * S[i, u] (0 from nv on): the same numbers without a row of K per sample,
+ * which a caller after the winner alone does not need.  Returns 0,
  * -1 for a bad argument or S entry, -2 when a needed pair has no classifier,
  * -3 when out of memory, or hsvm_resolve_kernel's negative code.  The
  * samples refined are order[0..m) (distinct rows; NULL: all n, in row order),
@@ -39,7 +42,7 @@ int hsvm_refine_kept(const float *X, int64_t n, int64_t d, const int64_t *order,
                      const float *W, const float *bias, int64_t n_rows, const int64_t *S, int64_t k,
                      const int64_t *nvalid, const int64_t *pair_id,
                      const int8_t *pair_sign, int32_t bags, int32_t n_classes, int32_t *votes, double *conf,
-                     float *dec, int64_t chunk_bytes, int32_t kernel);
+                     int32_t by_position, float *dec, int64_t chunk_bytes, int32_t kernel);
 
 /* The same with X in CSR form (indptr int64, indices int32, data float32). */
 void hsvm_sddmm_csr(const int64_t *indptr, const int32_t *indices, const float *data,

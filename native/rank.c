@@ -25,6 +25,23 @@ static void insert_sorted(int32_t *top, int32_t filled, int32_t c, const int32_t
     top[pos] = c;
 }
 
+/* The `need` best of classes cand[0..ncand) into tail, in rank order. */
+static void take_best(int32_t *tail, int32_t need, const int32_t *cand, int32_t ncand, const int32_t *v,
+                      const double *m)
+{
+    int32_t taken = 0;
+    for (int32_t j = 0; j < ncand; j++) {
+        const int32_t c = cand[j];
+        if (taken == need) {
+            const int32_t last = tail[need - 1];
+            if (!better(v[c], m[c], c, v[last], m[last], last))
+                continue;
+            taken--;
+        }
+        insert_sorted(tail, taken++, c, v, m);
+    }
+}
+
 int hsvm_topk(const int32_t *votes, const double *margin, int64_t n, int32_t n_classes,
               int32_t k, int32_t *out)
 {
@@ -73,20 +90,39 @@ int hsvm_topk(const int32_t *votes, const double *margin, int64_t n, int32_t n_c
         }
         /* The best (k - above) of the tied candidates, in rank order, after the
          * classes with more votes (which all rank before them). */
-        int32_t need = k - above, taken = 0;
-        int32_t *tail = top + above;
-        for (int32_t j = 0; j < ncand; j++) {
-            int32_t c = cand[j];
-            if (taken == need) {
-                int32_t last = tail[need - 1];
-                if (!better(v[c], m[c], c, v[last], m[last], last))
-                    continue;
-                taken--;
-            }
-            insert_sorted(tail, taken++, c, v, m);
-        }
+        take_best(top + above, k - above, cand, ncand, v, m);
     }
     free(hist);
     free(cand);
+    return 0;
+}
+
+int hsvm_topk_scores(const float *scores, const double *beta, int64_t n, int32_t n_classes, int32_t k,
+                     int32_t *out)
+{
+    if (k < 1 || k > n_classes)
+        return -1;
+    /* a row's sums, zero votes and every class a candidate, so that the
+     * comparisons are hsvm_topk's */
+    double *m = malloc(sizeof(double) * (size_t)n_classes);
+    int32_t *v = calloc((size_t)n_classes, sizeof(int32_t));
+    int32_t *all = malloc(sizeof(int32_t) * (size_t)n_classes);
+    if (!m || !v || !all) {
+        free(m);
+        free(v);
+        free(all);
+        return -2;
+    }
+    for (int32_t c = 0; c < n_classes; c++)
+        all[c] = c;
+    for (int64_t i = 0; i < n; i++) {
+        const float *s = scores + i * (int64_t)n_classes;
+        for (int32_t c = 0; c < n_classes; c++)
+            m[c] = (double)s[c] + beta[c];
+        take_best(out + i * (int64_t)k, k, all, n_classes, v, m);
+    }
+    free(m);
+    free(v);
+    free(all);
     return 0;
 }

@@ -239,7 +239,7 @@ int hsvm_refine_kept(const float *X, int64_t n, int64_t d, const int64_t *order,
                      const float *W, const float *bias, int64_t n_rows, const int64_t *S, int64_t k,
                      const int64_t *nvalid, const int64_t *pair_id,
                      const int8_t *pair_sign, int32_t bags, int32_t n_classes, int32_t *votes, double *conf,
-                     float *dec, int64_t chunk_bytes, int32_t kernel)
+                     int32_t by_position, float *dec, int64_t chunk_bytes, int32_t kernel)
 {
     refine_job J = {W, bias, d, n_rows, k, k * (k - 1) / 2, pair_id, pair_sign, bags, n_classes, votes, conf, dec,
                     NULL, NULL, NULL, NULL};
@@ -326,6 +326,12 @@ int hsvm_refine_kept(const float *X, int64_t n, int64_t d, const int64_t *order,
             const tile_state *T = tiles + ti;
             for (int64_t t = 0; t < T->nt; t++) {
                 const int64_t i = T->row[t], nv = nvalid ? nvalid[i] : k;
+                if (by_position) {
+                    /* the tile's counts are already by position, 0 past nv */
+                    memcpy(votes + i * k, T->lv + t * k, sizeof(int32_t) * (size_t)k);
+                    memcpy(conf + i * k, T->lc + t * k, sizeof(double) * (size_t)k);
+                    continue;
+                }
                 int32_t *v = votes + i * n_classes;
                 double *c = conf + i * n_classes;
                 memset(v, 0, sizeof(int32_t) * (size_t)n_classes);

@@ -29,6 +29,36 @@ from .products import products, transposed
 FIRST_STAGES = ("votes", "scores", "hashed-scores")
 
 
+class ClassScores:
+    """Exact class scores kept as their parts: ``products`` [n, K] (u_c·x)
+    and ``beta`` float64 [K].  The scores are ``products`` in float64 plus
+    β; :meth:`top` ranks them in C without forming that [n, K] array of
+    doubles (eight bytes a class and sample, written and read again), which
+    only a caller of :meth:`full` (probabilities, scores written out) needs."""
+
+    def __init__(self, products, beta):
+        self.products = products
+        self.beta = np.ascontiguousarray(beta, dtype=np.float64)
+
+    @property
+    def shape(self):
+        return self.products.shape
+
+    def full(self):
+        scores = np.asarray(self.products, dtype=np.float64)
+        scores += self.beta
+        return scores
+
+    def top(self, k, *, threads=1):
+        """Per row, the k best classes, best first ([n, k] int32): what
+        :func:`~hsvm_cli.predict.ranking.top_classes` gives for zero votes
+        and :meth:`full`."""
+        from .ranking import top_classes, top_scores
+        if self.products.dtype != np.float32:
+            return top_classes(np.zeros(self.shape, dtype=np.int32), self.full(), k, threads=threads)
+        return top_scores(self.products, self.beta, k, threads=threads)
+
+
 def class_score_weights(model):
     """(U float32 [K, d], β float32 [K]): the class score of class c is
     U[c]·x + β[c] for a sample x prepared as the model wants (see the module
@@ -70,16 +100,22 @@ class ClassScoreFilter:
         from ..support.timing import NullTimings
         t = timings or NullTimings()
         if not self.hashed:
-            with t.phase("filter"):
-                if sp.issparse(Xn) and self._UT is None:
-                    self._UT = transposed(self.U)
-                scores = np.asarray(products(Xn, self.U, WT=self._UT, threads=self.threads, kernel=self.kernel),
-                                    dtype=np.float64)
-                scores += self.beta
-                return scores
+            return self.exact_scores(Xn, timings=t).full()
         with t.phase("hash"):
             xcodes = self.encoder.codes(Xn)
         return self.scores_of_codes(xcodes, timings=t)
+
+    def exact_scores(self, Xn, *, timings=None):
+        """The exact class scores of prepared samples as :class:`ClassScores`
+        (the products and β apart), in the ``filter`` phase."""
+        from ..support.timing import NullTimings
+        if self.hashed:
+            raise ValueError("a hashed class-score filter estimates its scores from codes")
+        with (timings or NullTimings()).phase("filter"):
+            if sp.issparse(Xn) and self._UT is None:
+                self._UT = transposed(self.U)
+            return ClassScores(products(Xn, self.U, WT=self._UT, threads=self.threads, kernel=self.kernel),
+                               self.beta)
 
     def scores_of_codes(self, xcodes, *, timings=None):
         """Estimated class scores [n, K] of sample codes (hashed filter only)."""

@@ -3,7 +3,6 @@ hash classifier, and the two-stage hash filter + exact refine (Litayem, Joly &
 Boujemaa's filter-and-refine; Milgram, Cheriet & Sabourin's two-stage
 classifier), with calibrated probabilities when a calibration is given."""
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -28,7 +27,7 @@ from .ranking import top_classes
 from .raw_filter import make_filter, unit_length_samples
 from .refine import dense_is_cheaper, refine_decisions, refine_votes
 from .samples import check_samples, fit_width
-from .ties import winners
+from .ties import kept_winners, winners
 
 EXACT_PHASES = ("parse", "normalise", "score", "vote", "write")
 DAG_PHASES = ("parse", "normalise", "dag", "write")
@@ -38,7 +37,6 @@ HASH_PHASES = ("parse", "normalise", "hash", "filter", "refine", "write")
 RULES = ("vote", "dag")
 
 
-@dataclass
 class Prediction:
     """The prediction of a block of samples.
 
@@ -47,13 +45,48 @@ class Prediction:
     filter's with no refine; None with a decision DAG, which counts no
     votes); ``confidence`` float64 [n, K]: the tie-break term matching
     ``votes``; ``proba`` float64 [n, K] when probabilities were
-    asked for; ``y_true``: the labels read from the input, if any."""
+    asked for; ``y_true``: the labels read from the input, if any.
 
-    y_true: np.ndarray
-    labels: np.ndarray
-    votes: np.ndarray
-    confidence: np.ndarray
-    proba: np.ndarray = None
+    A refine by votes keeps its numbers among each row's kept classes
+    (:class:`~hsvm_cli.predict.refine.KeptVotes`) and spreads them over all
+    K classes only when ``votes`` or ``confidence`` is read: a caller after
+    the labels never builds two [n, K] arrays per block."""
+
+    def __init__(self, y_true, labels, votes, confidence, proba=None, *, kept=None):
+        self.y_true = y_true
+        self.labels = labels
+        self._votes = votes
+        self._confidence = confidence
+        self.proba = proba
+        self._kept = kept
+
+    def _spread(self):
+        if self._kept is not None:
+            self._votes, self._confidence = self._kept.full()
+            self._kept = None
+
+    @property
+    def votes(self):
+        self._spread()
+        return self._votes
+
+    @votes.setter
+    def votes(self, value):
+        self._spread()
+        self._votes = value
+
+    @property
+    def confidence(self):
+        self._spread()
+        return self._confidence
+
+    @confidence.setter
+    def confidence(self, value):
+        self._spread()
+        self._confidence = value
+
+    def __repr__(self):
+        return "Prediction(%d samples)" % len(self.labels)
 
 
 def default_filter_k(n_classes):
@@ -492,12 +525,17 @@ class Predictor:
         return self.dag is None and (proba or X is None or stays_sparse(X))
 
     def _filter(self, X, xcodes, t, filter_votes=None):
-        """The first stage's ranking of the block (votes and margins, or zero
-        votes and class scores), and the normalised samples;
+        """The first stage's ranking of the block (votes and margins; zero
+        votes and estimated class scores; or None and the exact
+        :class:`~hsvm_cli.predict.class_scores.ClassScores`, which
+        :meth:`_keep` ranks), and the normalised samples;
         ``filter_votes``: the votes and margins computed before."""
         Xn = prepare(self.model.normalize, X, timings=t, threads=self._threads()) if X is not None else None
         if filter_votes is not None:
             hv, hm = filter_votes
+        elif self.first_stage == "scores":
+            # kept as ClassScores: _keep ranks them without a float64 copy
+            return Xn, None, self.filter.exact_scores(Xn, timings=t)
         elif self.first_stage != "votes":
             scores = (self.filter.scores(Xn, timings=t) if xcodes is None
                       else self.filter.scores_of_codes(xcodes, timings=t))
@@ -513,7 +551,13 @@ class Predictor:
         """The classes to refine, best first: kept [n, k], which of them are in
         use (None: all), the first-stage probabilities when needed."""
         with t.phase("filter"):
-            kept = top_classes(hv, hm, self.k, threads=self._threads())
+            if hv is None:
+                # exact class scores (ClassScores): every class has zero votes
+                kept = hm.top(self.k, threads=self._threads())
+                if proba or self.epsilon is not None:
+                    hv, hm = np.zeros(hm.shape, dtype=np.int32), hm.full()
+            else:
+                kept = top_classes(hv, hm, self.k, threads=self._threads())
             p1 = first_stage_proba(hv, hm, self.alpha) if (proba or self.epsilon is not None) else None
             valid = None
             if self.epsilon is not None and self.refine:
@@ -546,6 +590,8 @@ class Predictor:
         Xn, hv, hm = self._filter(X, xcodes, t, filter_votes)
         kept, valid, p1 = self._keep(hv, hm, proba, t)
         if not self.refine:
+            if hv is None:
+                hv, hm = np.zeros(hm.shape, dtype=np.int32), hm.full()
             t.count("refined_classes", int(kept.shape[0]))
             best = kept[:, 0] if p1 is None else np.argmax(p1, axis=1)
             return Prediction(y, m.classes[best], hv, hm, p1)
@@ -566,8 +612,11 @@ class Predictor:
                 # votes straight from the scores, no gathered cells.
                 votes, conf, nvalid = self._all_pairs.kept_votes(Xn, kept, lookup=self.lookup, valid=valid)
             elif not proba and not sp.issparse(Xn):
-                votes, conf, nvalid = refine_votes(m, Xn, kept, lookup=self.lookup, valid=valid,
-                                                   threads=self._threads())
+                among = refine_votes(m, Xn, kept, lookup=self.lookup, valid=valid, threads=self._threads(),
+                                     by_position=True)
+                best = kept_winners(m, among)
+                t.count("refined_classes", int(among.nvalid.sum()))
+                return Prediction(y, m.classes[best], None, None, kept=among)
             else:
                 if by_scores:
                     dense = self._all_pairs.decision(Xn)

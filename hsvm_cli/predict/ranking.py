@@ -24,9 +24,29 @@ def top_classes(votes, confidence, k, *, threads=1):
     on up to ``threads`` threads (blocks of rows; same result)."""
     votes = np.ascontiguousarray(votes, dtype=np.int32)
     confidence = np.ascontiguousarray(confidence, dtype=np.float64)
-    n, K = votes.shape
-    if confidence.shape != (n, K):
+    if confidence.shape != votes.shape:
         raise ValueError("votes and confidence differ in shape")
+    return _select(votes.shape, k, threads, lambda s, e, K, k, out: lib.hsvm_topk(
+        ptr("int32_t *", votes[s:e]), ptr("double *", confidence[s:e]), e - s, K, k, out))
+
+
+def top_scores(scores, beta, k, *, threads=1):
+    """Per row, the k best classes of ``scores`` [n, K] float32 plus ``beta``
+    [K] summed in float64, best first ([n, k] int32): what
+    :func:`top_classes` gives for zero votes and those sums as the
+    confidence, without forming them (native/rank.c)."""
+    scores = np.ascontiguousarray(scores, dtype=np.float32)
+    beta = np.ascontiguousarray(beta, dtype=np.float64)
+    if scores.ndim != 2 or beta.shape != scores.shape[1:]:
+        raise ValueError("beta must have one value per class")
+    return _select(scores.shape, k, threads, lambda s, e, K, k, out: lib.hsvm_topk_scores(
+        ptr("float *", scores[s:e]), ptr("double *", beta), e - s, K, k, out))
+
+
+def _select(shape, k, threads, call):
+    """[n, k] int32 filled by ``call(s, e, K, k, out_pointer)`` for blocks
+    of rows [s, e), on threads when the selection is worth one (~1 ms)."""
+    n, K = shape
     k = min(int(k), K)
     if k < 1:
         raise ValueError("k must be at least 1")
@@ -34,11 +54,9 @@ def top_classes(votes, confidence, k, *, threads=1):
 
     def select(span):
         s, e = span
-        if e > s and lib.hsvm_topk(ptr("int32_t *", votes[s:e]), ptr("double *", confidence[s:e]), e - s, K, k,
-                                   ptr("int32_t *", out[s:e])) == -2:
+        if e > s and call(s, e, K, k, ptr("int32_t *", out[s:e])) == -2:
             raise MemoryError("top-k selection")
 
-    # a thread per block of rows when the selection is worth one (~1 ms or more)
     parts = max(1, min(resolve_threads(threads), n * K // (1 << 20)))
     bounds = [n * i // parts for i in range(parts + 1)]
     run_each(select, zip(bounds[:-1], bounds[1:]), threads=parts)

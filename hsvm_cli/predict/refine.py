@@ -105,14 +105,15 @@ def similar_first(first):
 
 
 def refine_kept(model, Xn, S, nvalid, *, lookup, first=None, threads=1, votes=True, decisions=False,
-                kernel=None, tile=None, chunk_bytes=0):
+                kernel=None, tile=None, chunk_bytes=0, by_position=False):
     """The refine over dense samples in C (native/refine_kept.c), no cell
     lists: ``S`` [n, k] each row's refined classes sorted (padding last),
     ``nvalid`` [n] (None: all k) how many are in use.  Returns (votes, conf)
     [n, K] when ``votes`` (what :meth:`RefinedPairs.votes` counts for the same
     cells, bit for bit) and the decision values [n, q, bags] (0 for unused
     pairs) when ``decisions``, as a tuple ``(votes, conf, dec)`` with None for
-    what was not asked.  The values have the bits of :func:`sddmm` on every
+    what was not asked; with ``by_position`` votes and conf are [n, k], entry
+    u that of class ``S[i, u]`` (0 for unused entries).  The values have the bits of :func:`sddmm` on every
     path (``kernel``).  ``first`` [n] (optional): each row's best first-stage
     class; rows that share it are refined side by side
     (:func:`similar_first`), which changes no result.  Threads take whole
@@ -131,8 +132,9 @@ def refine_kept(model, Xn, S, nvalid, *, lookup, first=None, threads=1, votes=Tr
     nvalid = None if nvalid is None else np.ascontiguousarray(nvalid, dtype=np.int64)
     ids, signs = lookup.table()
     q = k * (k - 1) // 2
-    v = np.empty((n, K), dtype=np.int32) if votes else None
-    c = np.empty((n, K), dtype=np.float64) if votes else None
+    width = k if by_position else K
+    v = np.empty((n, width), dtype=np.int32) if votes else None
+    c = np.empty((n, width), dtype=np.float64) if votes else None
     dec = np.zeros((n, q, bags), dtype=np.float32) if decisions else None
 
     order = np.arange(n, dtype=np.int64) if first is None else similar_first(first)
@@ -143,7 +145,7 @@ def refine_kept(model, Xn, S, nvalid, *, lookup, first=None, threads=1, votes=Tr
             ptr("float *", b), W.shape[0], ptr("int64_t *", S), k,
             ffi.NULL if nvalid is None else ptr("int64_t *", nvalid), ptr("int64_t *", ids), ptr("int8_t *", signs),
             bags, K, ffi.NULL if v is None else ptr("int32_t *", v), ffi.NULL if c is None else ptr("double *", c),
-            ffi.NULL if dec is None else ptr("float *", dec), int(chunk_bytes), kid)
+            int(bool(by_position)), ffi.NULL if dec is None else ptr("float *", dec), int(chunk_bytes), kid)
         if rc == -1:
             raise ValueError("refined classes must be sorted, distinct and in 0..%d" % (K - 1))
         if rc == -2:
@@ -279,16 +281,49 @@ def kept_votes(decisions, kept, *, lookup, bags, valid=None, bias=None):
     return votes, conf, (np.full(n, k) if nvalid is None else nvalid)
 
 
-def refine_votes(model, Xn, kept, *, lookup, valid=None, threads=1):
+def refine_votes(model, Xn, kept, *, lookup, valid=None, threads=1, by_position=False):
     """Votes, confidences [n, K] and classes in use [n] among each row's kept
     classes [n, k] of dense prepared samples: what
     ``refine_decisions(...).votes(K)`` gives, bit for bit, computed in C
-    without the cells' index lists or decision matrix (:func:`refine_kept`)."""
+    without the cells' index lists or decision matrix (:func:`refine_kept`).
+    ``by_position``: return :class:`KeptVotes` instead (the same numbers
+    [n, k] beside the sorted kept classes, no row of K per sample)."""
     S, nvalid = sorted_kept(kept, valid)
     used = None if valid is None else nvalid
     model.verify(rows=kept_pair_rows(S, used, lookup, model.bags))
-    votes, conf, _ = refine_kept(model, Xn, S, used, lookup=lookup, first=kept[:, 0], threads=threads)
+    votes, conf, _ = refine_kept(model, Xn, S, used, lookup=lookup, first=kept[:, 0], threads=threads,
+                                 by_position=by_position)
+    if by_position:
+        return KeptVotes(S, nvalid, votes, conf, lookup.K)
     return votes, conf, nvalid
+
+
+@dataclass
+class KeptVotes:
+    """A refine's votes and confidences by position among each row's sorted
+    kept classes: ``votes`` int32 and ``conf`` float64 [n, k], entry u for
+    class ``S[i, u]`` when u < ``nvalid[i]`` (0 past it)."""
+
+    S: np.ndarray
+    nvalid: np.ndarray
+    votes: np.ndarray
+    conf: np.ndarray
+    n_classes: int
+
+    def in_use(self):
+        return np.arange(self.S.shape[1])[None, :] < np.asarray(self.nvalid)[:, None]
+
+    def full(self, unused=0):
+        """Votes and confidences [n, K]: the kept classes' numbers, ``unused``
+        votes and 0 confidence for every other class."""
+        n, k = self.S.shape
+        use = self.in_use()
+        votes = np.full((n, self.n_classes), unused, dtype=np.int32)
+        conf = np.zeros((n, self.n_classes), dtype=np.float64)
+        rows = np.broadcast_to(np.arange(n)[:, None], (n, k))[use]
+        votes[rows, self.S[use]] = self.votes[use]
+        conf[rows, self.S[use]] = self.conf[use]
+        return votes, conf
 
 
 def kept_pair_rows(S, nvalid, lookup, bags):

@@ -12,7 +12,7 @@ import numpy as np
 
 from .ranking import best_class
 
-__all__ = ["first_max", "winners"]
+__all__ = ["first_max", "kept_winners", "winners"]
 
 
 def first_max(values, tie_order, candidates=None):
@@ -40,3 +40,16 @@ def winners(model, votes, confidence):
     if tie_order is None:
         return best_class(votes, confidence)
     return first_max(votes, tie_order)
+
+
+def kept_winners(model, kept):
+    """What :func:`winners` gives for the votes and confidences of
+    :meth:`KeptVotes.full(-1) <hsvm_cli.predict.refine.KeptVotes.full>`,
+    from the kept classes' own [n, k] numbers: the sorted kept classes are
+    in class order, so the first best position is the first best class."""
+    votes = np.where(kept.in_use(), kept.votes, -1)
+    tie_order = getattr(model, "tie_order", None)
+    if tie_order is not None:
+        return first_max(votes, tie_order, candidates=kept.S)
+    col = best_class(votes, kept.conf)
+    return np.take_along_axis(kept.S, col[:, None].astype(np.int64), axis=1)[:, 0].astype(np.int32)

@@ -85,6 +85,24 @@ def test_refine_among_all_classes_by_the_sampled_product_equals_exact(digits_mod
         assert np.allclose(c, exact.confidence, atol=1e-4)
 
 
+def test_a_prediction_refined_by_votes_reports_the_kept_classes_votes_and_zero_elsewhere(digits_model, digits):
+    from hsvm_cli.predict.ties import winners
+    _, _, Xt, _ = digits
+    Xn = np.asarray(prepare("l2", Xt))
+    K = digits_model.n_classes
+    h = hash_model(digits_model, bits=256, seed=0)
+    hp = Predictor(digits_model, h, bits=256, filter_k=4)
+    got = hp.predict_block(Xt)
+    hv, hm = hp.filter.hash_and_vote(Xn)
+    kept = top_classes(hv, hm, 4)
+    lookup = PairLookup(digits_model.pair_a, digits_model.pair_b, K)
+    v, c = refine_decisions(digits_model, Xn, kept, lookup=lookup).votes(K)
+    mask = np.zeros(v.shape, dtype=bool)
+    np.put_along_axis(mask, kept, True, axis=1)
+    assert np.array_equal(got.labels, digits_model.classes[winners(digits_model, np.where(mask, v, -1), c)])
+    assert np.array_equal(got.votes, np.where(mask, v, 0)) and got.confidence.tobytes() == c.tobytes()
+
+
 def test_filter_k1_is_the_pure_hash_classifier(digits_model, digits):
     _, _, Xt, _ = digits
     h = hash_model(digits_model, bits=512, seed=0)
@@ -126,7 +144,7 @@ def _kept_sets(rng, n, K, k, ragged):
 def test_kept_refine_gives_the_cell_products_bits_and_votes_on_every_path_order_and_thread(d, bags, reordered,
                                                                                          ragged):
     from hsvm_cli.models.pairs import canonical_pairs
-    from hsvm_cli.predict.refine import RefinedPairs, refine_kept
+    from hsvm_cli.predict.refine import KeptVotes, RefinedPairs, refine_kept
     from hsvm_cli.support.kernels import available_kernels
 
     from conftest import reorder_and_flip_pairs
@@ -167,6 +185,12 @@ def test_kept_refine_gives_the_cell_products_bits_and_votes_on_every_path_order_
                 assert dec.tobytes() == ref.tobytes(), (kernel, threads, tile, chunk)
                 assert np.array_equal(v, ref_votes) and c.tobytes() == ref_conf.tobytes(), (kernel, threads, tile,
                                                                                             chunk)
+                # By position among the kept classes: the same numbers, spread back.
+                pv, pc, _ = refine_kept(model, X, S, nvalid, lookup=lookup, first=first, threads=threads,
+                                        kernel=kernel, tile=tile, chunk_bytes=chunk, by_position=True)
+                kept = KeptVotes(S, np.full(n, k) if nvalid is None else nvalid, pv, pc, K)
+                fv, fc = kept.full()
+                assert np.array_equal(fv, ref_votes) and fc.tobytes() == ref_conf.tobytes(), (kernel, threads, tile)
 
 
 def test_kept_refine_refuses_unsorted_classes_and_pairs_the_model_lacks():
