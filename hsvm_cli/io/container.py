@@ -32,6 +32,7 @@ import numpy as np
 import xxhash
 
 from ..errors import ModelFormatError, OptionError
+from ..support.arrays import distinct_indices
 from ..support.native import ffi, lib
 from .files import atomic_output, open_raw
 
@@ -378,7 +379,7 @@ class Container:
 
     def _verify(self, name, blocks, workers=None, stop=None, backwards=False):
         done = self._done[name]
-        todo = np.flatnonzero(~done) if blocks is None else [b for b in np.unique(blocks) if not done[b]]
+        todo = np.flatnonzero(~done) if blocks is None else [b for b in distinct_indices(blocks) if not done[b]]
         if backwards:
             todo = todo[::-1]
         if not len(todo):
@@ -435,10 +436,10 @@ class Container:
             return
         first = rows * row_bytes // self.block_bytes
         last = ((rows + 1) * row_bytes - 1) // self.block_bytes
-        blocks = np.unique(np.concatenate([first, last]))
+        blocks = distinct_indices(np.concatenate([first, last]))
         # A row longer than a block spans the blocks between its ends too.
         if row_bytes > self.block_bytes:
-            blocks = np.unique(np.concatenate([np.arange(f, l + 1) for f, l in zip(first, last)]))
+            blocks = distinct_indices(np.concatenate([np.arange(f, l + 1) for f, l in zip(first, last)]))
         self.verify(name, blocks)
 
 

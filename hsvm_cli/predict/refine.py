@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..models.pairs import canonical_pairs
+from ..support.arrays import distinct_indices
 from ..support.kernels import kernel_error, kernel_id
 from ..support.lazy_sparse import sp
 from ..support.native import ffi, float_vector_ptr, lib, ptr
@@ -332,7 +333,7 @@ def kept_pair_rows(S, nvalid, lookup, bags):
     classes kept by some row, for the model's checksums to vouch for first."""
     n, k = S.shape
     used = S if nvalid is None else S[np.arange(k)[None, :] < np.asarray(nvalid)[:, None]]
-    U = np.unique(used)
+    U = distinct_indices(used)
     iu, ju = np.triu_indices(U.shape[0], k=1)
     ids, _ = lookup.table()
     pid = ids[U[iu] * lookup.K + U[ju]]
