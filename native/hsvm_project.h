@@ -11,7 +11,9 @@ void hsvm_row_norms(const float *X, int64_t n, int64_t d, double *out);
  * order is within gamma_m * |r_j| |x_i| of the exact value (m terms,
  * gamma_m = m u / (1 - m u), u = 2^-24), so only entries inside twice that band
  * can have a machine-dependent sign: those are recomputed in double, in index
- * order, and replaced by +1, -1 or 0.  Every other sign is already the exact
+ * order, and replaced by +1, -1 or 0; so are entries that overflowed
+ * (inf, or NaN from inf - inf: the sum of samples near float32's limit,
+ * whose sign depends on the order).  Every other sign is already the exact
  * one.  X dense [n, d] row-major; R [D, d] row-major; rnorm [D] the row norms
  * of R.  Returns the number of entries recomputed. */
 int64_t hsvm_fix_signs_dense(const float *X, int64_t n, int64_t d, const float *R, const double *rnorm,

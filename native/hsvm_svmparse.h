@@ -14,7 +14,7 @@ enum hsvm_svm_status {
     HSVM_SVM_DONE = 0,          /* every line of the buffer was consumed */
     HSVM_SVM_ROWS_FULL = 1,     /* row_cap rows are stored; call again with room */
     HSVM_SVM_NNZ_FULL = 2,      /* the next line might not fit: need_nnz more slots */
-    HSVM_SVM_E_LABEL = -1,      /* label not an integer (or a whole-number float) */
+    HSVM_SVM_E_LABEL = -1,      /* label not an integer (or a whole decimal below 2^53) */
     HSVM_SVM_E_COLON = -2,      /* feature token without ':' */
     HSVM_SVM_E_INDEX = -3,      /* index not a decimal integer */
     HSVM_SVM_E_NEGATIVE = -4,   /* index starts with '-' */

@@ -44,7 +44,7 @@ int64_t hsvm_fix_signs_dense(const float *X, int64_t n, int64_t d, const float *
             /* A zero of x adds an exact zero to any summation order, so the
              * rounding error of the float32 product grows with x's non-zeros,
              * not d: the bound stays useful for wide, sparse classifier normals. */
-            if (fabs((double)p[j]) > band(nnz, rnorm[j], xn))
+            if (isfinite(p[j]) && fabs((double)p[j]) > band(nnz, rnorm[j], xn))
                 continue;
             const float *r = R + j * d;
             double s = 0.0;
@@ -69,7 +69,7 @@ int64_t hsvm_fix_signs_csr(const int64_t *indptr, const int32_t *indices, const 
         xn = sqrt(xn);
         float *p = proj + i * D;
         for (int64_t j = 0; j < D; j++) {
-            if (fabs((double)p[j]) > band(e - b, rnorm[j], xn))
+            if (isfinite(p[j]) && fabs((double)p[j]) > band(e - b, rnorm[j], xn))
                 continue;
             const float *r = R + j * d;
             double s = 0.0;

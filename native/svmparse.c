@@ -233,8 +233,45 @@ int hsvm_svm_parse_double(const char *s, int64_t len, double *out)
     return parse_double(s, s + len, out);
 }
 
+/* Whether a decimal of parse_double's grammar is a whole number, from its
+ * digits (no rounding): every non-zero digit sits at or above the units
+ * place once the exponent has moved the point.  "1.0000000000000000001" is
+ * not, though it reads as the double 1.0. */
+static int decimal_is_whole(const char *s, const char *e)
+{
+    const char *p = s, *m = s;
+    if (p < e && (*p == '-' || *p == '+'))
+        p++;
+    while (m < e && *m != 'e' && *m != 'E')
+        m++;
+    int64_t exp = 0;
+    if (m < e) {
+        const char *q = m + 1;
+        int neg = 0;
+        if (q < e && (*q == '-' || *q == '+'))
+            neg = *q++ == '-';
+        for (; q < e && is_digit((unsigned char)*q); q++)
+            exp = exp < 100000000 ? exp * 10 + (*q - '0') : exp;     /* saturates: far beyond any digit */
+        exp = neg ? -exp : exp;
+    }
+    int64_t before = 0;
+    for (const char *q = p; q < m && is_digit((unsigned char)*q); q++)
+        before++;
+    int64_t place = before - 1 + exp;    /* power of ten of the first digit */
+    for (const char *q = p; q < m; q++) {
+        if (*q == '.')
+            continue;
+        if (place < 0 && *q != '0')
+            return 0;
+        place--;
+    }
+    return 1;
+}
+
 /* Integer labels directly (they need no rounding); anything else must be a
- * float holding a whole number that fits int64. */
+ * decimal holding a whole number below 2^53 in magnitude: from 2^53 on, the
+ * double the decimal is read as may be a neighbouring integer, so that
+ * "12345678901234567.0" would become another class than "12345678901234567". */
 static int parse_label(const char *s, const char *e, int64_t *out)
 {
     const char *p = s;
@@ -270,8 +307,8 @@ static int parse_label(const char *s, const char *e, int64_t *out)
     double v;
     if (parse_double(s, e, &v) != 0)
         return 1;
-    /* 2^63 itself is out of range; every double below it converts exactly */
-    if (v != floor(v) || v >= 9223372036854775808.0 || v < -9223372036854775808.0)
+    /* a whole decimal of 2^53 or more reads as a double of 2^53 or more */
+    if (!decimal_is_whole(s, e) || !(fabs(v) < 9007199254740992.0))
         return 1;
     *out = (int64_t)v;
     return 0;

@@ -5,8 +5,8 @@ import json
 import click
 import numpy as np
 
-from ..errors import ModelMismatchError
-from ..io.files import atomic_output, writes_to_stdout
+from ..errors import DataError, ModelMismatchError
+from ..io.files import atomic_output, display_name, writes_to_stdout
 from ..io.svmlight import load_svmlight
 from ..models.calibration import save_calibration
 from ..models.hashed import load_hash_model
@@ -76,6 +76,8 @@ def command(validation, model_path, hbm_path, output, max_loss, confidence, bits
     X, y = load_svmlight(validation, zero_based=zero_based, n_features=model.n_features,
                          extra_features=default_extra_features(model) if extra_features is None else extra_features,
                          threads=threads)
+    if X.shape[0] == 0:
+        raise DataError("%s: the validation set holds no samples" % display_name(validation))
     outside = ~np.isin(y, model.classes)
     if outside.any() and not quiet:
         # as eval's outside_classes: such rows can only be errors, and they

@@ -46,7 +46,9 @@ _path = options.INPUT
               help="Draw the error-reject curve, the top-k recall curve and the grid into this PNG "
                    "(needs matplotlib: pip install 'hsvm[plot]').")
 @options.as_json
-@options.zero_based
+@click.option("--zero-based", is_flag=True,
+              help="Accepted for recipes that pass it to every command: eval reads only TRUTH's labels, so its "
+                   "feature indices may start at 0 or 1 either way.")
 @click.option("--shard", callback=options._shard_callback, metavar="i/N",
               help="Evaluate shard i of N (0-based; 'slurm': this job array task's) of the plain TRUTH file "
                    "against PREDICTIONS (and --reference) written by `hsvm predict --shard i/N` for it.  Only "

@@ -21,7 +21,7 @@ from . import options
 @click.option("--format", "fmt", type=click.Choice(["codes", "svm"]), default="codes", show_default=True,
               help="codes: binary hsvm-codes file; svm: the bits as +1/-1 features in svmlight text.")
 @options.output()
-@options.zero_based
+@options.zero_based_by_model
 @options.extra_features
 @options.chunk_rows
 @options.shard
@@ -38,6 +38,9 @@ def command(data, hbm_path, bits, fmt, output, zero_based, extra_features, chunk
         raise ModelFormatError(hbm_path, "an hsvm %s file; -H takes a hash model (.hbm), a kernel hash (.khm) or a "
                                          "learned circulant hash" % kind_name(kind))
     h = loaders.get(kind, load_hash_model)(hbm_path)
+    if zero_based is None:
+        # as predict reads it with the model: the training file's convention
+        zero_based = bool(getattr(h, "zero_based", False))
     try:
         h.check_bits(bits)
     except (OptionError, ValueError) as exc:

@@ -62,7 +62,11 @@ class SignProjector:
 
     def project(self, X):
         X = X.tocsr() if sp.issparse(X) else np.ascontiguousarray(X, dtype=np.float32)
-        return self.fix_signs(X, np.asarray(X @ self.RT))
+        # An overflow (samples near float32's limit) is no error here: those
+        # entries' signs are recomputed in double by fix_signs.
+        with np.errstate(over="ignore", invalid="ignore"):
+            proj = np.asarray(X @ self.RT)
+        return self.fix_signs(X, proj)
 
     def codes(self, X):
         """uint64 [n, D/64]: the packed sign codes of the rows of X."""

@@ -443,6 +443,24 @@ class Container:
         self.verify(name, blocks)
 
 
+def _map(name, size):
+    """The file's bytes, memory-mapped read-only.  Mapping takes address
+    space, not memory, but an address-space limit (ulimit -v, RLIMIT_AS) may
+    refuse it: said in one line with what it needs, as any allocation the
+    memory checks refuse."""
+    import errno
+    try:
+        return np.memmap(name, dtype=np.uint8, mode="r")
+    except OSError as exc:
+        if exc.errno != errno.ENOMEM:
+            raise
+        from ..support.memory import TooLargeError, available_memory, format_bytes
+        have = available_memory()
+        raise TooLargeError("%s: mapping the file would need %s of address space%s (ulimit -v, RLIMIT_AS)"
+                            % (name, format_bytes(size), "" if have is None else "; %s are available"
+                               % format_bytes(have))) from None
+
+
 class _EitherEvent:
     """Set when either event is: a check's own stop, or the interpreter's exit."""
 
@@ -569,7 +587,7 @@ def read_container(path, *, kind, versions, lazy=()):
             if len(digests.get(key, ())) != nblocks:
                 raise ModelFormatError(name, "checksums do not cover array %r" % key)
     arrays = {}
-    mm = np.memmap(name, dtype=np.uint8, mode="r") if size > data_start else None
+    mm = _map(name, size) if size > data_start else None
     for begin, end, key, dtype, shape in spans:
         if end == begin:
             arrays[key] = np.zeros(shape, dtype=dtype)

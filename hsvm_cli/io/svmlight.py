@@ -6,8 +6,11 @@ complete lines go to the C parser in ``native/svmparse.c``, which fills CSR
 arrays directly.  Memory is bounded by one block plus one chunk of rows, never
 the whole file, and errors name the exact file line however the blocks fall.
 
-Format accepted: an integer label in the int64 range (or a float holding a
-whole number, such as ``3.0`` or ``1e1``), an optional ``qid:N`` (ignored),
+Format accepted: an integer label in the int64 range (or a decimal holding a
+whole number below 2**53 in magnitude, such as ``3.0`` or ``1e1``, judged by
+its digits: from 2**53 on a double is not exact, and ``12345678901234567.0``
+would be read as another class than ``12345678901234567``), an optional
+``qid:N`` (ignored),
 then ``index:value`` pairs with strictly increasing indices, 1-based unless
 ``zero_based``.  Indices are plain decimal digits (no sign); the largest
 accepted column is ``MAX_FEATURES - 1`` (0-based).  Labels and values are
@@ -25,7 +28,7 @@ reason``); corrupt compressed input raises
 :class:`~hsvm_cli.errors.CorruptInputError`, a failing read
 :class:`~hsvm_cli.errors.InputReadError`.
 """
-import math
+import decimal
 import numbers
 import os
 import re
@@ -717,9 +720,12 @@ def _label_reason(raw):
     if _MULTI_LABEL.fullmatch(raw):
         return "bad label '%s': multi-label lines are not supported" % shown
     if _DECIMAL.fullmatch(raw):
-        value = float(raw)  # inf beyond the double range; never raises
-        if not math.isfinite(value) or value == math.floor(value):
-            # the parser takes every whole number in range, so this one is not
+        value = decimal.Decimal(raw.decode("ascii"))
+        if value == value.to_integral_value():
+            # the parser takes every whole number it can read exactly
+            if abs(value) < 2 ** 63:
+                return ("bad label '%s': a decimal label of 2^53 or more is not read exactly (as a double); write "
+                        "it as an integer" % shown)
             return "bad label '%s': out of the int64 range" % shown
     if raw.startswith(_BOM):
         return "bad label '%s': the line starts with a byte-order mark" % shown

@@ -14,6 +14,7 @@ needed.  Rows can arrive in pieces of any size (a streamed model): the
 result does not depend on how they are split."""
 import numpy as np
 
+from ..errors import DataError
 from ..support.native import lib, ptr
 
 __all__ = ["ClassWeightAccumulator", "compute_class_weights"]
@@ -55,7 +56,15 @@ class ClassWeightAccumulator:
         if self.rows != self.pair_a.shape[0] * self.bags:
             raise ValueError("%d of the model's %d classifier rows were added"
                              % (self.rows, self.pair_a.shape[0] * self.bags))
-        return self.U.astype(np.float32), self.beta.astype(np.float32)
+        with np.errstate(over="ignore"):
+            U, beta = self.U.astype(np.float32), self.beta.astype(np.float32)
+        if not (np.isfinite(U).all() and np.isfinite(beta).all()):
+            # b/|w| is a distance in the features' units: samples near
+            # float32's limit (unnormalised) put it beyond float32's range.
+            raise DataError("the model's class summaries overflow float32 (a pair's margin b/|w| of %.3g): its "
+                            "features are too large for float32 models without normalisation; scale them, or "
+                            "train with --normalize l2" % float(np.max(np.abs(self.beta))))
+        return U, beta
 
 
 def compute_class_weights(model):

@@ -30,8 +30,9 @@ from ..io.svmlight import MAX_FEATURES
 from ..support.arrays import check_seed
 from ..support.labels import strictly_increasing
 from ..support.memory import check_allocation
-from .metadata import meta_dict, meta_digest, meta_int, meta_str
+from .metadata import meta_bool, meta_dict, meta_digest, meta_int, meta_str
 from .pairs import check_complete_pairs
+from .provenance import trained_zero_based
 
 # Bytes per projection entry at the peak of making and using it: the float64
 # normals drawn, their float32 rounding, then R and its transposed copy.
@@ -68,6 +69,10 @@ class HashModel:
     meta: dict = field(default_factory=dict)
     path: str = None
     projection_kind: str = "gaussian"
+    # The model's training file numbered its features from 0 (train-ovo
+    # --zero-based): hash-data then reads its input 0-based by default, as
+    # predict does with the model.
+    zero_based: bool = False
     # The circulant projection (hashing/circulant.py) of a circulant hash
     # model, which hashes its samples; None for a Gaussian one.
     projector: object = None
@@ -197,7 +202,7 @@ def hash_model(model, *, bits=1024, seed=0, store_projection=False, class_scores
     return HashModel(classes=np.asarray(model.classes), pair_a=np.asarray(model.pair_a), pair_b=np.asarray(model.pair_b),
                      codes=codes, theta=theta, bags=model.bags, bits=bits, seed=int(seed),
                      n_features=model.n_features, normalize=model.normalize,
-                     model_sha256=model.content_sha256(),
+                     model_sha256=model.content_sha256(), zero_based=trained_zero_based(model),
                      projection_stored=R if store_projection and not circulant else None, class_W=class_W,
                      class_b=class_b, projection_kind=projection, projector=projector if circulant else None,
                      projector_stored=bool(store_projection and circulant), model_codes=model.codes_source)
@@ -229,6 +234,8 @@ def save_hash_model(h, path, *, extra_meta=None):
     }
     if h.model_codes is not None:
         meta["model_codes"] = dict(h.model_codes)
+    if h.zero_based:
+        meta["zero_based"] = True
     meta.update(extra_meta or {})
     version = HBM_VERSION if h.projection_kind == "gaussian" else HBM_VERSION_PROJECTIONS
     write_container(path, arrays, kind=HBM_KIND, version=version, meta=meta)
@@ -294,7 +301,7 @@ def load_hash_model(path):
                      projection_stored=proj, class_W=class_W, class_b=class_b, meta=c.meta, path=name,
                      projection_kind=kind, projector=projector,
                      projector_stored=projector is not None and "circulant_r" in c.arrays,
-                     model_codes=meta_dict(c, "model_codes") or None)
+                     model_codes=meta_dict(c, "model_codes") or None, zero_based=meta_bool(c, "zero_based"))
 
 
 def _projection_of(c, bits, n_features, seed, generator):

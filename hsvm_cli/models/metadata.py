@@ -33,6 +33,14 @@ def meta_str(c, key, choices=None, default=_MISSING):
     return value
 
 
+def meta_bool(c, key, default=False):
+    """A JSON true or false."""
+    value = _get(c, key, default)
+    if not isinstance(value, bool):
+        raise ModelFormatError(c.path, "metadata %r must be true or false, not %r" % (key, value))
+    return value
+
+
 def meta_dict(c, key, default=None):
     """A JSON object (an empty one when absent)."""
     value = _get(c, key, {} if default is None else default)

@@ -133,6 +133,10 @@ def test_a_validation_set_of_one_class_is_refused_not_fitted_to_certainty(digits
     other.write_text("0 1:1\n")
     r = run(["calibrate", "-q", other, "-m", digits_model_file, "-o", tmp_path / "c.cal"], exit_code=65)
     assert r.stderr == "hsvm: no validation label is a class of the model\n"
+    empty = tmp_path / "empty.svm"
+    empty.write_text("# comments only\n")
+    r = run(["calibrate", "-q", empty, "-m", digits_model_file, "-o", tmp_path / "c.cal"], exit_code=65)
+    assert r.stderr == "hsvm: %s: the validation set holds no samples\n" % empty
 
 
 @pytest.mark.parametrize("option", ["--k", "--bits", "--epsilon"])

@@ -58,6 +58,19 @@ def test_training_on_one_class_exits_65_with_a_clear_message(tmp_path):
     assert r.stderr == "hsvm: %s: training needs samples of at least two classes, found 1\n" % src
 
 
+def test_features_too_large_for_a_float32_model_are_refused_at_training_not_at_first_use(tmp_path):
+    # Unnormalised samples near float32's limit: the model's class summaries
+    # (margins b/|w| in the features' units) would overflow; once they were
+    # written as inf and every later command refused the model as corrupt.
+    src = write_text(tmp_path / "huge.svm", "1\n2\n3 1:3e38 2:3e38\n")
+    out = tmp_path / "m.hsvm"
+    r = run(["train-ovo", src, "--normalize", "none", "-o", str(out)], exit_code=65)
+    assert not out.exists()
+    assert r.stderr.startswith("hsvm: the model's class summaries overflow float32") and r.stderr.count("\n") == 1
+    run(["train-ovo", src, "-o", str(out)])           # L2-normalised: usable
+    run(["predict", "-q", "-m", str(out), "--first-stage", "scores", "-k", "2", src, "-o", str(tmp_path / "p")])
+
+
 def test_c_auto_prints_the_table_trains_at_the_chosen_c_and_records_it(tmp_path):
     out = tmp_path / "m.hsvm"
     r = run(["train-ovo", DIGITS_TRAIN, "-c", "auto", "--cv", "3", "--seed", "4", "-o", out])
@@ -212,7 +225,7 @@ def test_labels_more_than_2_63_apart_train_hash_and_predict(tmp_path):
     run(["predict", "-q", train, "-m", model, "-H", hbm, "-k", "2"], stdout=expected)
 
 
-def test_zero_based_training_is_recorded_and_followed_by_predict_and_calibrate(tmp_path):
+def test_zero_based_training_is_recorded_and_followed_by_predict_calibrate_hash_data_and_eval(tmp_path):
     zero = "".join("%s %s\n" % (line.split()[0], " ".join("%d:%s" % (int(f.split(":")[0]) - 1, f.split(":")[1])
                                                         for f in line.split()[1:]))
                    for line in TOY.splitlines())
@@ -226,6 +239,16 @@ def test_zero_based_training_is_recorded_and_followed_by_predict_and_calibrate(t
     r = run(["predict", "-q", train, "-m", model, "--one-based"], exit_code=65)
     assert "zero.svm:1:" in r.stderr
     run(["calibrate", train, "-m", model, "-o", tmp_path / "c", "-q", "--repeat", "1", "--timing-budget", "0"])
+    # a hash model made from it records it for hash-data
+    hbm = str(tmp_path / "zero.hbm")
+    run(["hash-model", "-m", model, "-o", hbm, "-q", "--bits", "64"])
+    codes = run(["hash-data", "-H", hbm, train, "--format", "svm"]).stdout
+    assert codes == run(["hash-data", "-H", hbm, train, "--format", "svm", "--zero-based"]).stdout
+    assert "zero.svm:1:" in run(["hash-data", "-H", hbm, train, "--one-based"], exit_code=65).stderr
+    # eval reads only the truth file's labels: its indexing does not matter
+    labels = write_text(tmp_path / "p", explicit)
+    assert run(["eval", "--truth", train, labels]).stdout == run(["eval", "--truth", train, labels,
+                                                                   "--zero-based"]).stdout
     one = str(tmp_path / "one.hsvm")
     run(["train-ovo", write_text(tmp_path / "one.svm", TOY), "-o", one, "-q"])
     assert "zero_based" not in load_model(one).provenance

@@ -87,3 +87,25 @@ def test_wide_sparse_dense_rows_recompute_only_the_signs_near_zero():
     assert fixed < n * D // 20
     exact = X.astype(np.float64) @ proj.R.astype(np.float64).T
     assert np.array_equal(pack_signs(values), pack_signs(exact))
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_signs_of_sums_that_overflow_float32_are_the_exact_ones(sparse):
+    import warnings
+
+    import scipy.sparse as sp
+
+    from hsvm_cli.hashing.projection import SignProjector
+    # Samples near float32's limit (an unnormalised model's input): 3e38 * 2
+    # overflows whatever the order, and cancels exactly in double.
+    R = np.array([[2.0, -2.0, 0.0], [1.0, 1.0, 0.0], [-1.0, 0.5, 1.0]], dtype=np.float32)
+    X = np.array([[3e38, 3e38, 0.0], [3e38, -3e38, 1.0], [0.0, 0.0, 0.0]], dtype=np.float32)
+    exact = np.sign(X.astype(np.float64) @ R.astype(np.float64).T)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = SignProjector(R).project(sp.csr_matrix(X) if sparse else X)
+    assert np.array_equal(np.sign(got), exact)
+    # the overflowed orders disagree with the exact signs without the fix
+    with np.errstate(over="ignore", invalid="ignore"):
+        naive = X @ R.T
+    assert not np.array_equal(np.nan_to_num(np.sign(naive)), exact)

@@ -104,3 +104,17 @@ def test_failed_write_leaves_no_file(tmp_path):
     with pytest.raises(TypeError):
         write_container(p, {"x": np.array(["a"])}, kind="hsvm-test", version=1, meta={})
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_mapping_the_address_space_limit_refuses_is_a_one_line_error_naming_the_need(tmp_path, monkeypatch):
+    import errno
+
+    from hsvm_cli.support.memory import TooLargeError
+    path = tmp_path / "c.bin"
+    write_container(path, {"x": np.arange(100, dtype=np.float32)}, kind="hsvm-test", version=1, meta={})
+
+    def refused(*args, **kwargs):
+        raise OSError(errno.ENOMEM, "Cannot allocate memory")
+    monkeypatch.setattr(np, "memmap", refused)
+    with pytest.raises(TooLargeError, match=r"c\.bin: mapping the file would need .* of address space"):
+        read_container(path, kind="hsvm-test", versions={1})

@@ -128,6 +128,8 @@ def test_chunk_types_and_sorted_csr():
 @pytest.mark.parametrize("label,value", [
     (b"3", 3), (b"+2", 2), (b"-1", -1), (b"3.0", 3), (b"1e1", 10), (b"-0", 0), (b"2.", 2),
     (b"9223372036854775807", 2**63 - 1), (b"-9223372036854775808", -2**63), (b"-4E+0", -4),
+    (b"30e-1", 3), (b"0.3e1", 3), (b".0", 0), (b"100000000000000000000e-20", 1),
+    (b"9007199254740991.0", 2**53 - 1), (b"-9007199254740991e0", 1 - 2**53),
 ])
 def test_integer_and_whole_float_labels(label, value):
     _, y = dense(label + b" 1:1\n")
@@ -135,7 +137,8 @@ def test_integer_and_whole_float_labels(label, value):
 
 
 @pytest.mark.parametrize("label", [b"3.5", b"abc", b"nan", b"inf", b"Infinity", b"1e-1", b"1:1", b"--1", b"0x3",
-                                   b"0X1p3", b"1,", b",1", b"1,x"])
+                                   b"0X1p3", b"1,", b",1", b"1,x", b"1.0000000000000000001", b"1e-99999999999",
+                                   b"25e-1"])
 def test_bad_labels_are_errors(label):
     err = parse_error(b"1 1:1\n" + label + b" 2:1\n")
     assert str(err) == "t.svm:2: bad label '%s': labels must be integers" % label.decode()
@@ -146,6 +149,17 @@ def test_bad_labels_are_errors(label):
 def test_labels_beyond_int64_are_named_as_such(label):
     err = parse_error(b"1 1:1\n" + label + b" 2:1\n")
     assert str(err) == "t.svm:2: bad label '%s': out of the int64 range" % label.decode()
+
+
+@pytest.mark.parametrize("label", [b"12345678901234567.0", b"9007199254740992.0", b"9007199254740993e0",
+                                   b"-9223372036854775807.0", b"1e18"])
+def test_decimal_labels_from_2_to_the_53_are_refused_not_rounded_into_another_class(label):
+    # "12345678901234567.0" would read as the double 12345678901234568: a
+    # class of its own beside the integer spelling's 12345678901234567.
+    err = parse_error(b"1 1:1\n" + label + b" 2:1\n")
+    assert str(err) == ("t.svm:2: bad label '%s': a decimal label of 2^53 or more is not read exactly (as a "
+                        "double); write it as an integer" % label.decode())
+    assert dense(b"12345678901234567 1:1\n")[1] == [12345678901234567]
 
 
 @pytest.mark.parametrize("label", [b"1,2", b"1,2,3", b"-1,+2"])

@@ -4,13 +4,13 @@ Written for obviousness, not speed, from the format rules in that module's
 docstring alone (not from the C parser): lines split at ``\\n``; ``#`` starts
 a comment; tokens are separated by space, tab, CR, VT and FF; the first token
 is the label, an int64 written as a decimal integer or as a decimal float
-holding a whole number; an optional ``qid:[+-]digits`` right after it; then
+holding a whole number below 2**53 in magnitude; an optional ``qid:[+-]digits`` right after it; then
 ``digits:value`` pairs with strictly increasing indices (1-based unless
 ``zero_based``), the largest column below ``MAX_FEATURES``; values are
 decimals, finite in float32 after rounding.  Used by the property tests and
 the fuzz harness, which compare the real reader against it.
 """
-import math
+import decimal
 import re
 from dataclasses import dataclass
 
@@ -47,8 +47,8 @@ def parse_label(tok):
         v = int(tok)
         return v if INT64_MIN <= v <= INT64_MAX else None
     if DECIMAL.fullmatch(tok):
-        v = float(tok)
-        if math.isfinite(v) and v == math.floor(v) and -2.0**63 <= v < 2.0**63:
+        v = decimal.Decimal(tok.decode("ascii"))    # exact: a whole number by its digits
+        if v == v.to_integral_value() and abs(v) < 2**53:
             return int(v)
     return None
 
