@@ -64,9 +64,15 @@ def _select(shape, k, threads, call):
 
 
 def best_class(votes, confidence):
-    """Per row, the winning class index."""
+    """Per row, the winning class index: the most votes, then the largest
+    confidence, then the lowest index -- always one of the most voted, also
+    when their confidences are all -inf (decision values that overflowed
+    float32), where a bare argmax over the masked row took class 0."""
     votes = np.asarray(votes)
     confidence = np.asarray(confidence)
-    best_votes = votes.max(axis=1, keepdims=True)
-    conf = np.where(votes == best_votes, confidence, -np.inf)
-    return np.argmax(conf, axis=1).astype(np.int32)
+    top = votes == votes.max(axis=1, keepdims=True)
+    best = np.argmax(np.where(top, confidence, -np.inf), axis=1)
+    lost = ~top[np.arange(best.shape[0]), best]
+    if lost.any():
+        best[lost] = np.argmax(top[lost], axis=1)
+    return best.astype(np.int32)

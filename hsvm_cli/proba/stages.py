@@ -87,7 +87,13 @@ def second_stage_proba(cal, refined, lookup, *, sharpness=1.0):
     iu, ju = canonical_pairs(k)
     # dec is in the model's orientation of each pair, as Platt's sigmoid is.
     mean = refined.dec.mean(axis=2, dtype=np.float64)
-    pid, _ = lookup.lookup(A, B)
+    # Only the pairs of classes in use name classifiers: with a threshold the
+    # padding entries of S pair class 0 with itself or with later classes,
+    # which a model storing some pairs reversed (an import) has no id for.
+    pid = np.zeros(A.shape, dtype=np.int64)
+    used = np.asarray(refined.pmask, dtype=bool)
+    if used.any():
+        pid[used] = lookup.lookup(A[used], B[used])[0]
     if sharpness == 1.0:
         r = est.platt_proba(mean, cal.platt_A[pid], cal.platt_B[pid])
     else:

@@ -96,3 +96,31 @@ def test_probabilities_are_refused_with_the_dag_rule(digits_model, hm, digits):
         p.predict_proba(digits[2])
     with pytest.raises(OptionError, match="vote or dag"):
         Predictor(digits_model, rule="tree")
+
+
+def test_thresholded_probabilities_of_a_model_storing_pairs_reversed_are_its_canonical_twins(digits_model, hm,
+                                                                                             digits):
+    # An import keeps the tool's pair order, some pairs stored (b, a).  With a
+    # threshold, rows refine fewer classes than the cap and the padding pairs
+    # of the sorted kept classes name no classifier: they were looked up
+    # anyway, and such a model failed ("no classifier for some pair").
+    from hsvm_cli.models.ovo import OvoModel
+    from hsvm_cli.models.pairs import PairLookup
+
+    from conftest import reorder_and_flip_pairs
+    m = digits_model
+    a, b = reorder_and_flip_pairs(np.random.default_rng(4), m.pair_a, m.pair_b)
+    pid, _ = PairLookup(m.pair_a, m.pair_b, m.n_classes).lookup(np.minimum(a, b), np.maximum(a, b))
+    s = np.where(a < b, 1.0, -1.0).astype(np.float32)
+    twin = OvoModel(classes=m.classes, pair_a=a, pair_b=b, W=np.asarray(m.W)[pid] * s[:, None],
+                    b=np.asarray(m.b)[pid] * s, bags=1)
+    got = []
+    for model in (m, twin):
+        h = hash_model(model, bits=256, seed=1)
+        cal = _calibration(model, h, Setting("hash", 256, 4, 0.05))
+        cal.alphas[256] = 10.0        # sharp enough that rows keep 1 to 4 classes
+        p = Predictor.from_calibration(model, cal, h, proba=True)
+        assert p.epsilon == 0.05
+        got.append(p.predict_block(digits[2], proba=True))
+    assert np.array_equal(got[0].labels, got[1].labels)
+    assert np.allclose(got[0].proba, got[1].proba, atol=1e-12)

@@ -46,12 +46,16 @@ def test_the_winner_among_kept_classes_is_the_winner_of_their_votes_spread_over_
     # few distinct values: many ties in votes, and in confidence among equal votes
     votes = np.where(use, rng.integers(0, 3, (n, k)), 0).astype(np.int32)
     conf = np.where(use, rng.integers(-2, 3, (n, k)) * 0.5, 0.0)
+    # confidences that overflowed: -inf, also for every class of the most votes
+    conf[rng.random((n, k)) < 0.2] = -np.inf
+    conf[:50] = -np.inf
     kept = KeptVotes(S, nvalid, votes, conf, K)
     model = SimpleNamespace(tie_order=rng.permutation(K) if tie_order else None)
     full_votes, full_conf = kept.full(unused=-1)
     expected = winners(model, full_votes, full_conf)
     assert np.array_equal(kept_winners(model, kept), expected)
     assert np.all(use[np.arange(n), np.argmax(S == expected[:, None], axis=1)])
+    assert np.all(full_votes[np.arange(n), expected] == full_votes.max(axis=1))
 
 
 @pytest.mark.parametrize("threads", [1, 3])
