@@ -163,7 +163,13 @@ class _Lines:
             self._raw.close()
 
 
-def _ints(lines, tokens, what, count=None, minimum=None):
+#: The tools count features, classes and support vectors in a C int.
+_TOOL_INT_MAX = 2**31 - 1
+
+
+def _ints(lines, tokens, what, count=None, minimum=None, maximum=_TOOL_INT_MAX):
+    """Integers of a header line, each in [minimum, maximum] (labels: the
+    int64 range; counts: the tools' int)."""
     if count is not None and len(tokens) != count:
         lines.error("%s needs %d values, found %d" % (what, count, len(tokens)))
     out = []
@@ -174,11 +180,16 @@ def _ints(lines, tokens, what, count=None, minimum=None):
             lines.error("%s: %r is not an integer" % (what, t))
         if minimum is not None and v < minimum:
             lines.error("%s: %d is below %d" % (what, v, minimum))
+        if v > maximum or v < -maximum - 1:
+            lines.error("%s: %s is out of range (at most %d)" % (what, t, maximum))
         out.append(v)
     return out
 
 
-def _floats(lines, tokens, what, count=None):
+def _floats(lines, tokens, what, count=None, infinite=False, float32=False):
+    """Numbers of a line: finite (``infinite``: +-inf allowed, never NaN);
+    ``float32``: within float32's range, hsvm's storage type (a value the
+    model stores as it is, such as a support vector's)."""
     if count is not None and len(tokens) != count:
         lines.error("%s needs %d values, found %d" % (what, count, len(tokens)))
     try:
@@ -186,9 +197,15 @@ def _floats(lines, tokens, what, count=None):
     except ValueError:
         bad = next(t for t in tokens if not _is_float(t))
         lines.error("%s: %r is not a number" % (what, bad))
-    if not np.all(np.isfinite(arr)):
+    if not np.all(np.isfinite(arr) | (infinite & np.isinf(arr))):
         lines.error("%s: value is not finite" % what)
+    if float32 and np.any(np.abs(arr) > _FLOAT32_MAX):
+        bad = tokens[int(np.argmax(np.abs(arr) > _FLOAT32_MAX))]
+        lines.error("%s: %s is beyond float32's range, hsvm's storage type" % (what, bad))
     return arr
+
+
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 def _is_float(t):
@@ -266,11 +283,13 @@ def _parse_libsvm(lines, zero_based):
         elif key in ("rho", "probA", "probB"):
             if K is None:
                 lines.error("%s before nr_class" % key)
-            head[key] = _floats(lines, args, key, P)
+            # svm-train writes rho = +-inf for a pair whose class has no
+            # support vector (-w C 0): the pair then always votes one way.
+            head[key] = _floats(lines, args, key, P, infinite=key == "rho")
         elif key == "label":
             if K is None:
                 lines.error("label before nr_class")
-            head[key] = _unique_labels(lines, _ints(lines, args, key, K))
+            head[key] = _unique_labels(lines, _ints(lines, args, key, K, maximum=2**63 - 1))
         elif key == "nr_sv":
             if K is None:
                 lines.error("nr_sv before nr_class")
@@ -347,7 +366,10 @@ def _sv_line(lines, tokens, ncoef, zero_based):
     except ValueError:
         bad = next(t for t in idx_tok if not t.lstrip("+-").isdigit())
         lines.error("feature index %r is not an integer" % bad)
-    val = _floats(lines, val_tok, "feature value")
+    except OverflowError:
+        bad = next(t for t in idx_tok if abs(int(t)) >= 2**63)
+        lines.error("feature index %s is too large" % bad)
+    val = _floats(lines, val_tok, "feature value", float32=True)
     if idx[0] < (0 if zero_based else 1):
         if idx[0] == 0:
             lines.error("feature index 0 in a 1-based model file (import it as zero-based)")
@@ -480,9 +502,10 @@ def _parse_liblinear(lines):
         elif key == "label":
             if "nr_class" not in head:
                 lines.error("label before nr_class")
-            head[key] = _unique_labels(lines, _ints(lines, args, key, head["nr_class"]))
+            head[key] = _unique_labels(lines, _ints(lines, args, key, head["nr_class"], maximum=2**63 - 1))
         elif key == "nr_feature":
-            head[key] = _ints(lines, args, key, 1, minimum=0)[0]
+            # the bias feature comes after them, within the tools' int
+            head[key] = _ints(lines, args, key, 1, minimum=0, maximum=_TOOL_INT_MAX - 1)[0]
         elif key == "bias":
             head[key] = float(_floats(lines, args, key, 1)[0])
         elif key == "w":
@@ -499,6 +522,8 @@ def _parse_liblinear(lines):
     K, solver, bias = head["nr_class"], head["solver_type"], head["bias"]
     nr_w = 1 if K == 2 and solver != "MCSVM_CS" else K
     rows = head["nr_feature"] + (1 if bias >= 0 else 0)
+    # w in float64, then the model's float32 copy
+    check_allocation(rows * nr_w * 12, "%s: w of %d features x %d classes" % (lines.name, rows, nr_w))
     w = np.empty((rows, nr_w), dtype=np.float64)
     r = 0
     for lineno, text in it:
@@ -508,7 +533,7 @@ def _parse_liblinear(lines):
         if r == rows:
             lines.error("more than %d rows of w (nr_feature %d%s)"
                         % (rows, head["nr_feature"], " + bias" if bias >= 0 else ""))
-        w[r] = _floats(lines, tokens, "a row of w", nr_w)
+        w[r] = _floats(lines, tokens, "a row of w", nr_w, float32=True)
         r += 1
     if r != rows:
         lines.error("file ends after %d of %d rows of w" % (r, rows))

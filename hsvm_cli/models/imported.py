@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import OptionError
+from ..errors import DataError, OptionError
 from ..io.tool_models import read_liblinear_model, read_libsvm_model, sniff_model_kind
 from ..support.memory import check_allocation
 from .ovo import OvoModel
@@ -93,6 +93,13 @@ def _widen(W, n_features, name):
     return out
 
 
+def _fits_float32(a, what, name):
+    """Refuse values the model's float32 copy would make infinite."""
+    big = float(np.max(np.abs(a))) if np.size(a) else 0.0
+    if big > float(np.finfo(np.float32).max):
+        raise DataError("%s: the %s reach %.4g, beyond float32's range (hsvm's storage type)" % (name, what, big))
+
+
 def _source(path, sha256, tool):
     rec = _provenance()
     rec.pop("train_input", None)
@@ -110,12 +117,23 @@ def libsvm_to_ovo(lm, *, n_features=None):
     any support vector); cutting a used feature is an OptionError."""
     classes, pa, pb = libsvm_pairs(lm.labels)
     W = _widen(lm.W, n_features, lm.path)
+    b = -lm.rho
+    # rho = +-inf (svm-train's value for a pair whose class has no support
+    # vector): f_p = w.x - rho is -+inf for every x, so the pair always votes
+    # one way: the constant classifier w = 0, b = -+1 gives those votes.
+    constant = np.isinf(b)
+    if constant.any():
+        W = np.array(W, copy=True)
+        W[constant] = 0.0
+        b = np.where(constant, np.sign(b), b)
+    _fits_float32(W, "pair normals w (summed from the support vectors)", lm.path)
+    _fits_float32(b, "offsets -rho", lm.path)
     source = _source(lm.path, lm.sha256, "libsvm")
     source.update({"svm_type": lm.svm_type, "kernel_type": lm.kernel_type,
                    "label_order": [int(v) for v in lm.labels], "nr_sv": [int(v) for v in lm.nr_sv],
                    "pair_orientation": "libsvm"})
     model = OvoModel(classes=classes, pair_a=pa, pair_b=pb, W=W.astype(np.float32),
-                     b=(-lm.rho).astype(np.float32), bags=1, normalize="none",
+                     b=b.astype(np.float32), bags=1, normalize="none",
                      params={"imported": "libsvm", "svm_type": lm.svm_type, "kernel_type": lm.kernel_type},
                      provenance=source, tie_order=label_tie_order(lm.labels))
     return model, lm.probA, lm.probB
@@ -134,6 +152,7 @@ def liblinear_to_hsvm(lm, *, n_features=None):
     nf = lm.nr_feature
     Wt = lm.w[:nf].T                                   # [nr_w, nr_feature]
     b = lm.bias * lm.w[nf] if lm.bias >= 0 else np.zeros(lm.nr_w)
+    _fits_float32(b, "offsets bias * w", lm.path)
     Wt = _widen(Wt, n_features, lm.path)
     source = _source(lm.path, lm.sha256, "liblinear")
     source.update({"solver_type": lm.solver_type, "label_order": [int(v) for v in lm.labels],

@@ -27,7 +27,7 @@ from ..support.arrays import class_index_array, float_array, int_array, proba_ma
 
 __all__ = [
     "softmax", "fit_temperature", "first_stage_scores",
-    "fit_platt", "platt_proba",
+    "fit_platt", "platt_proba", "pairwise_proba", "MIN_PAIR_PROBA",
     "couple", "combine",
 ]
 
@@ -146,6 +146,20 @@ def platt_proba(dec, A, B):
         raise ValueError("dec, A or B has NaN values")
     out = _sigmoid_neg(z)
     return out if out.ndim else float(out)
+
+
+#: The pairwise probabilities coupled into class probabilities are kept in
+#: [MIN_PAIR_PROBA, 1 - MIN_PAIR_PROBA], LIBSVM's min_prob in
+#: svm_predict_probability: a saturated sigmoid (a decision far out on a pair
+#: fitted on few samples) would otherwise make a class's probability exactly
+#: 0, and a log loss infinite where the label is that class.
+MIN_PAIR_PROBA = 1e-7
+
+
+def pairwise_proba(dec, A, B):
+    """:func:`platt_proba` kept in [MIN_PAIR_PROBA, 1 - MIN_PAIR_PROBA]: the
+    r_ij that :func:`couple` couples."""
+    return np.clip(platt_proba(dec, A, B), MIN_PAIR_PROBA, 1.0 - MIN_PAIR_PROBA)
 
 
 def _platt_newton(f, pair, t, B0, active, P, *, max_iter, min_step, sigma, eps):

@@ -95,9 +95,9 @@ def second_stage_proba(cal, refined, lookup, *, sharpness=1.0):
     if used.any():
         pid[used] = lookup.lookup(A[used], B[used])[0]
     if sharpness == 1.0:
-        r = est.platt_proba(mean, cal.platt_A[pid], cal.platt_B[pid])
+        r = est.pairwise_proba(mean, cal.platt_A[pid], cal.platt_B[pid])
     else:
-        r = est.platt_proba(mean, sharpness * cal.platt_A[pid], sharpness * cal.platt_B[pid])
+        r = est.pairwise_proba(mean, sharpness * cal.platt_A[pid], sharpness * cal.platt_B[pid])
     if refined.sign is not None:
         r = np.where(refined.sign > 0, r, 1.0 - r)
     R = np.full((n, k, k), 0.5)
@@ -125,6 +125,6 @@ def exact_proba(model, cal, Xn, *, scorer, timings=None):
         with t.phase("vote"):
             votes[s:e], conf[s:e] = ovo_votes(dec, model.pair_a, model.pair_b, bags=model.bags, n_classes=K)
         with t.phase("proba"):
-            r = est.platt_proba(bag_mean(dec, model.bags), cal.platt_A[None, :], cal.platt_B[None, :])
+            r = est.pairwise_proba(bag_mean(dec, model.bags), cal.platt_A[None, :], cal.platt_B[None, :])
             proba[s:e] = couple_mass(r, winners(model, votes[s:e], conf[s:e]), table)
     return votes, conf, proba

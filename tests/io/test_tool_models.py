@@ -69,6 +69,13 @@ def test_the_base_of_the_malformed_cases_imports(tmp_path):
     (lambda t: "\n".join(t.splitlines()[:10]) + "\n", 10, "file ends after 2 of total_sv 3"),
     (lambda t: "\n".join(t.splitlines()[:6]) + "\n", 6, "file ends before the SV section"),
     (lambda t: _replace_line(t, 4, "nr_class 3"), 4, "nr_class given twice"),
+    # numbers beyond what the tools or hsvm's float32 model can hold: one line, not a traceback
+    (lambda t: _replace_line(t, 6, "label 1 99999999999999999999 3"), 6, "99999999999999999999 is out of range"),
+    (lambda t: _replace_line(t, 7, "nr_sv 1 1 99999999999999999999"), 7, "99999999999999999999 is out of range"),
+    (lambda t: _replace_line(t, 9, "0.5 0.25 1:1 99999999999999999999:1"), 9,
+     "feature index 99999999999999999999 is too large"),
+    (lambda t: _replace_line(t, 9, "0.5 0.25 1:1e45"), 9, "1e45 is beyond float32's range"),
+    (lambda t: _replace_line(t, 5, "rho 0.1 nan 0.3"), 5, "not finite"),
 ])
 def test_malformed_libsvm_model_names_file_and_line(tmp_path, edit, line, reason):
     path = write_text(tmp_path / "bad.model", edit(_GOOD_LIBSVM))
@@ -91,6 +98,9 @@ def test_malformed_libsvm_model_names_file_and_line(tmp_path, edit, line, reason
     (lambda t: "\n".join(t.splitlines()[:8]) + "\n", 8, "file ends after 2 of 3 rows of w"),
     (lambda t: _replace_line(t, 3, "weights 1 2 3"), 3, "unknown header line 'weights'"),
     (lambda t: _replace_line(t, 5, "nr_feature 2"), 5, "nr_feature given twice"),
+    (lambda t: _replace_line(t, 3, "label 99999999999999999999 2 3"), 3, "99999999999999999999 is out of range"),
+    (lambda t: _replace_line(t, 4, "nr_feature 2147483647"), 4, "2147483647 is out of range"),
+    (lambda t: _replace_line(t, 8, "0.4 5e38 0.6"), 8, "5e38 is beyond float32's range"),
 ])
 def test_malformed_liblinear_model_names_file_and_line(tmp_path, edit, line, reason):
     path = write_text(tmp_path / "bad.model", edit(_GOOD_LIBLINEAR))

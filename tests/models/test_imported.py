@@ -281,6 +281,20 @@ def test_a_zero_decision_goes_to_libsvms_second_class(tmp_path):
     assert libsvm_reference(path, X)[0].tolist() == [1, 1]
 
 
+def test_a_pair_whose_rho_is_infinite_always_votes_one_way_as_in_svm_predict(tmp_path):
+    # svm-train -w C 0 leaves a class without support vectors and writes
+    # rho = +-inf for its pairs: f = w.x - rho is then -+inf for every x.
+    labels = [4, 9, 1]
+    svs = [([0.5, 0.5], [(1, 1.0)]), ([-0.5, 0.5], [(1, 2.0)]), ([-0.5, -0.5], [(1, 3.0)])]
+    path = write_text(tmp_path / "inf.model", libsvm_text(labels, [1, 1, 1], [float("inf"), float("-inf"), 0.2], svs))
+    m = import_model(path).model
+    X = sp.csr_matrix(np.array([[1.0], [-50.0], [0.0]]))
+    assert np.array_equal(Predictor(m).predict(X), libsvm_reference(path, X)[0])
+    # pair (4, 9) always votes 9 and pair (4, 1) always 4 (vote columns in class order 1, 4, 9)
+    votes = Predictor(m).predict_block(X).votes
+    assert votes[:, 1].tolist() == [1, 1, 1] and np.all(votes[:, 2] >= 1)
+
+
 def test_equal_votes_go_to_the_first_label_in_libsvms_order(tmp_path):
     # Three classes, each beating one other: every sample has one vote each.
     # LIBSVM predicts its first label (8); hsvm's own rule would go by the

@@ -381,3 +381,18 @@ def test_combine_rejects_repeated_or_out_of_range_classes():
     with pytest.raises(ValueError):
         pb.combine(F, np.array([[1, 4]]), S)
     assert np.allclose(pb.combine(F, np.array([[-1, -1]]), S), F)
+
+
+def test_coupled_pairwise_probabilities_are_kept_off_0_and_1_as_libsvm_keeps_them():
+    # A decision far out on a sharp sigmoid saturates to exactly 0 or 1 in
+    # double; coupled as it is, a class would get probability exactly 0 and a
+    # log loss of infinity where it is the label.  LIBSVM's svm_predict_probability
+    # clamps each pairwise probability to [1e-7, 1 - 1e-7].
+    r = pb.pairwise_proba(np.array([-1e4, 0.0, 1e4]), -1.0, 0.0)
+    assert pb.platt_proba(1e4, -1.0, 0.0) == 1.0 and pb.platt_proba(-1e4, -1.0, 0.0) == 0.0
+    assert r.tolist() == [pb.MIN_PAIR_PROBA, 0.5, 1.0 - pb.MIN_PAIR_PROBA]
+    R = np.full((1, 3, 3), 0.5)
+    R[0, 0, 1:] = pb.pairwise_proba(np.array([1e4, 1e4]), -1.0, 0.0)     # class 0 beats both, surely
+    R[0, 1:, 0] = 1.0 - R[0, 0, 1:]
+    P = pb.couple(R)
+    assert np.all(P > 0) and np.isfinite(nll(P, np.array([1])))
