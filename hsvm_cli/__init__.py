@@ -72,7 +72,7 @@ _API = {
     "merge_models": "train.merge",
     "HsvmError": "errors", "InputFormatError": "errors", "ModelFormatError": "errors", "DataError": "errors",
     "ModelMismatchError": "errors", "InputNotFoundError": "errors", "OutputError": "errors",
-    "OptionError": "errors", "CorruptInputError": "errors", "InputReadError": "errors",
+    "OptionError": "errors", "CorruptInputError": "errors", "InputReadError": "errors", "SampleError": "errors",
 }
 
 __all__ = sorted(_API) + ["__version__"]

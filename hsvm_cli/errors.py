@@ -54,6 +54,12 @@ class DataError(HsvmError):
     exit_code = EX_DATAERR
 
 
+class SampleError(DataError, ValueError):
+    """Samples handed to the Python API that cannot be predicted (NaN, values
+    beyond float32, the wrong shape or width); a ValueError too, as numpy and
+    scikit-learn raise for such arrays."""
+
+
 class ModelMismatchError(HsvmError):
     """Two files that must belong together (model and hash model, model and data) do not."""
 

@@ -561,7 +561,7 @@ def _stage_accuracy(predictors, X, Xn, ranking, threads, certified=None):
     for i, p in enumerate(predictors):
         if out[i] is None:
             t = Timings()
-            block = p.predict_block(X, filter_votes=ranking, timings=t)
+            block = p._predict_block(X, filter_votes=ranking, timings=t)
             out[i] = (block.labels, t.counters.get("refined_classes", 0))
     return out
 

@@ -104,6 +104,22 @@ def _run_blocks(call, n, threads):
         _check_rc(rc, "Hamming kernel")
 
 
+class BuildsPlansOnUse:
+    """For an object that keeps packed plans (:class:`HammingCodes`,
+    :class:`HammingVoter`: C memory behind cffi pointers, which pickle cannot
+    copy) in the attributes ``_native_caches`` names and builds them on first
+    use: a pickled or copied object leaves them out and builds its own, so
+    that a used predictor can go to another process."""
+
+    _native_caches = ()
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        for name in self._native_caches:
+            state[name] = None
+        return state
+
+
 class _Plan:
     """Owns a C plan (classifier codes repacked once for the kernels)."""
 

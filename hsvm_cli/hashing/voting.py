@@ -2,14 +2,16 @@
 import numpy as np
 
 from .angles import class_theta_sums, hash_margins, thresholds
-from .hamming import HammingVoter
+from .hamming import BuildsPlansOnUse, HammingVoter
 
 
-class HashVoter:
+class HashVoter(BuildsPlansOnUse):
     """Range-query voting of every classifier of a hash model at ``bits``
     (a multiple of 64 up to the stored code length): for sample codes, the
     votes each class wins and its summed normalised margins.  The classifier
     codes are packed for the kernels once, on first use."""
+
+    _native_caches = ("_voter",)
 
     def __init__(self, codes, theta, pair_a, pair_b, *, bags, n_classes, bits, kernel=None):
         self.codes = codes

@@ -21,7 +21,7 @@ F the hash model's projection, ŝ_c = ‖u_c‖·cos(π·d_H(F(x), F(u_c))/D') +
 O(D'·d + K·D'/64) per sample."""
 import numpy as np
 
-from ..hashing.hamming import HammingCodes
+from ..hashing.hamming import BuildsPlansOnUse, HammingCodes
 from ..models.class_weights import compute_class_weights
 from ..support.lazy_sparse import sp
 from .products import products, transposed
@@ -72,11 +72,13 @@ def class_score_weights(model):
     return model.class_W, model.class_b
 
 
-class ClassScoreFilter:
+class ClassScoreFilter(BuildsPlansOnUse):
     """Ranks every class of a sample by its class score: exactly
     (``encoder=None``: one product with the K × d summary matrix) or
     estimated from D'-bit codes (``encoder``: a hash model's sample encoder,
     whose projection also hashes the summary vectors)."""
+
+    _native_caches = ("_codes",)
 
     def __init__(self, U, beta, *, encoder=None, threads=None, kernel=None):
         self.U = np.ascontiguousarray(U, dtype=np.float32)
@@ -88,7 +90,7 @@ class ClassScoreFilter:
         if encoder is not None:
             self.bits = encoder.bits
             self.norms = np.sqrt(np.einsum("ij,ij->i", self.U, self.U, dtype=np.float64))
-            self._codes = HammingCodes(encoder.codes(self.U), bits=self.bits)
+            self._codes = None                  # packed on first use
 
     @property
     def hashed(self):
@@ -121,5 +123,7 @@ class ClassScoreFilter:
         """Estimated class scores [n, K] of sample codes (hashed filter only)."""
         from ..support.timing import NullTimings
         with (timings or NullTimings()).phase("filter"):
+            if self._codes is None:
+                self._codes = HammingCodes(self.encoder.codes(self.U), bits=self.bits)
             dist = self._codes.distances(np.ascontiguousarray(xcodes), threads=self.threads, kernel=self.kernel)
             return self.norms * np.cos(np.pi * dist / self.bits) + self.beta

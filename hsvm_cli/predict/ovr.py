@@ -38,7 +38,7 @@ exact scoring, so the filter only pays where K is well above D'."""
 import numpy as np
 
 from ..errors import ModelMismatchError, OptionError
-from ..hashing.hamming import HammingCodes
+from ..hashing.hamming import BuildsPlansOnUse, HammingCodes
 from ..hashing.projection import SignProjector
 from ..io.predictions import PredictionWriter
 from ..io.shard import as_shard
@@ -52,7 +52,7 @@ from .products import products
 from .ranking import top_classes
 from .raw_filter import sample_norms
 from .refine import group_by_key, sddmm
-from .samples import check_samples, fit_width
+from .samples import check_samples, finite_samples, fit_width
 from .ties import first_max
 
 __all__ = ["OvrPredictor", "ESTIMATORS", "ovr_scores", "estimated_scores", "estimated_margins"]
@@ -96,7 +96,7 @@ def estimated_margins(dist, bits, x_norms, w_norms, b):
     return theta - np.asarray(dist, dtype=np.float64) / bits
 
 
-class OvrPredictor:
+class OvrPredictor(BuildsPlansOnUse):
     """Prediction with an :class:`~hsvm_cli.models.ovr.OvrModel`: exact
     scoring of every class (``hash_model`` None), or the hash filter
     (an :class:`~hsvm_cli.models.ovr.OvrHashModel`) at ``bits`` keeping
@@ -105,6 +105,8 @@ class OvrPredictor:
     ``refine`` is False, scored exactly.  The interface of
     :class:`~hsvm_cli.predict.predictor.Predictor` for what one-vs-rest
     models support (no probabilities, no codes files)."""
+
+    _native_caches = ("_codes",)
 
     def __init__(self, model, hash_model=None, *, bits=None, filter_k=None, refine=True, estimator="margin",
                  threads=None, kernel=None):
@@ -138,7 +140,7 @@ class OvrPredictor:
         self.estimator = estimator
         self._estimate = estimated_scores if estimator == "score" else estimated_margins
         self._projector = SignProjector(hash_model.projection(self.bits))
-        self._codes = HammingCodes(np.ascontiguousarray(hash_model.codes), bits=self.bits)
+        self._codes = None                      # packed on first use
         self.w_norms = row_norms(self.W)
 
     @property
@@ -155,7 +157,7 @@ class OvrPredictor:
     def predict(self, X):
         """Labels int64 [n] of the raw samples X (as
         :meth:`hsvm_cli.predict.predictor.Predictor.predict` takes them)."""
-        return self.predict_block(check_samples(X, self.model.n_features, extra="ignore")).labels
+        return self._predict_block(check_samples(X, self.model.n_features, extra="ignore")).labels
 
     def estimates(self, Xn, *, timings=None):
         """The filter's estimate [n, K] float64 for every class of prepared samples."""
@@ -164,13 +166,19 @@ class OvrPredictor:
             codes = self._projector.codes(Xn)
             norms = sample_norms(Xn)
         with t.phase("filter"):
+            if self._codes is None:
+                self._codes = HammingCodes(np.ascontiguousarray(self.hash_model.codes), bits=self.bits)
             dist = self._codes.distances(codes, threads=self.threads, kernel=self.kernel)
             return self._estimate(dist, self.bits, norms, self.w_norms, self.b)
 
     def predict_block(self, X, *, y=None, proba=False, timings=None):
         """A :class:`~hsvm_cli.predict.predictor.Prediction` of the raw samples
         X: ``votes`` and ``confidence`` hold the exact scores [n, K] float32
-        (exact mode), or, with the filter, the kept classes [n, k] best first."""
+        (exact mode), or, with the filter, the kept classes [n, k] best first.
+        X is checked as :meth:`predict` checks it."""
+        return self._predict_block(finite_samples(X), y=y, proba=proba, timings=timings)
+
+    def _predict_block(self, X, *, y=None, proba=False, timings=None):
         if proba:
             raise OptionError("--proba needs a one-vs-one model: one-vs-rest models have no calibration")
         X = fit_width(X, self.model.n_features, extra="ignore")
@@ -228,7 +236,7 @@ class OvrPredictor:
         chunks = timed_chunks(iter_svmlight(source, zero_based=zero_based, n_features=self.model.n_features,
                                             extra_features=extra_features, chunk_rows=chunk_rows, shard=shard,
                                             threads=self.threads), t)
-        writer.write_all((self.predict_block(c.X, y=c.y, timings=t) for c in chunks), output, timings=t,
+        writer.write_all((self._predict_block(c.X, y=c.y, timings=t) for c in chunks), output, timings=t,
                          header=header)
         if self.hash_model is not None:
             if writer.total:

@@ -26,7 +26,7 @@ from .features import KernelHashFeatures, PackedCodeFeatures, block_rows, check_
 from .ranking import top_classes
 from .raw_filter import make_filter, unit_length_samples
 from .refine import dense_is_cheaper, refine_decisions, refine_votes
-from .samples import check_samples, fit_width
+from .samples import check_samples, finite_samples, fit_width
 from .ties import kept_winners, winners
 
 EXACT_PHASES = ("parse", "normalise", "score", "vote", "write")
@@ -273,12 +273,12 @@ class Predictor:
         matrix or 2-d array, not normalised; narrower than the model: the
         missing features are zeros; wider: refused, or the extra features
         dropped for an imported model; NaN and infinities refused)."""
-        return self.predict_block(self._samples(X)).labels
+        return self._predict_block(self._samples(X)).labels
 
     def predict_proba(self, X):
         """Class probabilities [n, K] (columns in ``model.classes`` order) of
         X as :meth:`predict` takes it; needs a calibration."""
-        return self.predict_block(self._samples(X), proba=True).proba
+        return self._predict_block(self._samples(X), proba=True).proba
 
     def _samples(self, X):
         if self.features is not None:
@@ -296,7 +296,18 @@ class Predictor:
         features (default: the kernel hash given to the predictor, if any);
         ``filter_votes``: the filter's (votes, margins) of these rows at this
         predictor's bits, computed before (as ``self.filter.hash_and_vote``
-        gives them), so that ``calibrate`` can try many k on one filter pass."""
+        gives them), so that ``calibrate`` can try many k on one filter pass.
+        X is checked as :meth:`predict` checks it (a SampleError for NaN,
+        infinities or values beyond float32)."""
+        if X is not None:
+            X = finite_samples(X)
+        return self._predict_block(X, y=y, xcodes=xcodes, proba=proba, timings=timings, features=features,
+                                   filter_votes=filter_votes)
+
+    def _predict_block(self, X, *, y=None, xcodes=None, proba=False, timings=None, features=None,
+                       filter_votes=None):
+        # predict_block for samples already checked (by predict, or read by
+        # the svmlight reader, which refuses what the checks refuse)
         features = self.features if features is None else features
         if features is None and X is not None:
             X = fit_width(X, self.model.n_features, extra=default_extra_features(self.model))
@@ -382,7 +393,7 @@ class Predictor:
             pairs = ((c, None) for c in chunks)
         try:
             for chunk, xcodes in pairs:
-                yield self.predict_block(chunk.X, y=chunk.y, xcodes=xcodes, proba=proba, timings=timings,
+                yield self._predict_block(chunk.X, y=chunk.y, xcodes=xcodes, proba=proba, timings=timings,
                                          features=features)
         except Exception:
             # A corrupt model is reported before a bad input, as when it was

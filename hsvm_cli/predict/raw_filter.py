@@ -34,7 +34,7 @@ import time
 import numpy as np
 
 from ..errors import OptionError
-from ..hashing.hamming import HammingCodes
+from ..hashing.hamming import BuildsPlansOnUse, HammingCodes
 from ..preprocess import row_norms
 from ..support.lazy_sparse import sp
 from ..support.native import lib, ptr
@@ -110,13 +110,14 @@ def cosine_margins(dist, bits, x_norms, w_norms, b):
     return mu
 
 
-class RawHashFilter(LazyEncoder):
+class RawHashFilter(LazyEncoder, BuildsPlansOnUse):
     """Hash votes of an unnormalised one-vs-one model: HashFilter's interface
     (``bits``, ``hash_samples``, ``hash_and_vote``, ``votes``) with per-sample
     thresholds.  ``model`` supplies ‖w_j‖ and b_j (read once)."""
 
     # Votes need the samples' norms, not only their codes.
     needs_samples = True
+    _native_caches = ("_codes",)
     # (sample, classifier) cells a thread takes through distances, margins and
     # votes at once: 1 MB of distances and 1 MB of margins, cache-sized --
     # but at least MIN_PIECE_ROWS rows, since the distance kernel reads every

@@ -5,7 +5,10 @@ imported model as svm-predict and liblinear-predict drop them), and, at the
 public entry points, finite."""
 import numpy as np
 
+from ..errors import SampleError
 from ..support.lazy_sparse import CsrArrays, sp
+
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 __all__ = ["as_samples", "finite_samples", "fit_width", "check_samples"]
 
@@ -14,7 +17,8 @@ def as_samples(X):
     """X as training and prediction read it: a CSR matrix in canonical form
     (sorted indices; an entry stored twice is the sum of its values, as
     scipy means it -- the norms and the native passes read each stored entry
-    once) or a 2-d array (nested lists too).  Raises ValueError for another
+    once) or a 2-d array (nested lists too).  Raises SampleError (a
+    ValueError) for another
     number of dimensions or values that are not real numbers (complex,
     objects, strings)."""
     if sp.issparse(X):
@@ -25,11 +29,11 @@ def as_samples(X):
     else:
         X = np.asarray(X)
         if X.ndim != 2:
-            raise ValueError("X must be 2-dimensional (samples x features), got %d dimension%s%s"
+            raise SampleError("X must be 2-dimensional (samples x features), got %d dimension%s%s"
                              % (X.ndim, "" if X.ndim == 1 else "s",
                                 "; for one sample use X.reshape(1, -1)" if X.ndim == 1 else ""))
     if _values(X).dtype.kind not in "fiub":
-        raise ValueError("X must hold real numbers, got dtype %s" % _values(X).dtype)
+        raise SampleError("X must hold real numbers, got dtype %s" % _values(X).dtype)
     return X
 
 
@@ -39,18 +43,24 @@ def _values(X):
 
 
 def finite_samples(X):
-    """:func:`as_samples`, and a ValueError for NaN or infinite values (which
-    the svmlight reader refuses too)."""
+    """:func:`as_samples`, and a :class:`~hsvm_cli.errors.SampleError` for
+    NaN or infinite values and for values beyond float32's range, which
+    prediction would turn into infinities (the svmlight reader refuses them
+    all too)."""
     X = as_samples(X)
     values = _values(X)
-    if values.dtype.kind == "f" and not np.isfinite(values).all():
-        raise ValueError("X contains NaN or infinite values")
+    if values.dtype.kind == "f" and values.size:
+        if not np.isfinite(values).all():
+            raise SampleError("X contains NaN or infinite values")
+        if values.dtype.itemsize > 4 and float(np.max(np.abs(values))) > _FLOAT32_MAX:
+            raise SampleError("X holds %d values beyond float32's range (about 3.4e38), hsvm's storage type"
+                              % int(np.count_nonzero(np.abs(values) > _FLOAT32_MAX)))
     return X
 
 
 def fit_width(X, n_features, *, extra="error"):
     """X (:func:`as_samples`) with exactly ``n_features`` columns.  ``extra``:
-    "error" (a ValueError naming both widths) or "ignore" (drop the columns
+    "error" (a SampleError naming both widths) or "ignore" (drop the columns
     beyond the model's) for wider X."""
     X = as_samples(X)
     d = X.shape[1]
@@ -66,8 +76,8 @@ def fit_width(X, n_features, *, extra="error"):
         return out
     if extra == "ignore":
         return X[:, :n_features]
-    raise ValueError("X has %d features, the model %d (imported models drop the extra ones; trim X or give "
-                     "--extra-features ignore on the command line)" % (d, n_features))
+    raise SampleError("X has %d features, the model %d (imported models drop the extra ones; trim X, or on the "
+                      "command line give --extra-features ignore)" % (d, n_features))
 
 
 def check_samples(X, n_features, *, extra="error"):

@@ -48,13 +48,44 @@ def test_wider_samples_are_refused_unless_the_model_is_imported(digits_model, di
     assert np.array_equal(Predictor(imported).predict(extra), Predictor(imported).predict(X))
 
 
-@pytest.mark.parametrize("bad", [np.nan, np.inf])
-def test_non_finite_samples_are_refused(digits_model, digits, bad):
+@pytest.mark.parametrize("bad", [np.nan, np.inf, 1e39])
+@pytest.mark.parametrize("form", [np.asarray, sp.csr_matrix, sp.csr_array])
+def test_non_finite_samples_and_values_beyond_float32_are_refused_by_every_entry_point(digits_model, digits, bad,
+                                                                                        form):
+    # 1e39 is finite in float64 and infinite in float32: it once gave the
+    # all-ties label without an error (dense input, csr_array); predict_block
+    # did not check NaN at all.
+    from hsvm_cli import HsvmError, SampleError, hash_model
     _, _, Xt, _ = digits
     X = Xt.toarray()
     X[3, 5] = bad
-    with pytest.raises(ValueError, match="X contains NaN or infinite values"):
-        Predictor(digits_model).predict(X)
+    X = form(X)
+    message = "beyond float32" if bad == 1e39 else "NaN or infinite"
+    for p in (Predictor(digits_model), Predictor(digits_model, hash_model(digits_model, bits=128, seed=1),
+                                                 filter_k=3)):
+        for call in (p.predict, p.predict_block):
+            with pytest.raises(SampleError, match=message) as exc:
+                call(X)
+            assert isinstance(exc.value, ValueError) and isinstance(exc.value, HsvmError)
+
+
+def test_a_used_hash_predictor_pickles_and_its_copy_predicts_the_same(digits_model, digits):
+    # Its packed codes are C memory behind cffi pointers: a copy leaves them
+    # out and packs its own, so a predictor can go to worker processes.
+    import copy
+    import pickle
+
+    from hsvm_cli import hash_model
+    _, _, Xt, _ = digits
+    h = hash_model(digits_model, bits=256, seed=1)
+    raw = digits_model.__class__(**{**digits_model.__dict__, "normalize": "none", "content_digest": None})
+    for p in (Predictor(digits_model, h, bits=128, filter_k=3),
+              Predictor(digits_model, h, first_stage="hashed-scores", filter_k=3),
+              Predictor(raw, hash_model(raw, bits=256, seed=1), filter_k=3)):
+        want = p.predict(Xt)
+        for clone in (pickle.loads(pickle.dumps(p)), copy.deepcopy(p)):
+            assert np.array_equal(clone.predict(Xt), want)
+        assert np.array_equal(p.predict(Xt), want)
 
 
 def test_predictor_wants_a_model_object(digits_model):
