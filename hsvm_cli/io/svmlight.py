@@ -28,7 +28,6 @@ reason``); corrupt compressed input raises
 :class:`~hsvm_cli.errors.CorruptInputError`, a failing read
 :class:`~hsvm_cli.errors.InputReadError`.
 """
-import decimal
 import numbers
 import os
 import re
@@ -720,16 +719,38 @@ def _label_reason(raw):
     if _MULTI_LABEL.fullmatch(raw):
         return "bad label '%s': multi-label lines are not supported" % shown
     if _DECIMAL.fullmatch(raw):
-        value = decimal.Decimal(raw.decode("ascii"))
-        if value == value.to_integral_value():
+        whole, in_range = _whole_decimal(raw)
+        if whole:
             # the parser takes every whole number it can read exactly
-            if abs(value) < 2 ** 63:
+            if in_range:
                 return ("bad label '%s': a decimal label of 2^53 or more is not read exactly (as a double); write "
                         "it as an integer" % shown)
             return "bad label '%s': out of the int64 range" % shown
     if raw.startswith(_BOM):
         return "bad label '%s': the line starts with a byte-order mark" % shown
     return "bad label '%s': labels must be integers" % shown
+
+
+def _whole_decimal(raw):
+    """(whether the decimal token ``raw`` (of _DECIMAL) is a whole number,
+    whether its magnitude is below 2^63), from its digits and exponent as
+    text and Python integers: no float or Decimal, whose exponents overflow
+    (1e1000000, 1e-99999999999999999999)."""
+    negative = raw.startswith(b"-")
+    text = raw.decode("ascii").lstrip("+-").lower()
+    mantissa, _, exponent = text.partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    exp = int(exponent) if exponent else 0
+    digits = (whole + fraction).lstrip("0")
+    exp -= len(fraction)                                    # value = int(digits) * 10**exp
+    if not digits:
+        return True, True                                   # zero
+    if exp < 0:
+        if -exp >= len(digits) or digits[exp:].strip("0"):
+            return False, False
+        digits, exp = digits[:exp], 0
+    lead = len(digits) - 1 + exp                            # the power of ten of the first digit
+    return True, lead < 18 or (lead == 18 and int(digits) * 10 ** exp < 2 ** 63 + negative)
 
 
 def _show(raw, limit=40):

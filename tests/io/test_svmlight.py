@@ -138,14 +138,14 @@ def test_integer_and_whole_float_labels(label, value):
 
 @pytest.mark.parametrize("label", [b"3.5", b"abc", b"nan", b"inf", b"Infinity", b"1e-1", b"1:1", b"--1", b"0x3",
                                    b"0X1p3", b"1,", b",1", b"1,x", b"1.0000000000000000001", b"1e-99999999999",
-                                   b"25e-1"])
+                                   b"25e-1", b"1e-99999999999999999999"])
 def test_bad_labels_are_errors(label):
     err = parse_error(b"1 1:1\n" + label + b" 2:1\n")
     assert str(err) == "t.svm:2: bad label '%s': labels must be integers" % label.decode()
 
 
 @pytest.mark.parametrize("label", [b"1e400", b"1e30", b"-1e19", b"9223372036854775808", b"-9223372036854775809",
-                                   b"99999999999999999999999", b"9.3e18"])
+                                   b"99999999999999999999999", b"9.3e18", b"1e1000000", b"0.1e100000001"])
 def test_labels_beyond_int64_are_named_as_such(label):
     err = parse_error(b"1 1:1\n" + label + b" 2:1\n")
     assert str(err) == "t.svm:2: bad label '%s': out of the int64 range" % label.decode()

@@ -10,7 +10,6 @@ holding a whole number below 2**53 in magnitude; an optional ``qid:[+-]digits`` 
 decimals, finite in float32 after rounding.  Used by the property tests and
 the fuzz harness, which compare the real reader against it.
 """
-import decimal
 import re
 from dataclasses import dataclass
 
@@ -47,9 +46,22 @@ def parse_label(tok):
         v = int(tok)
         return v if INT64_MIN <= v <= INT64_MAX else None
     if DECIMAL.fullmatch(tok):
-        v = decimal.Decimal(tok.decode("ascii"))    # exact: a whole number by its digits
-        if v == v.to_integral_value() and abs(v) < 2**53:
-            return int(v)
+        # exact, from the digits and the exponent as text and Python ints (no
+        # float or Decimal: 1e-99999999999999999999 overflows both)
+        m = re.fullmatch(rb"([+-]?)([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]+))?", tok)
+        digits = ((m.group(2) or b"") + (m.group(3) or b"")).decode().lstrip("0")
+        exp = int(m.group(4) or 0) - len(m.group(3) or b"")
+        if not digits:
+            return 0
+        if exp < 0:
+            if -exp >= len(digits) or digits[exp:].strip("0"):
+                return None                     # a fraction (a non-zero digit below the units)
+            digits, exp = digits[:exp], 0
+        if len(digits) + exp > 20:
+            return None                         # far beyond 2**53
+        v = int(digits) * 10 ** exp
+        if v < 2**53:
+            return -v if m.group(1) == b"-" else v
     return None
 
 
