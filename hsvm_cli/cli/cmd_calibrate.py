@@ -6,7 +6,7 @@ import click
 import numpy as np
 
 from ..errors import DataError, ModelMismatchError
-from ..io.files import atomic_output, display_name, writes_to_stdout
+from ..io.files import atomic_output, display_name, outputs_together, writes_to_stdout
 from ..io.svmlight import load_svmlight
 from ..models.calibration import save_calibration
 from ..models.hashed import load_hash_model
@@ -50,7 +50,7 @@ from . import options
                    "within it gets fewer runs (at least one), then fewer rows (evenly spaced, at least %d); each "
                    "grid row records the rows and runs it was timed on.  Accuracy is always on every validation "
                    "row." % (TIMING_ROWS, MIN_TIMED_ROWS))
-@click.option("--grid-json", type=click.Path(dir_okay=False), default=None,
+@click.option("--grid-json", type=click.Path(), default=None,
               help="Also write the measured grid as JSON (for `hsvm eval --grid ... --plot`).")
 @options.threads
 @options.zero_based_by_model
@@ -87,9 +87,10 @@ def command(validation, model_path, hbm_path, output, max_loss, confidence, bits
                    "counts them as errors" % (int(outside.sum()), y.shape[0],
                                               ", ".join(str(v) for v in unknown[:5])
                                               + (", ..." if unknown.size > 5 else "")), err=True)
-    with contextlib.ExitStack() as outputs:
+    with outputs_together(), contextlib.ExitStack() as outputs:
         # --grid-json's temporary file first: a name that cannot be written
-        # fails before the run, and a failure after it leaves neither file.
+        # fails before the run; the two files are renamed into place together,
+        # so a failure of either leaves neither.
         grid_fh = outputs.enter_context(atomic_output(grid_json, "w")) if grid_json else None
         with StepBar(options.show_progress(quiet), unit="step", desc="calibrate") as bar:
             cal = calibrate(model, h, X, y, max_loss=max_loss, bits_grid=bits_grid, k_grid=k_grid,
@@ -97,6 +98,7 @@ def command(validation, model_path, hbm_path, output, max_loss, confidence, bits
                             first_stages=first_stages, timing_budget=timing_budget, confidence=confidence)
         if grid_fh is not None:
             json.dump({"grid": cal.grid, "info": cal.info}, grid_fh, indent=1)
+            grid_fh.flush()             # a device that refuses the grid (/dev/full) fails here, before CALIB
         save_calibration(cal, output)
     # The grid goes to stdout unless a file written here is stdout.
     table_to_stderr = writes_to_stdout(output) or (grid_json is not None and writes_to_stdout(grid_json))

@@ -2,6 +2,7 @@
 import click
 
 from ..errors import DataError
+from ..io.files import outputs_together
 from ..io.svmlight import MAX_FEATURES
 from ..models.calibration import save_calibration
 from ..models.imported import import_model, imported_calibration
@@ -15,7 +16,7 @@ from . import options
 @options.output(required=True, what="hsvm model to write (.hsvm)")
 @click.option("--n-features", type=click.IntRange(1, MAX_FEATURES), default=None,
               help="Width of the model (default: the largest feature index the file uses; LIBLINEAR: nr_feature).")
-@click.option("--calibration", "calib_path", type=click.Path(dir_okay=False), default=None,
+@click.option("--calibration", "calib_path", type=click.Path(), default=None,
               help="Also write LIBSVM's probability parameters (probA/probB, from svm-train -b 1) as a "
                    "calibration for `hsvm predict --exact --proba -C`.")
 @options.zero_based
@@ -37,14 +38,15 @@ def command(model_file, output, n_features, calib_path, zero_based, quiet):
             raise DataError("%s has no probability parameters (probA/probB): train it with svm-train -b 1, "
                             "or fit them with `hsvm calibrate`" % model_file)
     m = imp.model
-    if isinstance(m, OvrModel):
-        save_ovr_model(m, output)
-        what = "one-vs-rest model, %d classes" % m.n_classes
-    else:
-        save_model(m, output)
-        what = "one-vs-one model, %d classes, %d pairs" % (m.n_classes, m.n_pairs)
-    if cal is not None:
-        save_calibration(cal, calib_path)
+    with outputs_together():            # a calibration that cannot be written leaves no model either
+        if isinstance(m, OvrModel):
+            save_ovr_model(m, output)
+            what = "one-vs-rest model, %d classes" % m.n_classes
+        else:
+            save_model(m, output)
+            what = "one-vs-one model, %d classes, %d pairs" % (m.n_classes, m.n_pairs)
+        if cal is not None:
+            save_calibration(cal, calib_path)
     if not quiet:
         src = imp.source
         kind = ("LIBSVM %s" % src.get("svm_type") if imp.tool == "libsvm"

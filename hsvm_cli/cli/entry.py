@@ -3,6 +3,7 @@ Ctrl-C or SIGTERM while the modules are still loading leaves at once (nothing
 is written yet), without a traceback; once a subcommand runs, they raise so
 that its cleanup runs (cli/main.py), and the process then leaves without
 waiting for worker threads."""
+import errno
 import os
 import signal
 import sys
@@ -12,9 +13,40 @@ def _exit_quietly(signum, frame):
     os._exit(128 + signum)
 
 
+class _ClosedStdout:
+    """sys.stdout when the process started with descriptor 1 closed (``hsvm
+    ... >&-``: Python then sets it to None): a write raises EBADF, which the
+    CLI reports in one line with exit 74 like any failed output, where None
+    gave a traceback or lost the output silently."""
+
+    encoding = "utf-8"
+    errors = "strict"
+
+    @property
+    def buffer(self):
+        return self
+
+    def write(self, data):
+        raise OSError(errno.EBADF, "standard output is closed")
+
+    def fileno(self):
+        raise OSError(errno.EBADF, "standard output is closed")
+
+    def flush(self):
+        pass
+
+    def isatty(self):
+        return False
+
+    def writable(self):
+        return True
+
+
 def main():
     signal.signal(signal.SIGINT, _exit_quietly)
     signal.signal(signal.SIGTERM, _exit_quietly)
+    if sys.stdout is None:
+        sys.stdout = _ClosedStdout()
     # Before numpy loads its BLAS: a Slurm task's BLAS threads are its CPUs.
     from ..support.resources import blas_threads_from_slurm
     blas_threads_from_slurm()

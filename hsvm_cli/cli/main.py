@@ -1,4 +1,5 @@
 """The ``hsvm`` command: a thin layer over the library, one module per subcommand."""
+import errno
 import os
 import signal
 import sys
@@ -78,6 +79,13 @@ class HsvmGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("hsvm: interrupted", err=True)
             ctx.exit(130)
+        except OSError as exc:
+            from .entry import _ClosedStdout
+            if exc.errno != errno.EBADF or not isinstance(sys.stdout, _ClosedStdout):
+                raise
+            # output to a standard output the process was started without
+            click.echo("hsvm: <stdout>: cannot write: standard output is closed", err=True)
+            ctx.exit(OutputError.exit_code)
         except Terminated:
             click.echo("hsvm: terminated", err=True)
             ctx.exit(143)

@@ -5,6 +5,7 @@ import sys
 
 import click
 
+from ..errors import OptionError
 from ..io.files import same_output, same_regular_file
 from ..support.threads import resolve_threads
 
@@ -37,13 +38,14 @@ def outputs_apart(outputs, inputs):
             for name, hint in outputs:
                 clash = same_regular_file(params.get(name), paths)
                 if clash is not None:
-                    raise click.BadParameter("%s is an input of this command: refusing to overwrite it"
-                                             % click.format_filename(clash), param_hint=hint)
+                    # one line (file names escaped), exit 2: a usage error
+                    raise OptionError("%s: %s is an input of this command: refusing to overwrite it"
+                                      % (hint, click.format_filename(clash)))
             for i, (name, hint) in enumerate(outputs):
                 for other, other_hint in outputs[i + 1:]:
                     if same_output(params.get(name), params.get(other)):
-                        raise click.UsageError("%s and %s name the same file: the second would replace the first"
-                                               % (hint, other_hint))
+                        raise OptionError("%s and %s name the same file: the second would replace the first"
+                                          % (hint, other_hint))
             return f(**params)
         return checked
     return wrap

@@ -8,6 +8,7 @@ import os
 import stat
 import sys
 import tempfile
+import threading
 import zlib
 
 from ..errors import CorruptInputError, InputNotFoundError, InputReadError, OutputError
@@ -246,6 +247,30 @@ class _GuardedDecompressor(io.RawIOBase):
 _SCAN_STEP = 4096
 
 
+#: The longest line a text reader other than the svmlight one (prediction
+#: files, model text of LIBSVM and LIBLINEAR) accepts: the svmlight reader's
+#: limit, so that an endless input without newlines (/dev/zero) is an error,
+#: not a read of all memory.
+MAX_TEXT_LINE = 64 << 20
+
+
+def bounded_lines(fh, name, limit=MAX_TEXT_LINE):
+    """The lines of the binary stream ``fh`` (each with its newline) as
+    iterating it gives them, but one longer than ``limit`` bytes raises
+    InputFormatError naming its line."""
+    from ..errors import InputFormatError
+    lineno = 0
+    while True:
+        line = fh.readline(limit + 1)
+        if not line:
+            return
+        lineno += 1
+        if len(line) > limit and not (len(line) == limit + 1 and line.endswith(b"\n")):
+            raise InputFormatError(name, lineno, "line longer than %d MB" % (limit >> 20)
+                                   if limit % (1 << 20) == 0 else "line longer than %d bytes" % limit)
+        yield line
+
+
 def scan_compressed(path):
     """Decompress the compressed file ``path`` to its end, counting lines:
     (complete lines before the failure, the CorruptInputError) for data that
@@ -404,11 +429,52 @@ def atomic_output(path, mode="wb"):
         finally:
             _close_quietly(fh)
         _copy_mode(tmp, existing)
+        if _group.pending is not None:
+            _group.pending.append((tmp, target))        # renamed when the whole group is written
+            return
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+class _Group(threading.local):
+    pending = None
+
+
+_group = _Group()
+
+
+@contextlib.contextmanager
+def outputs_together():
+    """The files :func:`atomic_output` writes inside this block are renamed
+    into place at its end, and only if all of them were written: a command
+    with two outputs (a model and its calibration) whose second fails leaves
+    neither, and the files it would replace as they were.  (Outputs written
+    through -- a device, stdout -- cannot wait: their writes fail in the block
+    and the others are then discarded.)"""
+    if _group.pending is not None:
+        yield
+        return
+    _group.pending = []
+    try:
+        yield
+    except BaseException:
+        pending, _group.pending = _group.pending, None
+        for tmp, _ in pending:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        raise
+    pending, _group.pending = _group.pending, None
+    for i, (tmp, target) in enumerate(pending):
+        try:
+            os.replace(tmp, target)
+        except OSError as exc:
+            for later, _ in pending[i:]:
+                with contextlib.suppress(OSError):
+                    os.unlink(later)
+            raise OutputError("%s: cannot write: %s" % (target, exc.strerror or exc)) from None
 
 
 def _close_quietly(fh):

@@ -23,6 +23,9 @@ _GRID_FIELDS = (  # name, required, allows null, integer
 )
 
 
+_MAX_GRID_BYTES = 64 << 20
+
+
 def read_grid(source, *, name=None):
     """Rows ``{"bits", "k", "epsilon", "accuracy", "seconds_per_sample"}`` (bits
     null: exact prediction) from a JSON list, or from the list under "rows" or
@@ -30,10 +33,14 @@ def read_grid(source, *, name=None):
     name = name or display_name(source)
     fh = open_input(source) if not hasattr(source, "read") else source
     try:
-        text = fh.read()
+        # a grid is a few kilobytes: an endless input (/dev/zero) is refused,
+        # not read into all memory
+        text = fh.read(_MAX_GRID_BYTES + 1)
     finally:
         if fh is not source:
             fh.close()
+    if len(text) > _MAX_GRID_BYTES:
+        raise GridFormatError("%s: more than %d MB: not a grid of calibrate" % (name, _MAX_GRID_BYTES >> 20))
     try:
         data = json.loads(text.decode("utf-8"))
     except UnicodeDecodeError:

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..errors import InputFormatError
 from ..support.timing import NullTimings
-from .files import atomic_output, display_name, open_input
+from .files import atomic_output, bounded_lines, display_name, open_input
 
 
 class PredictionWriter:
@@ -94,7 +94,7 @@ def read_predictions(source, *, name=None):
     first = True
     fh = open_input(source) if not hasattr(source, "read") else source
     try:
-        for lineno, raw in enumerate(fh, 1):
+        for lineno, raw in enumerate(bounded_lines(fh, name), 1):
             line = raw.split(b"#", 1)[0].strip()
             if not line:
                 continue
@@ -134,13 +134,20 @@ _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 _DECIMAL = re.compile(rb"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
+def _shown(tok, limit=40):
+    """A token as a one-line message quotes it: cut after ``limit``
+    characters (a 200 MB token once made an 800 MB error line)."""
+    text = tok[:4 * limit].decode("utf-8", "replace")
+    return text if len(text) <= limit and len(tok) <= 4 * limit else text[:limit] + "..."
+
+
 def _parse_int_label(tok, name, lineno, what="label"):
     """An int64 label, exactly as the svmlight reader takes it: an integer or
     a decimal with a whole value (``3.0``, ``1e3``), never rounded through a
     double, so that labels near 2^63 stay apart."""
     if tok.isdigit() and len(tok) < 19:
         return int(tok)
-    shown = tok.decode("utf-8", "replace")
+    shown = _shown(tok)
     if not _DECIMAL.fullmatch(tok):
         raise InputFormatError(name, lineno, "%s %r is not a number" % (what, shown))
     value = decimal.Decimal(tok.decode("ascii"))
@@ -184,14 +191,14 @@ def _convert_rows(flat, linenos, width, name):
                     float(tok)
                 except ValueError:
                     raise InputFormatError(name, lineno,
-                                           "%r is not a number" % tok.decode("utf-8", "replace")) from None
+                                           "%r is not a number" % _shown(tok)) from None
         raise
     bad = ~np.isfinite(block[:, 1:]).all(axis=1)
     if bad.any():
         r = int(np.argmax(bad))
         col = 1 + int(np.argmax(~np.isfinite(block[r, 1:])))
         raise InputFormatError(name, linenos[r], "score %r is not finite"
-                               % flat[r * width + col].decode("utf-8", "replace"))
+                               % _shown(flat[r * width + col]))
     # labels from their text, not from the doubles (which round above 2^53)
     return _parse_int_labels(flat[::width], linenos, name), block[:, 1:]
 
@@ -210,7 +217,7 @@ def read_scored_predictions(source, *, name=None):
     flat, linenos = [], []
     first = True
     try:
-        for lineno, raw in enumerate(fh, 1):
+        for lineno, raw in enumerate(bounded_lines(fh, name), 1):
             line = raw.split(b"#", 1)[0].strip()
             if not line:
                 continue

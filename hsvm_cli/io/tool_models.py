@@ -41,7 +41,7 @@ import numpy as np
 from ..errors import InputFormatError, InputNotFoundError
 from ..support.lazy_sparse import sp
 from ..support.memory import check_allocation
-from .files import HashingReader, display_name, open_input
+from .files import HashingReader, bounded_lines, display_name, open_input
 
 __all__ = ["LibsvmModel", "LiblinearModel", "read_libsvm_model", "read_liblinear_model", "sniff_model_kind",
            "LIBLINEAR_SOLVERS"]
@@ -136,11 +136,11 @@ class _Lines:
         self._raw = raw
         self._owned = isinstance(source, (str, os.PathLike)) and source != "-"
         self._hashing = HashingReader(raw)
-        self._fh = open_input(self._hashing)
+        self._fh = open_input(self._hashing, name=self.name)
         self.lineno = 0
 
     def __iter__(self):
-        for raw in self._fh:
+        for raw in bounded_lines(self._fh, self.name):
             self.lineno += 1
             try:
                 text = raw.decode("ascii")

@@ -7,13 +7,14 @@ Codes of a Gaussian projection or of a kernel hash are format version 1;
 codes of any other projection (a circulant hash model, a learned circulant
 hash) are version 2, which a reader that only knows version 1 refuses rather
 than taking them for Gaussian codes of the same seed."""
+import contextlib
 import os
 import shutil
 import tempfile
 
 import numpy as np
 
-from ..errors import DataError, ModelFormatError, ModelMismatchError, OptionError
+from ..errors import DataError, ModelFormatError, ModelMismatchError, OptionError, OutputError
 from ..hashing.projection import GAUSSIAN_LAYOUT
 from ..io.container import read_container, write_container
 from ..io.files import atomic_output
@@ -40,21 +41,38 @@ class CodesWriter:
         self.words = int(words)
         self.meta = meta
         self.n = 0
-        self._tmpdir = tempfile.mkdtemp(prefix="hsvm-codes-")
-        self._codes = open(os.path.join(self._tmpdir, "codes"), "wb")
-        self._labels = open(os.path.join(self._tmpdir, "labels"), "wb")
+        self._tmpdir = None
+        with self._staging():
+            self._tmpdir = tempfile.mkdtemp(prefix="hsvm-codes-")
+            self._codes = open(os.path.join(self._tmpdir, "codes"), "wb")
+            self._labels = open(os.path.join(self._tmpdir, "labels"), "wb")
+
+    @contextlib.contextmanager
+    def _staging(self):
+        # The codes are staged in the temporary directory (their count is
+        # known at the end): a full one or a file size limit is the output's
+        # failure, one line with exit 74, not a traceback.
+        try:
+            yield
+        except OSError as exc:
+            if self._tmpdir is not None:
+                self.abort()
+            raise OutputError("%s: cannot write: %s (staging the codes in %s)"
+                              % (self.path, exc.strerror or exc, tempfile.gettempdir())) from None
 
     def write(self, codes, labels):
         codes = np.ascontiguousarray(codes, dtype="<u8")
         assert codes.shape[1] == self.words
-        self._codes.write(codes.tobytes())
-        self._labels.write(np.ascontiguousarray(labels, dtype="<i8").tobytes())
+        with self._staging():
+            self._codes.write(codes.tobytes())
+            self._labels.write(np.ascontiguousarray(labels, dtype="<i8").tobytes())
         self.n += codes.shape[0]
 
     def close(self):
         try:
-            self._codes.close()
-            self._labels.close()
+            with self._staging():
+                self._codes.close()
+                self._labels.close()
             n = self.n
             codes = np.memmap(self._codes.name, dtype="<u8", mode="r", shape=(n, self.words)) if n else \
                 np.zeros((0, self.words), dtype="<u8")
@@ -66,8 +84,12 @@ class CodesWriter:
             shutil.rmtree(self._tmpdir, ignore_errors=True)
 
     def abort(self):
-        for fh in (self._codes, self._labels):
-            fh.close()
+        for fh in (getattr(self, "_codes", None), getattr(self, "_labels", None)):
+            if fh is not None:
+                try:
+                    fh.close()
+                except OSError:
+                    pass
         shutil.rmtree(self._tmpdir, ignore_errors=True)
 
 

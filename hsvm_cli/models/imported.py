@@ -25,6 +25,7 @@ prediction is the first label in LIBLINEAR's order with the largest score: an
 Imported models have ``normalize`` "none" (the tools saw the features as
 given) and record where they came from in ``provenance``: the file, the SHA-256
 of its bytes as stored, the tool, its label order and settings."""
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -179,6 +180,8 @@ def import_model(path, *, n_features=None, zero_based=False, name=None):
     Malformed files raise InputFormatError naming FILE:LINE."""
     if path == "-":
         raise OptionError("import-model needs a file name (the file is read twice), not stdin")
+    from ..io.container import _regular_or_missing
+    _regular_or_missing(os.fspath(path), "a model file is read twice")
     tool = sniff_model_kind(path, name)
     if tool == "libsvm":
         lm = read_libsvm_model(path, zero_based=zero_based, name=name)

@@ -103,3 +103,53 @@ def test_training_from_process_substitution_records_the_digest_of_what_it_read(t
     assert r.returncode == 0, r.stderr
     want = hashlib.sha256(open(DIGITS_TRAIN, "rb").read()).hexdigest()
     assert load_model(out).provenance["train_sha256"] == want
+
+
+def _hsvm(args, **kwargs):
+    kwargs.setdefault("stdout", subprocess.PIPE)
+    kwargs.setdefault("stderr", subprocess.PIPE)
+    return subprocess.run([sys.executable, "-m", "hsvm_cli"] + [str(a) for a in args], timeout=120, **kwargs)
+
+
+def test_output_to_a_closed_standard_output_is_one_line_and_exit_74(tmp_path, digits_files):
+    # `hsvm predict ... >&-`: Python starts with sys.stdout None; a write was
+    # a traceback (predict, hash-data) or silently lost (eval's report).
+    model, hbm, _ = digits_files
+    labels = tmp_path / "p.txt"
+    _hsvm(["predict", "-q", "-m", model, DIGITS_TEST, "-o", labels], check=True)
+    for args in (["predict", "-q", "-m", model, DIGITS_TEST], ["hash-data", "-q", "-H", hbm, DIGITS_TEST],
+                 ["eval", "--truth", DIGITS_TEST, labels]):
+        r = _hsvm(args, stdout=None, preexec_fn=lambda: os.close(1))
+        assert r.returncode == 74, (args, r.stderr)
+        assert r.stderr == b"hsvm: <stdout>: cannot write: standard output is closed\n", args
+
+
+def test_codes_that_cannot_be_staged_are_one_line_and_exit_74(tmp_path, digits_files):
+    import resource
+    _, hbm, _ = digits_files
+    out = tmp_path / "c.codes"
+
+    def small_files():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1000, 1000))
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    r = _hsvm(["hash-data", "-q", "-H", hbm, DIGITS_TEST, "-o", out], preexec_fn=small_files)
+    assert r.returncode == 74 and r.stderr.startswith(b"hsvm: %s: cannot write: File too large" % bytes(out))
+    assert not out.exists()
+
+
+def test_a_pipe_given_as_a_model_is_refused_at_once_not_waited_on(tmp_path, digits_files):
+    model, _, _ = digits_files
+    fifo = tmp_path / "m.fifo"
+    os.mkfifo(fifo)
+    for args in (["predict", "-m", fifo, DIGITS_TEST], ["predict", "-m", model, "-H", fifo, DIGITS_TEST],
+                 ["merge-models", fifo, "-o", tmp_path / "x"], ["import-model", fifo, "-o", tmp_path / "y"]):
+        r = _hsvm(args)              # a FIFO without a writer: opening it would wait forever
+        assert r.returncode == 2 and b"give a regular file, not a pipe or device" in r.stderr, args
+        assert r.stderr.count(b"\n") == 1
+
+
+def test_an_endless_line_in_a_predictions_file_is_refused_not_read_into_memory(tmp_path):
+    truth = tmp_path / "t.svm"
+    truth.write_text("1 1:1\n2 1:2\n")
+    r = _hsvm(["eval", "--truth", truth, "/dev/zero"])
+    assert r.returncode == 65 and r.stderr == b"hsvm: /dev/zero:1: line longer than 64 MB\n"

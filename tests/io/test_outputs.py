@@ -202,7 +202,26 @@ def test_output_that_is_an_input_is_a_usage_error_and_the_input_survives(model, 
         r = hsvm(*args, cwd=tmp_path)
         assert r.returncode == 2, (args, r.stderr)
         assert "is an input of this command: refusing to overwrite it" in r.stderr.decode(), args
+        assert r.stderr.startswith(b"hsvm: ") and r.stderr.count(b"\n") == 1, args    # one line
         assert {p: p.read_bytes() for p in before} == before, args
+    # a name with a newline is escaped, so the message stays one line
+    odd = tmp_path / "a\nb.svm"
+    odd.write_bytes(data.read_bytes())
+    r = hsvm("predict", "-m", own_model, odd, "-o", odd)
+    assert r.returncode == 2 and r.stderr.count(b"\n") == 1 and b"a\\x0ab.svm" in r.stderr
+
+
+def test_a_command_with_two_outputs_whose_second_fails_leaves_both_as_they_were(model, tmp_path):
+    from conftest import TOOL_FIXTURES
+    full = _char_device(tmp_path / "full", 7)
+    old = tmp_path / "old"
+    old.write_bytes(b"OLD")
+    r = hsvm("import-model", TOOL_FIXTURES / "libsvm_c3.model", "-o", old, "--calibration", full)
+    assert r.returncode == 74 and old.read_bytes() == b"OLD", r.stderr
+    r = hsvm("calibrate", DIGITS_TEST, "-m", model, "-o", old, "--grid-json", full, "--repeat", "1",
+             "--timing-budget", "0", "-q")
+    assert r.returncode == 74 and old.read_bytes() == b"OLD", r.stderr
+    assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
 
 
 def test_device_that_is_also_the_input_is_written_through(model):
