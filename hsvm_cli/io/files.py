@@ -467,14 +467,19 @@ def outputs_together():
                 os.unlink(tmp)
         raise
     pending, _group.pending = _group.pending, None
-    for i, (tmp, target) in enumerate(pending):
-        try:
+    done = 0
+    try:
+        for tmp, target in pending:
             os.replace(tmp, target)
-        except OSError as exc:
-            for later, _ in pending[i:]:
-                with contextlib.suppress(OSError):
-                    os.unlink(later)
-            raise OutputError("%s: cannot write: %s" % (target, exc.strerror or exc)) from None
+            done += 1
+    except BaseException as exc:
+        # a failed rename, or a signal between two: no temporary is left
+        for later, _ in pending[done:]:
+            with contextlib.suppress(OSError):
+                os.unlink(later)
+        if isinstance(exc, OSError):
+            raise OutputError("%s: cannot write: %s" % (pending[done][1], exc.strerror or exc)) from None
+        raise
 
 
 def _close_quietly(fh):

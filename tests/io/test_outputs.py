@@ -251,3 +251,39 @@ def test_calibration_grid_goes_to_stderr_when_the_calibration_goes_to_stdout(mod
     (tmp_path / "cal").write_bytes(r.stdout)
     p = hsvm("predict", "-q", "-m", model, DIGITS_TEST, "--exact", "--proba", "-C", tmp_path / "cal")
     assert p.returncode == 0, p.stderr
+
+
+def test_outputs_written_together_are_renamed_together_or_not_at_all(tmp_path, monkeypatch):
+    from hsvm_cli.io.files import atomic_output, outputs_together
+    a, b = tmp_path / "a", tmp_path / "b"
+    for p in (a, b):
+        p.write_bytes(b"OLD")
+
+    def write_both():
+        with outputs_together():
+            for p in (a, b):
+                with atomic_output(p) as fh:
+                    fh.write(b"NEW")
+            assert a.read_bytes() == b"OLD"          # nothing is renamed before the block ends
+    with pytest.raises(RuntimeError):
+        with outputs_together():
+            with atomic_output(a) as fh:
+                fh.write(b"NEW")
+            raise RuntimeError("the second output failed")
+    assert a.read_bytes() == b"OLD"
+    # a signal between the two renames leaves no temporary file behind
+    real, calls = os.replace, []
+
+    def interrupted(src, dst):
+        calls.append(dst)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        real(src, dst)
+    monkeypatch.setattr(os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        write_both()
+    assert sorted(os.listdir(tmp_path)) == ["a", "b"]
+    monkeypatch.setattr(os, "replace", real)
+    a.write_bytes(b"OLD")
+    write_both()
+    assert a.read_bytes() == b.read_bytes() == b"NEW"
