@@ -20,6 +20,12 @@ class FiniteFloat(click.FloatRange):
             self.fail("%r is not a finite number." % value, param, ctx)
         return number
 
+    def _describe_range(self):
+        # click shows "x<=None" for a range without bounds
+        if self.min is None and self.max is None:
+            return "finite"
+        return super()._describe_range()
+
 
 def outputs_apart(outputs, inputs):
     """Refuse, as a usage error, an output that is the same regular file as

@@ -225,6 +225,9 @@ def _search_warnings(y, folds, explicit, best, steps):
     if not explicit and best is steps[-1] and best.C >= MAX_C:
         notes.append("Warning: the best C is the grid's largest (%g); the accuracy may still rise beyond it "
                      "(--c-grid tries larger values), as LIBLINEAR's -C warns 'maximum C reached'" % best.C)
+    elif explicit and len(steps) > 1 and best is steps[-1]:
+        notes.append("Warning: the best C is the grid's largest (%g); the accuracy may still rise beyond it "
+                     "(add larger values to --c-grid)" % best.C)
     return notes
 
 

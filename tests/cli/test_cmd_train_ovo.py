@@ -117,7 +117,7 @@ def test_a_search_without_output_reports_its_table_and_best_c_as_liblinear_c(tmp
     assert lines[-1].startswith("Best C = ") and "3-fold" in lines[-1] and "averaged with the grid neighbours'" in lines[-1]
     assert list(tmp_path.iterdir()) == []
     r = run(["train-ovo", DIGITS_TRAIN, "--c-grid", "0.5,2", "-q"])
-    assert r.stdout.splitlines()[-1].startswith("Best C = ")
+    assert [line for line in r.stdout.splitlines() if line.startswith("Best C = ")]
     run(["train-ovo", DIGITS_TRAIN, "-q"], exit_code=2, stdout="")     # nothing to report: -o is needed
 
 
@@ -143,7 +143,12 @@ def test_the_search_warns_of_folds_beyond_a_class_and_of_the_grids_top(tmp_path)
     assert _search_warnings([1, 2] * 5, 5, False, steps[1], steps)[0].startswith(
         "Warning: the best C is the grid's largest (1024)")
     assert _search_warnings([1, 2] * 5, 5, False, steps[0], steps) == []
-    assert _search_warnings([1, 2] * 5, 5, True, steps[1], steps) == []
+    # an explicit grid's top too (its values are the user's: a larger one may do better)
+    assert _search_warnings([1, 2] * 5, 5, True, steps[1], steps) == [
+        "Warning: the best C is the grid's largest (1024); the accuracy may still rise beyond it (add larger values "
+        "to --c-grid)"]
+    assert _search_warnings([1, 2] * 5, 5, True, steps[0], steps) == []
+    assert _search_warnings([1, 2] * 5, 5, True, steps[1], steps[1:]) == []     # a grid of one value has no top
 
 
 def test_cross_validation_options_that_do_not_fit_are_usage_errors(tmp_path):
