@@ -191,3 +191,7 @@ def command(train, codes_path, bits, output, C, c_grid, cv_folds, solver, tol, p
         click.echo("hsvm: %d classes, %d pairs x %d bags, %d features, C = %g -> %s"
                    % (model.n_classes, model.n_pairs, model.bags, model.n_features, model.params["C"], output),
                    err=True)
+        if model.n_features == 1 and model.normalize == "l2":
+            # a one-feature sample normalised to unit length is +-1: only its sign is left
+            click.echo("hsvm: train-ovo: with one feature, --normalize l2 keeps only each sample's sign; "
+                       "--normalize none keeps its value", err=True)

@@ -62,6 +62,16 @@ def _temperature_gradient(S, y, alpha):
     return float(np.mean(np.einsum("ij,ij->i", p, S) - S[np.arange(S.shape[0]), y]))
 
 
+def _smoothed_temperature_gradient(S, y, alpha, eps):
+    # the same with Platt's smoothed targets: 1 - eps for the label, eps
+    # spread over the other K - 1 classes
+    p = softmax(S, alpha)
+    n, K = S.shape
+    sy = S[np.arange(n), y]
+    target = (1.0 - eps) * sy + eps * (S.sum(axis=1) - sy) / max(1, K - 1)
+    return float(np.mean(np.einsum("ij,ij->i", p, S) - target))
+
+
 def fit_temperature(scores, y_index, *, min_alpha=None, max_alpha=None):
     """Inverse temperature of :func:`softmax` fitted on labelled validation scores.
 
@@ -74,10 +84,18 @@ def fit_temperature(scores, y_index, *, min_alpha=None, max_alpha=None):
 
     ``scores`` [n, K] float, ``y_index`` [n] class indices; rows with
     ``y_index == -1`` are ignored.  The search range is [min_alpha, max_alpha],
-    by default [1e-4, 1e4] divided by the largest within-row score range: when
-    every sample is right with a margin the optimum is at alpha -> infinity and
-    the cap is returned (probabilities then as hard as exp(-1e4)); when the
-    scores carry no or inverted information the lower end is returned.  If all
+    by default [1e-4, 1e4] divided by the largest within-row score range.
+    When every sample is right with a margin (a small or separable validation
+    set) the likelihood grows without bound as alpha -> infinity, and its
+    optimum would give probabilities of exactly 0 and 1 (as hard as
+    exp(-1e4)) to samples beyond the validation set; alpha is then fitted to
+    Platt's smoothed targets instead -- 1 - eps for the label and eps spread
+    over the other classes, eps = 1/(n + 2) for n labelled rows (Platt,
+    "Probabilistic Outputs for Support Vector Machines", 1999, fits his
+    sigmoid to (N+ + 1)/(N+ + 2) for the same reason) -- whose optimum is
+    finite: the more rows agree, the sharper.  Elsewhere the plain likelihood
+    is fitted, as before.  When the scores carry no or inverted information
+    the lower end is returned.  If all
     scores within every row are equal the objective is constant and 1.0 is
     returned.  Raises ValueError when no row has a class label."""
     S = float_array(scores, "scores", ndim=2)
@@ -96,10 +114,16 @@ def fit_temperature(scores, y_index, *, min_alpha=None, max_alpha=None):
         raise ValueError("need 0 < min_alpha <= max_alpha, got %r, %r" % (lo, hi))
     if _temperature_gradient(S, y, lo) >= 0.0:
         return lo
+    gradient = _temperature_gradient
     if _temperature_gradient(S, y, hi) <= 0.0:
-        return hi
+        eps = 1.0 / (S.shape[0] + 2)
+        gradient = lambda S_, y_, a: _smoothed_temperature_gradient(S_, y_, a, eps)  # noqa: E731
+        if gradient(S, y, hi) <= 0.0:
+            return hi
+        if gradient(S, y, lo) >= 0.0:
+            return lo
     from scipy.optimize import brentq  # imported here: scipy.optimize costs ~0.3 s at CLI start-up
-    t = brentq(lambda u: _temperature_gradient(S, y, np.exp(u)), np.log(lo), np.log(hi),
+    t = brentq(lambda u: gradient(S, y, np.exp(u)), np.log(lo), np.log(hi),
                xtol=1e-12, rtol=4 * np.finfo(float).eps, maxiter=200)
     return float(np.exp(t))
 

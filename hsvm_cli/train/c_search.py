@@ -219,9 +219,15 @@ def _search_warnings(y, folds, explicit, best, steps):
         # folds lack: at small C, where the biases decide, the held-out
         # class is the one with fewer training samples and loses -- the
         # accuracy can fall below chance.  (scikit-learn's StratifiedKFold warns too.)
-        notes.append("Warning: class %d has %d samples, fewer than the %d folds: its held-out samples train with "
-                     "one sample fewer than the other classes; use fewer folds (--cv %d) for a fairer estimate"
-                     % (labels[least], fewest, folds, fewest))
+        short = int(np.count_nonzero(counts < folds))
+        if short == 1:
+            notes.append("Warning: class %d has %d samples, fewer than the %d folds: its held-out samples train "
+                         "with one sample fewer than the other classes; use fewer folds (--cv %d) for a fairer "
+                         "estimate" % (labels[least], fewest, folds, fewest))
+        else:
+            notes.append("Warning: %d classes have fewer samples than the %d folds (class %d has %d): their "
+                         "held-out samples train with one sample fewer than the other classes; use fewer folds "
+                         "(--cv %d) for a fairer estimate" % (short, folds, labels[least], fewest, fewest))
     if not explicit and best is steps[-1] and best.C >= MAX_C:
         notes.append("Warning: the best C is the grid's largest (%g); the accuracy may still rise beyond it "
                      "(--c-grid tries larger values), as LIBLINEAR's -C warns 'maximum C reached'" % best.C)

@@ -139,6 +139,10 @@ def test_the_search_warns_of_folds_beyond_a_class_and_of_the_grids_top(tmp_path)
                                          "is an error in every cross-validation")
     # the grid's top: LIBLINEAR's "maximum C reached"
     from hsvm_cli.train.c_search import MAX_C, _search_warnings
+    # several classes short of folds: counted, not one named as if alone
+    many = np.repeat(np.arange(300), 2)
+    assert _search_warnings(many, 5, True, None, [None])[0].startswith(
+        "Warning: 300 classes have fewer samples than the 5 folds (class 0 has 2)")
     steps = [type("Step", (), {"C": c})() for c in (MAX_C / 2, MAX_C)]
     assert _search_warnings([1, 2] * 5, 5, False, steps[1], steps)[0].startswith(
         "Warning: the best C is the grid's largest (1024)")

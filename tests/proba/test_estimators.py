@@ -81,12 +81,24 @@ def test_fit_temperature_ignores_unlabelled_rows():
     assert pb.fit_temperature(s, y_masked) == pytest.approx(pb.fit_temperature(s[keep], y[keep]), rel=1e-9)
 
 
-def test_fit_temperature_caps_alpha_when_every_sample_is_right_with_a_margin():
+def test_fit_temperature_fits_smoothed_targets_when_every_sample_is_right_with_a_margin():
+    # The likelihood then grows without bound with alpha: probabilities of
+    # exactly 0 and 1 for everything beyond the validation set.  Platt's
+    # smoothed targets (1 - 1/(n + 2) for the label) have a finite optimum.
     s = np.array([[1.0, 0.0, 0.0], [0.0, 2.0, 0.5], [0.2, 0.1, 0.9]])
     y = np.array([0, 1, 2])
     alpha = pb.fit_temperature(s, y)
-    assert np.isfinite(alpha) and alpha == pytest.approx(1e4 / 2.0)
-    assert pb.fit_temperature(s, y, max_alpha=50.0) == 50.0
+    assert 0.5 < alpha < 1e3
+    eps = 1.0 / 5
+    soft = np.full(s.shape, eps / 2)
+    soft[np.arange(3), y] = 1 - eps
+    f = lambda a: -np.mean(np.sum(soft * np.log(pb.softmax(s, a)), axis=1))
+    assert f(alpha) <= f(alpha * 1.001) and f(alpha) <= f(alpha / 1.001)
+    p = pb.softmax(s, alpha)[np.arange(3), y]
+    assert np.all(p < 1.0) and np.all(p > 0.5)
+    assert pb.fit_temperature(s, y, max_alpha=0.5) == 0.5
+    # more rows that agree: sharper
+    assert pb.fit_temperature(np.tile(s, (20, 1)), np.tile(y, 20)) > alpha
 
 
 def test_fit_temperature_degenerate_inputs():
