@@ -1,6 +1,7 @@
 """hsvm kernel-hash: fit kernelized random subspace hashing (Hash-SVM's KRSH)."""
 import click
 
+from ..errors import OptionError
 from ..models.kernel_hash import save_kernel_hash
 from ..train.kernel_hash import fit_kernel_hash_file
 from . import options
@@ -49,6 +50,19 @@ def command(train, output, kernel, gamma, degree, coef0, landmarks, bits, projec
     """Fit a kernel hash on the svmlight file TRAIN ('-': stdin): landmarks, the
     orthonormal basis of their span in the kernel's feature space, and the seed
     of the sign projections that turn a sample into bits."""
+    ctx = click.get_current_context()
+    given = lambda name: ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE  # noqa: E731
+    # usage errors, before any data is read: options of another kernel, and a
+    # poly kernel that is not positive semi-definite (the subspace of the
+    # landmarks' feature space needs one)
+    for name, flag in (("degree", "--degree"), ("coef0", "--coef0")):
+        if given(name) and kernel != "poly":
+            raise OptionError("%s is for the poly kernel, not %s" % (flag, kernel))
+    if given("gamma") and kernel in ("linear", "intersection"):
+        raise OptionError("--gamma is for the rbf, chi2 and poly kernels; the %s kernel has none" % kernel)
+    if kernel == "poly" and coef0 < 0:
+        raise OptionError("--coef0 %g: (g x.z + coef0)^degree with coef0 < 0 is not positive semi-definite, "
+                          "which a kernel hash needs (coef0 >= 0)" % coef0)
     h = fit_kernel_hash_file(train, kernel=kernel, gamma=gamma,
                              degree=degree, coef0=coef0, landmarks=landmarks, bits=bits, seed=seed, tol=tol,
                              zero_based=zero_based, projection=projection)
@@ -58,3 +72,7 @@ def command(train, output, kernel, gamma, degree, coef0, landmarks, bits, projec
         click.echo("hsvm: %s kernel%s, %d landmarks kept of %d asked, %d bits%s -> %s"
                    % (h.kernel, gamma_text, h.n_landmarks, landmarks, h.bits,
                       " (circulant projection)" if projection == "circulant" else "", output), err=True)
+        if h.n_landmarks < landmarks // 2:
+            click.echo("hsvm: kernel-hash: warning: only %d of the %d landmarks span independent directions of "
+                       "the kernel's feature space (the data or the kernel is nearly degenerate): the codes carry "
+                       "that much information at most" % (h.n_landmarks, landmarks), err=True)

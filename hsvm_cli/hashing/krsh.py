@@ -141,14 +141,26 @@ def first_negative(X):
     return None if k < 0 else divmod(k, X.shape[1])
 
 
+def _shown_value(value):
+    """A float32 sample value as the file wrote it (-0.3, not
+    -0.30000001192092896: numpy's shortest float32 repr)."""
+    try:
+        v32 = np.float32(value)
+        if float(v32) == float(value):
+            return str(v32)
+    except (TypeError, ValueError, OverflowError):
+        pass
+    return repr(value)
+
+
 class NegativeFeatureError(ValueError):
     """A negative (or non-finite) feature given to the chi2 or intersection
     kernel.  ``row`` is the 0-based row of the array passed in (the caller
     maps it to FILE:LINE), ``feature`` the 1-based feature index."""
 
     def __init__(self, kernel, row, feature, value):
-        super().__init__("the %s kernel needs non-negative features: row %d, feature %d is %r"
-                         % (kernel, row, feature, value))
+        super().__init__("the %s kernel needs non-negative features: row %d, feature %d is %s"
+                         % (kernel, row, feature, _shown_value(value)))
         self.kernel, self.row, self.feature, self.value = kernel, row, feature, value
 
 
@@ -580,6 +592,11 @@ def fit_kernel_hash(X, *, kernel, gamma="auto", degree=3, coef0=1.0, landmarks, 
         gamma = None
     _check_params(kernel, gamma, degree, coef0)
     if kernel == "poly":
+        if coef0 < 0:
+            # not positive semi-definite: landmarks of negative feature-space
+            # "norm" are dropped, and what is left may span almost nothing
+            raise ValueError("coef0 %g: (g x.z + coef0)^degree with coef0 < 0 is not positive semi-definite, which "
+                             "a kernel hash needs (coef0 >= 0)" % coef0)
         _check_poly_range(X, gamma, degree, coef0)
     d = X.shape[1]
 

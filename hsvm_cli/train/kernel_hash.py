@@ -3,7 +3,7 @@
 fit, and turn every refusal into a one-line error naming the file (and the
 line, for a negative feature given to the chi2 or intersection kernel)."""
 from ..errors import DataError, InputFormatError
-from ..hashing.krsh import KERNELS, NegativeFeatureError, fit_kernel_hash
+from ..hashing.krsh import KERNELS, NegativeFeatureError, _shown_value, fit_kernel_hash
 from ..io.files import display_name
 from ..io.svmlight import line_of_row
 from ..models.provenance import provenance
@@ -18,7 +18,8 @@ def negative_feature_error(exc, source, *, row_offset=0, zero_based=False, start
     row = exc.row + row_offset
     line = line_of_row(source, row, start_line=start_line)
     feature = exc.feature - 1 if zero_based else exc.feature
-    reason = "the %s kernel needs non-negative features: feature %d is %r" % (exc.kernel, feature, exc.value)
+    reason = "the %s kernel needs non-negative features: feature %d is %s" % (exc.kernel, feature,
+                                                                            _shown_value(exc.value))
     if line is None:
         if row == 0 and start_line > 1:
             line = start_line

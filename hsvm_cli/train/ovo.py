@@ -223,7 +223,7 @@ def train_ovo_codes_file(path, *, bits=None, **kw):
     if n_classes < 2:
         raise DataError("%s: training needs samples of at least two classes, found %d" % (name, n_classes))
     if bits is not None and (bits <= 0 or bits % 64 or bits > codes.bits):
-        raise DataError("%s: --bits must be a multiple of 64 up to the codes' %d, got %d" % (name, codes.bits, bits))
+        raise OptionError("%s: --bits must be a multiple of 64 up to the codes' %d, got %d" % (name, codes.bits, bits))
     model = train_ovo_codes(codes.codes, codes.labels, bits=bits, **kw)
     source = {key: codes.meta[key] for key in ("kernel_hash_sha256", "kernel") if key in codes.meta}
     source["input_features"] = int(codes.meta["n_features"])

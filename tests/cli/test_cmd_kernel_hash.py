@@ -239,3 +239,17 @@ def test_a_poly_kernel_beyond_float32_is_refused_when_fitted_and_when_hashing(tm
     huge.write_text("1 1:1e30 2:1e30\n")
     r = run(["hash-data", "-H", khm, huge, "-o", tmp_path / "h.codes"], exit_code=65)
     assert "kernel subspace coordinates beyond float32" in r.stderr
+
+
+def test_options_of_another_kernel_and_an_indefinite_poly_kernel_are_usage_errors(tmp_path):
+    # a negative coef0 kept 1 landmark of 256 and gave a chance-level model with exit 0
+    from conftest import DIGITS_TRAIN, run
+    out = tmp_path / "k.khm"
+    common = [DIGITS_TRAIN, "--landmarks", "32", "--bits", "64", "-o", out, "-q"]
+    for extra, message in ((["--kernel", "poly", "--coef0=-2"], "not positive semi-definite"),
+                           (["--kernel", "linear", "--gamma", "5"], "the linear kernel has none"),
+                           (["--kernel", "rbf", "--degree", "5"], "--degree is for the poly kernel, not rbf")):
+        r = run(["kernel-hash"] + extra + common, exit_code=2)
+        assert r.stderr.startswith("hsvm: ") and message in r.stderr and r.stderr.count("\n") == 1, extra
+        assert not out.exists()
+    run(["kernel-hash", "--kernel", "poly", "--coef0", "0"] + common)
