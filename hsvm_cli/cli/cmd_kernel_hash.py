@@ -56,9 +56,11 @@ def command(train, output, kernel, gamma, degree, coef0, landmarks, bits, projec
     # poly kernel that is not positive semi-definite (the subspace of the
     # landmarks' feature space needs one)
     for name, flag in (("degree", "--degree"), ("coef0", "--coef0")):
-        if given(name) and kernel != "poly":
-            raise OptionError("%s is for the poly kernel, not %s" % (flag, kernel))
-    if given("gamma") and kernel in ("linear", "intersection"):
+        if given(name) and kernel != "poly" and not quiet:
+            # accepted as before (a recipe may pass them for every kernel), but said
+            click.echo("hsvm: kernel-hash: %s is for the poly kernel; the %s kernel ignores it" % (flag, kernel),
+                       err=True)
+    if given("gamma") and gamma != "auto" and kernel in ("linear", "intersection"):
         raise OptionError("--gamma is for the rbf, chi2 and poly kernels; the %s kernel has none" % kernel)
     if kernel == "poly" and coef0 < 0:
         raise OptionError("--coef0 %g: (g x.z + coef0)^degree with coef0 < 0 is not positive semi-definite, "
@@ -72,7 +74,7 @@ def command(train, output, kernel, gamma, degree, coef0, landmarks, bits, projec
         click.echo("hsvm: %s kernel%s, %d landmarks kept of %d asked, %d bits%s -> %s"
                    % (h.kernel, gamma_text, h.n_landmarks, landmarks, h.bits,
                       " (circulant projection)" if projection == "circulant" else "", output), err=True)
-        if h.n_landmarks < landmarks // 2:
+        if 2 * h.n_landmarks < landmarks:
             click.echo("hsvm: kernel-hash: warning: only %d of the %d landmarks span independent directions of "
                        "the kernel's feature space (the data or the kernel is nearly degenerate): the codes carry "
                        "that much information at most" % (h.n_landmarks, landmarks), err=True)

@@ -115,13 +115,15 @@ def fit_temperature(scores, y_index, *, min_alpha=None, max_alpha=None):
     if _temperature_gradient(S, y, lo) >= 0.0:
         return lo
     gradient = _temperature_gradient
-    if _temperature_gradient(S, y, hi) <= 0.0:
+    # every label the maximum of its row: the likelihood rises without bound
+    separable = bool(np.all(S[np.arange(S.shape[0]), y] >= S.max(axis=1)))
+    if separable:
         eps = 1.0 / (S.shape[0] + 2)
         gradient = lambda S_, y_, a: _smoothed_temperature_gradient(S_, y_, a, eps)  # noqa: E731
-        if gradient(S, y, hi) <= 0.0:
-            return hi
         if gradient(S, y, lo) >= 0.0:
             return lo
+    if gradient(S, y, hi) <= 0.0:
+        return hi
     from scipy.optimize import brentq  # imported here: scipy.optimize costs ~0.3 s at CLI start-up
     t = brentq(lambda u: gradient(S, y, np.exp(u)), np.log(lo), np.log(hi),
                xtol=1e-12, rtol=4 * np.finfo(float).eps, maxiter=200)

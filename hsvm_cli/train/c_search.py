@@ -212,8 +212,13 @@ def _search_warnings(y, folds, explicit, best, steps):
     least = int(np.argmin(counts)) if counts.size else None
     fewest = int(counts[least]) if counts.size else folds
     if fewest == 1:
-        notes.append("Warning: class %d has 1 sample: held out, it has none to train on, so it is an error in "
-                     "every cross-validation" % labels[least])
+        ones = int(np.count_nonzero(counts == 1))
+        if ones == 1:
+            notes.append("Warning: class %d has 1 sample: held out, it has none to train on, so it is an error in "
+                         "every cross-validation" % labels[least])
+        else:
+            notes.append("Warning: %d classes have 1 sample (class %d, ...): held out, such a sample has none to "
+                         "train on, so it is an error in every cross-validation" % (ones, labels[least]))
     elif fewest < folds:
         # Each fold then holds out a sample of the class that some training
         # folds lack: at small C, where the biases decide, the held-out

@@ -247,9 +247,13 @@ def test_options_of_another_kernel_and_an_indefinite_poly_kernel_are_usage_error
     out = tmp_path / "k.khm"
     common = [DIGITS_TRAIN, "--landmarks", "32", "--bits", "64", "-o", out, "-q"]
     for extra, message in ((["--kernel", "poly", "--coef0=-2"], "not positive semi-definite"),
-                           (["--kernel", "linear", "--gamma", "5"], "the linear kernel has none"),
-                           (["--kernel", "rbf", "--degree", "5"], "--degree is for the poly kernel, not rbf")):
+                           (["--kernel", "linear", "--gamma", "5"], "the linear kernel has none")):
         r = run(["kernel-hash"] + extra + common, exit_code=2)
         assert r.stderr.startswith("hsvm: ") and message in r.stderr and r.stderr.count("\n") == 1, extra
         assert not out.exists()
     run(["kernel-hash", "--kernel", "poly", "--coef0", "0"] + common)
+    # what a recipe may pass for every kernel is accepted as before: --gamma auto, and
+    # the poly options (said, unless -q)
+    run(["kernel-hash", "--kernel", "linear", "--gamma", "auto"] + common)
+    r = run(["kernel-hash", "--kernel", "rbf", "--degree", "5"] + common[:-1])
+    assert "--degree is for the poly kernel; the rbf kernel ignores it" in r.stderr

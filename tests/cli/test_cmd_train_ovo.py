@@ -143,6 +143,8 @@ def test_the_search_warns_of_folds_beyond_a_class_and_of_the_grids_top(tmp_path)
     many = np.repeat(np.arange(300), 2)
     assert _search_warnings(many, 5, True, None, [None])[0].startswith(
         "Warning: 300 classes have fewer samples than the 5 folds (class 0 has 2)")
+    assert _search_warnings([0, 1, 2] + [3] * 6, 5, True, None, [None])[0].startswith(
+        "Warning: 3 classes have 1 sample (class 0, ...)")
     steps = [type("Step", (), {"C": c})() for c in (MAX_C / 2, MAX_C)]
     assert _search_warnings([1, 2] * 5, 5, False, steps[1], steps)[0].startswith(
         "Warning: the best C is the grid's largest (1024)")

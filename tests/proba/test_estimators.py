@@ -99,6 +99,9 @@ def test_fit_temperature_fits_smoothed_targets_when_every_sample_is_right_with_a
     assert pb.fit_temperature(s, y, max_alpha=0.5) == 0.5
     # more rows that agree: sharper
     assert pb.fit_temperature(np.tile(s, (20, 1)), np.tile(y, 20)) > alpha
+    # a sample wrong: the plain likelihood, whose optimum is finite, even beyond a given cap
+    wrong = np.array([[1.0, 0.0]] * 4 + [[0.0, 0.01]])
+    assert pb.fit_temperature(wrong, np.zeros(5, dtype=int), max_alpha=3.0) == 3.0
 
 
 def test_fit_temperature_degenerate_inputs():
