@@ -271,8 +271,11 @@ def calibrate(model, h, X, y, *, max_loss=0.5, bits_grid=None, k_grid=None, epsi
     timed = spread_rows(n, timing_rows)
     dag = "dag" in rules
     dag_ks = [k for k in k_grid if k >= 3] if dag else []
+    # the hash settings refined by votes only when votes are among the rules
+    vote_configs = list(configs) if "vote" in rules else []
     score_rows = [(k, r) for k in score_ks for r in rules if r == "vote" or k >= 3]
-    total = 4 + dag + (2 + len(score_rows) if score_rows else 0) + len(bits_grid) * (2 + len(configs) + len(dag_ks))
+    total = 4 + dag + (2 + len(score_rows) if score_rows else 0) + len(bits_grid) * (2 + len(vote_configs)
+                                                                                      + len(dag_ks))
     done = [0]
 
     def tick(what):
@@ -297,7 +300,7 @@ def calibrate(model, h, X, y, *, max_loss=0.5, bits_grid=None, k_grid=None, epsi
         known = yi >= 0
         alphas[bits] = float(est.fit_temperature(est.first_stage_scores(votes[0][known], votes[1][known]),
                                                  yi[known]))
-        stages.append((bits, votes, [(k, eps, "vote") for k, eps in configs] + [(k, None, "dag") for k in dag_ks]))
+        stages.append((bits, votes, [(k, eps, "vote") for k, eps in vote_configs] + [(k, None, "dag") for k in dag_ks]))
         tick("%d bits: filter" % bits)
     certified = _CertifiedRefines(model, Xn, stages)
     exact_labels, probabilities = _exact_pass(model, Xn, yi, tick, block_hook=certified.block)
@@ -360,7 +363,7 @@ def calibrate(model, h, X, y, *, max_loss=0.5, bits_grid=None, k_grid=None, epsi
                      "repeat": int(repeat), "timed_samples": int(timed.shape[0]),
                      "timing_budget_seconds": float(timing_budget), "min_timed_rows": int(min_timed_rows),
                      "certified_refines": certified.summary(),
-                     "why": _why(chosen, grid, max_loss)})
+                     "why": _why(chosen, grid, max_loss, confidence)})
     return cal
 
 
@@ -607,15 +610,18 @@ def _choose(cal, grid, max_loss, confidence=0.0, n=0):
     return chosen
 
 
-def _why(chosen, grid, max_loss):
+def _why(chosen, grid, max_loss, confidence=0.0):
     """Why ``chosen`` was chosen, in one sentence for the calibration file."""
     exact = grid[0]
+    # the loss compared is the bound of loss_bound (--confidence standard errors added)
+    within = "within %.2f points of exact accuracy%s" % (
+        max_loss, "" if not confidence else " (the loss counted with %g standard error%s)"
+        % (confidence, "" if confidence == 1 else "s"))
     if len(grid) == 1:
         return "exact prediction: no hash model was given (-H) and no other setting was tried, so exact is the " \
                "only setting"
     if chosen is exact:
-        return ("exact prediction: no other setting within %.2f points of exact accuracy was faster "
-                "on this machine" % max_loss)
+        return "exact prediction: no other setting %s was faster on this machine" % within
     speed = exact["seconds_per_sample"] / chosen["seconds_per_sample"]
     dag = ", decision DAG refine" if chosen.get("rule") == "dag" else ""
     if chosen["mode"] == "exact":
@@ -626,8 +632,7 @@ def _why(chosen, grid, max_loss):
         what = "hash filter at %d bits, %s%s" % (chosen["bits"], "k=%d" % chosen["k"] if chosen["epsilon"] is None
                                                 else "threshold %g (at most %d classes)" % (chosen["epsilon"],
                                                                                              chosen["max_k"]), dag)
-    return ("%s: the fastest setting within %.2f points of exact accuracy, %.1fx faster than exact on this machine"
-            % (what, max_loss, speed))
+    return "%s: the fastest setting %s, %.1fx faster than exact on this machine" % (what, within, speed)
 
 
 def _mode_label(g):

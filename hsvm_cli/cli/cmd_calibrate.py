@@ -87,6 +87,15 @@ def command(validation, model_path, hbm_path, output, max_loss, confidence, bits
                    "counts them as errors" % (int(outside.sum()), y.shape[0],
                                               ", ".join(str(v) for v in unknown[:5])
                                               + (", ..." if unknown.size > 5 else "")), err=True)
+    covered = int(np.isin(model.classes, y).sum())
+    if covered < model.n_classes and not quiet:
+        # a pair without validation samples of its classes gets the pooled
+        # sigmoid only: probabilities of those classes are then poor
+        click.echo("hsvm: calibrate: the validation samples cover %d of the model's %d classes: the pairs of the "
+                   "other classes are fitted on no sample of theirs, and probabilities involving them will be "
+                   "poor; give a validation set with samples of every class" % (covered, model.n_classes), err=True)
+    if h is None and first_stages is not None and "votes" in first_stages and not quiet:
+        click.echo("hsvm: calibrate: the votes first stage needs a hash model (-H): it is not tried", err=True)
     with outputs_together(), contextlib.ExitStack() as outputs:
         # --grid-json's temporary file first: a name that cannot be written
         # fails before the run; the two files are renamed into place together,

@@ -134,17 +134,23 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
                         rule=rule, first_stage=first_stage, kernel_hash=kernel_hash)
         if calib_path:
             from ..models.calibration import load_calibration
-            predictor = Predictor.from_calibration(model, load_calibration(calib_path), h, exact=exact, proba=proba,
-                                                   scores=scores,
-                                                   **settings)
+            calibration = load_calibration(calib_path)
+            # --dag is exact prediction by a DAG: it overrides the calibration's
+            # setting as --exact does (no -H needed for a hash setting)
+            predictor = Predictor.from_calibration(model, calibration, h, exact=exact or dag, proba=proba,
+                                                   scores=scores, **settings)
             chosen_alone = first_stage is None and bits is None and filter_k is None and not exact and not dag
-            if h is not None and not quiet and chosen_alone and predictor.first_stage not in ("votes",
-                                                                                              "hashed-scores"):
+            if h is not None and not quiet and chosen_alone and calibration.setting is not None \
+                    and predictor.first_stage not in ("votes", "hashed-scores"):
                 # the calibration's setting does not hash: say so rather than ignore -H
-                chose = ("the exact DAG" if predictor.filter is None and predictor.rule == "dag" else
-                         "exact prediction" if predictor.filter is None else "the class-score first stage")
-                click.echo("hsvm: predict: the calibration chose %s, which does not use -H %s (give --bits or -k "
-                           "for the hash filter)" % (chose, click.format_filename(hbm_path)), err=True)
+                setting = calibration.setting
+                chose = ("the exact DAG" if setting.mode == "exact" and setting.rule == "dag" else
+                         "exact prediction" if setting.mode == "exact" else "the class-score first stage")
+                exact_proba = proba and setting.mode != "exact" and predictor.filter is None
+                click.echo("hsvm: predict: the calibration chose %s, which does not use -H %s%s (give --bits or -k "
+                           "for the hash filter)" % (chose, click.format_filename(hbm_path),
+                                                     "; with --proba: exact probabilities" if exact_proba else ""),
+                           err=True)
         else:
             if proba or epsilon is not None:
                 raise click.UsageError("%s needs a calibration (-C)"

@@ -214,3 +214,31 @@ def test_validation_labels_the_model_lacks_are_counted_aloud(digits_model_file, 
     valid.write_text("\n".join(lines) + "\n")
     r = run(["calibrate", "-m", digits_model_file, valid, "--repeat", "1", "--k", "1,3", "-o", tmp_path / "c"])
     assert "3 of 450 validation samples have labels the model lacks (42)" in r.stderr
+
+
+def test_rules_dag_alone_tries_no_vote_refine_and_predict_dag_overrides_a_hash_setting(digits_files, tmp_path):
+    import json
+
+    from conftest import DIGITS_TEST, run
+    model, hbm, _ = digits_files
+    cal, grid = tmp_path / "d.cal", tmp_path / "g.json"
+    run(["calibrate", "-m", model, "-H", hbm, DIGITS_TEST, "-o", cal, "--repeat", "1", "-q", "--timing-budget", "0",
+         "--rules", "dag", "--first-stages", "votes", "--k", "2,4", "--grid-json", grid])
+    rows = json.load(open(grid))["grid"]
+    assert {g["rule"] for g in rows if g["mode"] != "exact"} == {"dag"}     # the hash rows: DAG refines only
+    # the exact DAG overrides the calibration's setting, as --exact does: no -H needed
+    dag = run(["predict", "-q", "-C", cal, "-m", model, "--dag", DIGITS_TEST]).stdout
+    assert dag == run(["predict", "-q", "-m", model, "--dag", DIGITS_TEST]).stdout
+
+
+def test_a_validation_set_missing_classes_is_said(digits_model_file, tmp_path):
+    import gzip
+
+    from conftest import DIGITS_TEST, run
+    with gzip.open(DIGITS_TEST, "rt") as fh:
+        rows = [line for line in fh if line.split()[0] in ("1", "2")][:20]
+    few = tmp_path / "few.svm"
+    few.write_text("".join(rows))
+    r = run(["calibrate", few, "-m", digits_model_file, "-o", tmp_path / "c.cal", "--repeat", "1",
+             "--timing-budget", "0"])
+    assert "the validation samples cover 2 of the model's 10 classes" in r.stderr
