@@ -46,6 +46,8 @@ _path = options.INPUT
               help="Draw the error-reject curve, the top-k recall curve and the grid into this PNG "
                    "(needs matplotlib: pip install 'hsvm[plot]').")
 @options.as_json
+@click.option("-q", "--quiet", is_flag=True,
+              help="Accepted for recipes that pass it to every command: eval writes its report and nothing else.")
 @click.option("--zero-based", is_flag=True,
               help="Accepted for recipes that pass it to every command: eval reads only TRUTH's labels, so its "
                    "feature indices may start at 0 or 1 either way.")
@@ -55,7 +57,7 @@ _path = options.INPUT
                    "shard 0's --scores/--proba output has the 'labels' header: evaluate the concatenated "
                    "output for the score and probability sections.")
 @options.outputs_apart((("plot", "--plot"),), ("truth", "predictions", "reference", "grid"))
-def command(truth, predictions, confusion, proba, recall_k, reference, grid, plot, as_json, zero_based, shard):
+def command(truth, predictions, confusion, proba, recall_k, reference, grid, plot, as_json, quiet, zero_based, shard):
     """Compare PREDICTIONS ('-': stdin, as written by `hsvm predict`: one label
     per line, or with --scores / --proba a 'labels c1 ... cK' header and a score
     per class) with the labels of TRUTH."""

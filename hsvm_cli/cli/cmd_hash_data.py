@@ -45,7 +45,7 @@ def command(data, hbm_path, bits, fmt, output, zero_based, extra_features, chunk
         h.check_bits(bits)
     except (OptionError, ValueError) as exc:
         raise click.BadParameter(str(exc), param_hint="--bits") from None
-    if fmt == "codes" and output == "-" and not quiet and sys.stdout.isatty():
+    if fmt == "codes" and output == "-" and sys.stdout.isatty():
         raise click.UsageError("refusing to write binary codes to a terminal; use -o FILE or --format svm")
     n = hash_data(h, data, output, bits=bits, fmt=fmt, zero_based=zero_based, extra_features=extra_features,
                   chunk_rows=chunk_rows, shard=shard)

@@ -47,6 +47,9 @@ def command(model_path, bits, output, projection, store_projection, class_scores
                        class_scores=class_scores, projection=projection)
         save_hash_model(h, output)
     if not quiet:
-        click.echo("hsvm: %d classifiers x %d bits%s -> %s (%.1f KiB; model %.1f KiB)"
+        # sizes of regular files only: -o - or a device has none to show
+        size = os.path.getsize(output) if os.path.isfile(output) else None
+        click.echo("hsvm: %d classifiers x %d bits%s -> %s (%smodel %.1f KiB)"
                    % (h.codes.shape[0], bits, " (circulant projection)" if projection == "circulant" else "", output,
-                      os.path.getsize(output) / 1024, os.path.getsize(model_path) / 1024), err=True)
+                      "" if size is None else "%.1f KiB; " % (size / 1024), os.path.getsize(model_path) / 1024),
+                   err=True)

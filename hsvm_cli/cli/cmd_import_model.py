@@ -51,5 +51,7 @@ def command(model_file, output, n_features, calib_path, zero_based, quiet):
         src = imp.source
         kind = ("LIBSVM %s" % src.get("svm_type") if imp.tool == "libsvm"
                 else "LIBLINEAR %s" % src.get("solver_type"))
-        click.echo("hsvm: %s (label order %s) -> %s: %s, %d features"
-                   % (kind, " ".join(map(str, src.get("label_order", []))), output, what, m.n_features), err=True)
+        order = [str(v) for v in src.get("label_order", [])]
+        shown = " ".join(order if len(order) <= 12 else order[:10] + ["... (%d labels)" % len(order)])
+        click.echo("hsvm: %s (label order %s) -> %s: %s, %d features" % (kind, shown, output, what, m.n_features),
+                   err=True)

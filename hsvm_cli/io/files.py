@@ -389,6 +389,9 @@ def atomic_output(path, mode="wb"):
     naming ``path``."""
     binary = "b" in mode
     if path == "-" or path is None:
+        if binary and _is_terminal(sys.stdout):
+            # a model or codes file is no text: it would garble the terminal
+            raise OutputError("<stdout>: refusing to write a binary file to a terminal: use -o FILE, or redirect")
         stream = sys.stdout.buffer if binary else sys.stdout
         guarded = _GuardedWriter(stream, "<stdout>")
         yield guarded
@@ -404,6 +407,9 @@ def atomic_output(path, mode="wb"):
             fh = os.fdopen(os.dup(target), mode) if isinstance(target, int) else open(name, mode)
         except OSError as exc:
             raise OutputError("%s: cannot write: %s" % (name, exc.strerror or exc)) from None
+        if binary and _is_terminal(fh):
+            _close_quietly(fh)
+            raise OutputError("%s: refusing to write a binary file to a terminal: use -o FILE, or redirect" % name)
         try:
             guarded = _GuardedWriter(fh, name)
             yield guarded
@@ -480,6 +486,13 @@ def outputs_together():
         if isinstance(exc, OSError):
             raise OutputError("%s: cannot write: %s" % (pending[done][1], exc.strerror or exc)) from None
         raise
+
+
+def _is_terminal(stream):
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 def _close_quietly(fh):

@@ -153,3 +153,24 @@ def test_an_endless_line_in_a_predictions_file_is_refused_not_read_into_memory(t
     truth.write_text("1 1:1\n2 1:2\n")
     r = _hsvm(["eval", "--truth", truth, "/dev/zero"])
     assert r.returncode == 65 and r.stderr == b"hsvm: /dev/zero:1: line longer than 64 MB\n"
+
+
+def test_a_binary_output_is_never_written_to_a_terminal(tmp_path, digits_files):
+    # -q once skipped hash-data's check, and train-ovo -o - wrote a model to the terminal
+    import pty
+    model, hbm, _ = digits_files
+    for args in (["hash-data", "-q", "-H", hbm, DIGITS_TEST], ["train-ovo", "-q", DIGITS_TRAIN, "-o", "-"],
+                 ["hash-data", "-H", hbm, DIGITS_TEST, "-o", "/dev/stdout"]):
+        master, slave = pty.openpty()
+        try:
+            r = _hsvm(args, stdout=slave)
+        finally:
+            os.close(slave)
+            os.close(master)
+        assert r.returncode in (2, 74) and b"binary" in r.stderr, (args, r.stderr)
+
+
+def test_hash_model_to_stdout_logs_without_a_size(digits_files):
+    model, _, _ = digits_files
+    r = _hsvm(["hash-model", "-m", model, "--bits", "64", "-o", "-"])
+    assert r.returncode == 0 and r.stdout and r.stderr.startswith(b"hsvm: ") and r.stderr.count(b"\n") == 1
