@@ -9,6 +9,7 @@ from ..models.circulant_hash import CHASH_KIND, load_circulant_hash
 from ..models.codes import hash_data
 from ..models.hashed import HBM_KIND, load_hash_model
 from ..models.kernel_hash import KHM_KIND, load_kernel_hash
+from ..support.progress import StepBar
 from . import options
 
 
@@ -47,7 +48,8 @@ def command(data, hbm_path, bits, fmt, output, zero_based, extra_features, chunk
         raise click.BadParameter(str(exc), param_hint="--bits") from None
     if fmt == "codes" and output == "-" and sys.stdout.isatty():
         raise click.UsageError("refusing to write binary codes to a terminal; use -o FILE or --format svm")
-    n = hash_data(h, data, output, bits=bits, fmt=fmt, zero_based=zero_based, extra_features=extra_features,
-                  chunk_rows=chunk_rows, shard=shard)
+    with StepBar(options.show_progress(quiet), unit="row", desc="hash-data") as bar:
+        n = hash_data(h, data, output, bits=bits, fmt=fmt, zero_based=zero_based, extra_features=extra_features,
+                      chunk_rows=chunk_rows, shard=shard, progress=bar)
     if shard is not None and not quiet:
         click.echo("hsvm: hash-data: shard %s: %d samples -> %s" % (shard, n, output), err=True)

@@ -8,6 +8,7 @@ from ..models.loading import load_any_hash_model, load_any_model
 from ..models.ovr import OvrModel
 from ..models.provenance import trained_zero_based
 from ..predict.predictor import Predictor
+from ..support.progress import StepBar
 from . import options
 
 
@@ -172,9 +173,10 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
         codes = read_codes(codes_path)
     t = predictor.new_timings()
     t.setup = time.perf_counter() - started
-    writer = predictor.predict_file(test, output, codes=codes, scores=scores, proba=proba, timings=t,
-                                    zero_based=zero_based, extra_features=extra_features, chunk_rows=chunk_rows,
-                                    shard=shard)
+    with StepBar(options.show_progress(quiet), unit="row", desc="predict") as bar:
+        writer = predictor.predict_file(test, output, codes=codes, scores=scores, proba=proba, timings=t,
+                                        zero_based=zero_based, extra_features=extra_features, chunk_rows=chunk_rows,
+                                        shard=shard, progress=bar)
     if not quiet and shard is not None:
         click.echo("hsvm: predict: shard %s: %d samples -> %s" % (shard, writer.total, output), err=True)
     if not quiet and writer.labelled:

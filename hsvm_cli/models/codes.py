@@ -181,7 +181,7 @@ def write_codes_svm(fh, codes, labels, bits):
 
 
 def hash_data(h, source, output, *, bits=None, fmt="codes", zero_based=False, extra_features="error",
-              chunk_rows=16384, shard=None):
+              chunk_rows=16384, shard=None, progress=None):
     """What ``hsvm hash-data`` does: the codes of the samples of the svmlight
     file ``source`` at ``bits`` (default: all of the hash's bits), written to
     ``output`` as an ``hsvm-codes`` file (``fmt="codes"``) or as +1/-1
@@ -194,7 +194,8 @@ def hash_data(h, source, output, *, bits=None, fmt="codes", zero_based=False, ex
     normalised as it records, then its bits).  ``shard``: only shard ``"i/N"``
     of the plain file ``source`` (io/shard.py): the shards' svm outputs
     concatenated are the whole file's, and their codes files hold the whole
-    file's codes in shard order.  Returns the number of samples."""
+    file's codes in shard order.  ``progress``: called as ``progress(rows
+    done, None)`` after each chunk.  Returns the number of samples."""
     if fmt not in ("codes", "svm"):
         raise ValueError("fmt must be 'codes' or 'svm', not %r" % (fmt,))
     from ..hashing.krsh import KernelHash
@@ -232,11 +233,15 @@ def hash_data(h, source, output, *, bits=None, fmt="codes", zero_based=False, ex
             for chunk in chunks:
                 write_codes_svm(fh, encode(chunk, n), chunk.y, bits)
                 n += chunk.y.shape[0]
+                if progress is not None:
+                    progress(n, None)
         return n
     writer = CodesWriter(output, words=bits // 64, meta=meta)
     try:
         for chunk in chunks:
             writer.write(encode(chunk, writer.n), chunk.y)
+            if progress is not None:
+                progress(writer.n, None)
     except BaseException:
         writer.abort()
         raise

@@ -47,7 +47,7 @@ from ..models.ovr import OvrHashModel
 from ..models.provenance import trained_zero_based
 from ..preprocess import prepare, row_norms
 from ..support.timing import NullTimings, Timings, timed_chunks
-from .predictor import Prediction, default_filter_k
+from .predictor import Prediction, _reporting, default_filter_k
 from .products import products
 from .ranking import top_classes
 from .raw_filter import sample_norms
@@ -211,7 +211,8 @@ class OvrPredictor(BuildsPlansOnUse):
         return Prediction(y, m.classes[best], kept, kept)
 
     def predict_file(self, source, output="-", *, codes=None, scores=False, proba=False, timings=None,
-                     zero_based=None, extra_features="error", chunk_rows=16384, shard=None, header=None):
+                     zero_based=None, extra_features="error", chunk_rows=16384, shard=None, header=None,
+                     progress=None):
         """What ``hsvm predict`` does with a one-vs-rest model: labels, or with
         ``scores`` (exact mode only) every class's score, in svm-predict's
         layout.  ``shard`` and ``header`` as in
@@ -236,7 +237,8 @@ class OvrPredictor(BuildsPlansOnUse):
         chunks = timed_chunks(iter_svmlight(source, zero_based=zero_based, n_features=self.model.n_features,
                                             extra_features=extra_features, chunk_rows=chunk_rows, shard=shard,
                                             threads=self.threads), t)
-        writer.write_all((self._predict_block(c.X, y=c.y, timings=t) for c in chunks), output, timings=t,
+        blocks = (self._predict_block(c.X, y=c.y, timings=t) for c in chunks)
+        writer.write_all(blocks if progress is None else _reporting(blocks, progress), output, timings=t,
                          header=header)
         if self.hash_model is not None:
             if writer.total:

@@ -418,7 +418,8 @@ class Predictor:
             self.model.cancel_background_check()
 
     def predict_file(self, source, output="-", *, codes=None, scores=False, proba=False, timings=None,
-                     zero_based=None, extra_features="error", chunk_rows=16384, shard=None, header=None):
+                     zero_based=None, extra_features="error", chunk_rows=16384, shard=None, header=None,
+                     progress=None):
         """What ``hsvm predict`` does: predict the svmlight file ``source``
         (a path or ``-``; None with ``codes`` and no refine) chunk by chunk and
         write the labels (with ``scores`` the vote counts, with ``proba`` the
@@ -433,7 +434,9 @@ class Predictor:
         ``labels ...`` line (default: unless ``shard`` is a shard after the
         first, so that the shards' outputs concatenated are the whole file's);
         ``zero_based``: how ``source`` numbers its features (default: as the
-        model's training file did, :func:`~hsvm_cli.models.provenance.trained_zero_based`)."""
+        model's training file did, :func:`~hsvm_cli.models.provenance.trained_zero_based`);
+        ``progress``: called as ``progress(rows done, None)`` after each chunk
+        (the CLI's bar on a terminal)."""
         if zero_based is None:
             zero_based = trained_zero_based(self.model)
         t = timings if timings is not None else NullTimings()
@@ -492,8 +495,9 @@ class Predictor:
                 chunks = features.watch(chunks)
             if not raw:
                 chunks = (_given(c) for c in chunks)
-        writer.write_all(self.iter_predict(chunks, codes=codes, proba=proba, timings=t, features=features), output,
-                         timings=t, header=header)
+        blocks = self.iter_predict(chunks, codes=codes, proba=proba, timings=t, features=features)
+        writer.write_all(blocks if progress is None else _reporting(blocks, progress), output, timings=t,
+                         header=header)
         if self.filter is not None:
             if writer.total:
                 t.counters["mean_refined_classes"] = round(t.counters.pop("refined_classes", 0) / writer.total, 3)
@@ -684,6 +688,15 @@ class _Located:
 def _given(chunk):
     give_to_prepare(chunk.X)
     return chunk
+
+
+def _reporting(blocks, progress):
+    """The blocks, with ``progress(rows so far, None)`` after each."""
+    done = 0
+    for block in blocks:
+        done += len(block.labels)
+        progress(done, None)
+        yield block
 
 
 def _rows(a, start, count):

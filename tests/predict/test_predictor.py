@@ -124,3 +124,11 @@ def test_thresholded_probabilities_of_a_model_storing_pairs_reversed_are_its_can
         got.append(p.predict_block(digits[2], proba=True))
     assert np.array_equal(got[0].labels, got[1].labels)
     assert np.allclose(got[0].proba, got[1].proba, atol=1e-12)
+
+
+def test_predict_file_reports_the_rows_done_after_each_chunk(digits_model, tmp_path):
+    calls = []
+    out = tmp_path / "p.txt"
+    Predictor(digits_model).predict_file(DIGITS_TEST, str(out), chunk_rows=100,
+                                         progress=lambda done, total: calls.append((done, total)))
+    assert calls == [(100, None), (200, None), (300, None), (400, None), (450, None)]
