@@ -68,7 +68,7 @@ import math
 import numpy as np
 
 from ..errors import DataError, ModelMismatchError
-from ..support.arrays import check_seed
+from ..support.arrays import FLOAT32_MAX, check_seed
 from ..support.lazy_sparse import sp
 from ..support.native import ffi, lib, ptr
 from .circulant import LAYOUT as CIRCULANT_LAYOUT
@@ -176,9 +176,6 @@ def _check_kernel_input(X, kernel):
         raise ValueError("samples contain NaN or infinite values")
 
 
-_FLOAT32_MAX = float(np.finfo(np.float32).max)
-
-
 def _check_poly_range(X, gamma, degree, coef0):
     """Refuse a polynomial kernel whose values on the training rows leave
     float32, where the subspace coordinates are kept: (g |x|^2 + c)^degree,
@@ -186,7 +183,7 @@ def _check_poly_range(X, gamma, degree, coef0):
     sq = np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X) else \
         np.einsum("ij,ij->i", np.asarray(X, np.float64), np.asarray(X, np.float64))
     base = float(gamma) * float(sq.max(initial=0.0)) + abs(float(coef0))
-    if base > 0 and degree * math.log(base) > math.log(_FLOAT32_MAX):
+    if base > 0 and degree * math.log(base) > math.log(FLOAT32_MAX):
         raise ValueError("the poly kernel reaches (gamma |x|^2 + coef0)^degree = %.3g^%d on the training rows, "
                          "beyond float32, where the kernel subspace is kept: lower --gamma or --degree"
                          % (base, degree))
@@ -437,7 +434,7 @@ class KernelHash:
         sign, and only the few entries inside it are recomputed exactly."""
         bits = self.check_bits(bits)
         Y = np.asarray(Y)
-        if Y.size and not (np.isfinite(Y).all() and np.abs(Y).max() <= _FLOAT32_MAX):
+        if Y.size and not (np.isfinite(Y).all() and np.abs(Y).max() <= FLOAT32_MAX):
             raise DataError("kernel subspace coordinates beyond float32: the %s kernel overflows on these "
                             "samples (lower the kernel's gamma or degree)" % self.kernel)
         if self.projection_kind == "circulant":

@@ -34,7 +34,7 @@ import xxhash
 from ..errors import ModelFormatError, OptionError
 from ..support.arrays import distinct_indices
 from ..support.native import ffi, lib
-from .files import atomic_output, open_raw
+from .files import atomic_output, open_raw, require_regular_file
 
 _DTYPES = {
     "F64": np.dtype("<f8"), "F32": np.dtype("<f4"),
@@ -443,21 +443,6 @@ class Container:
         self.verify(name, blocks)
 
 
-def _regular_or_missing(name, why):
-    """Refuse a pipe, socket or device as an input that must be a file (a
-    usage error, like '-'), before opening it: opening a FIFO without a
-    writer would wait forever, and reading one gave "truncated" or "too
-    short" as if the file were damaged.  Missing paths and directories are
-    left to the open that follows, which names them."""
-    import stat
-    try:
-        mode = os.stat(name).st_mode
-    except OSError:
-        return
-    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-        raise OptionError("%s: %s: give a regular file, not a pipe or device" % (name, why))
-
-
 def _map(name, size):
     """The file's bytes, memory-mapped read-only.  Mapping takes address
     space, not memory, but an address-space limit (ulimit -v, RLIMIT_AS) may
@@ -528,7 +513,7 @@ def read_container(path, *, kind, versions, lazy=()):
         # mapped, not streamed: a pipe cannot be mapped or read twice
         raise OptionError("%s files cannot be read from stdin ('-'): give the file's name" % kind_name(kind))
     what = "not an hsvm %s file" % kind_name(kind)
-    _regular_or_missing(name, "%s files are memory-mapped" % kind_name(kind))
+    require_regular_file(name, "%s files are memory-mapped" % kind_name(kind))
     fh = open_raw(name)  # missing, a directory, unreadable: InputNotFoundError
     try:
         size = os.fstat(fh.fileno()).st_size
@@ -678,7 +663,7 @@ def container_kind(path):
     validates everything."""
     if os.fspath(path) == "-":
         return None             # the reader refuses stdin in its own words
-    _regular_or_missing(os.fspath(path), "hsvm files are memory-mapped")
+    require_regular_file(os.fspath(path), "hsvm files are memory-mapped")
     fh = open_raw(os.fspath(path))
     with fh:
         head = fh.read(8)

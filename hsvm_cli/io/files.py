@@ -11,7 +11,7 @@ import tempfile
 import threading
 import zlib
 
-from ..errors import CorruptInputError, InputNotFoundError, InputReadError, OutputError
+from ..errors import CorruptInputError, InputFormatError, InputNotFoundError, InputReadError, OptionError, OutputError
 
 try:
     # ISA-L's inflate (python-isal, a drop-in for the gzip module): 1.1-1.2
@@ -258,7 +258,6 @@ def bounded_lines(fh, name, limit=MAX_TEXT_LINE):
     """The lines of the binary stream ``fh`` (each with its newline) as
     iterating it gives them, but one longer than ``limit`` bytes raises
     InputFormatError naming its line."""
-    from ..errors import InputFormatError
     lineno = 0
     while True:
         line = fh.readline(limit + 1)
@@ -309,6 +308,20 @@ def scan_compressed(path):
         finally:
             with contextlib.suppress(Exception):
                 stream.close()
+
+
+def require_regular_file(name, why):
+    """Refuse a pipe, socket or device as an input that must be a file (a
+    usage error, like '-'; ``why`` says why it must), before opening it:
+    opening a FIFO without a writer would wait forever, and reading one gave
+    "truncated" or "too short" as if the file were damaged.  Missing paths
+    and directories are left to the open that follows, which names them."""
+    try:
+        mode = os.stat(name).st_mode
+    except OSError:
+        return
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise OptionError("%s: %s: give a regular file, not a pipe or device" % (name, why))
 
 
 def open_raw(path):

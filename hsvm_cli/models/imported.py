@@ -31,7 +31,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import DataError, OptionError
+from ..io.files import require_regular_file
 from ..io.tool_models import read_liblinear_model, read_libsvm_model, sniff_model_kind
+from ..support.arrays import FLOAT32_MAX
 from ..support.memory import check_allocation
 from .ovo import OvoModel
 from .ovr import OvrModel
@@ -97,7 +99,7 @@ def _widen(W, n_features, name):
 def _fits_float32(a, what, name):
     """Refuse values the model's float32 copy would make infinite."""
     big = float(np.max(np.abs(a))) if np.size(a) else 0.0
-    if big > float(np.finfo(np.float32).max):
+    if big > FLOAT32_MAX:
         raise DataError("%s: the %s reach %.4g, beyond float32's range (hsvm's storage type)" % (name, what, big))
 
 
@@ -180,8 +182,7 @@ def import_model(path, *, n_features=None, zero_based=False, name=None):
     Malformed files raise InputFormatError naming FILE:LINE."""
     if path == "-":
         raise OptionError("import-model needs a file name (the file is read twice), not stdin")
-    from ..io.container import _regular_or_missing
-    _regular_or_missing(os.fspath(path), "a model file is read twice")
+    require_regular_file(os.fspath(path), "a model file is read twice")
     tool = sniff_model_kind(path, name)
     if tool == "libsvm":
         lm = read_libsvm_model(path, zero_based=zero_based, name=name)

@@ -49,13 +49,18 @@ class ClassScores:
         scores += self.beta
         return scores
 
+    def as_ranking(self):
+        """(votes, confidence) [n, K] as a first stage ranks by them: zero
+        votes, the scores in float64."""
+        return np.zeros(self.shape, dtype=np.int32), self.full()
+
     def top(self, k, *, threads=1):
         """Per row, the k best classes, best first ([n, k] int32): what
         :func:`~hsvm_cli.predict.ranking.top_classes` gives for zero votes
         and :meth:`full`."""
         from .ranking import top_classes, top_scores
         if self.products.dtype != np.float32:
-            return top_classes(np.zeros(self.shape, dtype=np.int32), self.full(), k, threads=threads)
+            return top_classes(*self.as_ranking(), k, threads=threads)
         return top_scores(self.products, self.beta, k, threads=threads)
 
 

@@ -566,13 +566,9 @@ class Predictor:
         """The classes to refine, best first: kept [n, k], which of them are in
         use (None: all), the first-stage probabilities when needed."""
         with t.phase("filter"):
-            if hv is None:
-                # exact class scores (ClassScores): every class has zero votes
-                kept = hm.top(self.k, threads=self._threads())
-                if proba or self.epsilon is not None:
-                    hv, hm = np.zeros(hm.shape, dtype=np.int32), hm.full()
-            else:
-                kept = top_classes(hv, hm, self.k, threads=self._threads())
+            # hv None: exact class scores (ClassScores), every class with zero votes
+            kept = (hm.top(self.k, threads=self._threads()) if hv is None
+                    else top_classes(hv, hm, self.k, threads=self._threads()))
             p1 = first_stage_proba(hv, hm, self.alpha) if (proba or self.epsilon is not None) else None
             valid = None
             if self.epsilon is not None and self.refine:
@@ -603,10 +599,13 @@ class Predictor:
             t.count("refined_classes", int(votes.shape[0]) * m.n_classes)
             return Prediction(y, m.classes[best], votes, conf, P)
         Xn, hv, hm = self._filter(X, xcodes, t, filter_votes)
+        if hv is None and (proba or self.epsilon is not None or not self.refine):
+            # every class's score is wanted (probabilities, or the prediction's
+            # scores without a refine): formed once, ranked from there
+            with t.phase("filter"):
+                hv, hm = hm.as_ranking()
         kept, valid, p1 = self._keep(hv, hm, proba, t)
         if not self.refine:
-            if hv is None:
-                hv, hm = np.zeros(hm.shape, dtype=np.int32), hm.full()
             t.count("refined_classes", int(kept.shape[0]))
             best = kept[:, 0] if p1 is None else np.argmax(p1, axis=1)
             return Prediction(y, m.classes[best], hv, hm, p1)

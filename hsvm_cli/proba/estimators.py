@@ -54,21 +54,17 @@ def softmax(scores, alpha=1.0):
     return z
 
 
-def _temperature_gradient(S, y, alpha):
+def _temperature_gradient(S, y, alpha, eps=0.0):
     # d/d alpha of mean(-log p_y) = mean(E_p[s] - s_y); it is non-decreasing in
     # alpha (the second derivative is the mean variance of s under p), which is
-    # what makes a bracketing root finder safe here.
-    p = softmax(S, alpha)
-    return float(np.mean(np.einsum("ij,ij->i", p, S) - S[np.arange(S.shape[0]), y]))
-
-
-def _smoothed_temperature_gradient(S, y, alpha, eps):
-    # the same with Platt's smoothed targets: 1 - eps for the label, eps
-    # spread over the other K - 1 classes
+    # what makes a bracketing root finder safe here.  eps > 0: the same
+    # cross-entropy against Platt's smoothed targets, 1 - eps for the label
+    # and eps spread over the other K - 1 classes.
     p = softmax(S, alpha)
     n, K = S.shape
-    sy = S[np.arange(n), y]
-    target = (1.0 - eps) * sy + eps * (S.sum(axis=1) - sy) / max(1, K - 1)
+    target = S[np.arange(n), y]
+    if eps:
+        target = (1.0 - eps) * target + eps * (S.sum(axis=1) - target) / max(1, K - 1)
     return float(np.mean(np.einsum("ij,ij->i", p, S) - target))
 
 
@@ -112,20 +108,15 @@ def fit_temperature(scores, y_index, *, min_alpha=None, max_alpha=None):
     hi = 1e4 / spread if max_alpha is None else float(max_alpha)
     if not (np.isfinite(lo) and np.isfinite(hi) and 0.0 < lo <= hi):
         raise ValueError("need 0 < min_alpha <= max_alpha, got %r, %r" % (lo, hi))
-    if _temperature_gradient(S, y, lo) >= 0.0:
-        return lo
-    gradient = _temperature_gradient
     # every label the maximum of its row: the likelihood rises without bound
     separable = bool(np.all(S[np.arange(S.shape[0]), y] >= S.max(axis=1)))
-    if separable:
-        eps = 1.0 / (S.shape[0] + 2)
-        gradient = lambda S_, y_, a: _smoothed_temperature_gradient(S_, y_, a, eps)  # noqa: E731
-        if gradient(S, y, lo) >= 0.0:
-            return lo
-    if gradient(S, y, hi) <= 0.0:
+    eps = 1.0 / (S.shape[0] + 2) if separable else 0.0
+    if _temperature_gradient(S, y, lo, eps) >= 0.0:
+        return lo
+    if _temperature_gradient(S, y, hi, eps) <= 0.0:
         return hi
     from scipy.optimize import brentq  # imported here: scipy.optimize costs ~0.3 s at CLI start-up
-    t = brentq(lambda u: gradient(S, y, np.exp(u)), np.log(lo), np.log(hi),
+    t = brentq(lambda u: _temperature_gradient(S, y, np.exp(u), eps), np.log(lo), np.log(hi),
                xtol=1e-12, rtol=4 * np.finfo(float).eps, maxiter=200)
     return float(np.exp(t))
 

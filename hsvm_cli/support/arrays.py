@@ -3,6 +3,9 @@ of the right dimension, finite, integer where they must be; and small array
 helpers the prediction path shares."""
 import numpy as np
 
+#: The largest finite float32, hsvm's storage type for samples and models.
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
 
 def float_array(x, name, ndim=None):
     a = np.asarray(x, dtype=np.float64)
