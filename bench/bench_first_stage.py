@@ -47,7 +47,7 @@ HSVM = [sys.executable, "-m", "hsvm_cli"]
 def files(n_test):
     X, y, Xt, yt = synthetic_classes(K, D, 20, seed=1, n_test=n_test, spread=4.5)
     legacy = cached_model("synthetic-K%d-d%d-n20-s4.5" % (K, D), lambda: _train(X, y))
-    model_path = OUT / "synthetic-K1000-d1024-n20-s4.5-checksummed.hsvm"
+    model_path = OUT / "synthetic-K1000-d1024-n20-s4.5-rows.hsvm"
     if not model_path.exists():
         save_model(legacy, model_path)
     hbm_path = OUT / "synthetic-K1000-d1024-n20-s4.5-b1024-cs.hbm"

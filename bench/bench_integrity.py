@@ -46,7 +46,7 @@ def main(argv=None):
     X, y, Xt, yt = synthetic_classes(K, d, 20, seed=1, n_test=max(K, a.n_test), spread=4.5)
     Xt, yt = Xt[:a.n_test].astype(np.float32), yt[:a.n_test]
     legacy = cached_model("synthetic-K%d-d%d-n20-s4.5" % (K, d), lambda: _train(X, y))
-    path = REPO / "bench" / "out" / ("synthetic-K%d-d%d-n20-s4.5-checksummed.hsvm" % (K, d))
+    path = REPO / "bench" / "out" / ("synthetic-K%d-d%d-n20-s4.5-rows.hsvm" % (K, d))
     if not path.exists():
         save_model(legacy, path)
     size = path.stat().st_size

@@ -98,3 +98,16 @@ int32_t hsvm_all_finite_f64(const uint64_t *bits, int64_t n, int32_t kernel)
 {
     return finite_any(bits, n, kernel, 1);
 }
+
+int64_t hsvm_rows_finite(const void *base, int64_t row_len, const int64_t *rows, int64_t n_rows, int32_t wide,
+                         int32_t kernel)
+{
+    const int32_t k = hsvm_resolve_kernel(kernel);
+    if (k < 0)
+        return k;
+    const int64_t row_bytes = row_len * (wide ? 8 : 4);
+    for (int64_t i = 0; i < n_rows; i++)
+        if (finite_any((const uint8_t *)base + rows[i] * row_bytes, row_len, k, wide) == 0)
+            return i;
+    return n_rows;
+}

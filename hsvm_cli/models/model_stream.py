@@ -21,7 +21,7 @@ from ..preprocess import NORMALIZATIONS
 from ..support.arrays import all_finite
 from ..support.labels import strictly_increasing
 from .class_weights import ClassWeightAccumulator
-from .ovo import MODEL_KIND, MODEL_VERSION, model_identity
+from .ovo import MODEL_KIND, MODEL_VERSION, ROW_CHECKED, model_identity
 from .pairs import canonical_pairs
 
 __all__ = ["write_model_streaming"]
@@ -105,5 +105,5 @@ def write_model_streaming(path, *, classes, bags, normalize, n_features, params,
         return dict(meta, content_sha256=identity["sha256"])
 
     write_container_streaming(path, arrays, kind=MODEL_KIND, version=MODEL_VERSION, meta=meta, produce=produce,
-                              final_meta=final_meta)
+                              final_meta=final_meta, row_checked=ROW_CHECKED)
     return identity["sha256"]

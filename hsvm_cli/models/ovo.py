@@ -177,6 +177,10 @@ class OvoModel:
         return self.content_digest
 
 
+#: The arrays stored with row digests: a refine checks the rows of W it reads
+#: (io/container.py).  Derived from W, they are not part of the identity.
+ROW_CHECKED = ("W",)
+
 #: The arrays a model's identity covers, in the order it hashes them.
 IDENTITY_ARRAYS = ("classes", "pairs", "W", "b")
 
@@ -230,7 +234,8 @@ def save_model(model, path):
         "provenance": model.provenance,
         "content_sha256": model.content_sha256(),
     }
-    write_container(path, model.stored_arrays(), kind=MODEL_KIND, version=MODEL_VERSION, meta=meta)
+    write_container(path, model.stored_arrays(), kind=MODEL_KIND, version=MODEL_VERSION, meta=meta,
+                    row_checked=ROW_CHECKED)
 
 
 def load_model(path):

@@ -407,6 +407,19 @@ class Predictor:
         # An input without samples never used the weights: their check still counts.
         self._finish_model_check()
 
+    def _refine_reads_most_of_W(self, chunk_rows):
+        """Whether a refine of ``chunk_rows`` samples is expected to read half
+        of W or more, so that checking all of W beside the parse pays: always
+        for a model without row digests (whose 16 MiB blocks a few thousand
+        scattered pairs all touch); with them, when the chunk's cells would
+        reach half the pairs if spread evenly (1 - exp(-cells/P) >= 1/2)."""
+        container = self.model.container
+        if container is None or "W" not in container.row_digests:
+            return True
+        K = len(self.model.classes)
+        pairs_per_sample = self.k - 1 if self.rule == "dag" else self.k * (self.k - 1) // 2
+        return chunk_rows * pairs_per_sample >= math.log(2) * (K * (K - 1) // 2)
+
     def _finish_model_check(self):
         # Exact and DAG prediction check all of W (on a thread of its own
         # that predict_file starts); this waits for that check and raises what
@@ -475,7 +488,8 @@ class Predictor:
         elif codes is not None and codes.kernel_hash_sha256 is not None:
             check_model_codes(self.model, codes=codes, model_name=self.model.path or "the model")
         if chunks is None and source is not None:
-            if self.dag is not None or self.scorer is not None or (self.filter is not None and self.refine):
+            if self.dag is not None or self.scorer is not None or (self.filter is not None and self.refine
+                                                                   and self._refine_reads_most_of_W(chunk_rows)):
                 # Check W on another thread while the input is parsed: exact
                 # and DAG prediction wait for it before their first use of W;
                 # a refine checks what it needs and has not been checked yet

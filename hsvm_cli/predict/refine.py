@@ -329,14 +329,23 @@ class KeptVotes:
 
 def kept_pair_rows(S, nvalid, lookup, bags):
     """The classifier rows a refine over the sorted kept classes ``S`` [n, k]
-    (``nvalid`` [n] in use, None: all) may read: those of every pair of
-    classes kept by some row, for the model's checksums to vouch for first."""
+    (``nvalid`` [n] in use, None: all) may read, for the model's checksums to
+    vouch for first: those of the pairs among each row's kept classes, or,
+    when the rows hold many more such cells than the model has pairs, of
+    every pair of classes kept by some row (as many, and found sooner)."""
     n, k = S.shape
-    used = S if nvalid is None else S[np.arange(k)[None, :] < np.asarray(nvalid)[:, None]]
-    U = distinct_indices(used)
-    iu, ju = np.triu_indices(U.shape[0], k=1)
     ids, _ = lookup.table()
-    pid = ids[U[iu] * lookup.K + U[ju]]
+    iu, ju = canonical_pairs(k)
+    if n * iu.shape[0] <= 2 * lookup.K * (lookup.K - 1):
+        keys = S[:, iu] * lookup.K + S[:, ju]
+        if nvalid is not None:
+            keys = keys[ju[None, :] < np.asarray(nvalid)[:, None]]
+        pid = distinct_indices(ids[keys])
+    else:
+        used = S if nvalid is None else S[np.arange(k)[None, :] < np.asarray(nvalid)[:, None]]
+        U = distinct_indices(used)
+        iu, ju = np.triu_indices(U.shape[0], k=1)
+        pid = ids[U[iu] * lookup.K + U[ju]]
     pid = pid[pid >= 0]
     return (pid[:, None] * bags + np.arange(bags)).reshape(-1)
 

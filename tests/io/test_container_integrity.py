@@ -210,3 +210,74 @@ def test_checksums_cover_each_block_of_an_array(tmp_path, monkeypatch):
     c = read_container(p, kind="hsvm-test", versions={1}, lazy=("W",))
     c.verify_rows("W", [4999])
     assert c._done["W"].sum() == 1
+
+
+def _row_checked(p, W, k=None):
+    write_container(p, {"W": W, "k": np.arange(3, dtype=np.int64) if k is None else k}, kind="hsvm-test",
+                    version=1, meta={}, row_checked=("W",))
+    return p
+
+
+def test_row_digests_check_the_rows_used_and_only_those(tmp_path):
+    W = np.random.default_rng(5).standard_normal((1 << 16, 64)).astype(np.float32)    # 16 MiB: one block
+    p = _row_checked(tmp_path / "f.bin", W)
+    c = read_container(p, kind="hsvm-test", versions={1}, lazy=("W",))
+    np.testing.assert_array_equal(c.row_digests["W"], container.row_digests(W))
+    raw = bytearray(p.read_bytes())
+    row_bytes = 64 * 4
+    raw[len(raw) - W.nbytes + 1000 * row_bytes + 17] ^= 0x04     # a byte of row 1000
+    p.write_bytes(bytes(raw))
+    c = read_container(p, kind="hsvm-test", versions={1}, lazy=("W",))
+    c.verify_rows("W", [0, 999, 1001, 60000])       # the block is damaged, these rows are not
+    assert not c._done["W"].any() and c._rows_done["W"].sum() == 4
+    with pytest.raises(ModelFormatError, match="array 'W' is corrupt: checksum mismatch in its row 1000 "):
+        c.verify_rows("W", [5, 1000])
+    with pytest.raises(ModelFormatError, match="array 'W' is corrupt"):
+        c.verify("W")
+
+
+def test_many_rows_are_checked_by_their_blocks(tmp_path):
+    W = np.ones((1 << 16, 64), dtype=np.float32)
+    c = read_container(_row_checked(tmp_path / "f.bin", W), kind="hsvm-test", versions={1}, lazy=("W",))
+    c.verify_rows("W", np.arange(0, 1 << 16, 2))    # half the rows: the whole block
+    assert c._done["W"].all()
+
+
+def test_a_non_finite_row_with_matching_digests_is_refused_when_used(tmp_path):
+    W = np.ones((1000, 8), dtype=np.float32)
+    W[700, 3] = np.inf
+    # written past write_container's own checks: digests that match a bad row
+    p = _row_checked(tmp_path / "f.bin", W)
+    c = read_container(p, kind="hsvm-test", versions={1}, lazy=("W",))
+    c.verify_rows("W", [1, 2])
+    with pytest.raises(ModelFormatError, match="NaN or infinite"):
+        c.verify_rows("W", [3, 700])
+
+
+@pytest.mark.parametrize("kernel", kernel_params())
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_every_code_path_finds_the_first_non_finite_row(kernel, dtype):
+    width = 37
+    M = np.random.default_rng(2).standard_normal((50, width)).astype(dtype)
+    rows = np.array([3, 9, 10, 41, 49], dtype=np.int64)
+
+    def first(matrix):
+        return lib.hsvm_rows_finite(ffi.from_buffer(matrix), width, ffi.cast("int64_t *", ffi.from_buffer(rows)),
+                                    rows.size, dtype == np.float64, kernel_id(kernel))
+    assert first(M) == rows.size
+    for pos, r in enumerate(rows):
+        for col in (0, width // 2, width - 1):
+            spoilt = M.copy()
+            spoilt[r, col] = np.nan
+            assert first(spoilt) == pos
+    spoilt = M.copy()
+    spoilt[4, 0] = np.inf      # a row not asked for
+    assert first(spoilt) == rows.size
+
+
+def test_a_row_digest_array_of_the_wrong_shape_is_refused(tmp_path):
+    p = tmp_path / "f.bin"
+    write_container(p, {"W": np.ones((10, 4), np.float32), "W" + container.ROW_DIGESTS: np.zeros(9, np.uint64)},
+                    kind="hsvm-test", version=1, meta={})
+    with pytest.raises(ModelFormatError, match="does not hold the row digests"):
+        read_container(p, kind="hsvm-test", versions={1}, lazy=("W",))

@@ -7,6 +7,7 @@ import threading
 
 import numpy as np
 import pytest
+import xxhash
 
 from hsvm_cli.io.container import BLOCK_BYTES, array_digests, read_container, write_container, write_container_streaming
 
@@ -89,3 +90,36 @@ def test_final_metadata_must_keep_the_header_length(tmp_path):
                                   produce=lambda write: write("a", np.zeros(2, np.int64)),
                                   final_meta=lambda digests: {"d": "?" * 100})
     assert os.listdir(tmp_path) == []
+
+
+def test_streamed_row_digests_give_write_containers_bytes_to_a_file_and_a_pipe(tmp_path):
+    rng = np.random.default_rng(4)
+    W = rng.standard_normal((1001, 13)).astype(np.float32)
+    arrays = {"classes": np.arange(5, dtype=np.int64), "W": W, "b": rng.standard_normal(1001).astype(np.float32)}
+    write_container(tmp_path / "a", arrays, kind="k", version=1, meta={"x": 1}, row_checked=("W",))
+
+    def produce(write):
+        write("classes", arrays["classes"])
+        # pieces that split rows anywhere, whole rows and single values
+        for piece in pieces_of(W, [5, 13 * 40 + 3, 1, 1, 13 * 300, 7]):
+            write("W", piece)
+        write("b", arrays["b"])
+    shapes = {k: (v.dtype, v.shape) for k, v in arrays.items()}
+    write_container_streaming(tmp_path / "b", shapes, kind="k", version=1, meta={"x": 1}, produce=produce,
+                              row_checked=("W",))
+    assert (tmp_path / "a").read_bytes() == (tmp_path / "b").read_bytes()
+    c = read_container(tmp_path / "b", kind="k", versions={1}, lazy=("W",))
+    expected = [xxhash.xxh3_64_intdigest(W[r].tobytes()) for r in range(W.shape[0])]
+    assert c.row_digests["W"].tolist() == expected
+
+    r, w = os.pipe()
+    got = []
+    reader = threading.Thread(target=lambda: got.append(os.fdopen(r, "rb").read()))
+    reader.start()
+    try:
+        write_container_streaming("/dev/fd/%d" % w, shapes, kind="k", version=1, meta={"x": 1}, produce=produce,
+                                  row_checked=("W",))
+    finally:
+        os.close(w)
+        reader.join()
+    assert got[0] == (tmp_path / "a").read_bytes()

@@ -7,7 +7,7 @@ import struct
 import numpy as np
 import pytest
 
-from hsvm_cli.io.container import read_container, write_container
+from hsvm_cli.io.container import ROW_DIGESTS, read_container, write_container
 from hsvm_cli.models.calibration import CALIB_KIND
 from hsvm_cli.models.codes import CODES_KIND
 from hsvm_cli.models.hashed import HBM_KIND
@@ -19,13 +19,15 @@ from conftest import DIGITS_TEST, run
 def _rewrite(src, dst, kind, edit_arrays=None, edit_meta=None):
     """Copy container ``src`` to ``dst`` with edited arrays/metadata and fresh checksums."""
     c = read_container(src, kind=kind, versions={1, 2})
-    arrays = {k: np.array(v) for k, v in c.arrays.items()}
+    # row digests are derived: written afresh from the edited arrays
+    row_checked = tuple(k[:-len(ROW_DIGESTS)] for k in c.arrays if k.endswith(ROW_DIGESTS))
+    arrays = {k: np.array(v) for k, v in c.arrays.items() if not k.endswith(ROW_DIGESTS)}
     meta = json.loads(json.dumps(c.meta))
     if edit_arrays:
         edit_arrays(arrays)
     if edit_meta:
         edit_meta(meta)
-    write_container(dst, arrays, kind=kind, version=c.version, meta=meta)
+    write_container(dst, arrays, kind=kind, version=c.version, meta=meta, row_checked=row_checked)
     return str(dst)
 
 
