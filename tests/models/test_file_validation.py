@@ -1,6 +1,7 @@
 """Well-formed files that say impossible things (written with valid checksums,
 so that the rules of each file kind, not the checksums, must catch them), and
 damaged files, through the command line: one line naming the file, exit 65."""
+import gzip
 import json
 import struct
 
@@ -215,3 +216,36 @@ def test_corrupt_weights_are_refused_whatever_the_input_and_before_its_errors(di
     assert r.stderr == "hsvm: %s: array 'W' is corrupt: checksum mismatch in its bytes 0 to %d\n" % (
         bad, read_container(bad, kind=MODEL_KIND, versions={1, 2}, lazy=("W",)).arrays["W"].nbytes), r.stderr
     assert not out.exists()
+
+
+def test_a_refine_reads_and_checks_only_its_own_rows_of_w(digits_files, tmp_path):
+    # A damaged row of a pair no kept class belongs to is never read; the
+    # refine's own rows are checked one by one against W.row_xxh3.
+    model, _, _ = digits_files
+    c = read_container(model, kind=MODEL_KIND, versions={1}, lazy=("W",))
+    assert "W" in c.row_digests
+    classes, pairs, row_bytes = c.arrays["classes"].tolist(), np.array(c.arrays["pairs"]), c.arrays["W"][0].nbytes
+    del c
+    one = tmp_path / "one.svm"
+    with gzip.open(DIGITS_TEST, "rt") as fh:
+        one.write_text(fh.readline())
+    run(["predict", "-q", "--exact", "-m", model, one, "-o", tmp_path / "exact.txt"])
+    at = classes.index(int((tmp_path / "exact.txt").read_text().split()[0]))
+    good = open(model, "rb").read()
+    (n,) = struct.unpack("<Q", good[:8])
+    W_at = 8 + n + json.loads(good[8:8 + n])["W"]["data_offsets"][0]
+    with_winner = (pairs[:, 0] == at) | (pairs[:, 1] == at)
+    for rows, exit_code in ((np.flatnonzero(~with_winner), 0), (np.flatnonzero(with_winner), 65)):
+        raw = bytearray(good)
+        for row in rows:
+            raw[W_at + row * row_bytes + 5] ^= 0x01
+        bad = tmp_path / ("bad-%d.hsvm" % exit_code)
+        bad.write_bytes(bytes(raw))
+        r = run(["predict", "-q", "-m", bad, "--first-stage", "scores", "-k", "2", one, "-o", tmp_path / "p.txt"],
+                exit_code=exit_code)
+        if exit_code:
+            assert "array 'W' is corrupt: checksum mismatch in its row " in r.stderr
+            assert int(r.stderr.split(" in its row ")[1].split()[0]) in rows
+        else:
+            assert (tmp_path / "p.txt").read_text() == (tmp_path / "exact.txt").read_text()
+        run(["predict", "-q", "--exact", "-m", bad, one, "-o", tmp_path / "p.txt"], exit_code=65)
