@@ -101,7 +101,7 @@ def _with_row_digests(shapes, row_checked):
     given one)."""
     given = {name: shape for name, _, shape in shapes}
     for name in row_checked:
-        if name not in given or len(given[name]) < 1:
+        if name not in given or len(given[name]) < 2:
             raise ValueError("row digests need a matrix: %r" % name)
     return list(shapes) + [(name + ROW_DIGESTS, "U64", (int(given[name][0]),)) for name in row_checked]
 
@@ -266,6 +266,8 @@ class _RowHasher:
                 self._filled = 0
 
     def finish(self):
+        if self._row_bytes == 0:     # rows of no bytes are never fed
+            self.digests = [xxhash.xxh3_64_intdigest(b"")] * self._rows
         return np.array(self.digests, dtype="<u8").reshape(self._rows)
 
 
@@ -761,7 +763,7 @@ def read_container(path, *, kind, versions, lazy=()):
             arrays[key] = np.ndarray(shape, dtype=dtype, buffer=mm, offset=data_start + begin)
     for key, arr in arrays.items():
         matrix = arrays.get(key[:-len(ROW_DIGESTS)]) if key.endswith(ROW_DIGESTS) else None
-        if key.endswith(ROW_DIGESTS) and (matrix is None or matrix.ndim < 1 or arr.dtype != np.dtype("<u8")
+        if key.endswith(ROW_DIGESTS) and (matrix is None or matrix.ndim < 2 or arr.dtype != np.dtype("<u8")
                                           or arr.shape != matrix.shape[:1]):
             raise ModelFormatError(name, "array %r does not hold the row digests of an array of the file" % key)
     c = Container(name, arrays, meta, version, size, digests, block_bytes)

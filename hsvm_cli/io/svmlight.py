@@ -310,12 +310,18 @@ class _BlockReader:
 
 
 class _Ahead:
-    """One read of ``fh`` on a daemon thread (one that exit never waits for)."""
+    """One read of ``fh`` on another thread.  Not a daemon: the interpreter's
+    exit waits for the read (of a regular file: it ends) before it finalises
+    the reader, whose buffer lock a daemon thread frozen mid-read would hold
+    -- a process leaving on an error while the next block was being read
+    aborted ("could not acquire lock ... at interpreter shutdown", status 134)
+    instead of exiting with its error's status.  Ctrl-C does not wait: the
+    CLI leaves at once (cli/entry.py)."""
 
     def __init__(self, fh, size):
         import threading
         self._outcome = None
-        self.thread = threading.Thread(target=self._run, args=(fh, size), name="hsvm-read", daemon=True)
+        self.thread = threading.Thread(target=self._run, args=(fh, size), name="hsvm-read")
         self.thread.start()
 
     def _run(self, fh, size):

@@ -111,7 +111,7 @@ class DecisionDag:
         self.d = int(W.shape[1])
         self.pair_a = np.ascontiguousarray(pa, dtype=np.int32)
         self.pair_b = np.ascontiguousarray(pb, dtype=np.int32)
-        lookup = PairLookup(pa, pb, K)
+        lookup = self._lookup = PairLookup(pa, pb, K)
         self.canonical = lookup.canonical
         if self.canonical:
             self._keys = self._key_pair = None
@@ -123,11 +123,12 @@ class DecisionDag:
 
     @classmethod
     def from_model(cls, model):
-        """The DDAG of an :class:`hsvm_cli.models.ovo.OvoModel`.  A DAG may meet
-        any pair, so all the weights are checked, by :meth:`predict` before
-        its first use of them (waiting for a check that
+        """The DDAG of an :class:`hsvm_cli.models.ovo.OvoModel`.  A DAG over
+        all classes may meet any pair, so all the weights are checked, by
+        :meth:`predict` before its first use of them (waiting for a check that
         :meth:`hsvm_cli.predict.predictor.Predictor.predict_file` started while
-        it parses)."""
+        it parses); one over candidate lists checks the rows of the pairs
+        among each row's candidates."""
         dag = cls(model.W, model.b, model.pair_a, model.pair_b, bags=model.bags, n_classes=model.n_classes)
         dag._verify = model.verify
         return dag
@@ -186,13 +187,18 @@ class DecisionDag:
         for the steps a row with fewer candidates does not take."""
         kid = kernel_id(kernel)
         threads = resolve_threads(threads)
-        if self._verify is not None:
-            self._verify()
         block = _DEFAULT_BLOCK if block is None else _positive_int("block", block)
         if block > _MAX_BLOCK:
             raise ValueError("block must be at most %d" % _MAX_BLOCK)
         n, (data, indptr, indices) = self._samples(X)
         cand, k = self._candidates(candidates, n)
+        if self._verify is not None:
+            if cand is None:
+                self._verify()
+            else:
+                from .refine import kept_pair_rows, sorted_kept
+                S, nvalid = sorted_kept(cand, cand >= 0)
+                self._verify(rows=kept_pair_rows(S, nvalid, self._lookup, self.bags))
         steps = k - 1
         out = np.empty(n, dtype=np.int32)
         margins = np.full((n, steps), np.nan, dtype=np.float32) if return_margins else None

@@ -417,14 +417,15 @@ class Predictor:
         if container is None or "W" not in container.row_digests:
             return True
         K = len(self.model.classes)
-        pairs_per_sample = self.k - 1 if self.rule == "dag" else self.k * (self.k - 1) // 2
+        # a DAG evaluates k - 1 of them, but which depends on the sample: all are checked
+        pairs_per_sample = self.k * (self.k - 1) // 2
         return chunk_rows * pairs_per_sample >= math.log(2) * (K * (K - 1) // 2)
 
     def _finish_model_check(self):
         # Exact and DAG prediction check all of W (on a thread of its own
         # that predict_file starts); this waits for that check and raises what
         # it found.  Other settings check the rows they read as they read them.
-        if self.dag is not None or self.scorer is not None:
+        if self.filter is None and (self.dag is not None or self.scorer is not None):
             self.model.verify()
         else:
             # the refine checked what it read; the rest of W is not needed
@@ -488,8 +489,8 @@ class Predictor:
         elif codes is not None and codes.kernel_hash_sha256 is not None:
             check_model_codes(self.model, codes=codes, model_name=self.model.path or "the model")
         if chunks is None and source is not None:
-            if self.dag is not None or self.scorer is not None or (self.filter is not None and self.refine
-                                                                   and self._refine_reads_most_of_W(chunk_rows)):
+            if (self.scorer is not None or self.dag is not None) if self.filter is None else \
+                    (self.refine and self._refine_reads_most_of_W(chunk_rows)):
                 # Check W on another thread while the input is parsed: exact
                 # and DAG prediction wait for it before their first use of W;
                 # a refine checks what it needs and has not been checked yet

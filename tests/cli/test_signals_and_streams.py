@@ -2,8 +2,10 @@
 half-written; training input is read once, so FIFOs and process substitution
 work and the recorded digest is of what was trained on."""
 import hashlib
+import json
 import os
 import signal
+import struct
 import subprocess
 import sys
 import threading
@@ -174,3 +176,36 @@ def test_hash_model_to_stdout_logs_without_a_size(digits_files):
     model, _, _ = digits_files
     r = _hsvm(["hash-model", "-m", model, "--bits", "64", "-o", "-"])
     assert r.returncode == 0 and r.stdout and r.stderr.startswith(b"hsvm: ") and r.stderr.count(b"\n") == 1
+
+
+def test_an_error_while_the_next_block_is_read_exits_with_its_status(tmp_path, digits_files):
+    # The model check fails while the read of the input's next block is in
+    # flight (made slow here): the process must exit 65, not abort at
+    # shutdown on the reader's lock held by a frozen daemon thread (134).
+    model, _, _ = digits_files
+    raw = bytearray(open(model, "rb").read())
+    (n,) = struct.unpack("<Q", raw[:8])
+    begin, end = json.loads(raw[8:8 + n])["W"]["data_offsets"]
+    raw[8 + n + end - 5] ^= 0x10    # in W's last row: a damaged model
+    bad = tmp_path / "bad.hsvm"
+    bad.write_bytes(bytes(raw))
+    script = (
+        "import sys, time\n"
+        "from hsvm_cli.io import files\n"
+        "read = files._GuardedDecompressor.readinto\n"
+        "calls = []\n"
+        "def slow(self, buf):\n"
+        "    calls.append(1)\n"
+        "    if len(calls) > 1:\n"
+        "        time.sleep(1.0)\n"
+        "    return read(self, buf)\n"
+        "files._GuardedDecompressor.readinto = slow\n"
+        "from hsvm_cli.cli.entry import main\n"
+        "sys.argv = ['hsvm'] + sys.argv[1:]\n"
+        "main()\n")
+    # small chunks: the error comes between two chunks of a block
+    r = subprocess.run([sys.executable, "-c", script, "predict", "-q", "--dag", "--chunk-rows", "7", "-m", str(bad),
+                        DIGITS_TEST, "-o", str(tmp_path / "p.txt")], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 65, r.stderr
+    assert r.stderr.splitlines() == ["hsvm: %s: array 'W' is corrupt: checksum mismatch in its bytes 0 to %d"
+                                     % (bad, end - begin)]

@@ -275,9 +275,16 @@ def test_every_code_path_finds_the_first_non_finite_row(kernel, dtype):
     assert first(spoilt) == rows.size
 
 
-def test_a_row_digest_array_of_the_wrong_shape_is_refused(tmp_path):
+@pytest.mark.parametrize("arrays", [
+    {"W": np.ones((10, 4), np.float32), "W.row_xxh3": np.zeros(9, np.uint64)},            # a row short
+    {"W": np.ones((10, 4), np.float32), "W.row_xxh3": np.zeros(10, np.int64)},            # signed
+    {"b": np.ones(10, np.float32), "b.row_xxh3": np.zeros(10, np.uint64)},                # not a matrix
+    {"W": np.ones((10, 4), np.float32), "V.row_xxh3": np.zeros(10, np.uint64)},           # of nothing
+    {"W": np.ones((10, 4), np.float32), "W.row_xxh3": np.zeros(10, np.uint64),
+     "W.row_xxh3.row_xxh3": np.zeros(10, np.uint64)},                                     # of digests
+])
+def test_a_row_digest_array_that_does_not_fit_its_array_is_refused(tmp_path, arrays):
     p = tmp_path / "f.bin"
-    write_container(p, {"W": np.ones((10, 4), np.float32), "W" + container.ROW_DIGESTS: np.zeros(9, np.uint64)},
-                    kind="hsvm-test", version=1, meta={})
+    write_container(p, arrays, kind="hsvm-test", version=1, meta={})
     with pytest.raises(ModelFormatError, match="does not hold the row digests"):
         read_container(p, kind="hsvm-test", versions={1}, lazy=("W",))

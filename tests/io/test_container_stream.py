@@ -123,3 +123,18 @@ def test_streamed_row_digests_give_write_containers_bytes_to_a_file_and_a_pipe(t
         os.close(w)
         reader.join()
     assert got[0] == (tmp_path / "a").read_bytes()
+
+
+def test_row_digests_of_rows_without_bytes_stream_as_they_write(tmp_path):
+    # a model of data without features: W is [rows, 0]
+    arrays = {"classes": np.arange(3, dtype=np.int64), "W": np.zeros((3, 0), np.float32)}
+    write_container(tmp_path / "a", arrays, kind="k", version=1, meta={}, row_checked=("W",))
+
+    def produce(write):
+        write("classes", arrays["classes"])
+        write("W", arrays["W"])
+    write_container_streaming(tmp_path / "b", {k: (v.dtype, v.shape) for k, v in arrays.items()}, kind="k",
+                              version=1, meta={}, produce=produce, row_checked=("W",))
+    assert (tmp_path / "a").read_bytes() == (tmp_path / "b").read_bytes()
+    c = read_container(tmp_path / "b", kind="k", versions={1}, lazy=("W",))
+    assert c.row_digests["W"].tolist() == [xxhash.xxh3_64_intdigest(b"")] * 3

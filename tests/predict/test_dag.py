@@ -380,3 +380,17 @@ def test_dag_matches_max_wins_on_omniglot(omniglot):
     # 99.42% identical labels.
     assert same >= 0.98
     assert abs(acc_dag - acc_exact) <= 0.005
+
+
+def test_a_dag_over_candidates_checks_only_the_rows_of_their_pairs(digits, digits_model_file):
+    from hsvm_cli.models.ovo import load_model
+    _, _, Xt, _ = digits
+    m = load_model(digits_model_file)
+    dag = DecisionDag.from_model(m)
+    X = prepare(m.normalize, Xt[:2])
+    dag.predict(X, candidates=[[0, 3, 5], [7, 2, -1]])
+    done = m.container._rows_done["W"]
+    # pairs (0,3) (0,5) (3,5) and (2,7): one row each; no block checked whole
+    assert done.sum() == 4 and not m.container._done["W"].any()
+    dag.predict(X)      # over all classes: every block
+    assert m.container._done["W"].all()
