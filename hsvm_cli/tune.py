@@ -671,4 +671,5 @@ def format_grid(cal):
                      % (info.get("validation_samples"), info.get("timed_on"), info.get("repeat"),
                         info.get("timed_samples", 0), info["timing_budget_seconds"], info.get("min_timed_rows", 0)))
     lines.append("chosen: " + cal.info.get("why", ""))
-    return "\n".join(lines) + "\n"
+    # the marker column is empty on most rows: no trailing blanks (diffs, copies into tables)
+    return "\n".join(line.rstrip() for line in lines) + "\n"

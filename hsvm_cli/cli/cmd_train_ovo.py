@@ -8,6 +8,7 @@ import click
 from ..io.files import writes_to_stdout
 from ..models.ovo import save_model
 from ..train.bits_solver import BITS_SOLVERS
+from ..train.c_search import c_text
 from ..train.liblinear import SOLVERS
 from ..train.ovo import cross_validate_file, train_ovo_codes_file, train_ovo_file
 from . import options
@@ -188,8 +189,8 @@ def command(train, codes_path, bits, output, C, c_grid, cv_folds, solver, tol, p
     if search is not None:
         click.echo(search.table(), nl=False, err=table_to_stderr)
     if not quiet:
-        click.echo("hsvm: %d classes, %d pairs x %d bags, %d features, C = %g -> %s"
-                   % (model.n_classes, model.n_pairs, model.bags, model.n_features, model.params["C"], output),
+        click.echo("hsvm: %d classes, %d pairs x %d bags, %d features, C = %s -> %s"
+                   % (model.n_classes, model.n_pairs, model.bags, model.n_features, c_text(model.params["C"]), output),
                    err=True)
         if model.n_features == 1 and model.normalize == "l2":
             # a one-feature sample normalised to unit length is +-1: only its sign is left

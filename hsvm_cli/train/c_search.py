@@ -47,11 +47,20 @@ import scipy.sparse as sp
 from ..errors import OptionError
 from .cross_validation import CV_LOSSES, DUAL_EPS, PathCrossValidation
 
-__all__ = ["CSearch", "search_c", "choose_normalization", "default_grid", "MAX_C", "PATIENCE"]
+__all__ = ["CSearch", "search_c", "choose_normalization", "default_grid", "c_text", "MAX_C", "PATIENCE"]
 
 MAX_C = 2.0 ** 10
 PATIENCE = 2
 RISE_SE = 3.0
+
+
+def c_text(C):
+    """C as the tables print it: ``%g`` when that reads back as the same
+    number, else every digit it needs (2^-10 is 0.0009765625, where %g gives
+    0.000976562: a value copied from the table into -c must train the model
+    the search chose)."""
+    short = "%g" % C
+    return short if float(short) == C else repr(float(C))
 
 
 @dataclass
@@ -117,8 +126,8 @@ class CSearch:
             others = ", ".join("%.4g%% with %s" % (100 * o.best_smoothed, name)
                                for name, o in self.compared.items() if o is not self)
             averaged = len(self.steps) > 1
-            parts.append("Chosen: --normalize %s, C = %g (CV accuracy%s %.4g%%; %s)\n"
-                         % (self.normalize, self.best.C, " with neighbours" if averaged else "",
+            parts.append("Chosen: --normalize %s, C = %s (CV accuracy%s %.4g%%; %s)\n"
+                         % (self.normalize, c_text(self.best.C), " with neighbours" if averaged else "",
                             100 * self.best_smoothed, others))
             return "".join(parts)
         return self._table()
@@ -129,11 +138,11 @@ class CSearch:
                 w + "\n" for w in self.warnings)
         lines = ["%-12s %14s %18s %9s" % ("C", "CV accuracy", "with neighbours", "seconds")]
         for s, m in zip(self.steps, self.smoothed):
-            lines.append("%-12s %13s%% %17s%% %9.1f%s" % ("%g" % s.C, "%g" % (100 * s.accuracy), "%.4g" % (100 * m),
+            lines.append("%-12s %13s%% %17s%% %9.1f%s" % (c_text(s.C), "%g" % (100 * s.accuracy), "%.4g" % (100 * m),
                                                           s.seconds, "   " + marker if s is self.best else ""))
-        lines.append("Best C = %g  CV accuracy = %g%% (%d-fold, %.1f s; chosen on the accuracy averaged with the "
+        lines.append("Best C = %s  CV accuracy = %g%% (%d-fold, %.1f s; chosen on the accuracy averaged with the "
                      "grid neighbours', %.4g%%%s)"
-                     % (self.best.C, 100 * self.best.accuracy, self.folds, self.seconds, 100 * self.best_smoothed,
+                     % (c_text(self.best.C), 100 * self.best.accuracy, self.folds, self.seconds, 100 * self.best_smoothed,
                         "; stopped after %d values without improvement" % PATIENCE if self.stopped_early else ""))
         return "\n".join(lines + self.warnings) + "\n"
 
@@ -234,11 +243,11 @@ def _search_warnings(y, folds, explicit, best, steps):
                          "held-out samples train with one sample fewer than the other classes; use fewer folds "
                          "(--cv %d) for a fairer estimate" % (short, folds, labels[least], fewest, fewest))
     if not explicit and best is steps[-1] and best.C >= MAX_C:
-        notes.append("Warning: the best C is the grid's largest (%g); the accuracy may still rise beyond it "
-                     "(--c-grid tries larger values), as LIBLINEAR's -C warns 'maximum C reached'" % best.C)
+        notes.append("Warning: the best C is the grid's largest (%s); the accuracy may still rise beyond it "
+                     "(--c-grid tries larger values), as LIBLINEAR's -C warns 'maximum C reached'" % c_text(best.C))
     elif explicit and len(steps) > 1 and best is steps[-1]:
-        notes.append("Warning: the best C is the grid's largest (%g); the accuracy may still rise beyond it "
-                     "(add larger values to --c-grid)" % best.C)
+        notes.append("Warning: the best C is the grid's largest (%s); the accuracy may still rise beyond it "
+                     "(add larger values to --c-grid)" % c_text(best.C))
     return notes
 
 

@@ -17,6 +17,7 @@ def test_cli_calibrate_then_predict_proba_in_libsvm_layout(digits_model, digits,
                                  "--repeat", "1", "--k", "1,3", "--epsilon", "0.01", "-q"])
     assert r.exit_code == 0, r.output
     assert "chosen" in r.stdout and "times measured on this machine" in r.stdout
+    assert not [line for line in r.stdout.splitlines() if line != line.rstrip()]     # no trailing blanks
     r = CliRunner().invoke(cli, ["predict", "-m", str(model_p), "-H", str(hbm_p), "-C", str(cal_p), "--proba",
                                  "-k", "3", test, "-q"])
     assert r.exit_code == 0, r.output

@@ -7,7 +7,7 @@ import pytest
 
 from hsvm_cli.errors import OptionError
 from hsvm_cli.preprocess import l2_normalize
-from hsvm_cli.train.c_search import MAX_C, PATIENCE, default_grid, search_c, smoothed_accuracy
+from hsvm_cli.train.c_search import MAX_C, PATIENCE, c_text, default_grid, search_c, smoothed_accuracy
 from hsvm_cli.train.cross_validation import PathCrossValidation
 from hsvm_cli.train.ovo import default_bias, train_ovo
 
@@ -155,3 +155,11 @@ def test_normalize_auto_prefers_l2_among_equal_accuracies_and_needs_a_search(dig
     X, y, _, _ = digits
     with pytest.raises(OptionError, match="chosen by cross-validation"):
         train_ovo(X, y, C=1.0, normalize="auto")
+
+
+def test_a_printed_c_reads_back_as_the_c_the_search_ran():
+    # copied from the table into -c, it must train the chosen model
+    assert c_text(2.0 ** -10) == "0.0009765625" and c_text(2.0 ** -9) == "0.001953125"
+    assert c_text(0.5) == "0.5" and c_text(1024.0) == "1024" and c_text(2.0 ** -8) == "0.00390625"
+    for k in range(-40, 31):
+        assert float(c_text(2.0 ** k)) == 2.0 ** k
