@@ -91,6 +91,25 @@ class HsvmGroup(click.Group):
             ctx.exit(143)
 
 
+_click_usage_show = click.UsageError.show
+
+
+def _one_line_usage(self, file=None):
+    """A usage error of an hsvm command in one line, as every other refusal
+    (a log of a thousand array tasks holds one line per failure), with the
+    command to ask for help: click's own is four lines.  Other click
+    programs in the process keep click's."""
+    ctx = getattr(self, "ctx", None)
+    if ctx is None or not isinstance(ctx.find_root().command, HsvmGroup):
+        return _click_usage_show(self, file)
+    where = " ".join(["hsvm"] + ctx.command_path.split()[1:])     # as run, whatever the caller named the group
+    click.echo("%s: %s (see '%s --help')" % (where, printable(self.format_message()).rstrip("."), where),
+               file=file, err=file is None)
+
+
+click.UsageError.show = _one_line_usage
+
+
 def threading_main():
     import threading
     return threading.current_thread() is threading.main_thread()

@@ -117,13 +117,14 @@ def _refused(args, tmp_path, exit_code, stderr=None, contains=None):
 @pytest.mark.parametrize("bits", [100, 0, -64])
 def test_bits_not_a_positive_multiple_of_64_is_a_usage_error(tmp_path, bits):
     r = _refused([DIGITS_TRAIN, "--targets", "itq", "--bits", bits], tmp_path, 2)
-    assert r.stderr.endswith("Error: Invalid value for '--bits': must be a positive multiple of 64 (codes are packed "
-                             "in 64-bit words), got %d\n" % bits)
+    assert r.stderr == ("hsvm fit-circulant: Invalid value for '--bits': must be a positive multiple of 64 (codes are "
+                        "packed in 64-bit words), got %d (see 'hsvm fit-circulant --help')\n" % bits)
 
 
 def test_unknown_loss_is_a_usage_error(tmp_path):
     r = _refused([DIGITS_TRAIN, "--targets", "itq", "--bits", 64, "--loss", "logistic"], tmp_path, 2)
-    assert r.stderr.endswith("Error: Invalid value for '--loss': 'logistic' is not one of 'hinge', 'squared-hinge'.\n")
+    assert r.stderr == ("hsvm fit-circulant: Invalid value for '--loss': 'logistic' is not one of 'hinge', "
+                        "'squared-hinge' (see 'hsvm fit-circulant --help')\n")
 
 
 def test_more_bits_than_features_is_refused(tmp_path):

@@ -58,8 +58,8 @@ def test_circulant_projection_is_recorded_and_its_stored_and_derived_codes_are_i
 
 def test_unknown_projection_is_a_usage_error_and_writes_nothing(digits_model_file, tmp_path):
     r = run(["hash-model", "-m", digits_model_file, "--projection", "fourier", "-o", tmp_path / "d.hbm"], exit_code=2)
-    assert r.stderr.endswith("Error: Invalid value for '--projection': 'fourier' is not one of 'gaussian', "
-                             "'circulant'.\n")
+    assert r.stderr == ("hsvm hash-model: Invalid value for '--projection': 'fourier' is not one of 'gaussian', "
+                        "'circulant' (see 'hsvm hash-model --help')\n")
     assert list(tmp_path.iterdir()) == []
 
 

@@ -127,7 +127,7 @@ def test_unknown_kernel_is_refused(tmp_path):
 @pytest.mark.parametrize("option, value, message", [
     ("--bits", "100", "Invalid value for '--bits': must be a positive multiple of 64"),
     ("--bits", "0", "Invalid value for '--bits': must be a positive multiple of 64"),
-    ("--landmarks", "0", "Invalid value for '--landmarks': 0 is not in the range x>=1."),
+    ("--landmarks", "0", "Invalid value for '--landmarks': 0 is not in the range x>=1 (see"),
 ])
 def test_bits_and_landmarks_out_of_range_are_usage_errors(tmp_path, option, value, message):
     args = {"--kernel": "rbf", "--landmarks": "8", "--bits": "64", option: value}
