@@ -42,11 +42,55 @@ class _ClosedStdout:
         return True
 
 
+class _BestEffortStderr:
+    """sys.stderr: logs and progress are for the person watching, so a
+    standard error that is closed (``2>&-``: Python then sets it to None) or
+    whose reader went away (``2>&1 | head -1``) never stops the work -- such
+    runs wrote no model and exited 1 or 141.  Writes after the first that
+    fails are dropped; the exit status still tells the outcome."""
+
+    def __init__(self, stream):
+        self._stream = stream
+        self._lost = stream is None
+
+    def write(self, text):
+        if not self._lost:
+            try:
+                return self._stream.write(text)
+            except (OSError, ValueError) as exc:
+                if isinstance(exc, OSError) and exc.errno not in (errno.EPIPE, errno.EBADF):
+                    raise
+                self._lost = True
+        return len(text)
+
+    def flush(self):
+        if not self._lost:
+            try:
+                self._stream.flush()
+            except (OSError, ValueError) as exc:
+                if isinstance(exc, OSError) and exc.errno not in (errno.EPIPE, errno.EBADF):
+                    raise
+                self._lost = True
+
+    def isatty(self):
+        return not self._lost and self._stream.isatty()
+
+    def __getattr__(self, name):
+        if self._stream is None:
+            raise AttributeError(name)
+        return getattr(self._stream, name)
+
+
 def main():
     signal.signal(signal.SIGINT, _exit_quietly)
     signal.signal(signal.SIGTERM, _exit_quietly)
     if sys.stdout is None:
         sys.stdout = _ClosedStdout()
+    sys.stderr = _BestEffortStderr(sys.stderr)
+    if os.path.basename(sys.argv[0]) == "__main__.py":
+        # `python -m hsvm_cli ...` is the hsvm command: recorded so in models
+        # (provenance.command), not as __main__.py
+        sys.argv[0] = "hsvm"
     # Before numpy loads its BLAS: a Slurm task's BLAS threads are its CPUs.
     from ..support.resources import blas_threads_from_slurm
     blas_threads_from_slurm()

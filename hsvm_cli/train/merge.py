@@ -94,6 +94,8 @@ def _check_parts(paths):
     classes = ref[2]
     n_pairs = classes.shape[0] * (classes.shape[0] - 1) // 2
     spans.sort(key=lambda t: (t[0], t[1]))
+    # parts of two splits overlap or leave gaps: say that, not the pairs it shows as
+    _check_block_counts(spans)
     pos = 0
     holder = None
     ordered = []
@@ -116,14 +118,18 @@ def _check_parts(paths):
     return ordered, classes
 
 
-def _check_blocks(spans):
-    """Every block i/N of one N, each once (an empty block too: a part given
-    twice, or parts of two different splits, are a mistake even when their
-    pairs happen to cover the model)."""
+def _check_block_counts(spans):
     counts = sorted({block.count for _, _, _, block in spans})
     if len(counts) > 1:
         raise ModelMismatchError("the parts come from splits into different numbers of blocks (%s): merge the "
                                  "parts of one split" % ", ".join(str(n) for n in counts))
+
+
+def _check_blocks(spans):
+    """Every block i/N of one N, each once (an empty block too: a part given
+    twice, or parts of two different splits, are a mistake even when their
+    pairs happen to cover the model)."""
+    _check_block_counts(spans)
     seen = {}
     for _, _, path, block in spans:
         if block.index in seen:

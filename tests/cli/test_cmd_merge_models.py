@@ -108,6 +108,9 @@ def test_an_empty_block_given_twice_missing_or_from_another_split_is_refused(tmp
         run(["train-ovo", DIGITS_TRAIN, "--pairs", "%d/3" % i, "-q", "-o", p])
     r = run(["merge-models"] + thirds + [empty, "-o", tmp_path / "m.hsvm"], exit_code=65)
     assert "splits into different numbers of blocks (3, 50)" in r.stderr
+    # a part of another split that overlaps: the split is named, not the pairs it doubles
+    r = run(["merge-models"] + thirds + [parts[9], "-o", tmp_path / "m.hsvm"], exit_code=65)
+    assert "splits into different numbers of blocks (3, 50)" in r.stderr
     assert not (tmp_path / "m.hsvm").exists()
     run(["merge-models"] + parts + ["-o", tmp_path / "m.hsvm", "-q"])
     run(["merge-models"] + thirds + ["-o", tmp_path / "t.hsvm", "-q"])

@@ -209,3 +209,19 @@ def test_an_error_while_the_next_block_is_read_exits_with_its_status(tmp_path, d
     assert r.returncode == 65, r.stderr
     assert r.stderr.splitlines() == ["hsvm: %s: array 'W' is corrupt: checksum mismatch in its bytes 0 to %d"
                                      % (bad, end - begin)]
+
+
+def test_a_closed_or_abandoned_standard_error_does_not_stop_the_work(tmp_path):
+    # logs are for the person watching: 2>&- and 2>&1 | head -0 still train
+    closed = subprocess.run(HSVM + ["train-ovo", DIGITS_TRAIN, "-c", "0.1", "-o", str(tmp_path / "a.hsvm")],
+                            stdout=subprocess.DEVNULL, preexec_fn=lambda: os.close(2), timeout=300)
+    assert closed.returncode == 0 and load_model(tmp_path / "a.hsvm").n_classes == 10
+    proc = subprocess.Popen(HSVM + ["train-ovo", DIGITS_TRAIN, "-c", "0.1", "-o", str(tmp_path / "b.hsvm")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc.stderr.close()             # the reader of its log is gone before the first line
+    assert proc.wait(timeout=300) == 0
+    assert (tmp_path / "a.hsvm").read_bytes() != b"" and load_model(tmp_path / "b.hsvm").n_classes == 10
+    # a failure still says so by its status
+    failed = subprocess.run(HSVM + ["predict", "-m", str(tmp_path / "none.hsvm"), DIGITS_TEST],
+                            stdout=subprocess.DEVNULL, preexec_fn=lambda: os.close(2), timeout=300)
+    assert failed.returncode == 66

@@ -87,6 +87,10 @@ def test_makefile_runs_the_stages_as_job_arrays_with_the_single_process_results(
     # nothing left to do: make's rules see every stage done
     again = sh(["make", "-f", str(EXAMPLES / "Makefile"), "N_BLOCKS=3", "N_SHARDS=4"], d, env=env_for(cluster))
     assert "sbatch" not in again.stdout
+    # new prediction settings redo the predictions and the report, not the training
+    more = sh(["make", "-f", str(EXAMPLES / "Makefile"), "N_BLOCKS=3", "N_SHARDS=2"], d, env=env_for(cluster))
+    assert more.stdout.count("sbatch --wait") == 2 and "train.sbatch" not in more.stdout, more.stdout
+    check_run(d, single, cluster, 3, 2)
 
 
 def test_submit_chains_the_stages_as_dependent_jobs_with_the_single_process_results(cluster, single, tmp_path):
