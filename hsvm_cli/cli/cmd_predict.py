@@ -73,6 +73,8 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
     When the input carries labels of the model's classes, the accuracy goes to
     stderr as with LIBSVM's svm-predict."""
     started = time.perf_counter()
+    # said once the work is done: a refusal found later stays the one line
+    notices = []
     if proba and scores:
         raise click.UsageError("--proba and --scores are exclusive")
     if no_refine and filter_k is not None and filter_k != 1:
@@ -83,6 +85,9 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
                                % ("--exact" if exact else "--dag"))
     if no_refine and refine_rule is not None:
         raise click.UsageError("--no-refine refines nothing: --refine %s does not apply" % refine_rule)
+    if refine_rule is not None and (exact or dag):
+        raise click.UsageError("--refine %s is the rule after a first stage (-H or --first-stage): %s refines "
+                               "nothing (--dag is the exact DAG)" % (refine_rule, "--exact" if exact else "--dag"))
     if no_refine and epsilon is not None:
         raise click.UsageError("--filter-threshold chooses the classes to refine: it does not combine with "
                                "--no-refine")
@@ -148,10 +153,9 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
                 chose = ("the exact DAG" if setting.mode == "exact" and setting.rule == "dag" else
                          "exact prediction" if setting.mode == "exact" else "the class-score first stage")
                 exact_proba = proba and setting.mode != "exact" and predictor.filter is None
-                click.echo("hsvm: predict: the calibration chose %s, which does not use -H %s%s (give --bits or -k "
-                           "for the hash filter)" % (chose, click.format_filename(hbm_path),
-                                                     "; with --proba: exact probabilities" if exact_proba else ""),
-                           err=True)
+                notices.append("hsvm: predict: the calibration chose %s, which does not use -H %s%s (give --bits or "
+                               "-k for the hash filter)" % (chose, click.format_filename(hbm_path),
+                                                            "; with --proba: exact probabilities" if exact_proba else ""))
         else:
             if proba or epsilon is not None:
                 raise click.UsageError("%s needs a calibration (-C)"
@@ -159,14 +163,18 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
             predictor = Predictor(model, h, **settings)
     if filter_k is not None and filter_k > model.n_classes and not quiet:
         # kept as K (a recipe's -k may be meant for models of more classes), but said
-        click.echo("hsvm: predict: -k %d is more than the model's %d classes: all are kept"
-                   % (filter_k, model.n_classes), err=True)
+        notices.append("hsvm: predict: -k %d is more than the model's %d classes: all are kept"
+                       % (filter_k, model.n_classes))
+    if exact and hbm_path is not None and not quiet:
+        notices.append("hsvm: predict: --exact does not use -H %s (not read)" % click.format_filename(hbm_path))
     if shard is not None or dask_address is not None:                      # cluster runs (issue 12)
         _check_cluster_options(test, shard, dask_address, codes_path, timings)
     if dask_address is not None:
         _predict_dask(dask_address, test, output, model_path=model_path, hbm_path=hbm_path, calib_path=calib_path,
                       exact=exact, settings=settings, scores=scores, proba=proba, zero_based=zero_based,
                       extra_features=extra_features, chunk_rows=chunk_rows, quiet=quiet, classes=model.classes)
+        for line in notices:
+            click.echo(line, err=True)
         return
     if codes_path and codes is None:
         from ..models.codes import read_codes
@@ -177,6 +185,8 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
         writer = predictor.predict_file(test, output, codes=codes, scores=scores, proba=proba, timings=t,
                                         zero_based=zero_based, extra_features=extra_features, chunk_rows=chunk_rows,
                                         shard=shard, progress=bar)
+    for line in notices:
+        click.echo(line, err=True)
     if not quiet and shard is not None:
         click.echo("hsvm: predict: shard %s: %d samples -> %s" % (shard, writer.total, output), err=True)
     if not quiet and writer.labelled:

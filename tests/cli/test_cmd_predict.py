@@ -236,3 +236,29 @@ def test_codes_of_fewer_bits_are_voted_at_the_bits_they_hold(digits_files, tmp_p
     r = run(["predict", "-m", model, "-H", hbm, "--codes", codes, "--bits", "512", "-k", "3", DIGITS_TEST],
             exit_code=65)
     assert "codes have 256 bits, 512 requested" in r.stderr
+
+
+def test_a_refusal_found_after_a_notice_is_still_one_line(digits_files, tmp_path):
+    # -k above K is said, but only once the work is done: the refusal below
+    # comes later and must stay the only line
+    model, hbm, _ = digits_files
+    r = run(["predict", "-m", model, "-H", hbm, "-k", "15", "-o", tmp_path / "p.txt"], exit_code=2)
+    assert len(r.stderr.splitlines()) == 1 and "missing TEST" in r.stderr, r.stderr
+    r = run(["predict", "-m", model, "-H", hbm, "-k", "15", DIGITS_TEST, "-o", tmp_path / "p.txt"])
+    assert "-k 15 is more than the model's 10 classes: all are kept" in r.stderr
+
+
+@pytest.mark.parametrize("first", [["--exact"], ["--dag"]])
+@pytest.mark.parametrize("rule", ["vote", "dag"])
+def test_refine_rules_do_not_apply_to_exact_prediction(digits_files, tmp_path, first, rule):
+    model, _, _ = digits_files
+    r = run(["predict", "-m", model] + first + ["--refine", rule, DIGITS_TEST, "-o", tmp_path / "p.txt"],
+            exit_code=2)
+    assert len(r.stderr.splitlines()) == 1 and "refines nothing" in r.stderr
+    assert not (tmp_path / "p.txt").exists()
+
+
+def test_exact_prediction_says_it_does_not_use_a_hash_model(digits_files, tmp_path):
+    model, hbm, _ = digits_files
+    r = run(["predict", "-m", model, "--exact", "-H", hbm, DIGITS_TEST, "-o", tmp_path / "p.txt"])
+    assert "--exact does not use -H %s (not read)" % hbm in r.stderr
