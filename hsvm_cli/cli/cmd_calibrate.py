@@ -112,3 +112,12 @@ def command(validation, model_path, hbm_path, output, max_loss, confidence, bits
     # The grid goes to stdout unless a file written here is stdout.
     table_to_stderr = writes_to_stdout(output) or (grid_json is not None and writes_to_stdout(grid_json))
     click.echo(format_grid(cal), nl=False, err=table_to_stderr)
+    quality = cal.info.get("two_stage_quality")
+    if quality is not None and not quiet and abs(quality["mean_top_probability"] - quality["accuracy"]) > 0.1:
+        # ten points between confidence and accuracy where they were fitted:
+        # the setting is fine for labels, its probabilities are not
+        click.echo("hsvm: calibrate: the chosen setting's probabilities are %s-confident on the validation set (mean "
+                   "top probability %.2f at %.0f%% accuracy): for probabilities use predict -C %s --exact --proba, or "
+                   "a setting that keeps more classes (more bits, a larger k)"
+                   % ("under" if quality["mean_top_probability"] < quality["accuracy"] else "over",
+                      quality["mean_top_probability"], 100 * quality["accuracy"], display_name(output)), err=True)

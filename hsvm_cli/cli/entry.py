@@ -58,9 +58,7 @@ class _BestEffortStderr:
             try:
                 return self._stream.write(text)
             except (OSError, ValueError) as exc:
-                if isinstance(exc, OSError) and exc.errno not in (errno.EPIPE, errno.EBADF):
-                    raise
-                self._lost = True
+                self._give_up(exc)
         return len(text)
 
     def flush(self):
@@ -68,9 +66,16 @@ class _BestEffortStderr:
             try:
                 self._stream.flush()
             except (OSError, ValueError) as exc:
-                if isinstance(exc, OSError) and exc.errno not in (errno.EPIPE, errno.EBADF):
-                    raise
-                self._lost = True
+                self._give_up(exc)
+
+    def _give_up(self, exc):
+        # a reader gone or a descriptor closed (or the stream closed under
+        # us): lost for good; anything else (an encoding error) is a bug to see
+        gone = exc.errno in (errno.EPIPE, errno.EBADF) if isinstance(exc, OSError) else \
+            bool(getattr(self._stream, "closed", False))
+        if not gone:
+            raise exc
+        self._lost = True
 
     def isatty(self):
         return not self._lost and self._stream.isatty()

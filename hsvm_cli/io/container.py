@@ -564,24 +564,30 @@ class Container:
         rows = np.asarray(rows, dtype=np.int64).reshape(-1)
         if rows.size == 0 or row_bytes == 0:
             return
+        if rows.min() < 0 or rows.max() >= arr.shape[0]:
+            # a caller's bug, never a file's: the checks below index by row
+            raise IndexError("rows of %r outside 0..%d" % (name, arr.shape[0] - 1))
+        first = rows * row_bytes // self.block_bytes
+        last = ((rows + 1) * row_bytes - 1) // self.block_bytes
         if name in self.row_digests:
-            rows = distinct_indices(rows)
             done = self._rows_done.setdefault(name, np.zeros(arr.shape[0], dtype=bool))
-            B = self.block_bytes
-            # rows whose blocks were checked need nothing more
-            rows = rows[~(done[rows] | (self._done[name][rows * row_bytes // B]
-                                        & self._done[name][((rows + 1) * row_bytes - 1) // B]))]
+            blocks_done = self._done[name]
+            # rows whose blocks were all checked need nothing more (a row
+            # longer than a block spans the blocks between its ends too)
+            covered = blocks_done[first] & blocks_done[last]
+            if row_bytes > self.block_bytes:
+                covered &= np.array([blocks_done[f:l + 1].all() for f, l in zip(first, last)], dtype=bool)
+            rows = distinct_indices(rows[~(done[rows] | covered)])
             if rows.size * row_bytes <= _ROW_CHECK_SHARE * arr.nbytes:
                 self._verify_each_row(name, rows, row_bytes)
                 return
-        first = rows * row_bytes // self.block_bytes
-        last = ((rows + 1) * row_bytes - 1) // self.block_bytes
+            first = rows * row_bytes // self.block_bytes
+            last = ((rows + 1) * row_bytes - 1) // self.block_bytes
         blocks = distinct_indices(np.concatenate([first, last]))
         # A row longer than a block spans the blocks between its ends too.
         if row_bytes > self.block_bytes:
             blocks = distinct_indices(np.concatenate([np.arange(f, l + 1) for f, l in zip(first, last)]))
         self.verify(name, blocks)
-
 
     def _verify_each_row(self, name, rows, row_bytes):
         # rows: distinct, sorted; a list comprehension of digests and one C
@@ -600,8 +606,8 @@ class Container:
         if arr.dtype.kind == "f":
             native = arr.dtype in _FINITE_C and arr.flags.c_contiguous
             if native:
-                first = lib.hsvm_rows_finite(ffi.from_buffer(arr), arr[0].size, ffi.cast("int64_t *", ffi.from_buffer(rows)),
-                                             rows.size,
+                rows_p = ffi.cast("int64_t *", ffi.from_buffer(rows))
+                first = lib.hsvm_rows_finite(ffi.from_buffer(arr), arr[0].size, rows_p, rows.size,
                                              arr.dtype.itemsize == 8, _any_kernel())
             else:   # no other float type is stored today
                 first = next((i for i, r in enumerate(rows.tolist()) if not _finite(arr[r], None)), rows.size)

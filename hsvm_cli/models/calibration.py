@@ -118,9 +118,9 @@ class Calibration:
         a = self.alphas.get(int(bits))
         if a is None:
             if not self.alphas:
-                raise OptionError("the calibration has no first-stage temperatures (it was made without a hash "
-                                  "model): probabilities and --filter-threshold after the hash filter need one made "
-                                  "with -H")
+                raise OptionError("the calibration has no first-stage temperatures (it was made without -H, or "
+                                  "with --first-stages scores only): probabilities and --filter-threshold after the "
+                                  "hash filter need one made with -H and the hash votes among its first stages")
             raise OptionError("the calibration has first-stage temperatures for %s bits, not %d"
                               % (", ".join(str(b) for b in sorted(self.alphas)), bits))
         return a

@@ -42,6 +42,7 @@ from ..support.kernels import kernel_error, kernel_id
 from ..support.lazy_sparse import sp
 from ..support.native import ffi, lib, ptr
 from ..support.threads import resolve_threads
+from .refine import kept_pair_rows, sorted_kept
 
 __all__ = ["DecisionDag", "dag_predict", "candidate_lists", "LIST_ORDERS"]
 
@@ -196,7 +197,6 @@ class DecisionDag:
             if cand is None:
                 self._verify()
             else:
-                from .refine import kept_pair_rows, sorted_kept
                 S, nvalid = sorted_kept(cand, cand >= 0)
                 self._verify(rows=kept_pair_rows(S, nvalid, self._lookup, self.bags))
         steps = k - 1

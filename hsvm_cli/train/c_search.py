@@ -60,7 +60,10 @@ def c_text(C):
     0.000976562: a value copied from the table into -c must train the model
     the search chose)."""
     short = "%g" % C
-    return short if float(short) == C else repr(float(C))
+    if float(short) == C:
+        return short
+    C = float(C)
+    return "%d" % C if C.is_integer() and abs(C) < 2.0 ** 53 else repr(C)
 
 
 @dataclass
@@ -136,10 +139,13 @@ class CSearch:
         if len(self.steps) == 1:
             return "Cross Validation Accuracy = %g%%\n" % (100 * self.best.accuracy) + "".join(
                 w + "\n" for w in self.warnings)
-        lines = ["%-12s %14s %18s %9s" % ("C", "CV accuracy", "with neighbours", "seconds")]
+        # as wide as the longest C (2^-14 is 6.103515625e-05), at least 12
+        width = max([12] + [len(c_text(s.C)) for s in self.steps])
+        lines = ["%-*s %14s %18s %9s" % (width, "C", "CV accuracy", "with neighbours", "seconds")]
         for s, m in zip(self.steps, self.smoothed):
-            lines.append("%-12s %13s%% %17s%% %9.1f%s" % (c_text(s.C), "%g" % (100 * s.accuracy), "%.4g" % (100 * m),
-                                                          s.seconds, "   " + marker if s is self.best else ""))
+            lines.append("%-*s %13s%% %17s%% %9.1f%s" % (width, c_text(s.C), "%g" % (100 * s.accuracy),
+                                                         "%.4g" % (100 * m), s.seconds,
+                                                         "   " + marker if s is self.best else ""))
         lines.append("Best C = %s  CV accuracy = %g%% (%d-fold, %.1f s; chosen on the accuracy averaged with the "
                      "grid neighbours', %.4g%%%s)"
                      % (c_text(self.best.C), 100 * self.best.accuracy, self.folds, self.seconds, 100 * self.best_smoothed,

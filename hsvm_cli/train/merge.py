@@ -119,6 +119,8 @@ def _check_parts(paths):
 
 
 def _check_block_counts(spans):
+    # first of the checks: parts of two splits overlap or leave gaps, which
+    # would otherwise be reported as pairs doubled or missing
     counts = sorted({block.count for _, _, _, block in spans})
     if len(counts) > 1:
         raise ModelMismatchError("the parts come from splits into different numbers of blocks (%s): merge the "
@@ -129,7 +131,6 @@ def _check_blocks(spans):
     """Every block i/N of one N, each once (an empty block too: a part given
     twice, or parts of two different splits, are a mistake even when their
     pairs happen to cover the model)."""
-    _check_block_counts(spans)
     seen = {}
     for _, _, path, block in spans:
         if block.index in seen:

@@ -5,7 +5,7 @@ from hsvm_cli.cli.main import cli
 from hsvm_cli.models.hashed import hash_model, save_hash_model
 from hsvm_cli.models.ovo import save_model
 
-from conftest import BUNDLED
+from conftest import BUNDLED, DIGITS_TEST, run
 
 
 def test_cli_calibrate_then_predict_proba_in_libsvm_layout(digits_model, digits, tmp_path):
@@ -36,7 +36,7 @@ def test_cli_calibrate_then_predict_proba_in_libsvm_layout(digits_model, digits,
 
 
 def test_calibrate_without_a_hash_model_gives_exact_probabilities(digits_model_file, tmp_path):
-    from conftest import DIGITS_TEST, run
+    from conftest import run
     cal = tmp_path / "d.cal"
     r = run(["calibrate", "-m", digits_model_file, DIGITS_TEST, "-o", cal, "--repeat", "1", "-q", "--rules", "vote",
              "--first-stages", ""], stderr="")
@@ -54,7 +54,7 @@ def test_calibrate_without_a_hash_model_gives_exact_probabilities(digits_model_f
 
 
 def test_calibrate_tries_the_exact_dag_and_class_scores_and_predict_follows_the_choice(digits_model_file, tmp_path):
-    from conftest import DIGITS_TEST, run
+    from conftest import run
     cal, grid = tmp_path / "d.cal", tmp_path / "g.json"
     r = run(["calibrate", "-m", digits_model_file, DIGITS_TEST, "-o", cal, "--repeat", "1", "-q", "--k", "2,4",
              "--grid-json", grid], stderr="")
@@ -79,7 +79,7 @@ def test_calibrate_tries_the_exact_dag_and_class_scores_and_predict_follows_the_
     (["--first-stages", "votes,trees"], "first stages must be among votes, scores"),
 ])
 def test_calibrate_refuses_unknown_rules_and_first_stages(digits_model_file, tmp_path, args, message):
-    from conftest import DIGITS_TEST, run
+    from conftest import run
     r = run(["calibrate", "-m", digits_model_file, DIGITS_TEST, "-o", tmp_path / "d.cal", "-q"] + args, exit_code=2)
     assert message in r.stderr and len(r.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "d.cal").exists()
@@ -99,7 +99,7 @@ def test_a_class_score_setting_with_a_hash_model_gives_probabilities_without_the
     from hsvm_cli.models.ovo import load_model
     from hsvm_cli.predict.predictor import Predictor
 
-    from conftest import DIGITS_TEST, run
+    from conftest import run
     model_path = str(digits_model_file)
     hbm, cal_path = str(tmp_path / "m.hbm"), str(tmp_path / "m.cal")
     run(["hash-model", "-q", "-m", model_path, "--bits", "128", "-o", hbm])
@@ -121,7 +121,7 @@ def test_a_class_score_setting_with_a_hash_model_gives_probabilities_without_the
 def test_a_validation_set_of_one_class_is_refused_not_fitted_to_certainty(digits_model_file, tmp_path, label):
     import gzip
 
-    from conftest import DIGITS_TEST, run
+    from conftest import run
     with gzip.open(DIGITS_TEST, "rt") as fh:
         rows = [line for line in fh if line.split()[0] == label][:5]
     one = tmp_path / "one.svm"
@@ -142,13 +142,13 @@ def test_a_validation_set_of_one_class_is_refused_not_fitted_to_certainty(digits
 
 @pytest.mark.parametrize("option", ["--k", "--bits", "--epsilon"])
 def test_an_empty_grid_list_is_a_usage_error(digits_model_file, tmp_path, option):
-    from conftest import DIGITS_TEST, run
+    from conftest import run
     r = run(["calibrate", DIGITS_TEST, "-m", digits_model_file, "-o", tmp_path / "c.cal", option, ","], exit_code=2)
     assert "got none" in r.stderr
 
 
 def test_a_refused_proba_writes_nothing_to_stdout(digits_model_file, tmp_path):
-    from conftest import DIGITS_TEST, run
+    from conftest import run
     cal = tmp_path / "x.cal"
     run(["calibrate", "-q", DIGITS_TEST, "-m", digits_model_file, "-o", cal, "--repeat", "1", "--timing-budget", "0"])
     for extra in (["--first-stage", "scores", "-k", "3"], ["--dag"]):
@@ -157,7 +157,7 @@ def test_a_refused_proba_writes_nothing_to_stdout(digits_model_file, tmp_path):
 
 
 def test_no_refine_overrides_a_calibration_that_chose_exact(digits_model_file, tmp_path):
-    from conftest import DIGITS_TEST, run
+    from conftest import run
     hbm, cal = tmp_path / "m.hbm", tmp_path / "e.cal"
     run(["hash-model", "-q", "-m", digits_model_file, "--bits", "128", "-o", hbm])
     run(["calibrate", "-q", DIGITS_TEST, "-m", digits_model_file, "-H", hbm, "-o", cal, "--repeat", "1",
@@ -168,7 +168,7 @@ def test_no_refine_overrides_a_calibration_that_chose_exact(digits_model_file, t
 
 
 def test_both_outputs_or_neither(digits_model_file, tmp_path):
-    from conftest import DIGITS_TEST, run
+    from conftest import run
     args = ["calibrate", "-m", digits_model_file, DIGITS_TEST, "--repeat", "1", "-q", "--k", "1,3"]
     same = tmp_path / "same"
     r = run(args + ["-o", same, "--grid-json", same], exit_code=2)
@@ -182,7 +182,7 @@ def test_both_outputs_or_neither(digits_model_file, tmp_path):
 
 
 def test_labels_at_other_bits_than_the_calibrations_need_no_temperature(digits_files, tmp_path):
-    from conftest import DIGITS_TEST, run
+    from conftest import run
     model, hbm, _ = digits_files
     cal = tmp_path / "c.cal"
     run(["calibrate", "-m", model, "-H", hbm, DIGITS_TEST, "--bits", "128", "--k", "1,3", "--repeat", "1", "-q",
@@ -196,7 +196,7 @@ def test_labels_at_other_bits_than_the_calibrations_need_no_temperature(digits_f
 
 
 def test_a_hash_model_the_calibrations_setting_does_not_use_is_named(digits_files, tmp_path):
-    from conftest import DIGITS_TEST, run
+    from conftest import run
     model, hbm, _ = digits_files
     cal = tmp_path / "c.cal"
     run(["calibrate", "-m", model, DIGITS_TEST, "--first-stages", "", "--rules", "vote", "--repeat", "1", "-q",
@@ -208,7 +208,7 @@ def test_a_hash_model_the_calibrations_setting_does_not_use_is_named(digits_file
 def test_validation_labels_the_model_lacks_are_counted_aloud(digits_model_file, tmp_path):
     import gzip
 
-    from conftest import DIGITS_TEST, run
+    from conftest import run
     lines = gzip.open(DIGITS_TEST, "rt").read().splitlines()
     lines[:3] = ["42 " + line.split(" ", 1)[1] for line in lines[:3]]
     valid = tmp_path / "v.svm"
@@ -220,7 +220,7 @@ def test_validation_labels_the_model_lacks_are_counted_aloud(digits_model_file, 
 def test_rules_dag_alone_tries_no_vote_refine_and_predict_dag_overrides_a_hash_setting(digits_files, tmp_path):
     import json
 
-    from conftest import DIGITS_TEST, run
+    from conftest import run
     model, hbm, _ = digits_files
     cal, grid = tmp_path / "d.cal", tmp_path / "g.json"
     run(["calibrate", "-m", model, "-H", hbm, DIGITS_TEST, "-o", cal, "--repeat", "1", "-q", "--timing-budget", "0",
@@ -235,7 +235,7 @@ def test_rules_dag_alone_tries_no_vote_refine_and_predict_dag_overrides_a_hash_s
 def test_a_validation_set_missing_classes_is_said(digits_model_file, tmp_path):
     import gzip
 
-    from conftest import DIGITS_TEST, run
+    from conftest import run
     with gzip.open(DIGITS_TEST, "rt") as fh:
         rows = [line for line in fh if line.split()[0] in ("1", "2")][:20]
     few = tmp_path / "few.svm"
@@ -243,3 +243,25 @@ def test_a_validation_set_missing_classes_is_said(digits_model_file, tmp_path):
     r = run(["calibrate", few, "-m", digits_model_file, "-o", tmp_path / "c.cal", "--repeat", "1",
              "--timing-budget", "0"])
     assert "the validation samples cover 2 of the model's 10 classes" in r.stderr
+
+
+def test_calibrate_reports_how_good_the_chosen_settings_probabilities_are(omniglot, tmp_path):
+    # 242 classes: a hash setting is the fastest within the allowed loss
+    from hsvm_cli.models.calibration import load_calibration
+    from hsvm_cli.models.hashed import hash_model, save_hash_model
+    from hsvm_cli.models.ovo import save_model
+    model, _, _ = omniglot
+    save_model(model, tmp_path / "o.hsvm")
+    save_hash_model(hash_model(model, bits=256, seed=0), tmp_path / "o.hbm")
+    r = run(["calibrate", "-m", tmp_path / "o.hsvm", "-H", tmp_path / "o.hbm", BUNDLED / "omniglot-242" / "test.svm.gz",
+             "-o", tmp_path / "c.cal", "--bits", "256", "--k", "10", "--epsilon", "0.01", "--rules", "vote",
+             "--first-stages", "votes", "--max-loss", "100", "--repeat", "1"])
+    assert "chosen: hash filter at 256 bits" in r.stdout, r.stdout
+    line = next(v for v in r.stdout.splitlines() if v.startswith("its probabilities"))
+    nll_, ece = float(line.split("NLL ")[1].split(",")[0]), float(line.split("ECE ")[1].split(",")[0])
+    top, acc = float(line.split("probability ")[1].split()[0]), float(line.split(" at ")[1].split("%")[0]) / 100
+    assert nll_ > 0 and 0 <= ece <= 1 and 0 < top <= 1
+    # said on stderr exactly when confidence and accuracy are ten points apart
+    assert ("probabilities are" in r.stderr) == (abs(top - acc) > 0.1), r.stderr
+    q = load_calibration(tmp_path / "c.cal").info["two_stage_quality"]
+    assert round(q["ece"], 3) == ece and round(100 * q["accuracy"], 1) == round(100 * acc, 1)

@@ -257,7 +257,7 @@ def test_a_non_finite_row_with_matching_digests_is_refused_when_used(tmp_path):
 @pytest.mark.parametrize("kernel", kernel_params())
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_every_code_path_finds_the_first_non_finite_row(kernel, dtype):
-    width = 37
+    width = 77      # 308 / 616 bytes: the unrolled vector loops, their single-vector loops and a tail
     M = np.random.default_rng(2).standard_normal((50, width)).astype(dtype)
     rows = np.array([3, 9, 10, 41, 49], dtype=np.int64)
 
@@ -288,3 +288,27 @@ def test_a_row_digest_array_that_does_not_fit_its_array_is_refused(tmp_path, arr
     write_container(p, arrays, kind="hsvm-test", version=1, meta={})
     with pytest.raises(ModelFormatError, match="does not hold the row digests"):
         read_container(p, kind="hsvm-test", versions={1}, lazy=("W",))
+
+
+def test_a_row_longer_than_a_block_is_not_taken_as_checked_by_its_end_blocks(tmp_path, monkeypatch):
+    monkeypatch.setattr(container, "BLOCK_BYTES", 4096)
+    W = np.ones((4, 2304), np.float32)       # rows of 9,216 bytes: 2.25 blocks each
+    p = _row_checked(tmp_path / "f.bin", W)
+    raw = bytearray(p.read_bytes())
+    (n,) = struct.unpack("<Q", raw[:8])
+    at = 8 + n + json.loads(raw[8:8 + n])["W"]["data_offsets"][0]
+    raw[at + 3 * 4096 + 100] ^= 0x40         # block 3: inside row 1 only
+    p.write_bytes(bytes(raw))
+    c = read_container(p, kind="hsvm-test", versions={1}, lazy=("W",))
+    c.verify_rows("W", [0, 2])               # rows 0 and 2 by their blocks, 0..2 and 4..6: both ends of row 1
+    assert c._done["W"][[2, 4]].all() and not c._done["W"][3]
+    with pytest.raises(ModelFormatError, match="array 'W' is corrupt"):
+        c.verify_rows("W", [1])
+
+
+def test_rows_outside_the_array_are_a_callers_error(tmp_path):
+    c = read_container(_row_checked(tmp_path / "f.bin", np.ones((10, 4), np.float32)), kind="hsvm-test",
+                       versions={1}, lazy=("W",))
+    for bad in ([10], [-1]):
+        with pytest.raises(IndexError):
+            c.verify_rows("W", bad)

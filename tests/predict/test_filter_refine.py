@@ -356,3 +356,32 @@ def test_votes_read_from_exact_scores_follow_the_bag_majority(digits):
     assert m.bags == 3 and np.array_equal(v0, v1) and np.array_equal(c0, c1)
     v2, c2, _ = ExactScorer(m).kept_votes(Xn, kept, lookup=lookup)
     assert np.array_equal(v0, v2) and np.array_equal(c0, c2)
+
+
+@pytest.mark.parametrize("bags", [1, 3])
+@pytest.mark.parametrize("canonical", [True, False])
+def test_the_rows_a_refine_checks_hold_every_row_it_reads(bags, canonical):
+    from hsvm_cli.models.pairs import canonical_pairs
+    from hsvm_cli.predict.refine import kept_pair_rows, sorted_kept
+    K = 12
+    a, b = canonical_pairs(K)
+    if not canonical:       # pairs stored in another order and orientation, as imported models do
+        order = np.random.default_rng(1).permutation(a.shape[0])
+        a, b = b[order], a[order]
+    lookup = PairLookup(a, b, K)
+    rng = np.random.default_rng(7)
+    for n, k in ((3, 4), (40, 6)):     # few cells: each row's own pairs; many: every pair of the kept classes
+        kept = np.array([rng.choice(K, k, replace=False) for _ in range(n)])
+        valid = rng.random((n, k)) < 0.8
+        valid[:, 0] = True
+        S, nvalid = sorted_kept(kept, valid)
+        rows = set(kept_pair_rows(S, nvalid, lookup, bags).tolist())
+        for i in range(n):
+            classes = sorted(kept[i][valid[i]])
+            for x in range(len(classes)):
+                for y in range(x + 1, len(classes)):
+                    pid = lookup.table()[0][classes[x] * K + classes[y]]
+                    assert {pid * bags + g for g in range(bags)} <= rows
+        if n * k * (k - 1) // 2 <= 2 * K * (K - 1):
+            # the per-row branch names nothing beyond the rows' own pairs
+            assert len(rows) <= bags * sum(v * (v - 1) // 2 for v in valid.sum(axis=1))

@@ -161,5 +161,6 @@ def test_a_printed_c_reads_back_as_the_c_the_search_ran():
     # copied from the table into -c, it must train the chosen model
     assert c_text(2.0 ** -10) == "0.0009765625" and c_text(2.0 ** -9) == "0.001953125"
     assert c_text(0.5) == "0.5" and c_text(1024.0) == "1024" and c_text(2.0 ** -8) == "0.00390625"
-    for k in range(-40, 31):
+    assert c_text(2.0 ** 30) == "1073741824"
+    for k in range(-40, 61):
         assert float(c_text(2.0 ** k)) == 2.0 ** k
