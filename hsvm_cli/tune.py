@@ -409,17 +409,52 @@ def _fit_two_stage(cal, model, h, X, yi, threads):
         return float(np.mean(-np.log(np.maximum(P[np.arange(yr.shape[0]), yr], 1e-15))))
 
     g = golden_log_search(loss, *SHARPNESS_RANGE)
-    cal.two_stage = {"bits": int(p.filter.bits), "k": int(p.k), "epsilon": p.epsilon, "sharpness": g}
+    # The kept classes' mass: how likely the true class is to have been kept
+    # at all, which the first stage's one temperature may under- or
+    # overstate (γ₂ only shares the kept mass out; the two parts of the
+    # log-likelihood are separate, so each is fitted alone).
+    mass = np.where(S_pad >= 0, p1[np.arange(S_pad.shape[0])[:, None], np.maximum(S_pad, 0)], 0.0).sum(axis=1)
+    shift = fit_mass_shift(mass, (S_pad == yr[:, None]).any(axis=1))
+    cal.two_stage = {"bits": int(p.filter.bits), "k": int(p.k), "epsilon": p.epsilon, "sharpness": g,
+                     "mass_shift": shift}
     cal.info["two_stage_rows"] = int(rows.shape[0])
     # How good these probabilities are where they were fitted: a first stage
     # whose one temperature leaves little mass on the kept classes stays
     # under-confident whatever the factor (omniglot-242, 256 bits, k = 10:
     # mean top probability 0.23 against 40% right), which calibrate reports,
     # since it chooses a setting by accuracy and speed alone.
-    P = est.combine(p1, S_pad, second_stage_proba(cal, refined, p.lookup, sharpness=g))
+    P = est.combine(p1, S_pad, second_stage_proba(cal, refined, p.lookup, sharpness=g), shift)
     cal.info["two_stage_quality"] = {"nll": nll(P, yr), "ece": expected_calibration_error(P, yr),
                                      "mean_top_probability": float(P.max(axis=1).mean()),
                                      "accuracy": float(np.mean(P.argmax(axis=1) == yr))}
+
+
+def fit_mass_shift(mass, kept_true, iterations=50):
+    """δ maximising the likelihood of "the true class was kept" under
+    σ(logit(mass) + δ) -- a logistic regression with one intercept and the
+    first stage's logit as offset -- fitted to Platt's smoothed targets
+    ((N+ + 1) / (N+ + 2) and 1 / (N- + 2)), so that a validation set whose
+    every true class was kept still gives a finite δ.  Newton's method from
+    0 (the likelihood is concave in δ); rows whose mass is 0 or 1 carry no
+    information and are left out."""
+    mass = np.asarray(mass, dtype=np.float64)
+    kept_true = np.asarray(kept_true, dtype=bool)
+    use = (mass > 0.0) & (mass < 1.0)
+    if not use.any():
+        return 0.0
+    t = np.where(kept_true[use], (kept_true[use].sum() + 1.0) / (kept_true[use].sum() + 2.0),
+                 1.0 / ((~kept_true[use]).sum() + 2.0))
+    d = 0.0
+    for _ in range(iterations):
+        s = est.shifted_mass(mass[use], d)
+        grad, hess = float(np.sum(s - t)), float(np.sum(s * (1.0 - s)))
+        if hess <= 0.0:
+            break
+        step = max(-2.0, min(2.0, grad / hess))     # damped: far from the optimum the curvature misleads
+        d -= step
+        if abs(step) < 1e-10:
+            break
+    return float(d)
 
 
 def _exact_pass(model, Xn, yi, tick, block_hook=None):

@@ -113,6 +113,16 @@ class Calibration:
             return float(t["sharpness"])
         return 1.0
 
+    def kept_mass_shift(self, bits, k, epsilon):
+        """The shift on the logit of the kept classes' first-stage mass in the
+        two-stage probabilities of that same setting (absent in files made
+        before it existed, and for every other setting: 0, the mass as it is)."""
+        t = self.two_stage
+        if t and (t.get("bits"), t.get("k"), t.get("epsilon")) == (
+                int(bits), int(k), None if epsilon is None else float(epsilon)):
+            return float(t.get("mass_shift", 0.0))
+        return 0.0
+
     def alpha(self, bits):
         """The first-stage temperature fitted at ``bits``."""
         a = self.alphas.get(int(bits))
@@ -199,10 +209,14 @@ def load_calibration(path):
             two_stage = {"bits": int(two_stage["bits"]), "k": int(two_stage["k"]),
                          "epsilon": None if two_stage.get("epsilon") is None else float(two_stage["epsilon"]),
                          "sharpness": float(two_stage["sharpness"])}
+            if c.meta["two_stage"].get("mass_shift") is not None:
+                two_stage["mass_shift"] = float(c.meta["two_stage"]["mass_shift"])
         except (TypeError, KeyError, ValueError):
             raise ModelFormatError(c.path, "two_stage must hold bits, k, epsilon and sharpness") from None
         if not (np.isfinite(two_stage["sharpness"]) and two_stage["sharpness"] > 0):
             raise ModelFormatError(c.path, "the two-stage sharpness must be positive")
+        if not np.isfinite(two_stage.get("mass_shift", 0.0)):
+            raise ModelFormatError(c.path, "the two-stage mass shift must be finite")
     return Calibration(alphas=alphas, platt_A=np.array(A), platt_B=np.array(B), model_sha256=model_sha,
                        hash_identity=identity, setting=setting, grid=grid, info=info, path=c.path,
                        two_stage=two_stage)

@@ -218,6 +218,9 @@ class Predictor:
         # The refined pairs' logit factor of the two-stage probabilities (1: none fitted for this setting).
         self.second_stage_sharpness = (calibration.second_stage_sharpness(self.filter.bits, self.k, self.epsilon)
                                        if calibration is not None and first_stage == "votes" else 1.0)
+        # and the shift of the kept classes' mass fitted beside it (0: none)
+        self.kept_mass_shift = (calibration.kept_mass_shift(self.filter.bits, self.k, self.epsilon)
+                                if calibration is not None and first_stage == "votes" else 0.0)
         self.lookup = PairLookup(model.pair_a, model.pair_b, K)
         # When the filter keeps every class, refining by votes is exact prediction.
         self.scorer = (ExactScorer(model, threads=threads, kernel=kernel)
@@ -661,7 +664,7 @@ class Predictor:
                 p2 = second_stage_proba(self.calibration, refined, self.lookup,
                                         sharpness=self.second_stage_sharpness)
                 S_pad = np.where(np.arange(refined.S.shape[1])[None, :] < nvalid[:, None], refined.S, -1)
-                P = combine(p1, S_pad, p2)
+                P = combine(p1, S_pad, p2, self.kept_mass_shift)
             best = winners(m, votes, conf)
             votes = np.maximum(votes, 0)
         t.count("refined_classes", int(nvalid.sum()))

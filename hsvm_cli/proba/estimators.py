@@ -503,7 +503,7 @@ def couple(R, *, valid=None, method="direct"):
 # ---------------------------------------------------------------------------
 # the two stages together
 
-def combine(first_stage_p, kept, second_stage_p):
+def combine(first_stage_p, kept, second_stage_p, mass_shift=0.0):
     """The two-stage distribution over all K classes.
 
     ``first_stage_p`` [n, K] first-stage probabilities (rows summing to one),
@@ -514,8 +514,13 @@ def combine(first_stage_p, kept, second_stage_p):
     keep their first-stage probability; the refined ones share the first-stage
     mass M_i = sum_{c in kept_i} first_stage_p[i, c] as M_i * second_stage_p:
     the refine only re-decides among the kept classes, it says nothing about
-    how likely it is that the true class was kept at all.  Rows keep their
-    sum (one for normalised input).  Returns [n, K] float64."""
+    how likely it is that the true class was kept at all.  That is what
+    ``mass_shift`` δ calibrates (the calibration fits it where the first
+    stage's one temperature leaves the kept classes too little mass): the
+    refined classes share M'_i = σ(logit(M_i) + δ), the others their
+    first-stage probabilities scaled by (1 - M'_i) / (1 - M_i); δ = 0 is the
+    mass as it is, bit for bit.  Rows keep their sum (one for normalised
+    input).  Returns [n, K] float64."""
     F = proba_matrix(first_stage_p, "first_stage_p")
     n, K = F.shape
     kept = int_array(kept, "kept", ndim=2)
@@ -538,7 +543,22 @@ def combine(first_stage_p, kept, second_stage_p):
     S = S / np.where(total > 0.0, total, 1.0)[:, None]
     mass = np.where(is_kept, F[rows, safe], 0.0).sum(axis=1)
     out = F.copy()
+    if mass_shift:
+        shifted = shifted_mass(mass, mass_shift)
+        rest = 1.0 - mass
+        out *= np.where(rest > 0.0, (1.0 - shifted) / np.where(rest > 0.0, rest, 1.0), 0.0)[:, None]
+        mass = shifted
     out[rows[is_kept], kept[is_kept]] = (mass[:, None] * S)[is_kept]
     return out
+
+
+def shifted_mass(mass, shift):
+    """σ(logit(mass) + shift), elementwise, with mass 0 and 1 kept as they
+    are (no sample-free evidence moves a certainty)."""
+    m = np.asarray(mass, dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        z = np.log(m) - np.log1p(-m) + shift
+    out = np.where(z >= 0, 1.0 / (1.0 + np.exp(-np.abs(z))), np.exp(-np.abs(z)) / (1.0 + np.exp(-np.abs(z))))
+    return np.where((m <= 0.0) | (m >= 1.0), m, out)
 
 

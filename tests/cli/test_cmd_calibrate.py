@@ -1,3 +1,4 @@
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -263,5 +264,7 @@ def test_calibrate_reports_how_good_the_chosen_settings_probabilities_are(omnigl
     assert nll_ > 0 and 0 <= ece <= 1 and 0 < top <= 1
     # said on stderr exactly when confidence and accuracy are ten points apart
     assert ("probabilities are" in r.stderr) == (abs(top - acc) > 0.1), r.stderr
-    q = load_calibration(tmp_path / "c.cal").info["two_stage_quality"]
+    cal = load_calibration(tmp_path / "c.cal")
+    assert np.isfinite(cal.two_stage["mass_shift"])
+    q = cal.info["two_stage_quality"]
     assert round(q["ece"], 3) == ece and round(100 * q["accuracy"], 1) == round(100 * acc, 1)

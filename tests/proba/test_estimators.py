@@ -411,3 +411,33 @@ def test_coupled_pairwise_probabilities_are_kept_off_0_and_1_as_libsvm_keeps_the
     R[0, 1:, 0] = 1.0 - R[0, 0, 1:]
     P = pb.couple(R)
     assert np.all(P > 0) and np.isfinite(nll(P, np.array([1])))
+
+
+def test_a_kept_mass_shift_moves_mass_between_the_kept_and_the_other_classes_and_zero_changes_nothing():
+    rng = np.random.default_rng(3)
+    F = rng.dirichlet(np.ones(8), size=50)
+    kept = np.array([rng.choice(8, 3, replace=False) for _ in range(50)])
+    S = rng.dirichlet(np.ones(3), size=50)
+    plain = pb.combine(F, kept, S)
+    assert np.array_equal(pb.combine(F, kept, S, 0.0), plain)      # bit for bit
+    rows = np.arange(50)[:, None]
+    for shift in (-2.0, 1.5):
+        P = pb.combine(F, kept, S, shift)
+        np.testing.assert_allclose(P.sum(axis=1), 1.0, atol=1e-12)
+        M = F[rows, kept].sum(axis=1)
+        np.testing.assert_allclose(P[rows, kept].sum(axis=1), pb.shifted_mass(M, shift), rtol=1e-12)
+        # within each part the shares are those without the shift
+        np.testing.assert_allclose(P[rows, kept] / P[rows, kept].sum(axis=1, keepdims=True),
+                                   plain[rows, kept] / plain[rows, kept].sum(axis=1, keepdims=True), rtol=1e-10)
+
+
+@pytest.mark.parametrize("true_shift", [0.0, 1.5, -1.0])
+def test_the_fitted_kept_mass_shift_recovers_the_shift_the_data_follow(true_shift):
+    from hsvm_cli.tune import fit_mass_shift
+    rng = np.random.default_rng(11)
+    M = rng.uniform(0.05, 0.95, 40000)
+    kept_true = rng.random(M.shape[0]) < pb.shifted_mass(M, true_shift)
+    assert abs(fit_mass_shift(M, kept_true) - true_shift) < 0.1
+    # every true class kept: a finite shift towards more mass, not infinity
+    d = fit_mass_shift(M[:100], np.ones(100, dtype=bool))
+    assert np.isfinite(d) and d > 0
