@@ -429,18 +429,27 @@ def _fit_two_stage(cal, model, h, X, yi, threads):
                                      "accuracy": float(np.mean(P.argmax(axis=1) == yr))}
 
 
-def fit_mass_shift(mass, kept_true, iterations=50):
+#: Fewer samples than this whose true class was kept, or was not, say too
+#: little about how often it is: the kept mass is then left as it is (δ = 0).
+MASS_SHIFT_MIN_SIDE = 10
+
+
+def fit_mass_shift(mass, kept_true, iterations=100):
     """δ maximising the likelihood of "the true class was kept" under
     σ(logit(mass) + δ) -- a logistic regression with one intercept and the
     first stage's logit as offset -- fitted to Platt's smoothed targets
-    ((N+ + 1) / (N+ + 2) and 1 / (N- + 2)), so that a validation set whose
-    every true class was kept still gives a finite δ.  Newton's method from
-    0 (the likelihood is concave in δ); rows whose mass is 0 or 1 carry no
-    information and are left out."""
+    ((N+ + 1) / (N+ + 2) and 1 / (N- + 2)).  Newton's method from 0 (the
+    likelihood is concave in δ), steps of at most 2.  Rows whose mass is
+    within rounding of 0 or 1 (|logit| > 35) carry no information and are
+    left out; with fewer than MASS_SHIFT_MIN_SIDE rows on either side (the
+    true class kept, or not) δ is 0."""
     mass = np.asarray(mass, dtype=np.float64)
     kept_true = np.asarray(kept_true, dtype=bool)
-    use = (mass > 0.0) & (mass < 1.0)
-    if not use.any():
+    inside = (mass > 0.0) & (mass < 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        logit = np.where(inside, np.log(np.where(inside, mass, 0.5)) - np.log1p(-np.where(inside, mass, 0.5)), 0.0)
+    use = inside & (np.abs(logit) <= 35.0)
+    if min(int(kept_true[use].sum()), int((~kept_true[use]).sum())) < MASS_SHIFT_MIN_SIDE:
         return 0.0
     t = np.where(kept_true[use], (kept_true[use].sum() + 1.0) / (kept_true[use].sum() + 2.0),
                  1.0 / ((~kept_true[use]).sum() + 2.0))
@@ -718,8 +727,8 @@ def format_grid(cal):
     lines.append("chosen: " + cal.info.get("why", ""))
     quality = cal.info.get("two_stage_quality")
     if quality is not None:
-        lines.append("its probabilities (predict -C --proba) on %d validation samples: NLL %.3f, ECE %.3f, mean top "
-                     "probability %.3f at %.1f%% accuracy" % (cal.info.get("two_stage_rows", 0), quality["nll"],
+        lines.append("its probabilities (predict -C --proba) on the %d validation samples they were fitted on: NLL "
+                     "%.3f, ECE %.3f, mean top probability %.3f at %.1f%% accuracy" % (cal.info.get("two_stage_rows", 0), quality["nll"],
                                                              quality["ece"], quality["mean_top_probability"],
                                                              100 * quality["accuracy"]))
     # the marker column is empty on most rows: no trailing blanks (diffs, copies into tables)

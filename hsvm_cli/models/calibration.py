@@ -209,10 +209,13 @@ def load_calibration(path):
             two_stage = {"bits": int(two_stage["bits"]), "k": int(two_stage["k"]),
                          "epsilon": None if two_stage.get("epsilon") is None else float(two_stage["epsilon"]),
                          "sharpness": float(two_stage["sharpness"])}
-            if c.meta["two_stage"].get("mass_shift") is not None:
-                two_stage["mass_shift"] = float(c.meta["two_stage"]["mass_shift"])
         except (TypeError, KeyError, ValueError):
             raise ModelFormatError(c.path, "two_stage must hold bits, k, epsilon and sharpness") from None
+        shift = c.meta["two_stage"].get("mass_shift")
+        if shift is not None:
+            if not isinstance(shift, (int, float)) or isinstance(shift, bool):
+                raise ModelFormatError(c.path, "the two-stage mass_shift must be a number, not %r" % (shift,))
+            two_stage["mass_shift"] = float(shift)
         if not (np.isfinite(two_stage["sharpness"]) and two_stage["sharpness"] > 0):
             raise ModelFormatError(c.path, "the two-stage sharpness must be positive")
         if not np.isfinite(two_stage.get("mass_shift", 0.0)):

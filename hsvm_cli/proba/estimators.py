@@ -518,9 +518,9 @@ def combine(first_stage_p, kept, second_stage_p, mass_shift=0.0):
     ``mass_shift`` δ calibrates (the calibration fits it where the first
     stage's one temperature leaves the kept classes too little mass): the
     refined classes share M'_i = σ(logit(M_i) + δ), the others their
-    first-stage probabilities scaled by (1 - M'_i) / (1 - M_i); δ = 0 is the
-    mass as it is, bit for bit.  Rows keep their sum (one for normalised
-    input).  Returns [n, K] float64."""
+    first-stage probabilities scaled to 1 - M'_i; δ = 0 is the mass as it
+    is, bit for bit.  Rows keep their sum (with δ ≠ 0: sum to one, the
+    first-stage rows summing to one).  Returns [n, K] float64."""
     F = proba_matrix(first_stage_p, "first_stage_p")
     n, K = F.shape
     kept = int_array(kept, "kept", ndim=2)
@@ -544,21 +544,33 @@ def combine(first_stage_p, kept, second_stage_p, mass_shift=0.0):
     mass = np.where(is_kept, F[rows, safe], 0.0).sum(axis=1)
     out = F.copy()
     if mass_shift:
-        shifted = shifted_mass(mass, mass_shift)
-        rest = 1.0 - mass
-        out *= np.where(rest > 0.0, (1.0 - shifted) / np.where(rest > 0.0, rest, 1.0), 0.0)[:, None]
-        mass = shifted
+        # the others' own sum and 1 - M' from the logit, not 1 - M and
+        # 1 - σ(...): a kept mass within rounding of 1 would lose every digit
+        others = F.copy()
+        others[rows[is_kept], kept[is_kept]] = 0.0
+        rest = others.sum(axis=1)
+        out *= np.where(rest > 0.0, shifted_mass(mass, -mass_shift, complement=True) / np.where(rest > 0.0, rest, 1.0),
+                        0.0)[:, None]
+        # no mass outside the kept set (every class kept): nothing to move
+        mass = np.where(rest > 0.0, shifted_mass(mass, mass_shift), mass)
     out[rows[is_kept], kept[is_kept]] = (mass[:, None] * S)[is_kept]
     return out
 
 
-def shifted_mass(mass, shift):
+def shifted_mass(mass, shift, *, complement=False):
     """σ(logit(mass) + shift), elementwise, with mass 0 and 1 kept as they
-    are (no sample-free evidence moves a certainty)."""
-    m = np.asarray(mass, dtype=np.float64)
-    with np.errstate(divide="ignore"):
-        z = np.log(m) - np.log1p(-m) + shift
-    out = np.where(z >= 0, 1.0 / (1.0 + np.exp(-np.abs(z))), np.exp(-np.abs(z)) / (1.0 + np.exp(-np.abs(z))))
-    return np.where((m <= 0.0) | (m >= 1.0), m, out)
+    are (no sample-free evidence moves a certainty); ``complement``: 1 minus
+    that, σ(-(logit(mass) + shift)) -- call it with -shift -- computed as
+    itself, so that it keeps its digits when the mass is near 1."""
+    m = np.clip(np.asarray(mass, dtype=np.float64), 0.0, 1.0)     # a sum may round past 1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.log(m) - np.log1p(-m)
+    if complement:
+        z = -z
+    z = z + shift
+    e = np.exp(-np.abs(z))
+    out = np.where(z >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+    fixed = (1.0 - m) if complement else m
+    return np.where((m <= 0.0) | (m >= 1.0), fixed, out)
 
 

@@ -124,6 +124,12 @@ def _calibrate(digits_files, tmp_path):
     (None, lambda m: m.update(setting={"mode": "fast"}), "setting mode"),
     (None, lambda m: m.update(alphas={"64": -1.0}), "temperatures"),
     (None, lambda m: m.update(alphas=[1]), "alphas"),
+    (None, lambda m: m.update(two_stage={"bits": 512, "k": 3, "epsilon": None, "sharpness": 1.0,
+                                         "mass_shift": "1.5"}), "mass_shift must be a number"),
+    (None, lambda m: m.update(two_stage={"bits": 512, "k": 3, "epsilon": None, "sharpness": 1.0,
+                                         "mass_shift": True}), "mass_shift must be a number"),
+    (None, lambda m: m.update(two_stage={"bits": 512, "k": 3, "epsilon": None, "sharpness": 1.0,
+                                         "mass_shift": float("inf")}), "mass shift must be finite"),
 ])
 def test_impossible_calibrations_are_refused(digits_files, tmp_path, edit_arrays, edit_meta, message):
     model, hbm, cal = _calibrate(digits_files, tmp_path)

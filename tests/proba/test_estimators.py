@@ -438,6 +438,33 @@ def test_the_fitted_kept_mass_shift_recovers_the_shift_the_data_follow(true_shif
     M = rng.uniform(0.05, 0.95, 40000)
     kept_true = rng.random(M.shape[0]) < pb.shifted_mass(M, true_shift)
     assert abs(fit_mass_shift(M, kept_true) - true_shift) < 0.1
-    # every true class kept: a finite shift towards more mass, not infinity
-    d = fit_mass_shift(M[:100], np.ones(100, dtype=bool))
-    assert np.isfinite(d) and d > 0
+    # every true class kept: too little said about how often it is not
+    assert fit_mass_shift(M[:100], np.ones(100, dtype=bool)) == 0.0
+
+
+@pytest.mark.parametrize("shift", [-40.0, -3.0, 3.0, 40.0])
+def test_a_kept_mass_shift_keeps_rows_summing_to_one_at_the_edges(shift):
+    import warnings
+    F = np.array([[1 - 3e-15, 1e-15, 2e-15, 0.0],      # kept mass within rounding of 1
+                  [0.1, 0.2, 0.3, 0.4],
+                  [0.1, 0.2, 0.3, 0.4 - 1e-16],        # every class kept, the sum rounding below 1
+                  [0.0, 0.0, 0.5, 0.5]])               # no first-stage mass on the kept classes
+    kept = np.array([[0, -1, -1, -1], [3, 0, -1, -1], [0, 1, 2, 3], [0, 1, -1, -1]])
+    S = np.where(kept >= 0, 1.0, 0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        P = pb.combine(F, kept, S, shift)
+    np.testing.assert_allclose(P.sum(axis=1), F.sum(axis=1), atol=4e-16)
+    assert np.array_equal(P[2], pb.combine(F, kept, S)[2])      # every class kept: nothing to move
+    assert np.array_equal(P[3], F[3])                             # no kept mass: nothing to shift
+
+
+def test_too_few_samples_on_either_side_leave_the_kept_mass_as_it_is():
+    from hsvm_cli.tune import MASS_SHIFT_MIN_SIDE, fit_mass_shift
+    M = np.full(200, 0.3)
+    kept = np.zeros(200, dtype=bool)
+    kept[:MASS_SHIFT_MIN_SIDE - 1] = True
+    assert fit_mass_shift(M, kept) == 0.0
+    kept[MASS_SHIFT_MIN_SIDE - 1] = True
+    assert fit_mass_shift(M, kept) < 0.0
+    assert fit_mass_shift(np.array([1e-12]), np.array([True])) == 0.0
