@@ -31,7 +31,7 @@ from . import options
 @options.output(required=True, what="Learned circulant hash to write")
 @options.zero_based
 @options.quiet
-@options.outputs_apart((("output", "-o"),), ("data", "targets"))
+@options.outputs_apart((("output", "-o"),), ("data", "targets"), binary=("output",))
 def command(data, targets, bits, C, loss, rows, eps, normalize, seed, output, zero_based, quiet):
     """Fit L circulant hash functions h_l(x) = sgn(w.P_l x + b_l), the rows of
     circ(w), to target codes of the samples of the svmlight file DATA ('-':

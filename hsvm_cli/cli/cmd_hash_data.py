@@ -1,10 +1,10 @@
 """hsvm hash-data: the sign-projection codes of samples, for predict --codes or other tools."""
-import sys
 
 import click
 
-from ..errors import ModelFormatError, OptionError
+from ..errors import ModelFormatError, OptionError, OutputError
 from ..io.container import container_kind, kind_name
+from ..io.files import display_name, output_is_terminal
 from ..models.circulant_hash import CHASH_KIND, load_circulant_hash
 from ..models.codes import hash_data
 from ..models.hashed import HBM_KIND, load_hash_model
@@ -46,8 +46,10 @@ def command(data, hbm_path, bits, fmt, output, zero_based, extra_features, chunk
         h.check_bits(bits)
     except (OptionError, ValueError) as exc:
         raise click.BadParameter(str(exc), param_hint="--bits") from None
-    if fmt == "codes" and output == "-" and sys.stdout.isatty():
-        raise click.UsageError("refusing to write binary codes to a terminal; use -o FILE or --format svm")
+    if fmt == "codes" and output_is_terminal(output):
+        # before the work, with atomic_output's status and words
+        raise OutputError("%s: refusing to write a binary file to a terminal: use -o FILE, --format svm, or redirect"
+                          % ("<stdout>" if output == "-" else display_name(output)))
     with StepBar(options.show_progress(quiet), unit="row", desc="hash-data") as bar:
         n = hash_data(h, data, output, bits=bits, fmt=fmt, zero_based=zero_based, extra_features=extra_features,
                       chunk_rows=chunk_rows, shard=shard, progress=bar)

@@ -25,7 +25,7 @@ from . import options
                    "hashed-scores need no pass over the model's weights.")
 @options.seed
 @options.quiet
-@options.outputs_apart((("output", "-o"),), ("model_path",))
+@options.outputs_apart((("output", "-o"),), ("model_path",), binary=("output",))
 def command(model_path, bits, output, projection, store_projection, class_scores, seed, quiet):
     """Hash the classifiers of MODEL with D sign random projections."""
     if bits % 64:

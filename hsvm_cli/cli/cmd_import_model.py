@@ -21,7 +21,8 @@ from . import options
                    "calibration for `hsvm predict --exact --proba -C`.")
 @options.zero_based
 @options.quiet
-@options.outputs_apart((("output", "-o"), ("calib_path", "--calibration")), ("model_file",))
+@options.outputs_apart((("output", "-o"), ("calib_path", "--calibration")), ("model_file",),
+                       binary=("output", "calib_path"))
 def command(model_file, output, n_features, calib_path, zero_based, quiet):
     """Import MODEL_FILE, written by LIBSVM's svm-train (C-SVC or nu-SVC with
     -t 0) or LIBLINEAR's train (any classification solver).

@@ -45,7 +45,7 @@ def _gamma(ctx, param, value):
 @options.seed
 @options.zero_based
 @options.quiet
-@options.outputs_apart((("output", "-o"),), ("train",))
+@options.outputs_apart((("output", "-o"),), ("train",), binary=("output",))
 def command(train, output, kernel, gamma, degree, coef0, landmarks, bits, projection, tol, seed, zero_based, quiet):
     """Fit a kernel hash on the svmlight file TRAIN ('-': stdin): landmarks, the
     orthonormal basis of their span in the kernel's feature space, and the seed

@@ -9,7 +9,7 @@ from . import options
 @click.argument("parts", nargs=-1, required=True, type=options.INPUT_FILE)
 @options.output(required=True, what="Model file to write (.hsvm)")
 @options.quiet
-@options.outputs_apart((("output", "-o"),), ("parts",))
+@options.outputs_apart((("output", "-o"),), ("parts",), binary=("output",))
 def command(parts, output, quiet):
     """Join the PARTS written by `hsvm train-ovo --pairs i/N` (in any order)
     into the model a single `train-ovo` run without --pairs writes, byte for

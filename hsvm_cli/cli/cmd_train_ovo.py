@@ -94,7 +94,7 @@ def _parse_grid(ctx, param, value):
 @options.jobs
 @options.zero_based
 @options.quiet
-@options.outputs_apart((("output", "-o"),), ("train", "codes_path"))
+@options.outputs_apart((("output", "-o"),), ("train", "codes_path"), binary=("output",))
 def command(train, codes_path, bits, output, C, c_grid, cv_folds, solver, tol, per_class, bags, normalize, bias,
             block, dask_address, seed, jobs, zero_based, quiet):
     """Train a one-vs-one linear SVM model from the svmlight file TRAIN ('-': stdin),

@@ -5,8 +5,8 @@ import sys
 
 import click
 
-from ..errors import OptionError
-from ..io.files import same_output, same_regular_file
+from ..errors import OptionError, OutputError
+from ..io.files import output_is_terminal, same_output, same_regular_file
 from ..support.threads import resolve_threads
 
 
@@ -27,13 +27,16 @@ class FiniteFloat(click.FloatRange):
         return super()._describe_range()
 
 
-def outputs_apart(outputs, inputs):
+def outputs_apart(outputs, inputs, binary=()):
     """Refuse, as a usage error, an output that is the same regular file as
     one of the command's inputs (``train-ovo v.svm -o v.svm``): the atomic
     rename would replace the input by the result; and two outputs that name
     the same file (``calibrate -o x --grid-json x``).  ``outputs``: (parameter,
     option) pairs; ``inputs``: parameter names (a value may be a tuple of
-    paths).  Applied to the command's function, under its options."""
+    paths); ``binary``: the outputs that are binary files, refused on a
+    terminal before the work rather than once it is done (exit 74, as
+    atomic_output refuses them).  Applied to the command's function, under
+    its options."""
     def wrap(f):
         @functools.wraps(f)
         def checked(**params):
@@ -52,6 +55,11 @@ def outputs_apart(outputs, inputs):
                     if same_output(params.get(name), params.get(other)):
                         raise OptionError("%s and %s name the same file: the second would replace the first"
                                           % (hint, other_hint))
+            for name in binary:
+                value = params.get(name)
+                if value is not None and output_is_terminal(value):
+                    raise OutputError("%s: refusing to write a binary file to a terminal: use -o FILE, or redirect"
+                                      % ("<stdout>" if value == "-" else click.format_filename(value)))
             return f(**params)
         return checked
     return wrap

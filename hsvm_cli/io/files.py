@@ -382,7 +382,7 @@ class _Decompressed(io.BufferedReader):
 
 
 @contextlib.contextmanager
-def atomic_output(path, mode="wb"):
+def atomic_output(path, mode="wb", *, text=None):
     """Yield a file object for writing ``path``, in the way that never destroys
     what ``path`` points at:
 
@@ -399,13 +399,15 @@ def atomic_output(path, mode="wb"):
       rename would replace the device node by a regular file.
 
     Write errors (a full disk, ``/dev/full``) raise :class:`OutputError`
-    naming ``path``."""
-    binary = "b" in mode
+    naming ``path``.  A binary file is never written to a terminal;
+    ``text=True`` says that bytes written in mode ``wb`` are text (svmlight
+    written as bytes for speed), which a terminal may show."""
+    binary = "b" in mode and not text
     if path == "-" or path is None:
         if binary and _is_terminal(sys.stdout):
             # a model or codes file is no text: it would garble the terminal
             raise OutputError("<stdout>: refusing to write a binary file to a terminal: use -o FILE, or redirect")
-        stream = sys.stdout.buffer if binary else sys.stdout
+        stream = sys.stdout.buffer if "b" in mode else sys.stdout
         guarded = _GuardedWriter(stream, "<stdout>")
         yield guarded
         guarded.flush()
@@ -499,6 +501,24 @@ def outputs_together():
         if isinstance(exc, OSError):
             raise OutputError("%s: cannot write: %s" % (pending[done][1], exc.strerror or exc)) from None
         raise
+
+
+def output_is_terminal(path):
+    """Whether ``path`` as an output (``-``: stdout; ``/dev/stdout``, a tty
+    device) would write to a terminal: for a command to refuse a binary
+    output before its work, as :func:`atomic_output` refuses it when opened."""
+    if path is None or path == "-":
+        return _is_terminal(sys.stdout)
+    try:
+        if not stat.S_ISCHR(os.stat(path).st_mode):
+            return False
+        fd = os.open(path, os.O_WRONLY | getattr(os, "O_NOCTTY", 0))
+    except OSError:
+        return False
+    try:
+        return os.isatty(fd)
+    finally:
+        os.close(fd)
 
 
 def _is_terminal(stream):

@@ -229,7 +229,7 @@ def hash_data(h, source, output, *, bits=None, fmt="codes", zero_based=False, ex
                            _csr_arrays=not isinstance(h, (KernelHash, LearnedCirculantHash)))
     n = 0
     if fmt == "svm":
-        with atomic_output(output, "wb") as fh:
+        with atomic_output(output, "wb", text=True) as fh:
             for chunk in chunks:
                 write_codes_svm(fh, encode(chunk, n), chunk.y, bits)
                 n += chunk.y.shape[0]

@@ -23,8 +23,8 @@ def check_model_codes(model, *, kernel_hash=None, codes=None, model_name="the mo
     of svmlight features."""
     source = model.codes_source
     if source is None:
-        what = "a kernel hash" if kernel_hash is not None else "kernel hash codes"
-        raise ModelMismatchError("%s was trained on svmlight features, not on codes: %s does not apply"
+        what = "a kernel hash does" if kernel_hash is not None else "kernel hash codes do"
+        raise ModelMismatchError("%s was trained on svmlight features, not on codes: %s not apply"
                                  % (model_name, what))
     want = source.get("kernel_hash_sha256")
     if kernel_hash is not None and kernel_hash.content_sha256() != want:

@@ -21,7 +21,9 @@ class StepBar:
                 import sys
 
                 from tqdm import tqdm
-                self.bar = tqdm(total=total, file=sys.stderr, unit=self.unit, desc=self.desc, dynamic_ncols=True)
+                # delay: a step done within half a second shows no bar (nor an empty line)
+                self.bar = tqdm(total=total, file=sys.stderr, unit=self.unit, desc=self.desc, dynamic_ncols=True,
+                                delay=0.5)
             if what is not None:
                 self.bar.set_postfix_str(what, refresh=False)
             self.bar.update(done - self.bar.n)

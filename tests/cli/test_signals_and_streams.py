@@ -162,14 +162,46 @@ def test_a_binary_output_is_never_written_to_a_terminal(tmp_path, digits_files):
     import pty
     model, hbm, _ = digits_files
     for args in (["hash-data", "-q", "-H", hbm, DIGITS_TEST], ["train-ovo", "-q", DIGITS_TRAIN, "-o", "-"],
-                 ["hash-data", "-H", hbm, DIGITS_TEST, "-o", "/dev/stdout"]):
+                 ["hash-data", "-H", hbm, DIGITS_TEST, "-o", "/dev/stdout"],
+                 ["train-ovo", DIGITS_TRAIN, "-o", "/dev/stdout"], ["hash-model", "-m", model, "-o", "-"]):
         master, slave = pty.openpty()
         try:
             r = _hsvm(args, stdout=slave)
         finally:
             os.close(slave)
             os.close(master)
-        assert r.returncode in (2, 74) and b"binary" in r.stderr, (args, r.stderr)
+        # before any work: one line, no log of a model trained
+        assert r.returncode == 74 and b"binary" in r.stderr and r.stderr.count(b"\n") == 1, (args, r.stderr)
+
+
+def test_codes_as_svmlight_text_may_be_written_to_a_terminal(digits_files):
+    # --format svm is text, the very remedy the binary refusal suggests
+    import pty
+    _, hbm, _ = digits_files
+    for extra in ([], ["-o", "/dev/stdout"]):
+        master, slave = pty.openpty()
+        shown = []
+
+        def drain():
+            while True:
+                try:
+                    data = os.read(master, 1 << 16)
+                except OSError:
+                    return
+                if not data:
+                    return
+                shown.append(data)
+        reader = threading.Thread(target=drain)
+        reader.start()
+        try:
+            r = _hsvm(["hash-data", "-q", "-H", hbm, DIGITS_TEST, "--format", "svm", "--bits", "64"] + extra,
+                      stdout=slave)
+        finally:
+            os.close(slave)
+            reader.join(timeout=30)
+            os.close(master)
+        assert r.returncode == 0, (extra, r.stderr)
+        assert b"".join(shown).count(b"\n") == 450
 
 
 def test_hash_model_to_stdout_logs_without_a_size(digits_files):
