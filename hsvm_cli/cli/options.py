@@ -48,8 +48,13 @@ def outputs_apart(outputs, inputs, binary=()):
                 clash = same_regular_file(params.get(name), paths)
                 if clash is not None:
                     # one line (file names escaped), exit 2: a usage error
+                    out = click.format_filename(params.get(name))
+                    given = click.format_filename(clash)
+                    # the file may be named otherwise among the inputs (a link, another path)
                     raise OptionError("%s: %s is an input of this command: refusing to overwrite it"
-                                      % (hint, click.format_filename(clash)))
+                                      % (hint, out) if out == given else
+                                      "%s: %s is an input of this command (as %s): refusing to overwrite it"
+                                      % (hint, out, given))
             for i, (name, hint) in enumerate(outputs):
                 for other, other_hint in outputs[i + 1:]:
                     if same_output(params.get(name), params.get(other)):

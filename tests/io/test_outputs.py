@@ -201,7 +201,8 @@ def test_output_that_is_an_input_is_a_usage_error_and_the_input_survives(model, 
     for args in _input_clashes(own_model, data, tmp_path):
         r = hsvm(*args, cwd=tmp_path)
         assert r.returncode == 2, (args, r.stderr)
-        assert "is an input of this command: refusing to overwrite it" in r.stderr.decode(), args
+        assert "is an input of this command" in r.stderr.decode() and "refusing to overwrite it" in \
+            r.stderr.decode(), args
         assert r.stderr.startswith(b"hsvm: ") and r.stderr.count(b"\n") == 1, args    # one line
         assert {p: p.read_bytes() for p in before} == before, args
     # a name with a newline is escaped, so the message stays one line
@@ -287,3 +288,12 @@ def test_outputs_written_together_are_renamed_together_or_not_at_all(tmp_path, m
     a.write_bytes(b"OLD")
     write_both()
     assert a.read_bytes() == b.read_bytes() == b"NEW"
+
+
+def test_an_output_that_is_an_input_under_another_name_names_both(model, tmp_path):
+    data = tmp_path / "data.svm"
+    data.write_bytes(b"1 1:1\n2 1:-1\n")
+    (tmp_path / "link.svm").symlink_to(data)
+    r = hsvm("train-ovo", "link.svm", "-o", "data.svm", cwd=tmp_path)
+    assert r.returncode == 2 and r.stderr.decode() == \
+        "hsvm: -o: data.svm is an input of this command (as link.svm): refusing to overwrite it\n"
