@@ -29,4 +29,14 @@ def test_the_source_distribution_holds_every_file_the_build_reads(tmp_path):
         names = {Path(n).relative_to(Path(n).parts[0]).as_posix() for n in tar.getnames() if len(Path(n).parts) > 1}
     needed = {p.relative_to(REPO).as_posix() for p in (REPO / "native").iterdir() if p.suffix in (".c", ".h", ".py")}
     assert needed <= names, sorted(needed - names)
-    assert {"setup.py", "pyproject.toml", "README.md"} <= names
+    assert {"setup.py", "pyproject.toml", "README.md", "LICENSE"} <= names
+    assert not [n for n in names if n.startswith("tests/")], "tests ship without conftest and data"
+
+
+def test_the_package_says_the_version_its_metadata_says():
+    import re
+
+    import hsvm_cli
+    text = (REPO / "pyproject.toml").read_text()
+    (declared,) = re.findall(r'^version = "([^"]+)"$', text, flags=re.M)
+    assert hsvm_cli.__version__ == declared
