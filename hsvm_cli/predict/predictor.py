@@ -745,8 +745,9 @@ def _with_codes(codes, chunks):
         if differ.size:
             r = int(differ[0])
             raise DataError("sample %d of the input has label %d where its code in %s has label %d: the codes "
-                            "were made from another file" % (start + r + 1, int(chunk.y[r]), codes.path,
-                                                             int(codes.labels[start + r])))
+                            "were made from another file, or from more of it than this input (a shard's codes "
+                            "come from hash-data --shard)" % (start + r + 1, int(chunk.y[r]), codes.path,
+                                                              int(codes.labels[start + r])))
         yield chunk, codes.codes[start:start + n]
         start += n
     if start != total:

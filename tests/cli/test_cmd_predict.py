@@ -38,7 +38,8 @@ def test_codes_of_another_file_with_as_many_rows_are_refused(digits_files, tmp_p
     r = run(["predict", "-m", model, "-H", hbm, "--codes", codes, DIGITS_TEST, "-o", out], exit_code=65)
     first, second = lines[0].split()[0].decode(), lines[1].split()[0].decode()
     assert r.stderr == ("hsvm: sample 1 of the input has label %s where its code in %s has label %s: the codes "
-                        "were made from another file\n" % (first, codes, second))
+                        "were made from another file, or from more of it than this input (a shard's codes come "
+                        "from hash-data --shard)\n" % (first, codes, second))
     assert not out.exists()
 
 
