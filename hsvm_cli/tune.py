@@ -446,16 +446,16 @@ def fit_mass_shift(mass, kept_true, iterations=100):
     mass = np.asarray(mass, dtype=np.float64)
     kept_true = np.asarray(kept_true, dtype=bool)
     inside = (mass > 0.0) & (mass < 1.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        logit = np.where(inside, np.log(np.where(inside, mass, 0.5)) - np.log1p(-np.where(inside, mass, 0.5)), 0.0)
-    use = inside & (np.abs(logit) <= 35.0)
+    z = est.logit(np.where(inside, mass, 0.5))
+    use = inside & (np.abs(z) <= 35.0)
     if min(int(kept_true[use].sum()), int((~kept_true[use]).sum())) < MASS_SHIFT_MIN_SIDE:
         return 0.0
     t = np.where(kept_true[use], (kept_true[use].sum() + 1.0) / (kept_true[use].sum() + 2.0),
                  1.0 / ((~kept_true[use]).sum() + 2.0))
+    z = z[use]
     d = 0.0
     for _ in range(iterations):
-        s = est.shifted_mass(mass[use], d)
+        s = est.sigmoid(z + d)
         grad, hess = float(np.sum(s - t)), float(np.sum(s * (1.0 - s)))
         if hess <= 0.0:
             break
@@ -728,8 +728,8 @@ def format_grid(cal):
     quality = cal.info.get("two_stage_quality")
     if quality is not None:
         lines.append("its probabilities (predict -C --proba) on the %d validation samples they were fitted on: NLL "
-                     "%.3f, ECE %.3f, mean top probability %.3f at %.1f%% accuracy" % (cal.info.get("two_stage_rows", 0), quality["nll"],
-                                                             quality["ece"], quality["mean_top_probability"],
-                                                             100 * quality["accuracy"]))
+                     "%.3f, ECE %.3f, mean top probability %.3f at %.1f%% accuracy"
+                     % (cal.info.get("two_stage_rows", 0), quality["nll"], quality["ece"],
+                        quality["mean_top_probability"], 100 * quality["accuracy"]))
     # the marker column is empty on most rows: no trailing blanks (diffs, copies into tables)
     return "\n".join(line.rstrip() for line in lines) + "\n"

@@ -2,9 +2,9 @@
 
 import click
 
-from ..errors import ModelFormatError, OptionError, OutputError
+from ..errors import ModelFormatError, OptionError
 from ..io.container import container_kind, kind_name
-from ..io.files import display_name, output_is_terminal
+from ..io.files import binary_on_terminal, display_name, output_is_terminal
 from ..models.circulant_hash import CHASH_KIND, load_circulant_hash
 from ..models.codes import hash_data
 from ..models.hashed import HBM_KIND, load_hash_model
@@ -48,8 +48,8 @@ def command(data, hbm_path, bits, fmt, output, zero_based, extra_features, chunk
         raise click.BadParameter(str(exc), param_hint="--bits") from None
     if fmt == "codes" and output_is_terminal(output):
         # before the work, with atomic_output's status and words
-        raise OutputError("%s: refusing to write a binary file to a terminal: use -o FILE, --format svm, or redirect"
-                          % ("<stdout>" if output == "-" else display_name(output)))
+        raise binary_on_terminal(output if output == "-" else display_name(output),
+                                 "use -o FILE, --format svm, or redirect")
     with StepBar(options.show_progress(quiet), unit="row", desc="hash-data") as bar:
         n = hash_data(h, data, output, bits=bits, fmt=fmt, zero_based=zero_based, extra_features=extra_features,
                       chunk_rows=chunk_rows, shard=shard, progress=bar)

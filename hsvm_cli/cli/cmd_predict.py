@@ -154,8 +154,9 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
                          "exact prediction" if setting.mode == "exact" else "the class-score first stage")
                 exact_proba = proba and setting.mode != "exact" and predictor.filter is None
                 notices.append("hsvm: predict: the calibration chose %s, which does not use -H %s%s (give --bits or "
-                               "-k for the hash filter)" % (chose, click.format_filename(hbm_path),
-                                                            "; with --proba: exact probabilities" if exact_proba else ""))
+                               "-k for the hash filter)"
+                               % (chose, click.format_filename(hbm_path),
+                                  "; with --proba: exact probabilities" if exact_proba else ""))
         else:
             if proba or epsilon is not None:
                 raise click.UsageError("%s needs a calibration (-C)"

@@ -5,8 +5,8 @@ import sys
 
 import click
 
-from ..errors import OptionError, OutputError
-from ..io.files import output_is_terminal, same_output, same_regular_file
+from ..errors import OptionError
+from ..io.files import binary_on_terminal, output_is_terminal, same_output, same_regular_file
 from ..support.threads import resolve_threads
 
 
@@ -63,8 +63,7 @@ def outputs_apart(outputs, inputs, binary=()):
             for name in binary:
                 value = params.get(name)
                 if value is not None and output_is_terminal(value):
-                    raise OutputError("%s: refusing to write a binary file to a terminal: use -o FILE, or redirect"
-                                      % ("<stdout>" if value == "-" else click.format_filename(value)))
+                    raise binary_on_terminal(click.format_filename(value))
             return f(**params)
         return checked
     return wrap

@@ -83,16 +83,14 @@ def array_digests(arr, block_bytes=None):
 
 
 def row_digests(arr):
-    """xxh3-64 of each first-axis row of ``arr``'s bytes, uint64 [rows]."""
+    """xxh3-64 of each first-axis row of ``arr``'s bytes, uint64 [rows]
+    (what the streaming writer computes piece by piece: :class:`_RowHasher`)."""
     arr = np.ascontiguousarray(arr)
     rows = arr.shape[0] if arr.ndim else 0
-    out = np.empty(rows, dtype=np.uint64)
-    if rows:
-        row_bytes = arr.nbytes // rows
-        mv = memoryview(arr.reshape(-1).view(np.uint8))
-        digest = xxhash.xxh3_64_intdigest
-        out[:] = [digest(mv[r * row_bytes:(r + 1) * row_bytes]) for r in range(rows)]
-    return out
+    hasher = _RowHasher(rows, arr.nbytes // rows if rows else 0)
+    if arr.nbytes:
+        hasher.update(memoryview(arr.reshape(-1).view(np.uint8)))
+    return hasher.finish()
 
 
 def _with_row_digests(shapes, row_checked):

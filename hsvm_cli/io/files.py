@@ -406,7 +406,7 @@ def atomic_output(path, mode="wb", *, text=None):
     if path == "-" or path is None:
         if binary and _is_terminal(sys.stdout):
             # a model or codes file is no text: it would garble the terminal
-            raise OutputError("<stdout>: refusing to write a binary file to a terminal: use -o FILE, or redirect")
+            raise binary_on_terminal(path)
         stream = sys.stdout.buffer if "b" in mode else sys.stdout
         guarded = _GuardedWriter(stream, "<stdout>")
         yield guarded
@@ -424,7 +424,7 @@ def atomic_output(path, mode="wb", *, text=None):
             raise OutputError("%s: cannot write: %s" % (name, exc.strerror or exc)) from None
         if binary and _is_terminal(fh):
             _close_quietly(fh)
-            raise OutputError("%s: refusing to write a binary file to a terminal: use -o FILE, or redirect" % name)
+            raise binary_on_terminal(name)
         try:
             guarded = _GuardedWriter(fh, name)
             yield guarded
@@ -501,6 +501,14 @@ def outputs_together():
         if isinstance(exc, OSError):
             raise OutputError("%s: cannot write: %s" % (pending[done][1], exc.strerror or exc)) from None
         raise
+
+
+def binary_on_terminal(path, remedy="use -o FILE, or redirect"):
+    """The OutputError (exit 74) refusing to write a binary file to the
+    terminal ``path`` (``-``/None: stdout) names: the one message of
+    :func:`atomic_output` and of the commands that refuse before their work."""
+    return OutputError("%s: refusing to write a binary file to a terminal: %s"
+                       % ("<stdout>" if path is None or path == "-" else os.fspath(path), remedy))
 
 
 def output_is_terminal(path):

@@ -107,21 +107,23 @@ class Calibration:
         probabilities of the hash filter at ``bits`` keeping ``k`` classes
         (or those above ``epsilon``, at most k): the fitted one for that
         setting, else 1 (the pair sigmoids as they are)."""
-        t = self.two_stage
-        if t and (t.get("bits"), t.get("k"), t.get("epsilon")) == (
-                int(bits), int(k), None if epsilon is None else float(epsilon)):
-            return float(t["sharpness"])
-        return 1.0
+        t = self._two_stage_of(bits, k, epsilon)
+        return 1.0 if t is None else float(t["sharpness"])
 
     def kept_mass_shift(self, bits, k, epsilon):
         """The shift on the logit of the kept classes' first-stage mass in the
         two-stage probabilities of that same setting (absent in files made
         before it existed, and for every other setting: 0, the mass as it is)."""
+        t = self._two_stage_of(bits, k, epsilon)
+        return 0.0 if t is None else float(t.get("mass_shift", 0.0))
+
+    def _two_stage_of(self, bits, k, epsilon):
+        # the fitted two-stage parameters when they are this setting's
         t = self.two_stage
         if t and (t.get("bits"), t.get("k"), t.get("epsilon")) == (
                 int(bits), int(k), None if epsilon is None else float(epsilon)):
-            return float(t.get("mass_shift", 0.0))
-        return 0.0
+            return t
+        return None
 
     def alpha(self, bits):
         """The first-stage temperature fitted at ``bits``."""

@@ -563,14 +563,22 @@ def shifted_mass(mass, shift, *, complement=False):
     that, σ(-(logit(mass) + shift)) -- call it with -shift -- computed as
     itself, so that it keeps its digits when the mass is near 1."""
     m = np.clip(np.asarray(mass, dtype=np.float64), 0.0, 1.0)     # a sum may round past 1
-    with np.errstate(divide="ignore", invalid="ignore"):
-        z = np.log(m) - np.log1p(-m)
+    z = logit(m)
     if complement:
         z = -z
-    z = z + shift
-    e = np.exp(-np.abs(z))
-    out = np.where(z >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
     fixed = (1.0 - m) if complement else m
-    return np.where((m <= 0.0) | (m >= 1.0), fixed, out)
+    return np.where((m <= 0.0) | (m >= 1.0), fixed, sigmoid(z + shift))
+
+
+def sigmoid(z):
+    """1 / (1 + e^-z) elementwise, stable for either sign."""
+    return _sigmoid_neg(-np.asarray(z, dtype=np.float64))
+
+
+def logit(p):
+    """log(p / (1 - p)) elementwise, ±inf at 0 and 1, without warnings."""
+    p = np.asarray(p, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log(p) - np.log1p(-p)
 
 

@@ -148,7 +148,8 @@ class CSearch:
                                                          "   " + marker if s is self.best else ""))
         lines.append("Best C = %s  CV accuracy = %g%% (%d-fold, %.1f s; chosen on the accuracy averaged with the "
                      "grid neighbours', %.4g%%%s)"
-                     % (c_text(self.best.C), 100 * self.best.accuracy, self.folds, self.seconds, 100 * self.best_smoothed,
+                     % (c_text(self.best.C), 100 * self.best.accuracy, self.folds, self.seconds,
+                        100 * self.best_smoothed,
                         "; stopped after %d values without improvement" % PATIENCE if self.stopped_early else ""))
         return "\n".join(lines + self.warnings) + "\n"
 
