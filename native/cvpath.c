@@ -76,6 +76,8 @@ static void shuffle(int64_t *index, int64_t m, uint64_t *state)
     }
 }
 
+#include "cvpath_dcd.h"   /* after shuffle, which it uses */
+
 static int64_t train_rows(const int64_t *block, int32_t F, int32_t K, int32_t fold, int32_t a, int32_t b)
 {
     int64_t l = 0;
@@ -180,9 +182,11 @@ static inline void vote(double f, int32_t a, int32_t b, int64_t nh, int32_t *v, 
 
 /* ------------------------------------------------------------------ kernel form */
 
+/* ray: start along the ray (cvpath_dcd.h, ray_scale); Q alpha is in the
+ * gradient, so |w~|^2 = alpha^T Q alpha costs O(l) here. */
 static int64_t solve_kernel(const float *gram, int64_t n, const int64_t *rows, const double *y, int64_t l,
                             double *alpha, float *Q, double *grad, double *qd, int64_t *index, double diag,
-                            double upper, double eps, int32_t max_iter, uint64_t *rng)
+                            double upper, double eps, int32_t max_iter, int ray, uint64_t *rng)
 {
     for (int64_t i = 0; i < l; i++) {
         /* gram already holds x_i.x_j + bias^2: Q is its entries with the signs y_i y_j */
@@ -201,6 +205,18 @@ static int64_t solve_kernel(const float *gram, int64_t n, const int64_t *rows, c
         const float *q = Q + j * l;   /* Q is symmetric: row j is column j */
         for (int64_t i = 0; i < l; i++)
             grad[i] += alpha[j] * (double)q[i];
+    }
+    if (ray) {
+        double wsq = 0.0;
+        for (int64_t i = 0; i < l; i++)
+            wsq += alpha[i] * (grad[i] + 1.0 - diag * alpha[i]);
+        const double s = ray_scale(alpha, l, wsq, diag, upper);
+        if (s != 1.0)
+            for (int64_t i = 0; i < l; i++) {
+                const double qa = grad[i] + 1.0 - diag * alpha[i];   /* (Q alpha)_i */
+                alpha[i] *= s;
+                grad[i] = s * qa - 1.0 + diag * alpha[i];
+            }
     }
     int64_t pass = 0;
     while (pass < max_iter) {
@@ -241,7 +257,7 @@ static int64_t solve_kernel(const float *gram, int64_t n, const int64_t *rows, c
 int hsvm_cv_gram_solve(const float *gram, int64_t n, const int64_t *block, int32_t n_folds, int32_t n_classes,
                        int32_t fold, const int32_t *pair_a, const int32_t *pair_b, int64_t p0, int64_t p1,
                        const int64_t *alpha_off, double *alpha, const uint64_t *seeds, double C, int32_t loss,
-                       double eps, int32_t max_iter, int64_t *passes)
+                       double eps, int32_t max_iter, int32_t ray, int64_t *passes)
 {
     const int32_t F = n_folds, K = n_classes;
     if (check_args(n, block, F, K, fold, pair_a, pair_b, p0, p1, alpha_off, C, loss, max_iter))
@@ -260,7 +276,7 @@ int hsvm_cv_gram_solve(const float *gram, int64_t n, const int64_t *block, int32
         const int64_t l = pair_rows(block, F, K, fold, pair_a[p], pair_b[p], b.rows, b.y);
         uint64_t rng = seeds[p];
         total += solve_kernel(gram, n, b.rows, b.y, l, alpha + alpha_off[p], Q, b.w, b.qd, b.index, diag, upper,
-                              eps, max_iter, &rng);
+                              eps, max_iter, ray, &rng);
     }
     *passes = total;
 done:
@@ -270,8 +286,6 @@ done:
 }
 
 /* ------------------------------------------------------------------ primal form */
-
-#include "cvpath_dcd.h"   /* after shuffle, which it uses */
 
 #define CV_INDEX uint16_t
 #define CV_NAME(x) x##_u16
@@ -307,7 +321,7 @@ int hsvm_cv_primal_path(const int64_t *indptr, const void *indices, int32_t inde
                         int64_t n, int32_t d, const double *sqnorm, const int64_t *block, int32_t n_folds,
                         int32_t n_classes, int32_t fold, const int32_t *pair_a, const int32_t *pair_b, int64_t p0,
                         int64_t p1, const int64_t *alpha_off, double *alpha, const uint64_t *seeds, double bias,
-                        double C, int32_t loss, double eps, int32_t max_iter, int32_t kernel_request,
+                        double C, int32_t loss, double eps, int32_t max_iter, double *ray, int32_t kernel_request,
                         int32_t *votes, int64_t *conf, int64_t *passes)
 {
     const int32_t F = n_folds, K = n_classes;
@@ -327,11 +341,11 @@ int hsvm_cv_primal_path(const int64_t *indptr, const void *indices, int32_t inde
     const int rc = pair_work_alloc(&b, lmax, ((int64_t)d + 1) * CV_LANES);
     if (rc == 0 && index_bytes == 2)
         *passes = pairs_u16(indptr, indices, data, d, sqnorm, block, F, K, fold, pair_a, pair_b, p0, p1, alpha_off,
-                            alpha, seeds, bias, diag, upper, eps, max_iter, b.rows, b.y, b.qd, b.index, b.w, kernel,
+                            alpha, seeds, bias, diag, upper, eps, max_iter, b.rows, b.y, b.qd, b.index, b.w, ray, kernel,
                             votes, conf);
     else if (rc == 0)
         *passes = pairs_i32(indptr, indices, data, d, sqnorm, block, F, K, fold, pair_a, pair_b, p0, p1, alpha_off,
-                            alpha, seeds, bias, diag, upper, eps, max_iter, b.rows, b.y, b.qd, b.index, b.w, kernel,
+                            alpha, seeds, bias, diag, upper, eps, max_iter, b.rows, b.y, b.qd, b.index, b.w, ray, kernel,
                             votes, conf);
     pair_work_free(&b);
     return rc;
@@ -458,19 +472,19 @@ static __attribute__((noinline)) int64_t solve_dense(row_ops ops, int64_t dp, co
                                                      const int64_t *rows, const double *y, int64_t l, double *alpha,
                                                      double *w, int kept, double *qd, int64_t *index, double bias,
                                                      double diag, double upper, double eps, int32_t max_iter,
-                                                     uint64_t *rng)
+                                                     double *wsq, uint64_t *rng)
 {
     if (!kept)
         memset(w, 0, sizeof(double) * ((size_t)dp + 1));
-    return dcd_primal(ops, sqnorm, rows, y, l, alpha, w, w + dp, !kept, qd, index, bias, diag, upper, eps, max_iter,
-                      rng);
+    return dcd_primal(ops, sqnorm, rows, y, l, alpha, w, w + dp, !kept, dp, wsq, qd, index, bias, diag, upper, eps,
+                      max_iter, rng);
 }
 
 int hsvm_cv_dense_path(const float *X, int64_t n, int64_t dp, const double *sqnorm, const int64_t *block,
                        int32_t n_folds, int32_t n_classes, int32_t fold, const int32_t *pair_a, const int32_t *pair_b,
                        int64_t p0, int64_t p1, const int64_t *alpha_off, double *alpha, const uint64_t *seeds,
                        double bias, double C, int32_t loss, double eps, int32_t max_iter, double *W_kept,
-                       int32_t kernel_request, int32_t *votes, int64_t *conf, int64_t *passes)
+                       double *ray, int32_t kernel_request, int32_t *votes, int64_t *conf, int64_t *passes)
 {
     const int32_t F = n_folds, K = n_classes;
     if (dp < 0 || dp % CV_DENSE_LANES != 0)
@@ -493,7 +507,7 @@ int hsvm_cv_dense_path(const float *X, int64_t n, int64_t dp, const double *sqno
         uint64_t rng = seeds[p];
         double *w = W_kept ? W_kept + p * (dp + CV_KEPT_PAD) : b.w;
         total += solve_dense(ops, dp, sqnorm, b.rows, b.y, l, alpha + alpha_off[p], w, W_kept != NULL, b.qd, b.index,
-                             bias, diag, upper, eps, max_iter, &rng);
+                             bias, diag, upper, eps, max_iter, ray ? ray + p : NULL, &rng);
         for (int64_t x = h0; x < h1; x++)
             vote(ops.dot(&m, x, w) + w[dp] * bias, pair_a[p], pair_b[p], nh, votes + (x - h0), conf + (x - h0));
     }

@@ -20,7 +20,13 @@
  * f > 0) and conf[a*nh + x - h0] += round(f * 2^24), conf[b*nh + ..] -= the same
  * (fixed point, so sums do not depend on the order of pairs), h0 the fold's
  * first row.  *passes receives the total passes.  Returns 0, -1 for bad
- * arguments, -2 when out of memory. */
+ * arguments, -2 when out of memory.
+ *
+ * ray (NULL / 0: off): each pair's warm start moves along the ray s alpha to
+ * the s that minimises the new C's dual objective (native/cvpath_dcd.h,
+ * ray_scale).  The primal and dense forms need |w~|^2 of the incoming alpha
+ * for it: ray[p] (n_pairs doubles for the fold, zero before the first call,
+ * kept with alpha) holds the one their previous call saw, 0 when unknown. */
 
 /* Kernel form: gram is the n x n matrix of x_i.x_j + bias^2 (float,
  * row-major: the constant feature's product folded in, so that each pair's
@@ -29,7 +35,7 @@
 int hsvm_cv_gram_solve(const float *gram, int64_t n, const int64_t *block, int32_t n_folds, int32_t n_classes,
                        int32_t fold, const int32_t *pair_a, const int32_t *pair_b, int64_t p0, int64_t p1,
                        const int64_t *alpha_off, double *alpha, const uint64_t *seeds, double C, int32_t loss,
-                       double eps, int32_t max_iter, int64_t *passes);
+                       double eps, int32_t max_iter, int32_t ray, int64_t *passes);
 
 /* Whether CSR rows (indptr int64 [n+1], indices int32) are well formed with
  * d features: 0, or -1.  hsvm_cv_primal_path trusts rows that passed it. */
@@ -47,7 +53,7 @@ int hsvm_cv_primal_path(const int64_t *indptr, const void *indices, int32_t inde
                         int64_t n, int32_t d, const double *sqnorm, const int64_t *block, int32_t n_folds,
                         int32_t n_classes, int32_t fold, const int32_t *pair_a, const int32_t *pair_b, int64_t p0,
                         int64_t p1, const int64_t *alpha_off, double *alpha, const uint64_t *seeds, double bias,
-                        double C, int32_t loss, double eps, int32_t max_iter, int32_t kernel_request,
+                        double C, int32_t loss, double eps, int32_t max_iter, double *ray, int32_t kernel_request,
                         int32_t *votes, int64_t *conf, int64_t *passes);
 
 /* The primal form's held-out products, exposed for tests: out[(r - r0) *
@@ -70,7 +76,7 @@ int hsvm_cv_dense_path(const float *X, int64_t n, int64_t dp, const double *sqno
                        int32_t n_folds, int32_t n_classes, int32_t fold, const int32_t *pair_a, const int32_t *pair_b,
                        int64_t p0, int64_t p1, const int64_t *alpha_off, double *alpha, const uint64_t *seeds,
                        double bias, double C, int32_t loss, double eps, int32_t max_iter, double *W_kept,
-                       int32_t kernel_request, int32_t *votes, int64_t *conf, int64_t *passes);
+                       double *ray, int32_t kernel_request, int32_t *votes, int64_t *conf, int64_t *passes);
 
 /* The dense form's product w.x (w double, x float32, dp a multiple of 32)
  * on a code path (tests): *out; returns 0, -1 or HSVM_CPU_E*. */
