@@ -3,7 +3,7 @@
 import click
 
 from ..errors import ModelFormatError, OptionError
-from ..io.container import container_kind, kind_name
+from ..io.container import container_kind, kind_hint, kind_name
 from ..io.files import binary_on_terminal, display_name, output_is_terminal
 from ..models.circulant_hash import CHASH_KIND, load_circulant_hash
 from ..models.codes import hash_data
@@ -36,8 +36,10 @@ def command(data, hbm_path, bits, fmt, output, zero_based, extra_features, chunk
     loaders = {KHM_KIND: load_kernel_hash, CHASH_KIND: load_circulant_hash}
     kind = container_kind(hbm_path)
     if kind is not None and kind not in loaders and kind != HBM_KIND:
-        raise ModelFormatError(hbm_path, "an hsvm %s file; -H takes a hash model (.hbm), a kernel hash (.khm) or a "
-                                         "learned circulant hash" % kind_name(kind))
+        hint = kind_hint(kind)
+        raise ModelFormatError(hbm_path, "an hsvm %s file%s; -H takes a one-vs-one model's hash model (.hbm), a kernel "
+                                         "hash (.khm) or a learned circulant hash"
+                               % (kind_name(kind), " (%s)" % hint if hint else ""))
     h = loaders.get(kind, load_hash_model)(hbm_path)
     if zero_based is None:
         # as predict reads it with the model: the training file's convention

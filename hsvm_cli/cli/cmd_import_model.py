@@ -35,6 +35,10 @@ def command(model_file, output, n_features, calib_path, zero_based, quiet):
     cal = None
     if calib_path is not None:
         cal = imported_calibration(imp)
+        if cal is None and imp.tool != "libsvm":
+            raise DataError("%s is a LIBLINEAR model: only LIBSVM models carry probability parameters "
+                            "(probA/probB) for --calibration; fit a calibration with `hsvm calibrate`"
+                            % model_file)
         if cal is None:
             raise DataError("%s has no probability parameters (probA/probB): train it with svm-train -b 1, "
                             "or fit them with `hsvm calibrate`" % model_file)

@@ -666,6 +666,17 @@ def _verify_threads():
     return max(1, default_threads())
 
 
+# What a file of a kind that most commands refuse is, said beside the refusal.
+_KIND_HINTS = {"hsvm-ovr-model": "a one-vs-rest model, which only predict and hash-model take",
+               "hsvm-ovr-hash-model": "a one-vs-rest model's hash model, which only predict takes"}
+
+
+def kind_hint(kind):
+    """What a file of ``kind`` is and which commands take it, where most
+    refuse it; None for the others."""
+    return _KIND_HINTS.get(kind)
+
+
 def kind_name(kind):
     """A file kind as messages name it: ``hsvm-hash-model`` -> ``hash-model``."""
     return kind[len("hsvm-"):] if kind.startswith("hsvm-") else kind
@@ -720,7 +731,9 @@ def read_container(path, *, kind, versions, lazy=()):
         raise ModelFormatError(name, "unknown metadata key %r" % unknown[0])
     if md.get("format") != kind:
         found = md.get("format")
-        raise ModelFormatError(name, "%s (format is %r)" % (what, found) if found else what)
+        hint = kind_hint(found)
+        raise ModelFormatError(name, "%s (format is %r%s)" % (what, found, ": " + hint if hint else "")
+                               if found else what)
     version_text = md.get("format_version", "")
     if not (version_text.isascii() and version_text.isdigit() and len(version_text) < 6):
         raise ModelFormatError(name, "bad format_version %r" % version_text)

@@ -195,8 +195,9 @@ class Predictor:
                 raise OptionError("--bits is for a hashed first stage (votes, hashed-scores)")
             if first_stage == "hashed-scores" and not unit_length_samples(model):
                 # The estimate ||u|| cos(angle) + beta stands for u.x + beta at ||x|| = 1 only.
-                raise OptionError("--first-stage hashed-scores needs a model on unit-length samples (this one was "
-                                  "trained with --normalize none): use --first-stage scores or votes")
+                raise OptionError("--first-stage hashed-scores needs a model on unit-length samples (this one "
+                                  "takes them unnormalised: --normalize none, or imported): use --first-stage "
+                                  "scores or votes")
             if hash_model is not None and hash_model.class_W is not None:
                 U, beta = hash_model.class_W, hash_model.class_b
             else:

@@ -15,5 +15,5 @@ def test_another_hsvm_file_as_hash_says_what_it_is_and_what_is_taken(tmp_path):
     model = str(tmp_path / "m.hsvm")
     run(["train-ovo", "-q", DIGITS_TRAIN, "-o", model])
     run(["hash-data", "-H", model, DIGITS_TEST, "-o", tmp_path / "c"], exit_code=65, stdout="",
-        stderr="hsvm: %s: an hsvm model file; -H takes a hash model (.hbm), a kernel hash (.khm) or a learned "
-               "circulant hash\n" % model)
+        stderr="hsvm: %s: an hsvm model file; -H takes a one-vs-one model's hash model (.hbm), a kernel hash (.khm) "
+               "or a learned circulant hash\n" % model)

@@ -112,6 +112,24 @@ def test_one_vs_rest_model_refuses_what_is_built_on_pairs(tmp_path):
     for extra in (["--projection", "circulant"], ["--class-scores"]):
         r = run(["hash-model", "-m", out, *extra, "-o", tmp_path / "o.hbm"], exit_code=2)
         assert "needs a one-vs-one model" in r.stderr and not (tmp_path / "o.hbm").exists()
+    # Commands that take one-vs-one files only say what the one-vs-rest file is.
+    r = run(["calibrate", "-m", out, TEST3, "-o", tmp_path / "o.cal"], exit_code=65)
+    assert r.stderr == ("hsvm: %s: not an hsvm model file (format is 'hsvm-ovr-model': a one-vs-rest model, which "
+                        "only predict and hash-model take)\n" % out)
+    hbm = tmp_path / "o.hbm"
+    run(["hash-model", "-q", "-m", out, "--bits", "64", "-o", hbm])
+    r = run(["hash-data", "-H", hbm, TEST3, "-o", tmp_path / "t.codes"], exit_code=65)
+    assert r.stderr == ("hsvm: %s: an hsvm ovr-hash-model file (a one-vs-rest model's hash model, which only predict "
+                        "takes); -H takes a one-vs-one model's hash model (.hbm), a kernel hash (.khm) or a learned "
+                        "circulant hash\n" % hbm)
+    assert not (tmp_path / "o.cal").exists() and not (tmp_path / "t.codes").exists()
+
+
+def test_only_libsvm_models_bring_probability_parameters(tmp_path):
+    r = run(["import-model", TOOL_FIXTURES / "liblinear_lr3.model", "-o", tmp_path / "m.hsvm", "--calibration",
+             tmp_path / "m.cal"], exit_code=65)
+    assert "liblinear_lr3.model is a LIBLINEAR model: only LIBSVM models carry probability parameters" in r.stderr
+    assert not (tmp_path / "m.hsvm").exists() and not (tmp_path / "m.cal").exists()
 
 
 def test_one_vs_rest_shards_concatenate_to_the_whole_output(tmp_path):
@@ -128,6 +146,7 @@ def test_hashed_class_scores_are_refused_for_a_model_on_raw_features(tmp_path):
     run(["import-model", "-q", TOOL_FIXTURES / "libsvm_c3.model", "-o", out])
     run(["hash-model", "-q", "-m", out, "--bits", "128", "-o", hbm])
     r = run(["predict", "-q", "-m", out, "-H", hbm, "--first-stage", "hashed-scores", TEST3], exit_code=2)
-    assert "hashed-scores needs a model on unit-length samples" in r.stderr
+    assert "hashed-scores needs a model on unit-length samples (this one takes them unnormalised: --normalize " \
+           "none, or imported)" in r.stderr
     exact = run(["predict", "-q", "--exact", "-m", out, TEST3]).stdout
     run(["predict", "-q", "-m", out, "--first-stage", "scores", "-k", "3", TEST3], stdout=exact)
