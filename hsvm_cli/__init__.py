@@ -14,8 +14,9 @@ Training: :func:`train_ovo` (``C="auto"``: chosen by cross-validation),
 :func:`train_ovo_file`, :func:`cross_validate_ovo`, :func:`search_c`.  Kernel SVMs
 (Hash-SVM): :func:`fit_kernel_hash` (:func:`fit_kernel_hash_file`) gives a
 :class:`KernelHash` (:func:`save_kernel_hash`, :func:`load_kernel_hash`) whose
-codes :func:`train_ovo_codes` (:func:`train_ovo_codes_file`) trains on, and
-``Predictor(model, kernel_hash=h)`` applies to raw samples.  Circulant hashing:
+codes :func:`train_ovo_codes` (``train_ovo_codes(h.codes(X), y, kernel_hash=h)``;
+:func:`train_ovo_codes_file`) trains on, and ``Predictor(model, kernel_hash=h)``
+applies to raw samples.  Circulant hashing:
 ``hash_model(model, projection="circulant")`` (a :class:`CirculantProjection`);
 learned circulant hashes :func:`fit_circulant_hash` (:func:`fit_circulant_file`) give a
 :class:`LearnedCirculantHash` (:func:`save_circulant_hash`, :func:`load_circulant_hash`),

@@ -54,8 +54,8 @@ _path = options.INPUT
 @click.option("--shard", callback=options._shard_callback, metavar="i/N",
               help="Evaluate shard i of N (0-based; 'slurm': this job array task's) of the plain TRUTH file "
                    "against PREDICTIONS (and --reference) written by `hsvm predict --shard i/N` for it.  Only "
-                   "shard 0's --scores/--proba output has the 'labels' header: evaluate the concatenated "
-                   "output for the score and probability sections.")
+                   "shard 0's --scores/--proba output has the 'labels' header: another shard's gives its labels' "
+                   "sections; evaluate the concatenated output for the score and probability sections.")
 @options.outputs_apart((("plot", "--plot"),), ("truth", "predictions", "reference", "grid"))
 def command(truth, predictions, confusion, proba, recall_k, reference, grid, plot, as_json, quiet, zero_based, shard):
     """Compare PREDICTIONS ('-': stdin, as written by `hsvm predict`: one label

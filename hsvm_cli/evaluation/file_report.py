@@ -79,7 +79,9 @@ def _evaluate_predictions(truth, predictions, proba, recall_k, reference, zero_b
                                                         dtype=np.float32)] or [np.zeros(0, np.int64)])
     if y_true.shape[0] == 0:
         raise DataError("%s holds no samples to evaluate" % display_name(truth))
-    pred = read_scored_predictions(predictions)
+    # A later shard's --scores/--proba part has no header (shard 0's has it):
+    # its labels are evaluated, its scores only in the concatenated output.
+    pred = read_scored_predictions(predictions, headerless_scores=shard is not None and not as_shard(shard).is_first)
     y_pred = pred.labels
     if y_pred.shape[0] != y_true.shape[0]:
         # the file's last line: after a header, rows are not line numbers
@@ -89,6 +91,9 @@ def _evaluate_predictions(truth, predictions, proba, recall_k, reference, zero_b
                                "%d predictions for the %d samples of %s"
                                % (y_pred.shape[0], y_true.shape[0], display_name(truth)
                                   + ("" if shard is None else " (shard %s)" % (as_shard(shard),))))
+    if proba and pred.scores_dropped:
+        raise OptionError("--proba: shard %s's part of the output has no 'labels' header (shard 0's has it): "
+                          "evaluate the concatenated output" % (as_shard(shard),))
     if proba:
         require_probabilities(pred)
     if recall_k is not None and not pred.has_scores:
@@ -101,6 +106,10 @@ def _evaluate_predictions(truth, predictions, proba, recall_k, reference, zero_b
     report["predictions"] = {"file": pred.name,
                              "kind": "probabilities" if is_proba else "scores" if pred.has_scores else "labels",
                              "classes": [int(c) for c in pred.classes] if pred.has_scores else None}
+    if pred.scores_dropped:
+        report["predictions"]["scores_not_evaluated"] = (
+            "shard %s's scores have no 'labels' header (shard 0's part has it): evaluate the concatenated "
+            "output for them" % (as_shard(shard),))
     y_ref = None
     if reference is not None:
         ref_name = display_name(reference)

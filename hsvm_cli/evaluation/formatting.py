@@ -23,6 +23,9 @@ def format_report(report, *, confusion=False):
             "mean class accuracy  %s" % _pct(report["mean_class_accuracy"]),
             "macro F1             %.4f" % report["macro_f1"],
         ]
+    dropped = report.get("predictions", {}).get("scores_not_evaluated")
+    if dropped:
+        lines.append("scores               not evaluated: %s" % dropped)
     if report.get("outside_classes"):
         lines.append("outside classes      %d  (true labels not in the header)" % report["outside_classes"])
     ref = report.get("reference")

@@ -115,12 +115,15 @@ def read_predictions(source, *, name=None):
 class ScoredPredictions(NamedTuple):
     """What a predictions file holds.  ``classes`` and ``scores`` are None for a
     plain label file; otherwise ``scores[i, j]`` belongs to ``classes[j]`` (the
-    header's order) and ``lines[i]`` is the file line of row ``i``."""
+    header's order) and ``lines[i]`` is the file line of row ``i``;
+    ``scores_dropped``: the lines had scores without their header, and only
+    their labels were read."""
     name: str
     labels: np.ndarray
     classes: Optional[np.ndarray] = None
     scores: Optional[np.ndarray] = None
     lines: Optional[np.ndarray] = None
+    scores_dropped: bool = False
 
     @property
     def has_scores(self):
@@ -203,12 +206,16 @@ def _convert_rows(flat, linenos, width, name):
     return _parse_int_labels(flat[::width], linenos, name), block[:, 1:]
 
 
-def read_scored_predictions(source, *, name=None):
+def read_scored_predictions(source, *, name=None, headerless_scores=False):
     """Labels and, when the file starts with a ``labels c1 ... cK`` header (as
     ``hsvm predict --scores`` or ``--proba`` write it), the n x K score matrix.
     After a header every line must hold the label and exactly K finite numbers,
     without one the label alone; anything else is an :class:`InputFormatError`
-    naming the line."""
+    naming the line.  ``headerless_scores``: lines of a label and scores
+    without the header (a later shard's part of ``predict --shard``'s
+    output: the header is in shard 0's) give their labels, every line with
+    the first line's number of fields; the result then has no scores and
+    ``scores_dropped`` set."""
     name = name or display_name(source)
     fh = open_input(source) if not hasattr(source, "read") else source
     labels, blocks, all_lines = [], [], []
@@ -229,7 +236,11 @@ def read_scored_predictions(source, *, name=None):
                     width = len(classes) + 1
                     continue
             if classes is None:
-                if len(tokens) > 1:
+                if headerless_scores and width is None:
+                    width = len(tokens)
+                if headerless_scores and len(tokens) != width:
+                    raise InputFormatError(name, lineno, "%d fields where the first line had %d" % (len(tokens), width))
+                if len(tokens) > 1 and not headerless_scores:
                     # scores without their header would be read as labels alone
                     raise InputFormatError(name, lineno, "%d fields: without a 'labels c1 c2 ...' header line a "
                                            "predictions file holds one label per line" % len(tokens))
@@ -255,7 +266,7 @@ def read_scored_predictions(source, *, name=None):
         if fh is not source:
             fh.close()
     if classes is None:
-        return ScoredPredictions(name, np.asarray(labels, dtype=np.int64))
+        return ScoredPredictions(name, np.asarray(labels, dtype=np.int64), scores_dropped=bool(width and width > 1))
     K = len(classes)
     return ScoredPredictions(
         name,

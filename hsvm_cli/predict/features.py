@@ -22,6 +22,9 @@ def check_model_codes(model, *, kernel_hash=None, codes=None, model_name="the mo
     ``model`` was trained on (content digests), and a kernel hash for a model
     of svmlight features."""
     source = model.codes_source
+    if source is None and model.params.get("trainer") == "dcd_bits":
+        raise ModelMismatchError("%s was trained on codes with no record of the kernel hash that made them: "
+                                 "train_ovo_codes(codes, y, kernel_hash=h) records it" % model_name)
     if source is None:
         what = "a kernel hash does" if kernel_hash is not None else "kernel hash codes do"
         raise ModelMismatchError("%s was trained on svmlight features, not on codes: %s not apply"
@@ -34,9 +37,10 @@ def check_model_codes(model, *, kernel_hash=None, codes=None, model_name="the mo
     if codes is not None:
         got = codes.kernel_hash_sha256
         if got is None or got != want:
+            made_by = "kernel hash %s" % _short(got) if got else \
+                "a learned circulant hash" if codes.meta.get("circulant_hash_sha256") else "a hash model"
             raise ModelMismatchError("%s: codes of %s, but %s was trained on codes of kernel hash %s"
-                                     % (codes.path, "kernel hash %s" % _short(got) if got else "a hash model",
-                                        model_name, _short(want)))
+                                     % (codes.path, made_by, model_name, _short(want)))
         if codes.bits < model.n_features:
             raise ModelMismatchError("%s: codes have %d bits, the model was trained on %d"
                                      % (codes.path, codes.bits, model.n_features))

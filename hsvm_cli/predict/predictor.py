@@ -287,6 +287,16 @@ class Predictor:
     def _samples(self, X):
         if self.features is not None:
             return X            # raw samples of a kernel hash: its own width
+        width = X.shape[1] if len(getattr(X, "shape", ())) == 2 else None
+        if self.model.codes_source is not None and width is not None and width != self.model.n_features:
+            # Its features are exactly its code bits: narrower rows are raw
+            # samples, which zeros would pad into garbage.
+            raise ModelMismatchError(
+                "%s was trained on %d-bit codes of kernel hash %s: give that kernel hash (Predictor(model, "
+                "kernel_hash=h)) for raw samples, or the codes' features (expand_codes), not rows of %s features"
+                % (self.model.path or "the model", self.model.n_features,
+                   (self.model.codes_source.get("kernel_hash_sha256") or "?")[:12] + "...",
+                   width))
         return check_samples(X, self.model.n_features, extra=default_extra_features(self.model))
 
     # ------------------------------------------------------------ blocks and streams
@@ -483,6 +493,8 @@ class Predictor:
                 features = PackedCodeFeatures(self.model.n_features)
                 codes = None
             elif self.features is None:
+                if codes is not None:       # codes of another kind of hash: say so
+                    check_model_codes(self.model, codes=codes, model_name=self.model.path or "the model")
                 raise ModelMismatchError(
                     "%s was trained on codes of kernel hash %s: give that kernel hash (--kernel-hash KERNEL.khm) "
                     "to hash raw samples, or their codes (--codes)" % (

@@ -101,7 +101,7 @@ def dcd_pair(codes, rows, y, *, bits=None, C=1.0, solver="l2loss-dual", tol=None
 
 
 def train_ovo_codes(codes, y, *, bits=None, C=1.0, solver="l2loss-dual", tol=None, bags=1, per_class=None,
-                    seed=0, jobs=1, progress=False):
+                    seed=0, jobs=1, progress=False, kernel_hash=None):
     """Train one linear SVM per class pair on packed sign codes.
 
     Parameters
@@ -123,6 +123,11 @@ def train_ovo_codes(codes, y, *, bits=None, C=1.0, solver="l2loss-dual", tol=Non
         rows and its seed, and is written to its own row of ``W``.
     progress : bool
         tqdm bar on stderr.
+    kernel_hash : KernelHash or None
+        The kernel hash that made ``codes`` (``kernel_hash.codes(X)``): the
+        model records it, as ``train-ovo --codes`` records the codes file's,
+        so that ``Predictor(model, kernel_hash=h)`` applies it to raw samples
+        and refuses any other kernel hash.
 
     Returns
     -------
@@ -137,6 +142,8 @@ def train_ovo_codes(codes, y, *, bits=None, C=1.0, solver="l2loss-dual", tol=Non
     t_start = time.perf_counter()
     check_options(C, solver, tol, per_class, bags, seed, jobs, solvers=BITS_SOLVERS)
     codes, bits = _check_codes(codes, bits)
+    if kernel_hash is not None:
+        kernel_hash.check_bits(bits)        # codes of more bits than it makes are not its codes
     y = integer_labels(y, codes.shape[0])
     classes, y_idx = np.unique(y, return_inverse=True)
     K = classes.shape[0]
@@ -198,6 +205,10 @@ def train_ovo_codes(codes, y, *, bits=None, C=1.0, solver="l2loss-dual", tol=Non
     params = {"solver": solver, "liblinear_solver": BITS_SOLVERS[solver], "C": float(C), "tol": tol,
               "bias": 1.0, "per_class": per_class, "bags": bags, "seed": seed, "bits": bits,
               "features": "sign codes as +-1/sqrt(bits)", "max_iter": MAX_ITER, "trainer": "dcd_bits"}
+    if kernel_hash is not None:
+        meta = kernel_hash.codes_meta(bits)
+        params["codes"] = {"kernel_hash_sha256": meta["kernel_hash_sha256"], "kernel": meta["kernel"],
+                           "input_features": int(meta["n_features"])}
     record = TrainingRecord(counts=counts, solver_seeds=seeds, solver_seconds=solver_seconds,
                             wall_seconds=time.perf_counter() - t_start, jobs=workers, iterations=iterations,
                             objective=objective, n_sv=n_sv, not_converged=int(np.sum(iterations >= MAX_ITER)))

@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 
+from hsvm_cli.errors import ModelMismatchError
 from hsvm_cli.hashing.krsh import fit_kernel_hash
 from hsvm_cli.io.svmlight import load_svmlight
 from hsvm_cli.models.codes import read_codes
@@ -100,6 +101,37 @@ def test_predict_from_raw_samples_equals_predict_from_codes_and_the_python_api(p
     assert np.array_equal(got, Predictor(m).predict(expand_codes(read_codes(pipeline["test.codes"]).codes)))
     Xt, _ = load_svmlight(DIGITS_TEST, n_features=64)
     assert np.array_equal(got, Predictor(m, kernel_hash=load_kernel_hash(pipeline["k.khm"])).predict(Xt))
+    # Raw samples without the kernel hash are not the model's features (zeros
+    # would pad the 64 features to its 512 bits).
+    with pytest.raises(ModelMismatchError, match="trained on 512-bit codes of kernel hash .*not rows of 64 features"):
+        Predictor(m).predict(Xt)
+
+
+def test_codes_of_another_kind_of_hash_say_what_made_them(pipeline, tmp_path):
+    # A model trained on kernel hash codes, given the codes of a learned
+    # circulant hash: the refusal names what made them, not a missing --codes.
+    chash, codes = tmp_path / "c.chash", tmp_path / "c.codes"
+    run(["fit-circulant", DIGITS_TEST, "--targets", "itq", "--bits", 64, "--seed", 3, "-o", chash, "-q"])
+    run(["hash-data", "-H", chash, DIGITS_TEST, "-o", codes, "-q"])
+    r = run(["predict", "-m", pipeline["m.hsvm"], "--codes", codes], exit_code=65)
+    assert r.stderr.startswith("hsvm: %s: codes of a learned circulant hash, but %s was trained on codes of kernel "
+                               "hash " % (codes, pipeline["m.hsvm"]))
+
+
+def test_the_python_api_trains_on_kernel_codes_and_predicts_raw_samples(pipeline):
+    # The library's own route: fit_kernel_hash -> train_ovo_codes(kernel_hash=) -> Predictor(kernel_hash=).
+    X, y = load_svmlight(DIGITS_TRAIN, n_features=64)
+    Xt, _ = load_svmlight(DIGITS_TEST, n_features=64)
+    h = load_kernel_hash(pipeline["k.khm"])
+    m = train_ovo_codes(h.codes(X), y, C=1.0, kernel_hash=h)
+    cli = load_model(pipeline["m.hsvm"])
+    assert m.codes_source == cli.codes_source
+    assert np.array_equal(Predictor(m, kernel_hash=h).predict(Xt), Predictor(cli, kernel_hash=h).predict(Xt))
+    unrecorded = train_ovo_codes(h.codes(X), y, C=1.0)
+    with pytest.raises(ModelMismatchError, match="no record of the kernel hash that made them: train_ovo_codes"):
+        Predictor(unrecorded, kernel_hash=h)
+    with pytest.raises(ValueError, match="bits"):
+        train_ovo_codes(np.zeros((4, 16), np.uint64), [0, 1, 0, 1], kernel_hash=h)
 
 
 def test_predict_with_the_hash_filter_on_top_and_timings(pipeline):

@@ -151,6 +151,30 @@ def test_eval_of_each_shard_adds_up_to_the_whole_file(tmp_path):
                      for b, v in zip(whole["labels"], row) if v or (a, b) in cells}
 
 
+@pytest.mark.parametrize("flag", ["--scores", "--proba"])
+def test_eval_of_a_later_shards_scores_counts_its_labels(tmp_path, flag):
+    # Only shard 0's part carries the 'labels' header: a later part's labels
+    # are evaluated, and the report says why its scores are not.
+    truth = str(FIX / "test.svm")
+    correct = 0
+    for i in range(3):
+        pred = tmp_path / ("s%d.txt" % i)
+        run(["predict", "-q", "-m", MODEL, "-H", HBM, "-C", CAL, flag, truth, "--shard", "%d/3" % i, "-o", pred])
+        rep = json.loads(run(["eval", "--truth", truth, pred, "--shard", "%d/3" % i, "--json"]).stdout)
+        correct += rep["correct"]
+        assert ("scores_not_evaluated" in rep["predictions"]) == (i > 0)
+    parts = "".join((tmp_path / ("s%d.txt" % i)).read_text() for i in range(3))
+    whole = json.loads(run(["eval", "--truth", truth, "-", "--json"], input=parts).stdout)
+    assert correct == whole["correct"]
+    text = run(["eval", "--truth", truth, tmp_path / "s2.txt", "--shard", "2/3"]).stdout
+    assert "scores               not evaluated: shard 2/3's scores have no 'labels' header" in text
+    r = run(["eval", "--truth", truth, tmp_path / "s1.txt", "--shard", "1/3", "--proba"], exit_code=2)
+    assert "--proba: shard 1/3's part of the output has no 'labels' header" in r.stderr
+    # without --shard such a file is still refused: its lines are not labels
+    r = run(["eval", "--truth", truth, tmp_path / "s1.txt"], exit_code=65)
+    assert "without a 'labels c1 c2 ...' header line" in r.stderr
+
+
 def test_eval_of_a_shard_names_the_shard_when_counts_differ(tmp_path):
     truth = str(FIX / "test.svm")
     pred = tmp_path / "s0.txt"
