@@ -90,6 +90,23 @@ static int64_t train_rows(const int64_t *block, int32_t F, int32_t K, int32_t fo
     return l;
 }
 
+/* Whether both classes of a pair have training rows outside `fold`.  A class
+ * whose only samples are held out is absent from that fold's problem, as
+ * from a LIBSVM sub-model of svm-train -v: its pairs, trained on one class,
+ * do not vote (they could vote for the absent class, and a sample of it
+ * would count as right). */
+static int pair_trained(const int64_t *block, int32_t F, int32_t K, int32_t fold, int32_t a, int32_t b)
+{
+    int64_t la = 0, lb = 0;
+    for (int32_t f = 0; f < F; f++) {
+        if (f == fold)
+            continue;
+        la += block[(int64_t)f * K + a + 1] - block[(int64_t)f * K + a];
+        lb += block[(int64_t)f * K + b + 1] - block[(int64_t)f * K + b];
+    }
+    return la > 0 && lb > 0;
+}
+
 /* The pair's training rows: class a's (label +1), then class b's (-1), each
  * in row order over the folds other than `fold`. */
 static int64_t pair_rows(const int64_t *block, int32_t F, int32_t K, int32_t fold, int32_t a, int32_t b,
@@ -508,8 +525,10 @@ int hsvm_cv_dense_path(const float *X, int64_t n, int64_t dp, const double *sqno
         double *w = W_kept ? W_kept + p * (dp + CV_KEPT_PAD) : b.w;
         total += solve_dense(ops, dp, sqnorm, b.rows, b.y, l, alpha + alpha_off[p], w, W_kept != NULL, b.qd, b.index,
                              bias, diag, upper, eps, max_iter, ray ? ray + p : NULL, &rng);
-        for (int64_t x = h0; x < h1; x++)
-            vote(ops.dot(&m, x, w) + w[dp] * bias, pair_a[p], pair_b[p], nh, votes + (x - h0), conf + (x - h0));
+        if (pair_trained(block, F, K, fold, pair_a[p], pair_b[p]))
+            for (int64_t x = h0; x < h1; x++)
+                vote(ops.dot(&m, x, w) + w[dp] * bias, pair_a[p], pair_b[p], nh, votes + (x - h0),
+                     conf + (x - h0));
     }
     *passes = total;
     pair_work_free(&b);

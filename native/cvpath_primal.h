@@ -196,11 +196,15 @@ static int64_t CV_NAME(pairs)(const int64_t *indptr, const CV_INDEX *indices, co
         }
         const double *wbias = Wb + (int64_t)d * CV_LANES;
         double out[CV_LANES];
+        int live[CV_LANES];
+        for (int64_t q = 0; q < nq; q++)
+            live[q] = pair_trained(block, F, K, fold, pair_a[q0 + q], pair_b[q0 + q]);
         for (int64_t x = h0; x < h1; x++) {
             dot(Wb, indptr, indices, data, x, out);
             for (int64_t q = 0; q < nq; q++)
-                vote(out[q] + wbias[q] * bias, pair_a[q0 + q], pair_b[q0 + q], nh, votes + (x - h0),
-                     conf + (x - h0));
+                if (live[q])
+                    vote(out[q] + wbias[q] * bias, pair_a[q0 + q], pair_b[q0 + q], nh, votes + (x - h0),
+                         conf + (x - h0));
         }
     }
     return total;

@@ -89,6 +89,8 @@ class CSearch:
     # search of every normalisation compared ({name: CSearch}, this one too).
     normalize: str = None
     compared: dict = None
+    # One C given (--cv F -c C): svm-train -v's line, and a cold start.
+    fixed: bool = False
 
     @property
     def best_smoothed(self):
@@ -106,7 +108,7 @@ class CSearch:
         return {"folds": self.folds, "seed": self.seed, "grid": self.grid, "chosen_C": self.best.C,
                 "chosen_accuracy": self.best.accuracy, "stopped_early": self.stopped_early,
                 "method": "stratified %d-fold cross-validation, one-vs-one voting over the held-out fold; "
-                          "dual coordinate descent warm-started along C" % self.folds,
+                          "dual coordinate descent%s" % (self.folds, "" if self.fixed else " warm-started along C"),
                 "choice": "highest accuracy averaged with the grid neighbours', smallest C among equal",
                 "table": [{"C": s.C, "cv_accuracy": s.accuracy, "smoothed_accuracy": m, "correct": s.correct,
                            "total": s.total} for s, m in zip(self.steps, self.smoothed)],
@@ -136,7 +138,7 @@ class CSearch:
         return self._table()
 
     def _table(self, marker="<- chosen"):
-        if len(self.steps) == 1:
+        if self.fixed:
             return "Cross Validation Accuracy = %g%%\n" % (100 * self.best.accuracy) + "".join(
                 w + "\n" for w in self.warnings)
         # as wide as the longest C (2^-14 is 6.103515625e-05), at least 12
@@ -169,7 +171,7 @@ def default_grid(X, y, n_folds, bias=1.0):
 
 
 def search_c(X, y, *, grid=None, folds=5, seed=0, solver="l2loss-dual", tol=None, jobs=1, progress=None,
-             patience=PATIENCE, bias=1.0):
+             patience=PATIENCE, bias=1.0, fixed=False):
     """Cross-validate one-vs-one SVMs on the (already normalised) samples X
     and labels y at each C of ``grid`` (a list; None: the default doubling
     grid with early stopping) and return a :class:`CSearch`.
@@ -177,7 +179,8 @@ def search_c(X, y, *, grid=None, folds=5, seed=0, solver="l2loss-dual", tol=None
     ``solver``: train-ovo's solver (its problem is what is cross-validated);
     ``tol``: the dual stopping tolerance (default LIBLINEAR's 0.1);
     ``jobs``: threads; ``progress``: a callable receiving (done, total)
-    after each fold."""
+    after each fold; ``fixed``: ``grid`` is the one C of ``--cv F -c C``
+    (reported as svm-train -v reports it, not as a search)."""
     if solver not in CV_LOSSES:
         raise OptionError("solver must be one of %s, not %r" % (", ".join(sorted(CV_LOSSES)), solver))
     folds = int(folds)
@@ -217,7 +220,7 @@ def search_c(X, y, *, grid=None, folds=5, seed=0, solver="l2loss-dual", tol=None
     smoothed = smoothed_accuracy([s.correct for s in cv.steps])
     best = cv.steps[int(np.argmax(smoothed))]          # argmax: the first (smallest C) of equal values
     return CSearch(steps=cv.steps, best=best, folds=folds, seed=int(seed), grid="auto" if not explicit else grid,
-                   stopped_early=stopped, form=cv.form, seconds=time.perf_counter() - t0,
+                   stopped_early=stopped, form=cv.form, seconds=time.perf_counter() - t0, fixed=bool(fixed),
                    solver={"loss": CV_LOSSES[solver], "eps": cv.eps}, smoothed=[v / cv.n for v in smoothed],
                    warnings=_search_warnings(y, folds, explicit, best, cv.steps))
 

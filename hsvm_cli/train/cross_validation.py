@@ -248,8 +248,9 @@ class PathCrossValidation:
         """How each class's training rows (fold f held out) enter the pairs'
         decisions, made once per fold: per class c (its rows, the index
         [pairs of c, rows] of their dual variables, its first row in the
-        stacked contributions); per pair the stacked rows of its class a and
-        class b; per dual variable its label (+1 for class a)."""
+        stacked contributions); per dual variable its label (+1 for class
+        a); and the pairs that vote (both classes trained in the fold): the
+        stacked rows of their class a and class b, and the two classes."""
         if self._class_terms[f] is not None:
             return self._class_terms[f]
         K, F = self.K, self.F
@@ -274,7 +275,11 @@ class PathCrossValidation:
         sizes = np.diff(off)
         pair_of = np.repeat(np.arange(sizes.shape[0]), sizes)
         label = np.where(np.arange(off[-1]) - off[pair_of] < ntrain[self.pair_a][pair_of], 1.0, -1.0)
-        self._class_terms[f] = (per_class, row_a, row_b, label)
+        # A class whose only samples are held out is absent from the fold's
+        # problem (as from svm-train -v's sub-model): its pairs do not vote.
+        live = (ntrain[self.pair_a] > 0) & (ntrain[self.pair_b] > 0)
+        voting = tuple(np.ascontiguousarray(v[live]) for v in (row_a, row_b, self.pair_a, self.pair_b))
+        self._class_terms[f] = (per_class, label, voting)
         return self._class_terms[f]
 
     def _kernel_votes(self, f):
@@ -282,7 +287,7 @@ class PathCrossValidation:
         variables: f_p(x) = sum_i a_i y_i (x_i.x + bias^2), the part of each
         class's training rows formed with BLAS for all its pairs at once (a
         class's rows enter every pair naming it), the votes counted in C."""
-        per_class, row_a, row_b, label = self._terms(f)
+        per_class, label, (row_a, row_b, vote_a, vote_b) = self._terms(f)
         h0, h1 = int(self.block[f * self.K]), int(self.block[(f + 1) * self.K])
         P = self.pair_a.shape[0]
         coef = self.alpha[f] * label
@@ -309,7 +314,7 @@ class PathCrossValidation:
         def count(stacked, s, x0, x1):
             rc = lib.hsvm_cv_vote_rows(ptr("float *", stacked) + (x0 - s), stacked.shape[1], x1 - x0,
                                        ptr("int64_t *", row_a), ptr("int64_t *", row_b),
-                                       ptr("int32_t *", self.pair_a), ptr("int32_t *", self.pair_b), P, self.K,
+                                       ptr("int32_t *", vote_a), ptr("int32_t *", vote_b), vote_a.shape[0], self.K,
                                        ptr("int32_t *", votes[x0 - h0:x1 - h0]), ptr("double *", conf[x0 - h0:x1 - h0]))
             if rc == -2:
                 raise MemoryError("cross-validation: held-out votes")

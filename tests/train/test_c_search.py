@@ -112,6 +112,17 @@ def test_fixed_c_with_cv_records_its_accuracy(digits):
         train_ovo(X, y, C="auto", bags=2)
 
 
+def test_a_search_prints_its_table_even_of_one_value_and_a_fixed_c_the_cv_line(digits):
+    X, y, _, _ = digits
+    one = search_c(l2_normalize(X.astype(np.float64)), y, grid=[4.0], folds=3)
+    lines = one.table().splitlines()
+    assert lines[0].split()[:2] == ["C", "CV"] and lines[1].startswith("4 ") and lines[2].startswith("Best C = 4 ")
+    assert "warm-started along C" in one.record()["method"]
+    m = train_ovo(X, y, C=4.0, cv_folds=3)
+    assert m.training.search.table().startswith("Cross Validation Accuracy = ")
+    assert "warm-started" not in m.params["cross_validation"]["method"]
+
+
 def test_bias_follows_the_samples_scale(digits):
     X, y, _, _ = digits
     assert default_bias(l2_normalize(X.astype(np.float64)), "l2") == 1.0
