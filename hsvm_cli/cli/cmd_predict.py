@@ -102,6 +102,7 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
     model = load_any_model(model_path)
     if extra_features is None:
         extra_features = default_extra_features(model)
+    zero_based_given = zero_based is not None
     if zero_based is None:
         zero_based = trained_zero_based(model)
     h = codes = None
@@ -136,6 +137,8 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
         if khm_path is not None:
             from ..models.kernel_hash import load_kernel_hash
             kernel_hash = load_kernel_hash(khm_path)
+            if not zero_based_given and trained_zero_based(kernel_hash):
+                zero_based = True       # raw samples numbered as the kernel hash's training file
         settings = dict(bits=bits, filter_k=filter_k, refine=not no_refine, epsilon=epsilon, threads=threads,
                         rule=rule, first_stage=first_stage, kernel_hash=kernel_hash)
         if calib_path:

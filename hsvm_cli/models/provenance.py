@@ -73,6 +73,10 @@ def record_zero_based(record, zero_based):
 
 
 def trained_zero_based(model):
-    """Whether ``model`` was trained on a file with 0-based feature indices
-    (``--zero-based``): the default of predict's and calibrate's."""
-    return bool((getattr(model, "provenance", None) or {}).get("zero_based", False))
+    """Whether ``model`` (a model, kernel hash or learned circulant hash) was
+    fitted on a file with 0-based feature indices (``--zero-based``): the
+    default of the commands that read samples for it."""
+    record = getattr(model, "provenance", None)
+    if record is None:          # a learned circulant hash keeps it in its meta
+        record = (getattr(model, "meta", None) or {}).get("provenance")
+    return bool((record if isinstance(record, dict) else {}).get("zero_based", False))

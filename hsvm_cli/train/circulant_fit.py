@@ -63,7 +63,7 @@ from ..errors import DataError, ModelMismatchError
 from ..hashing.generator import standard_normal
 from ..io.files import display_name
 from ..models.circulant_hash import LearnedCirculantHash, check_shifts, prepare_samples
-from ..models.provenance import provenance
+from ..models.provenance import provenance, record_zero_based
 from ..support.memory import available_memory, format_bytes
 from ..support.native import lib, ptr
 from .itq import ITQ, itq_memory
@@ -454,7 +454,7 @@ def fit_circulant_file(path, *, bits, targets="itq", zero_based=False, **kw):
         h = fit_circulant_hash(X, bits=bits, targets=Z, **kw)
     except ValueError as exc:
         raise DataError("%s: %s" % (name, exc)) from None
-    h.meta["provenance"] = provenance(name, sha)
+    h.meta["provenance"] = record_zero_based(provenance(name, sha), zero_based)
     if codes is not None:
         h.meta["targets_codes"] = {k: codes.meta[k] for k in sorted(codes.meta)
                                    if k in ("hash_model_sha256", "kernel_hash_sha256", "circulant_hash_sha256",

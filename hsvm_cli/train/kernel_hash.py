@@ -6,7 +6,7 @@ from ..errors import DataError, InputFormatError
 from ..hashing.krsh import KERNELS, NegativeFeatureError, _shown_value, fit_kernel_hash
 from ..io.files import display_name
 from ..io.svmlight import line_of_row
-from ..models.provenance import provenance
+from ..models.provenance import provenance, record_zero_based
 from .ovo import read_training_file
 
 
@@ -58,5 +58,5 @@ def fit_kernel_hash_file(path, *, kernel, landmarks, bits, gamma="auto", degree=
         raise negative_feature_error(exc, path, zero_based=zero_based) from None
     except ValueError as exc:
         raise DataError("%s: %s" % (name, exc)) from None
-    h.provenance = provenance(name, sha)
+    h.provenance = record_zero_based(provenance(name, sha), zero_based)
     return h

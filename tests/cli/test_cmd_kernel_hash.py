@@ -118,6 +118,31 @@ def test_codes_of_another_kind_of_hash_say_what_made_them(pipeline, tmp_path):
                                "hash " % (codes, pipeline["m.hsvm"]))
 
 
+def test_hashes_fitted_on_zero_based_files_read_their_samples_zero_based(pipeline, tmp_path):
+    # kernel-hash and fit-circulant record --zero-based as train-ovo does:
+    # hash-data and predict --kernel-hash then read 0-based without being told.
+    X, y = load_svmlight(DIGITS_TRAIN, n_features=64)
+    zero = tmp_path / "train0.svm"
+    with open(zero, "w") as fh:
+        for row, label in zip(X, y):
+            fh.write("%d %s\n" % (label, " ".join("%d:%g" % (j, v) for j, v in zip(row.indices, row.data))))
+    for fit, out in ((["kernel-hash", zero, "--zero-based", "-q"] + KH, tmp_path / "z.khm"),
+                     (["fit-circulant", zero, "--zero-based", "--targets", "itq", "--bits", 64, "--seed", 3, "-q"],
+                      tmp_path / "z.chash")):
+        run(fit + ["-o", out])
+        told, untold = tmp_path / "told.codes", tmp_path / "untold.codes"
+        run(["hash-data", "-H", out, zero, "--zero-based", "-o", told, "-q"])
+        run(["hash-data", "-H", out, zero, "-o", untold, "-q"])
+        assert told.read_bytes() == untold.read_bytes()
+    model = tmp_path / "z.hsvm"
+    run(["hash-data", "-H", tmp_path / "z.khm", zero, "-o", tmp_path / "k.codes", "-q"])
+    run(["train-ovo", "--codes", tmp_path / "k.codes", "-c", "1", "-o", model, "-q"])
+    told = run(["predict", "-m", model, "--kernel-hash", tmp_path / "z.khm", zero, "--zero-based"])
+    assert run(["predict", "-m", model, "--kernel-hash", tmp_path / "z.khm", zero]).stdout == told.stdout
+    assert run(["predict", "-m", model, "--kernel-hash", tmp_path / "z.khm", zero, "--one-based"],
+               exit_code=None).stdout != told.stdout
+
+
 def test_the_python_api_trains_on_kernel_codes_and_predicts_raw_samples(pipeline):
     # The library's own route: fit_kernel_hash -> train_ovo_codes(kernel_hash=) -> Predictor(kernel_hash=).
     X, y = load_svmlight(DIGITS_TRAIN, n_features=64)
