@@ -81,22 +81,30 @@ class CorruptInputError(HsvmError):
     ``FILE: corrupt gzip data near byte N (line L)``, or ``truncated`` when
     the compressed data ends early.  ``offset`` is how far into the
     compressed file the decompressor had read (it reads ahead, hence "near");
-    ``line`` the text line the reader had reached, when known."""
+    ``line`` the text line the reader had reached, when known; ``trailing``:
+    bytes after complete compressed data that do not start another stream
+    (``gzip -t`` ignores them with a warning; hsvm refuses the file)."""
 
     exit_code = EX_DATAERR
 
-    def __init__(self, source, kind, offset, *, truncated=False, line=None):
+    def __init__(self, source, kind, offset, *, truncated=False, line=None, trailing=False):
         self.source = source
         self.kind = kind
         self.offset = offset
         self.truncated = truncated
+        self.trailing = trailing
         self.line = line
-        super().__init__("%s: %s %s data near byte %d%s" % (
-            source, "truncated" if truncated else "corrupt", kind, offset, _where(line)))
+        if trailing:
+            super().__init__("%s: trailing garbage after the %s data, near byte %d%s" % (
+                source, kind, offset, _where(line)))
+        else:
+            super().__init__("%s: %s %s data near byte %d%s" % (
+                source, "truncated" if truncated else "corrupt", kind, offset, _where(line)))
 
     def located(self, source, line):
         """The same error named by the reader that knows the file's name and line."""
-        return CorruptInputError(source, self.kind, self.offset, truncated=self.truncated, line=line)
+        return CorruptInputError(source, self.kind, self.offset, truncated=self.truncated, line=line,
+                                 trailing=self.trailing)
 
 
 class InputReadError(HsvmError):

@@ -303,8 +303,12 @@ def scan_compressed(path):
                     return lines, None
                 lines += data.count(b"\n")
         except _DECOMPRESSION_ERRORS as exc:
+            # zlib's reader, at the start of what should be the next member,
+            # finds no gzip header: the data before was whole (ISA-L's reader
+            # calls that a truncation)
+            trailing = isinstance(exc, gzip.BadGzipFile) and str(exc).startswith("Not a gzipped file")
             return lines, CorruptInputError(display_name(path), kind, counted.offset,
-                                            truncated=isinstance(exc, EOFError))
+                                            truncated=isinstance(exc, EOFError), trailing=trailing)
         finally:
             with contextlib.suppress(Exception):
                 stream.close()

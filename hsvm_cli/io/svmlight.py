@@ -419,7 +419,9 @@ def _read_block(read, name, line, here):
         # lines decompressed before the failure, the line it falls in.
         failure = here.decompression_failure()
         at = failure[0] + 1 if failure is not None else here.read_error_line(line)
-        raise exc.located(name, at) from None
+        # the second look knows whether the data before the failure was whole
+        error = failure[1] if failure is not None and failure[1].trailing else exc
+        raise error.located(name, at) from None
     except InputReadError as exc:
         raise exc.located(name, here.read_error_line(line)) from None
     except OSError as exc:

@@ -134,6 +134,19 @@ def test_corrupt_input_through_stdin_names_stdin(setup):
     assert re.match(r"^hsvm: <stdin>: truncated gzip data near byte \d+ \(line 1\)\n\Z", r.stderr), r.stderr
 
 
+def test_bytes_after_whole_gzip_data_are_called_trailing_garbage(setup, tmp_path):
+    # gzip -t says "trailing garbage ignored"; hsvm refuses the file, in those
+    # words, not as a truncation or corruption of the data before them.
+    lines = TEXT.count(b"\n")
+    for junk in (b"garbage\n", b"x", bytes(range(7, 40))):
+        path = tmp_path / "t.gz"
+        path.write_bytes(gzip.compress(TEXT) + junk)
+        for name in ("predict", "train-ovo"):
+            err = expect_one_line_65(name, str(path), setup, str(tmp_path / "out"))
+            assert re.match(r"^hsvm: %s: trailing garbage after the gzip data, near byte \d+ \(line %d\)\n\Z"
+                            % (re.escape(str(path)), lines + 1), err), err
+
+
 def test_a_failing_read_is_one_line_exit_66(setup, tmp_path):
     # Reading /proc/self/mem at offset 0 fails with EIO: a real read error
     # without a broken disk.
