@@ -244,7 +244,11 @@ def _search_warnings(y, folds, explicit, best, steps):
         # class is the one with fewer training samples and loses -- the
         # accuracy can fall below chance.  (scikit-learn's StratifiedKFold warns too.)
         short = int(np.count_nonzero(counts < folds))
-        if short == 1:
+        if short == counts.size:
+            # leave-one-out and the like: every class alike, no class favoured
+            notes.append("Note: every class has fewer samples than the %d folds: each held-out sample trains with "
+                         "one sample of its class fewer (as in leave-one-out)" % folds)
+        elif short == 1:
             notes.append("Warning: class %d has %d samples, fewer than the %d folds: its held-out samples train "
                          "with one sample fewer than the other classes; use fewer folds (--cv %d) for a fairer "
                          "estimate" % (labels[least], fewest, folds, fewest))

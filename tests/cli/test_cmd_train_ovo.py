@@ -140,9 +140,13 @@ def test_the_search_warns_of_folds_beyond_a_class_and_of_the_grids_top(tmp_path)
     # the grid's top: LIBLINEAR's "maximum C reached"
     from hsvm_cli.train.c_search import MAX_C, _search_warnings
     # several classes short of folds: counted, not one named as if alone
-    many = np.repeat(np.arange(300), 2)
+    many = np.r_[np.repeat(np.arange(300), 2), [300] * 5]
     assert _search_warnings(many, 5, True, None, [None])[0].startswith(
         "Warning: 300 classes have fewer samples than the 5 folds (class 0 has 2)")
+    # every class short (leave-one-out): none is favoured, so no warning of it
+    assert _search_warnings(np.repeat(np.arange(300), 2), 5, True, None, [None])[0] == (
+        "Note: every class has fewer samples than the 5 folds: each held-out sample trains with one sample of its "
+        "class fewer (as in leave-one-out)")
     assert _search_warnings([0, 1, 2] + [3] * 6, 5, True, None, [None])[0].startswith(
         "Warning: 3 classes have 1 sample (class 0, ...)")
     steps = [type("Step", (), {"C": c})() for c in (MAX_C / 2, MAX_C)]
