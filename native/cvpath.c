@@ -13,8 +13,10 @@
  * a_i <- clip(a_i - G_i / (Q_ii + D_ii), 0, U) with G_i the i-th gradient; the
  * stopping rule is the paper's: the projected gradients of a pass span at most
  * eps.  Along a path of increasing C the previous solution stays feasible
- * (the constraints only widen) and is the warm start, as LIBLINEAR's -C does
- * for its primal solver (Chu, Hsieh & Lin, KDD 2015).
+ * (the constraints only widen) and warm-starts the next, as LIBLINEAR's -C
+ * does for its primal solver (Chu, Hsieh & Lin, KDD 2015) -- here moved
+ * along its ray to the multiple that minimises the new dual objective
+ * (cvpath_dcd.h, ray_scale).
  *
  * Forms of the same iteration:
  * - kernel form, for problems of few rows: Q from a precomputed Gram matrix,

@@ -51,8 +51,9 @@ static inline double ray_scale(const double *alpha, int64_t l, double wsq, doubl
  * from the previous C; w contiguous, wlen values).  sqnorm[r] = |x_r|^2.
  * wsq (NULL: no ray): on entry |w~|^2 of the incoming alpha (0: unknown), the
  * start then moved along the ray (ray_scale); on return |w~|^2 of the
- * solution as the last pass saw it (sum_i alpha_i y_i w~.x~_i over a pass
- * that visited every row; 0 when the last pass skipped shrunk rows).
+ * solution as the converged last pass saw it (sum_i alpha_i y_i w~.x~_i over
+ * that pass, which visits every row and moves w by at most the tolerance's
+ * worth; 0 when the pass limit stopped the solve).
  * Returns the passes made. */
 static inline __attribute__((always_inline)) int64_t
 dcd_primal(row_ops ops, const double *sqnorm, const int64_t *rows, const double *y, int64_t l, double *alpha,
@@ -82,6 +83,7 @@ dcd_primal(row_ops ops, const double *sqnorm, const int64_t *rows, const double 
      * leaves the active set; all return for a final check before stopping. */
     int64_t active = l, pass = 0;
     double pg_max_old = HUGE_VAL, pg_min_old = -HUGE_VAL, norm = 0.0;
+    int converged = 0;
     while (pass < max_iter) {
         pass++;
         shuffle(index, active, rng);
@@ -133,8 +135,10 @@ dcd_primal(row_ops ops, const double *sqnorm, const int64_t *rows, const double 
         if (l == 0)
             break;
         if (pg_max - pg_min <= eps) {
-            if (active == l)
+            if (active == l) {
+                converged = 1;
                 break;
+            }
             active = l;
             pg_max_old = HUGE_VAL;
             pg_min_old = -HUGE_VAL;
@@ -143,8 +147,8 @@ dcd_primal(row_ops ops, const double *sqnorm, const int64_t *rows, const double 
         pg_max_old = pg_max > 0.0 ? pg_max : HUGE_VAL;
         pg_min_old = pg_min < 0.0 ? pg_min : -HUGE_VAL;
     }
-    if (wsq)
-        *wsq = active == l ? norm : 0.0;
+    if (wsq)   /* at the pass limit w moved during the sum: unknown */
+        *wsq = converged || l == 0 ? norm : 0.0;
     return pass;
 }
 

@@ -9,7 +9,6 @@ from ..models.circulant_hash import CHASH_KIND, load_circulant_hash
 from ..models.codes import hash_data
 from ..models.hashed import HBM_KIND, load_hash_model
 from ..models.kernel_hash import KHM_KIND, load_kernel_hash
-from ..models.provenance import trained_zero_based
 from ..support.progress import StepBar
 from . import options
 
@@ -42,9 +41,6 @@ def command(data, hbm_path, bits, fmt, output, zero_based, extra_features, chunk
                                          "hash (.khm) or a learned circulant hash"
                                % (kind_name(kind), " (%s)" % hint if hint else ""))
     h = loaders.get(kind, load_hash_model)(hbm_path)
-    if zero_based is None:
-        # as predict reads it with the model: the training file's convention
-        zero_based = bool(getattr(h, "zero_based", False)) or trained_zero_based(h)
     try:
         h.check_bits(bits)
     except (OptionError, ValueError) as exc:

@@ -131,3 +131,8 @@ def _discard_stdout():
 def cli():
     """Apply very many one-vs-one linear SVMs cheaply: hash classifiers and samples
     to bit codes, filter classes by Hamming range queries, refine exactly."""
+    if os.environ.get("HSVM_KERNEL"):
+        # Checked for every command (exit 64), not only by those whose native
+        # code has several paths: a misspelt value must not pass silently.
+        from ..support.kernels import kernel_id
+        kernel_id(None)

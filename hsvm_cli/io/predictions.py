@@ -235,17 +235,18 @@ def read_scored_predictions(source, *, name=None, headerless_scores=False):
                     classes = _parse_header(tokens, name, lineno)
                     width = len(classes) + 1
                     continue
-            if classes is None:
-                if headerless_scores and width is None:
-                    width = len(tokens)
-                if headerless_scores and len(tokens) != width:
-                    raise InputFormatError(name, lineno, "%d fields where the first line had %d" % (len(tokens), width))
-                if len(tokens) > 1 and not headerless_scores:
+            if classes is None and headerless_scores and width is None and len(tokens) > 1:
+                width = len(tokens)     # a later shard's scored lines: read as such, scores then dropped
+            if classes is None and width is None:
+                if len(tokens) > 1:
                     # scores without their header would be read as labels alone
                     raise InputFormatError(name, lineno, "%d fields: without a 'labels c1 c2 ...' header line a "
                                            "predictions file holds one label per line" % len(tokens))
                 labels.append(_parse_int_label(tokens[0], name, lineno))
                 continue
+            if classes is None and len(tokens) != width:
+                raise InputFormatError(name, lineno, "%d fields where the first line had %d: the label and a score "
+                                       "for each class" % (len(tokens), width))
             if len(tokens) != width:
                 raise InputFormatError(name, lineno, "%d numbers, expected %d: the label and a score for each of "
                                        "the %d classes of the header" % (len(tokens), width, width - 1))
@@ -257,7 +258,7 @@ def read_scored_predictions(source, *, name=None, headerless_scores=False):
                 blocks.append(sc)
                 all_lines.extend(linenos)
                 flat, linenos = [], []
-        if classes is not None and linenos:
+        if width is not None and linenos:
             lab, sc = _convert_rows(flat, linenos, width, name)
             labels.append(lab)
             blocks.append(sc)
@@ -265,8 +266,11 @@ def read_scored_predictions(source, *, name=None, headerless_scores=False):
     finally:
         if fh is not source:
             fh.close()
+    if classes is None and width is not None:
+        return ScoredPredictions(name, np.concatenate(labels) if labels else np.zeros(0, np.int64),
+                                 scores_dropped=True)
     if classes is None:
-        return ScoredPredictions(name, np.asarray(labels, dtype=np.int64), scores_dropped=bool(width and width > 1))
+        return ScoredPredictions(name, np.asarray(labels, dtype=np.int64))
     K = len(classes)
     return ScoredPredictions(
         name,

@@ -21,6 +21,7 @@ from ..io.files import atomic_output
 from ..io.svmlight import MAX_FEATURES, iter_svmlight
 from ..preprocess import prepare
 from .metadata import meta_int, meta_str
+from .provenance import trained_zero_based
 
 CODES_KIND = "hsvm-codes"
 CODES_VERSION = 1
@@ -180,7 +181,7 @@ def write_codes_svm(fh, codes, labels, bits):
     fh.write(b"".join(out))
 
 
-def hash_data(h, source, output, *, bits=None, fmt="codes", zero_based=False, extra_features="error",
+def hash_data(h, source, output, *, bits=None, fmt="codes", zero_based=None, extra_features="error",
               chunk_rows=16384, shard=None, progress=None):
     """What ``hsvm hash-data`` does: the codes of the samples of the svmlight
     file ``source`` at ``bits`` (default: all of the hash's bits), written to
@@ -194,12 +195,16 @@ def hash_data(h, source, output, *, bits=None, fmt="codes", zero_based=False, ex
     normalised as it records, then its bits).  ``shard``: only shard ``"i/N"``
     of the plain file ``source`` (io/shard.py): the shards' svm outputs
     concatenated are the whole file's, and their codes files hold the whole
-    file's codes in shard order.  ``progress``: called as ``progress(rows
-    done, None)`` after each chunk.  Returns the number of samples."""
+    file's codes in shard order.  ``zero_based``: how ``source`` numbers its
+    features (default: as the file ``h`` was fitted on, or its model's,
+    did).  ``progress``: called as ``progress(rows done, None)`` after each
+    chunk.  Returns the number of samples."""
     if fmt not in ("codes", "svm"):
         raise ValueError("fmt must be 'codes' or 'svm', not %r" % (fmt,))
     from ..hashing.krsh import KernelHash
     from .circulant_hash import LearnedCirculantHash
+    if zero_based is None:
+        zero_based = bool(getattr(h, "zero_based", False)) or trained_zero_based(h)
     if isinstance(h, KernelHash):
         bits = _checked_bits(h, bits)
         meta = h.codes_meta(bits)

@@ -288,15 +288,16 @@ class Predictor:
         if self.features is not None:
             return X            # raw samples of a kernel hash: its own width
         width = X.shape[1] if len(getattr(X, "shape", ())) == 2 else None
-        if self.model.codes_source is not None and width is not None and width != self.model.n_features:
-            # Its features are exactly its code bits: narrower rows are raw
-            # samples, which zeros would pad into garbage.
+        on_codes = self.model.codes_source is not None or self.model.params.get("trainer") == "dcd_bits"
+        if on_codes and width is not None and width != self.model.n_features:
+            # Its features are exactly its code bits: rows of another width
+            # are raw samples (zeros would pad narrower ones into garbage).
             raise ModelMismatchError(
-                "%s was trained on %d-bit codes of kernel hash %s: give that kernel hash (Predictor(model, "
-                "kernel_hash=h)) for raw samples, or the codes' features (expand_codes), not rows of %s features"
+                "%s was trained on %d-bit codes%s: give the kernel hash (Predictor(model, kernel_hash=h)) for raw "
+                "samples, or the codes' features (expand_codes), not rows of %s features"
                 % (self.model.path or "the model", self.model.n_features,
-                   (self.model.codes_source.get("kernel_hash_sha256") or "?")[:12] + "...",
-                   width))
+                   " of kernel hash %s..." % (self.model.codes_source.get("kernel_hash_sha256") or "?")[:12]
+                   if self.model.codes_source is not None else "", width))
         return check_samples(X, self.model.n_features, extra=default_extra_features(self.model))
 
     # ------------------------------------------------------------ blocks and streams
@@ -462,11 +463,13 @@ class Predictor:
         ``labels ...`` line (default: unless ``shard`` is a shard after the
         first, so that the shards' outputs concatenated are the whole file's);
         ``zero_based``: how ``source`` numbers its features (default: as the
-        model's training file did, :func:`~hsvm_cli.models.provenance.trained_zero_based`);
+        model's training file did, :func:`~hsvm_cli.models.provenance.trained_zero_based`,
+        or the kernel hash's, for raw samples through one fitted 0-based);
         ``progress``: called as ``progress(rows done, None)`` after each chunk
         (the CLI's bar on a terminal)."""
         if zero_based is None:
-            zero_based = trained_zero_based(self.model)
+            zero_based = trained_zero_based(self.model) or (
+                self.features is not None and trained_zero_based(self.features.kernel_hash))
         t = timings if timings is not None else NullTimings()
         if scores and self.rule == "dag":
             raise OptionError("a decision DAG gives labels only, no vote counts: --scores needs max-wins voting")

@@ -148,10 +148,10 @@ class CSearch:
             lines.append("%-*s %13s%% %17s%% %9.1f%s" % (width, c_text(s.C), "%g" % (100 * s.accuracy),
                                                          "%.4g" % (100 * m), s.seconds,
                                                          "   " + marker if s is self.best else ""))
-        lines.append("Best C = %s  CV accuracy = %g%% (%d-fold, %.1f s; chosen on the accuracy averaged with the "
-                     "grid neighbours', %.4g%%%s)"
-                     % (c_text(self.best.C), 100 * self.best.accuracy, self.folds, self.seconds,
-                        100 * self.best_smoothed,
+        averaged = "; chosen on the accuracy averaged with the grid neighbours', %.4g%%" % (100 * self.best_smoothed) \
+            if len(self.steps) > 1 else ""
+        lines.append("Best C = %s  CV accuracy = %g%% (%d-fold, %.1f s%s%s)"
+                     % (c_text(self.best.C), 100 * self.best.accuracy, self.folds, self.seconds, averaged,
                         "; stopped after %d values without improvement" % PATIENCE if self.stopped_early else ""))
         return "\n".join(lines + self.warnings) + "\n"
 

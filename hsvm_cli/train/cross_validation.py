@@ -176,6 +176,7 @@ class PathCrossValidation:
         self.pair_a, self.pair_b = canonical_pairs(K)
         P = self.pair_a.shape[0]
         train = counts.sum(axis=0)[None, :] - counts          # [F, K] training rows per class
+        self.trained = train > 0
         sizes = train[:, self.pair_a] + train[:, self.pair_b]   # [F, P]
         self.alpha_off = [np.concatenate([[0], np.cumsum(s)]).astype(np.int64) for s in sizes]
         check_allocation(8 * int(sizes.sum()), "the dual variables of %d pairs x %d folds" % (P, F))
@@ -377,6 +378,10 @@ class PathCrossValidation:
         for f in range(self.F):
             h0, h1 = int(self.block[f * self.K]), int(self.block[(f + 1) * self.K])
             votes, conf, fold_passes = self._fold(f, C, h1 - h0)
+            # A class with no training rows in the fold is not in its problem
+            # (nor in svm-train -v's sub-model): never its answer, even where
+            # no pair voted (two classes, one of them held out whole).
+            votes[:, ~self.trained[f]] = -1
             labels = best_class(votes, conf)
             fold_correct.append(int((labels == self.y_sorted[h0:h1]).sum()))
             passes += fold_passes

@@ -173,6 +173,12 @@ def test_eval_of_a_later_shards_scores_counts_its_labels(tmp_path, flag):
     # without --shard such a file is still refused: its lines are not labels
     r = run(["eval", "--truth", truth, tmp_path / "s1.txt"], exit_code=65)
     assert "without a 'labels c1 c2 ...' header line" in r.stderr
+    # a later shard's lines are still checked as scores: numbers, finite, one width
+    for text, why in (("2 nan 0.5\n", "not finite"), ("2 1:0.5 3:1\n", "is not a number"),
+                      ("2 0.5 0.5\n2 0.5\n", "2 fields where the first line had 3")):
+        bad = write_text(tmp_path / "bad.txt", text)
+        r = run(["eval", "--truth", truth, bad, "--shard", "1/3"], exit_code=65)
+        assert why in r.stderr, r.stderr
 
 
 def test_eval_of_a_shard_names_the_shard_when_counts_differ(tmp_path):

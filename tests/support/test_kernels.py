@@ -71,3 +71,18 @@ def test_kernel_argument_validation():
         selected_kernel("sse2")
     with pytest.raises(ValueError, match="kernel"):
         selected_kernel(3)
+
+
+def test_every_command_refuses_a_bad_hsvm_kernel(monkeypatch, tmp_path):
+    # Also the commands whose native code has one path (hash-model, eval, ...):
+    # a misspelt value exits 64 before any work instead of passing silently.
+    from conftest import DIGITS_TEST, run
+    monkeypatch.setenv("HSVM_KERNEL", "avx-512")
+    for args in (["hash-model", "-m", tmp_path / "none.hsvm", "-o", tmp_path / "h.hbm"],
+                 ["eval", "--truth", DIGITS_TEST, DIGITS_TEST],
+                 ["train-ovo", DIGITS_TEST, "-o", tmp_path / "m.hsvm"]):
+        r = run(args, exit_code=64)
+        assert r.stderr == "hsvm: HSVM_KERNEL='avx-512' is not a kernel (choose from auto, portable, avx2, avx512)\n"
+    assert not list(tmp_path.iterdir())
+    monkeypatch.setenv("HSVM_KERNEL", "portable")
+    run(["train-ovo", "-q", DIGITS_TEST, "-o", tmp_path / "m.hsvm"])

@@ -344,3 +344,24 @@ def test_a_class_held_out_whole_is_absent_from_its_folds_votes(form):
     cv = PathCrossValidation(X, y, n_folds=3, seed=0, bias=0.0, form=form)
     step = cv.run(1.0)
     assert (step.correct, step.total) == (6, 7)
+
+
+@pytest.mark.parametrize("form", ["kernel", "primal", "dense"])
+def test_a_fold_with_one_trained_class_predicts_that_class(form):
+    # Two classes, one of a single sample: the fold holding it out trains on
+    # class 2 alone, so it predicts class 2 for all its samples (no pair votes
+    # there; the untrained class must not win the tie): 30 of 31, as svm-train -v.
+    rng = np.random.default_rng(3)
+    X = sp.csr_matrix(np.vstack([-np.ones((1, 4)), 1.0 + 0.1 * rng.normal(size=(30, 4))]))
+    y = np.array([1] + [2] * 30)
+    cv = PathCrossValidation(X, y, n_folds=5, seed=0, form=form)
+    assert (cv.run(1.0).correct, cv.steps[-1].total) == (30, 31)
+
+
+def test_a_solve_stopped_by_the_pass_limit_keeps_no_norm_for_the_ray(digits_l2):
+    # Its sum over the last pass mixes weights from before and after steps:
+    # the next C starts from alpha itself rather than from a bad multiple.
+    X, y = digits_l2
+    cv = PathCrossValidation(X, y, n_folds=3, seed=1, eps=1e-12, max_passes=2, form="primal")
+    cv.run(0.5)
+    assert all(not r.any() for r in cv.ray)
