@@ -67,7 +67,7 @@ def command(validation, model_path, hbm_path, output, max_loss, confidence, bits
     the calibration holds exact probabilities only, and the settings tried are
     exact prediction, the exact decision DAG and the class-score first stage."""
     model = load_model(model_path)
-    if model.codes_source is not None:
+    if model.trained_on_codes:
         raise ModelMismatchError("%s was trained on kernel hash codes: calibrate takes models of svmlight features "
                                  "(calibrating Hash-SVM models is not supported yet)" % model_path)
     h = load_hash_model(hbm_path) if hbm_path is not None else None

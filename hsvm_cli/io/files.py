@@ -643,6 +643,20 @@ def same_regular_file(output, inputs):
     return None
 
 
+def refuse_overwriting_input(output, inputs):
+    """The library's form of the commands' check (cli/options.outputs_apart):
+    an OptionError before any work when ``output`` is the same regular file
+    as one of ``inputs`` (paths; file objects, ``-`` and None skipped) --
+    the atomic rename would replace that input by the result."""
+    def path(p):
+        return os.fspath(p) if isinstance(p, (str, bytes, os.PathLike)) else None
+    clash = same_regular_file(path(output), [path(p) for p in inputs])
+    if clash is not None:
+        out = display_name(output)
+        raise OptionError("output %s is an input%s: refusing to overwrite it"
+                          % (out, "" if clash == out else " (as %s)" % clash))
+
+
 def same_output(a, b):
     """Whether the output names ``a`` and ``b`` would write the same file: by
     any name or symbolic link, existing or not (a device such as /dev/null,

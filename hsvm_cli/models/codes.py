@@ -17,7 +17,7 @@ import numpy as np
 from ..errors import DataError, ModelFormatError, ModelMismatchError, OptionError, OutputError
 from ..hashing.projection import GAUSSIAN_LAYOUT
 from ..io.container import read_container, write_container
-from ..io.files import atomic_output
+from ..io.files import atomic_output, refuse_overwriting_input
 from ..io.svmlight import MAX_FEATURES, iter_svmlight
 from ..preprocess import prepare
 from .metadata import meta_int, meta_str
@@ -201,6 +201,7 @@ def hash_data(h, source, output, *, bits=None, fmt="codes", zero_based=None, ext
     chunk.  Returns the number of samples."""
     if fmt not in ("codes", "svm"):
         raise ValueError("fmt must be 'codes' or 'svm', not %r" % (fmt,))
+    refuse_overwriting_input(output, [source, getattr(h, "path", None)])
     from ..hashing.krsh import KernelHash
     from .circulant_hash import LearnedCirculantHash
     if zero_based is None:

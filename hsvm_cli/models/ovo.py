@@ -96,6 +96,12 @@ class OvoModel:
         return source if isinstance(source, dict) else None
 
     @property
+    def trained_on_codes(self):
+        """Whether the model's features are sign codes (Hash-SVM), with or
+        without a record of what made them (:attr:`codes_source`)."""
+        return self.codes_source is not None or self.params.get("trainer") == "dcd_bits"
+
+    @property
     def n_features(self):
         return int(self.W.shape[1])
 

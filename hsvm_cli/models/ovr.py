@@ -90,8 +90,14 @@ class OvrModel:
         return self.content_digest
 
 
+def _require_ovr(model, what):
+    if not isinstance(model, OvrModel):
+        raise TypeError("%s takes a one-vs-rest model (OvrModel), not %s" % (what, type(model).__name__))
+
+
 def save_ovr_model(model, path):
     """Write ``model`` as an ``hsvm-ovr-model`` container (atomically)."""
+    _require_ovr(model, "save_ovr_model")
     meta = {"normalize": model.normalize, "n_features": model.n_features, "params": model.params,
             "provenance": model.provenance, "content_sha256": model.content_sha256()}
     write_container(path, model.stored_arrays(), kind=OVR_KIND, version=OVR_VERSION, meta=meta)
@@ -190,6 +196,7 @@ class OvrHashModel:
 def hash_ovr_model(model, *, bits=1024, seed=0, store_projection=False):
     """Hash every class normal of ``model`` into a D-bit code with hsvm's
     seeded projection; returns an :class:`OvrHashModel`."""
+    _require_ovr(model, "hash_ovr_model")
     bits = int(bits)
     if bits <= 0 or bits % 64:
         raise OptionError("bits must be a positive multiple of 64, got %d" % bits)

@@ -22,7 +22,7 @@ def check_model_codes(model, *, kernel_hash=None, codes=None, model_name="the mo
     ``model`` was trained on (content digests), and a kernel hash for a model
     of svmlight features."""
     source = model.codes_source
-    if source is None and model.params.get("trainer") == "dcd_bits":
+    if source is None and model.trained_on_codes:
         raise ModelMismatchError("%s was trained on codes with no record of the kernel hash that made them: "
                                  "train_ovo_codes(codes, y, kernel_hash=h) records it" % model_name)
     if source is None:

@@ -110,6 +110,10 @@ class OvrPredictor(BuildsPlansOnUse):
 
     def __init__(self, model, hash_model=None, *, bits=None, filter_k=None, refine=True, estimator="margin",
                  threads=None, kernel=None):
+        from ..models.ovr import OvrModel
+        if not isinstance(model, OvrModel):
+            raise TypeError("OvrPredictor takes a one-vs-rest model (OvrModel), not %s: use Predictor"
+                            % type(model).__name__)
         self.model = model
         self.hash_model = hash_model
         self.threads = threads

@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from ..errors import DataError, ModelMismatchError, OptionError
+from ..io.files import refuse_overwriting_input
 from ..io.predictions import PredictionWriter
 from ..io.shard import as_shard
 from ..io.svmlight import SvmChunk, iter_svmlight
@@ -266,7 +267,7 @@ class Predictor:
         """The timing phases of a prediction run in this mode (``features``:
         making a codes-trained model's features, from raw samples or codes)."""
         phases = HASH_PHASES if self.filter is not None else DAG_PHASES if self.rule == "dag" else EXACT_PHASES
-        if self.model.codes_source is not None:
+        if self.model.trained_on_codes:
             phases = phases[:1] + ("features",) + phases[1:]
         return phases
 
@@ -288,8 +289,7 @@ class Predictor:
         if self.features is not None:
             return X            # raw samples of a kernel hash: its own width
         width = X.shape[1] if len(getattr(X, "shape", ())) == 2 else None
-        on_codes = self.model.codes_source is not None or self.model.params.get("trainer") == "dcd_bits"
-        if on_codes and width is not None and width != self.model.n_features:
+        if self.model.trained_on_codes and width is not None and width != self.model.n_features:
             # Its features are exactly its code bits: rows of another width
             # are raw samples (zeros would pad narrower ones into garbage).
             raise ModelMismatchError(
@@ -447,7 +447,7 @@ class Predictor:
             self.model.cancel_background_check()
 
     def predict_file(self, source, output="-", *, codes=None, scores=False, proba=False, timings=None,
-                     zero_based=None, extra_features="error", chunk_rows=16384, shard=None, header=None,
+                     zero_based=None, extra_features=None, chunk_rows=16384, shard=None, header=None,
                      progress=None):
         """What ``hsvm predict`` does: predict the svmlight file ``source``
         (a path or ``-``; None with ``codes`` and no refine) chunk by chunk and
@@ -465,8 +465,13 @@ class Predictor:
         ``zero_based``: how ``source`` numbers its features (default: as the
         model's training file did, :func:`~hsvm_cli.models.provenance.trained_zero_based`,
         or the kernel hash's, for raw samples through one fitted 0-based);
+        ``extra_features``: features past the model's, "error" or "ignore"
+        (default: ignored for an imported model, as svm-predict and
+        liblinear-predict skip them, else an error);
         ``progress``: called as ``progress(rows done, None)`` after each chunk
         (the CLI's bar on a terminal)."""
+        if extra_features is None:
+            extra_features = default_extra_features(self.model)
         if zero_based is None:
             zero_based = trained_zero_based(self.model) or (
                 self.features is not None and trained_zero_based(self.features.kernel_hash))
@@ -477,15 +482,20 @@ class Predictor:
             raise OptionError("--scores gives vote counts: with a class-score first stage they come from the refine")
         if proba:
             self._proba_predictor()     # refuse before the header reaches the output
+        refuse_overwriting_input(output, [source, self.model.path, getattr(codes, "path", None)])
         writer = PredictionWriter(self.model.classes, scores=scores, proba=proba)
         chunks = features = None
         if shard is not None:
             shard = as_shard(shard)
         if header is None:
             header = shard is None or shard.is_first
-        if self.model.codes_source is not None:
+        if self.model.trained_on_codes:
             # A model trained on codes: raw samples through its kernel hash, or
             # the codes themselves; never svmlight rows taken as its features.
+            if self.model.codes_source is None:
+                raise ModelMismatchError("%s was trained on codes with no record of the kernel hash that made them "
+                                         "(train_ovo_codes(codes, y, kernel_hash=h) records it): svmlight rows are "
+                                         "not its features" % (self.model.path or "the model"))
             if codes is not None and codes.kernel_hash_sha256 is not None:
                 check_model_codes(self.model, codes=codes, model_name=self.model.path or "the model")
                 if source is not None:

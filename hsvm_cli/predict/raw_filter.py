@@ -59,7 +59,7 @@ def unit_length_samples(model):
     """Whether the model's samples reach it at unit length: L2-normalised, or
     the +-1/sqrt(bits) features of a model trained on codes (unit length as
     made, although its ``normalize`` is none)."""
-    return model.normalize == "l2" or model.codes_source is not None
+    return model.normalize == "l2" or model.trained_on_codes
 
 
 def make_filter(model, h, *, bits=None, threads=None, kernel=None):

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import OptionError
+from ..errors import OptionError, SampleError
 from ..hashing.generator import random_bits
 from ..models.pairs import canonical_pairs
 from ..predict.ranking import best_class
@@ -150,6 +150,9 @@ class PathCrossValidation:
         if loss not in (1, 2):
             raise OptionError("loss must be 1 or 2")
         X = sp.csr_matrix(X, dtype=np.float64) if not sp.issparse(X) else X.tocsr().astype(np.float64)
+        if X.data.size and not np.isfinite(X.data).all():
+            # the solver would run on them and report a meaningless accuracy
+            raise SampleError("X contains NaN or infinite values")
         y = integer_labels(y, X.shape[0])
         self.classes, yi = np.unique(y, return_inverse=True)
         K = self.classes.shape[0]

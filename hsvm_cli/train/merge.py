@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ModelMismatchError
+from ..io.files import refuse_overwriting_input
 from ..models.model_stream import write_model_streaming
 from ..models.parts import read_part
 
@@ -180,6 +181,7 @@ def merge_models(part_paths, output, *, recorded_output=None, progress=False):
     in 16 MiB pieces.  Returns a :class:`MergeReport`."""
     t0 = time.perf_counter()
     paths = [os.fspath(p) for p in part_paths]
+    refuse_overwriting_input(output, paths)
     ordered, classes = _check_parts(paths)
     first = read_part(ordered[0][0])
     provenance = dict(first.provenance)

@@ -103,6 +103,12 @@ def train_ovo(X, y, *, C=1.0, normalize="l2", solver="l2loss-dual", tol=None, pe
     Returns an :class:`~hsvm_cli.models.ovo.OvoModel` (save it with
     :func:`~hsvm_cli.models.ovo.save_model`)."""
     search = None
+    if c_grid is not None and C not in ("auto", 1.0):
+        # as train-ovo refuses -c C with --c-grid: the grid's choice would replace C
+        raise OptionError("C=%r and c_grid both given: the search over c_grid chooses C" % (C,))
+    if cv_folds is not None and (isinstance(cv_folds, bool) or not isinstance(cv_folds, (int, np.integer))
+                                 or cv_folds < 2):
+        raise OptionError("cv_folds must be an integer of at least 2, got %r" % (cv_folds,))
     X = finite_samples(X)     # nested lists too, as scikit-learn takes them; duplicate entries summed
     if normalize == "auto":
         if not (C == "auto" or c_grid is not None or cv_folds is not None):

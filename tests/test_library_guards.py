@@ -1,0 +1,107 @@
+"""The Python API refuses what the commands refuse (a review of it as a
+scikit-learn user would call it): outputs that would replace inputs, NaN in
+cross-validation, C beside a grid, bad folds, one-vs-one models given to the
+one-vs-rest functions, a top-k recall of k < 1, svmlight rows for a model
+trained on codes it has no record of; and predict_file drops an imported
+model's extra features as predict does."""
+import gzip
+import shutil
+
+import numpy as np
+import pytest
+
+import hsvm_cli as H
+from hsvm_cli.errors import ModelMismatchError, OptionError, SampleError
+
+from conftest import DIGITS_TEST, DIGITS_TRAIN, TOOL_FIXTURES, run
+
+
+@pytest.fixture()
+def plain_test(tmp_path):
+    path = tmp_path / "test.svm"
+    with gzip.open(DIGITS_TEST, "rb") as fin, open(path, "wb") as f:
+        shutil.copyfileobj(fin, f)
+    return path
+
+
+def test_library_outputs_never_replace_their_inputs(digits_model, plain_test, tmp_path):
+    before = plain_test.read_bytes()
+    with pytest.raises(OptionError, match="is an input: refusing to overwrite it"):
+        H.Predictor(digits_model).predict_file(str(plain_test), str(plain_test))
+    link = tmp_path / "link.txt"
+    link.symlink_to(plain_test)
+    with pytest.raises(OptionError, match=r"is an input \(as .*test.svm\)"):
+        H.Predictor(digits_model).predict_file(str(plain_test), str(link))
+    hm = H.hash_model(digits_model, bits=64)
+    with pytest.raises(OptionError, match="is an input"):
+        H.hash_data(hm, str(plain_test), str(plain_test))
+    assert plain_test.read_bytes() == before
+    parts = [str(tmp_path / ("p%d" % i)) for i in range(2)]
+    for i, p in enumerate(parts):
+        run(["train-ovo", "-q", DIGITS_TRAIN, "--pairs", "%d/2" % i, "-o", p])
+    kept = open(parts[0], "rb").read()
+    with pytest.raises(OptionError, match="is an input"):
+        H.merge_models(parts, parts[0])
+    assert open(parts[0], "rb").read() == kept
+
+
+def test_cross_validation_refuses_nan_and_infinities(digits):
+    X, y, _, _ = digits
+    X = X.toarray()
+    X[::7, 3] = np.nan
+    with pytest.raises(SampleError, match="NaN or infinite"):
+        H.cross_validate_ovo(X, y, C=1.0, folds=3)
+    with pytest.raises(SampleError, match="NaN or infinite"):
+        H.search_c(np.where(np.isnan(X), np.inf, X), y, grid=[1.0], folds=3)
+
+
+def test_train_ovo_refuses_a_c_beside_a_grid_and_folds_below_two(digits):
+    X, y, _, _ = digits
+    with pytest.raises(OptionError, match="c_grid both given"):
+        H.train_ovo(X, y, C=4.0, c_grid=[1, 2])
+    for folds in (0, 1, 2.5, True):
+        with pytest.raises(OptionError, match="cv_folds must be an integer of at least 2"):
+            H.train_ovo(X, y, C=1.0, cv_folds=folds)
+
+
+def test_one_vs_rest_functions_refuse_a_one_vs_one_model(digits_model, tmp_path):
+    for call in (lambda: H.OvrPredictor(digits_model), lambda: H.hash_ovr_model(digits_model),
+                 lambda: H.save_ovr_model(digits_model, tmp_path / "o.hsvm")):
+        with pytest.raises(TypeError, match="one-vs-rest model"):
+            call()
+    assert not (tmp_path / "o.hsvm").exists()
+
+
+def test_evaluate_refuses_a_top_k_recall_below_one(digits_model, plain_test, tmp_path):
+    scores = tmp_path / "s.txt"
+    H.Predictor(digits_model).predict_file(str(plain_test), str(scores), scores=True)
+    for ks in ([0], [-1, 2], [1.5]):
+        with pytest.raises(OptionError, match="whole numbers of at least 1"):
+            H.evaluate(str(plain_test), str(scores), recall_k=ks)
+    assert H.evaluate(str(plain_test), str(scores), recall_k=[1, 2]).report["recall"]
+
+
+def test_predict_file_drops_an_imported_models_extra_features(tmp_path):
+    imp = H.import_model(str(TOOL_FIXTURES / "libsvm_c3.model"))
+    wide = tmp_path / "wide.svm"
+    lines = (TOOL_FIXTURES / "digits3.test.svm").read_text().splitlines()
+    wide.write_text("".join(line + " 900:1\n" for line in lines))
+    out, ref = tmp_path / "w.txt", tmp_path / "r.txt"
+    H.Predictor(imp.model).predict_file(str(wide), str(out))
+    H.Predictor(imp.model).predict_file(str(TOOL_FIXTURES / "digits3.test.svm"), str(ref))
+    assert out.read_text() == ref.read_text()
+
+
+def test_a_model_trained_on_unrecorded_codes_refuses_svmlight_rows(digits, plain_test, tmp_path):
+    X, y, Xt, _ = digits
+    kh = H.fit_kernel_hash(X, kernel="rbf", landmarks=64, bits=128, seed=1)
+    m = H.train_ovo_codes(kh.codes(X), y)
+    with pytest.raises(ModelMismatchError, match="no record of the kernel hash"):
+        H.Predictor(m).predict_file(str(plain_test), str(tmp_path / "o.txt"))
+    with pytest.raises(ModelMismatchError, match="not rows of 64 features"):
+        H.Predictor(m).predict(Xt)
+    assert np.array_equal(H.Predictor(m).predict(H.expand_codes(kh.codes(Xt))),
+                          H.Predictor(H.train_ovo_codes(kh.codes(X), y, kernel_hash=kh), kernel_hash=kh).predict(Xt))
+    H.save_model(m, tmp_path / "m.hsvm")
+    r = run(["predict", "-m", tmp_path / "m.hsvm", plain_test], exit_code=65)
+    assert "no record of the kernel hash that made them" in r.stderr
