@@ -53,6 +53,7 @@ import numpy as np
 from .errors import DataError, OptionError
 from .evaluation.calibration_metrics import expected_calibration_error, nll
 from .models.calibration import Calibration, Setting, hash_identity
+from .models.imported import default_extra_features
 from .models.ovo import bag_mean
 from .models.pairs import PairLookup
 from .predict.certified_votes import certified_kept_winners, classifier_norms, sample_norms, uncertain_cells
@@ -61,7 +62,7 @@ from .predict.predictor import Predictor
 from .predict.ranking import top_classes
 from .predict.raw_filter import make_filter
 from .predict.refine import dense_is_cheaper, refine_decisions
-from .predict.samples import finite_samples
+from .predict.samples import check_samples
 from .predict.shared_refine import shared_refine_labels, shares_refine
 from .predict.ties import winners
 from .preprocess import prepare
@@ -225,7 +226,9 @@ def calibrate(model, h, X, y, *, max_loss=0.5, bits_grid=None, k_grid=None, epsi
         raise OptionError("min_timed_rows must be at least 1")
     if isinstance(repeat, bool) or int(repeat) != repeat or repeat < 1:
         raise OptionError("--repeat must be a positive integer, not %r" % (repeat,))
-    X = finite_samples(X)
+    # narrower samples padded with zeros, wider refused (dropped for an
+    # imported model), as Predictor takes them
+    X = check_samples(X, model.n_features, extra=default_extra_features(model))
     if X.shape[0] != len(y):
         raise OptionError("X has %d rows but y has %d labels" % (X.shape[0], len(y)))
     try:

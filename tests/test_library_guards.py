@@ -105,3 +105,27 @@ def test_a_model_trained_on_unrecorded_codes_refuses_svmlight_rows(digits, plain
     H.save_model(m, tmp_path / "m.hsvm")
     r = run(["predict", "-m", tmp_path / "m.hsvm", plain_test], exit_code=65)
     assert "no record of the kernel hash that made them" in r.stderr
+
+
+def test_calibrate_takes_samples_as_predictor_does(digits):
+    X, y, Xt, yt = digits
+    m = H.train_ovo(X, y)
+    hm = H.hash_model(m, bits=64)
+    narrow = H.calibrate(m, hm, Xt[:, :60], yt, repeat=1, k_grid=[3], bits_grid=[64])
+    assert narrow.setting is not None            # zeros for the missing features
+    wide = H.load_svmlight(DIGITS_TEST, n_features=70)[0]
+    with pytest.raises(SampleError, match="X has 70 features, the model 64"):
+        H.calibrate(m, hm, wide, yt, repeat=1)
+
+
+def test_raw_samples_through_a_kernel_hash_are_checked_as_samples(digits):
+    X, y, Xt, _ = digits
+    kh = H.fit_kernel_hash(X, kernel="rbf", landmarks=64, bits=128, seed=1)
+    p = H.Predictor(H.train_ovo_codes(kh.codes(X), y, kernel_hash=kh), kernel_hash=kh)
+    bad = Xt.toarray()
+    bad[0, 0] = np.nan
+    for X_bad, why in ((bad, "NaN or infinite"), (bad[0, 1:], "2-d"),
+                       (np.zeros((2, 70)), "70 features")):
+        with pytest.raises(SampleError, match=why):
+            p.predict(X_bad)
+    assert np.array_equal(p.predict(Xt.toarray().tolist()), p.predict(Xt))

@@ -287,7 +287,8 @@ class Predictor:
 
     def _samples(self, X):
         if self.features is not None:
-            return X            # raw samples of a kernel hash: its own width
+            # raw samples of a kernel hash, at its width: checked as any samples
+            return check_samples(X, self.features.n_input_features)
         width = X.shape[1] if len(getattr(X, "shape", ())) == 2 else None
         if self.model.trained_on_codes and width is not None and width != self.model.n_features:
             # Its features are exactly its code bits: rows of another width
