@@ -87,24 +87,28 @@ class CorruptInputError(HsvmError):
 
     exit_code = EX_DATAERR
 
-    def __init__(self, source, kind, offset, *, truncated=False, line=None, trailing=False):
+    def __init__(self, source, kind, offset, *, truncated=False, line=None, trailing=False, line_exact=True):
         self.source = source
         self.kind = kind
         self.offset = offset
         self.truncated = truncated
         self.trailing = trailing
         self.line = line
+        self.line_exact = line_exact
+        # stdin cannot be decompressed again to find the line: the one given
+        # is where the reader stood, and the data breaks off there or later
+        where = _where(line) if line_exact or line is None else " (line %d or later)" % line
         if trailing:
-            super().__init__("%s: trailing garbage after the %s data, near byte %d%s" % (
-                source, kind, offset, _where(line)))
+            super().__init__("%s: trailing garbage after the %s data, near byte %d%s" % (source, kind, offset, where))
         else:
             super().__init__("%s: %s %s data near byte %d%s" % (
-                source, "truncated" if truncated else "corrupt", kind, offset, _where(line)))
+                source, "truncated" if truncated else "corrupt", kind, offset, where))
 
-    def located(self, source, line):
-        """The same error named by the reader that knows the file's name and line."""
+    def located(self, source, line, *, exact=True):
+        """The same error named by the reader that knows the file's name and
+        line (``exact`` False: the line the reader had reached, a lower bound)."""
         return CorruptInputError(source, self.kind, self.offset, truncated=self.truncated, line=line,
-                                 trailing=self.trailing)
+                                 trailing=self.trailing, line_exact=exact)
 
 
 class InputReadError(HsvmError):

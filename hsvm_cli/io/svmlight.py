@@ -421,7 +421,7 @@ def _read_block(read, name, line, here):
         at = failure[0] + 1 if failure is not None else here.read_error_line(line)
         # the second look knows whether the data before the failure was whole
         error = failure[1] if failure is not None and failure[1].trailing else exc
-        raise error.located(name, at) from None
+        raise error.located(name, at, exact=failure is not None) from None
     except InputReadError as exc:
         raise exc.located(name, here.read_error_line(line)) from None
     except OSError as exc:
