@@ -94,7 +94,9 @@ def command(validation, model_path, hbm_path, output, max_loss, confidence, bits
         click.echo("hsvm: calibrate: the validation samples cover %d of the model's %d classes: the pairs of the "
                    "other classes are fitted on no sample of theirs, and probabilities involving them will be "
                    "poor; give a validation set with samples of every class" % (covered, model.n_classes), err=True)
-    if h is None and first_stages is not None and "votes" in first_stages and not quiet:
+    asked = click.get_current_context().get_parameter_source("first_stages") != click.core.ParameterSource.DEFAULT
+    if h is None and asked and first_stages is not None and "votes" in first_stages and not quiet:
+        # only when asked for: the default list names it for runs with -H
         click.echo("hsvm: calibrate: the votes first stage needs a hash model (-H): it is not tried", err=True)
     with outputs_together(), contextlib.ExitStack() as outputs:
         # --grid-json's temporary file first: a name that cannot be written
@@ -108,10 +110,12 @@ def command(validation, model_path, hbm_path, output, max_loss, confidence, bits
         if grid_fh is not None:
             json.dump({"grid": cal.grid, "info": cal.info}, grid_fh, indent=1)
             grid_fh.flush()             # a device that refuses the grid (/dev/full) fails here, before CALIB
+        # The grid goes to stdout unless a file written here is stdout; before
+        # the files are committed, so that a table that cannot be written
+        # (> /dev/full) leaves neither.
+        table_to_stderr = writes_to_stdout(output) or (grid_json is not None and writes_to_stdout(grid_json))
+        click.echo(format_grid(cal), nl=False, err=table_to_stderr)
         save_calibration(cal, output)
-    # The grid goes to stdout unless a file written here is stdout.
-    table_to_stderr = writes_to_stdout(output) or (grid_json is not None and writes_to_stdout(grid_json))
-    click.echo(format_grid(cal), nl=False, err=table_to_stderr)
     quality = cal.info.get("two_stage_quality")
     if quality is not None and not quiet and abs(quality["mean_top_probability"] - quality["accuracy"]) > 0.1:
         # ten points between confidence and accuracy where they were fitted:

@@ -183,11 +183,13 @@ def command(train, codes_path, bits, output, C, c_grid, cv_folds, solver, tol, p
                            progress=progress, **kw)
     # The table is the command's result; with the model on stdout (-o -,
     # /dev/stdout, or the file stdout is) it goes to stderr.
+    # Printed before the model is saved: a table that cannot be written
+    # (> /dev/full) fails the run with no model left for make to trust.
     table_to_stderr = writes_to_stdout(output)
-    save_model(model, output)
     search = model.training.search
     if search is not None:
         click.echo(search.table(), nl=False, err=table_to_stderr)
+    save_model(model, output)
     if not quiet:
         click.echo("hsvm: %d classes, %d pairs x %d bags, %d features, C = %s -> %s"
                    % (model.n_classes, model.n_pairs, model.bags, model.n_features, c_text(model.params["C"]), output),

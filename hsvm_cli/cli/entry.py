@@ -8,6 +8,8 @@ import os
 import signal
 import sys
 
+from ..errors import OutputError
+
 
 def _exit_quietly(signum, frame):
     os._exit(128 + signum)
@@ -86,11 +88,41 @@ class _BestEffortStderr:
         return getattr(self._stream, name)
 
 
+class _CheckedStdout:
+    """sys.stdout for the reports printed with click.echo (eval's report, a
+    search's table, --help): a failed write (``> /dev/full``: ENOSPC, or EIO)
+    is the one-line OutputError of every output, exit 74, not a traceback.
+    A reader gone (EPIPE) stays BrokenPipeError (exit 141); binary outputs
+    write to ``.buffer`` and check their own writes."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text):
+        return self._checked(self._stream.write, text)
+
+    def flush(self):
+        return self._checked(self._stream.flush)
+
+    def _checked(self, op, *args):
+        try:
+            return op(*args)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise OutputError("<stdout>: cannot write: %s" % (exc.strerror or exc)) from None
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
 def main():
     signal.signal(signal.SIGINT, _exit_quietly)
     signal.signal(signal.SIGTERM, _exit_quietly)
     if sys.stdout is None:
         sys.stdout = _ClosedStdout()
+    else:
+        sys.stdout = _CheckedStdout(sys.stdout)
     sys.stderr = _BestEffortStderr(sys.stderr)
     if os.path.basename(sys.argv[0]) == "__main__.py":
         # `python -m hsvm_cli ...` is the hsvm command: recorded so in models
@@ -102,6 +134,12 @@ def main():
     from .main import cli
     try:
         cli(prog_name="hsvm")
+    except OutputError as exc:
+        # outside a command (--help, --version): its one line, as commands give it
+        from .main import _discard_stdout
+        sys.stderr.write("hsvm: %s\n" % exc)
+        _discard_stdout()
+        sys.exit(exc.exit_code)
     except SystemExit as exc:
         if exc.code in (130, 143):
             # Interrupted or terminated, every `finally` run and the message

@@ -79,6 +79,8 @@ def open_input(path, *, name=None):
             given = getattr(path, "name", None)
             name = given if isinstance(given, str) else "<input>"
     elif path == "-" or path is None:
+        if sys.stdin is None:       # started with descriptor 0 closed (<&-)
+            raise InputNotFoundError("<stdin>: cannot read: standard input is closed")
         raw = io.BufferedReader(sys.stdin.buffer.raw if hasattr(sys.stdin.buffer, "raw") else sys.stdin.buffer,
                                 buffer_size=1 << 20)
         name = name or "<stdin>"

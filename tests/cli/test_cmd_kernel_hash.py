@@ -176,9 +176,12 @@ def _fails(args, tmp_path, out_name, message):
     return r
 
 
-def test_unknown_kernel_is_refused(tmp_path):
-    _fails(["kernel-hash", DIGITS_TRAIN, "-o", tmp_path / "k.khm", "--kernel", "sigmoid", "--landmarks", "8",
-            "--bits", "64"], tmp_path, "k.khm", "unknown kernel 'sigmoid'")
+def test_unknown_kernel_is_a_usage_error(tmp_path):
+    r = run(["kernel-hash", DIGITS_TRAIN, "-o", tmp_path / "k.khm", "--kernel", "sigmoid", "--landmarks", "8",
+             "--bits", "64"], exit_code=2)
+    assert r.stderr == ("hsvm kernel-hash: Invalid value for '--kernel': 'sigmoid' is not one of 'rbf', 'chi2', "
+                        "'intersection', 'poly', 'linear' (see 'hsvm kernel-hash --help')\n")
+    assert not list(tmp_path.iterdir())
 
 
 @pytest.mark.parametrize("option, value, message", [

@@ -126,6 +126,32 @@ def test_output_to_a_closed_standard_output_is_one_line_and_exit_74(tmp_path, di
         assert r.stderr == b"hsvm: <stdout>: cannot write: standard output is closed\n", args
 
 
+def test_a_report_to_a_full_standard_output_is_one_line_and_exit_74(tmp_path, digits_files):
+    # eval's report, a search's table, --help and --version printed to
+    # /dev/full were a traceback and exit 1; no model is left by a search
+    # whose table could not be written.
+    model, _, _ = digits_files
+    labels = tmp_path / "p.txt"
+    _hsvm(["predict", "-q", "-m", model, DIGITS_TEST, "-o", labels], check=True)
+    out = tmp_path / "m.hsvm"
+    with open("/dev/full", "wb") as full:
+        for args in (["eval", "--truth", DIGITS_TEST, labels], ["eval", "--truth", DIGITS_TEST, labels, "--json"],
+                     ["train-ovo", "-q", DIGITS_TRAIN, "--c-grid", "1,2", "-o", out], ["--version"],
+                     ["predict", "--help"]):
+            r = _hsvm(args, stdout=full)
+            assert (r.returncode, r.stderr) == (74, b"hsvm: <stdout>: cannot write: No space left on device\n"), args
+    assert not out.exists()
+
+
+def test_reading_a_closed_standard_input_is_one_line_and_exit_66(tmp_path, digits_files):
+    model, hbm, _ = digits_files
+    for args in (["predict", "-m", model, "-"], ["hash-data", "-H", hbm, "-", "-o", tmp_path / "c"],
+                 ["eval", "--truth", DIGITS_TEST, "-"]):
+        r = _hsvm(args, stdin=None, preexec_fn=lambda: os.close(0))
+        assert (r.returncode, r.stderr) == (66, b"hsvm: <stdin>: cannot read: standard input is closed\n"), args
+    assert not (tmp_path / "c").exists()
+
+
 def test_codes_that_cannot_be_staged_are_one_line_and_exit_74(tmp_path, digits_files):
     import resource
     _, hbm, _ = digits_files
