@@ -129,3 +129,19 @@ def test_raw_samples_through_a_kernel_hash_are_checked_as_samples(digits):
         with pytest.raises(SampleError, match=why):
             p.predict(X_bad)
     assert np.array_equal(p.predict(Xt.toarray().tolist()), p.predict(Xt))
+
+
+def test_trainer_options_out_of_range_are_option_errors(digits):
+    # OptionError is a ValueError too: callers catching ValueError still do.
+    X, y, _, _ = digits
+    for kw in ({"C": 0}, {"bags": 0}, {"jobs": 0}, {"per_class": 0}, {"tol": -1.0}, {"solver": "smo"}):
+        with pytest.raises(OptionError):
+            H.train_ovo(X, y, **kw)
+
+
+def test_the_one_vs_rest_filter_takes_a_whole_number_of_classes():
+    imp = H.import_model(str(TOOL_FIXTURES / "liblinear_ovr3.model"))
+    hm = H.hash_ovr_model(imp.model, bits=64)
+    with pytest.raises(OptionError, match="whole number"):
+        H.OvrPredictor(imp.model, hm, filter_k=2.5)
+    assert H.OvrPredictor(imp.model, hm, filter_k=np.int64(2)).k == 2

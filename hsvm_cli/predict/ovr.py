@@ -135,6 +135,8 @@ class OvrPredictor(BuildsPlansOnUse):
         if estimator not in ESTIMATORS:
             raise OptionError("estimator must be one of %s, not %r" % (", ".join(ESTIMATORS), estimator))
         hash_model.check_model(model)
+        if filter_k is not None and (isinstance(filter_k, bool) or not isinstance(filter_k, (int, np.integer))):
+            raise OptionError("--filter-k must be a whole number, not %r" % (filter_k,))
         k = default_filter_k(K) if filter_k is None else int(filter_k)
         if k < 1:
             raise OptionError("--filter-k must be at least 1")

@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from ..errors import OptionError
 from ..support.arrays import check_seed
 
 _U64 = 0xFFFFFFFFFFFFFFFF
@@ -63,26 +64,26 @@ def is_int(v):
 
 
 def check_options(C, solver, tol, per_class, bags, seed, jobs, *, solvers):
-    """Raise ValueError for an option a trainer cannot take."""
+    """Raise OptionError (a ValueError) for an option a trainer cannot take."""
     if solver not in solvers:
-        raise ValueError("solver must be one of %s, not %r"
-                         % (", ".join(sorted(solvers)), solver))
+        raise OptionError("solver must be one of %s, not %r"
+                          % (", ".join(sorted(solvers)), solver))
     if isinstance(C, (bool, np.bool_)) or not isinstance(C, (int, float, np.integer, np.floating)):
-        raise ValueError("C must be a positive number, not %r" % (C,))
+        raise OptionError("C must be a positive number, not %r" % (C,))
     if not (math.isfinite(C) and C > 0):
-        raise ValueError("C must be a positive finite number, not %r" % (C,))
+        raise OptionError("C must be a positive finite number, not %r" % (C,))
     if tol is not None:
         if isinstance(tol, (bool, np.bool_)) or not isinstance(tol, (int, float, np.integer, np.floating)):
-            raise ValueError("tol must be a positive number or None, not %r" % (tol,))
+            raise OptionError("tol must be a positive number or None, not %r" % (tol,))
         if not (math.isfinite(tol) and tol > 0):
-            raise ValueError("tol must be a positive finite number or None, not %r" % (tol,))
+            raise OptionError("tol must be a positive finite number or None, not %r" % (tol,))
     if per_class is not None and not (is_int(per_class) and per_class >= 1):
-        raise ValueError("per_class must be a positive integer or None, not %r" % (per_class,))
+        raise OptionError("per_class must be a positive integer or None, not %r" % (per_class,))
     if not (is_int(bags) and bags >= 1):
-        raise ValueError("bags must be a positive integer, not %r" % (bags,))
+        raise OptionError("bags must be a positive integer, not %r" % (bags,))
     check_seed(seed)
     if not (is_int(jobs) and jobs >= 1):
-        raise ValueError("jobs must be a positive integer, not %r" % (jobs,))
+        raise OptionError("jobs must be a positive integer, not %r" % (jobs,))
 
 
 def subsample_pair(rows_a, rows_b, la, lb, per_class, seed):
