@@ -50,7 +50,7 @@ import time
 
 import numpy as np
 
-from .errors import DataError, OptionError
+from .errors import DataError, ModelMismatchError, OptionError
 from .evaluation.calibration_metrics import expected_calibration_error, nll
 from .models.calibration import Calibration, Setting, hash_identity
 from .models.imported import default_extra_features
@@ -226,6 +226,9 @@ def calibrate(model, h, X, y, *, max_loss=0.5, bits_grid=None, k_grid=None, epsi
         raise OptionError("min_timed_rows must be at least 1")
     if isinstance(repeat, bool) or int(repeat) != repeat or repeat < 1:
         raise OptionError("--repeat must be a positive integer, not %r" % (repeat,))
+    if model.trained_on_codes:
+        raise ModelMismatchError("%s was trained on kernel hash codes: calibrate takes models of svmlight features "
+                                 "(calibrating Hash-SVM models is not supported yet)" % (model.path or "the model"))
     # narrower samples padded with zeros, wider refused (dropped for an
     # imported model), as Predictor takes them
     X = check_samples(X, model.n_features, extra=default_extra_features(model))

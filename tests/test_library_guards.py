@@ -35,6 +35,12 @@ def test_library_outputs_never_replace_their_inputs(digits_model, plain_test, tm
     hm = H.hash_model(digits_model, bits=64)
     with pytest.raises(OptionError, match="is an input"):
         H.hash_data(hm, str(plain_test), str(plain_test))
+    hbm = tmp_path / "h.hbm"
+    H.save_hash_model(hm, str(hbm))
+    kept_hbm = hbm.read_bytes()
+    with pytest.raises(OptionError, match="is an input"):     # any file the prediction reads
+        H.Predictor(digits_model, H.load_hash_model(str(hbm)), filter_k=3).predict_file(str(plain_test), str(hbm))
+    assert hbm.read_bytes() == kept_hbm
     assert plain_test.read_bytes() == before
     parts = [str(tmp_path / ("p%d" % i)) for i in range(2)]
     for i, p in enumerate(parts):
@@ -59,6 +65,8 @@ def test_train_ovo_refuses_a_c_beside_a_grid_and_folds_below_two(digits):
     X, y, _, _ = digits
     with pytest.raises(OptionError, match="c_grid both given"):
         H.train_ovo(X, y, C=4.0, c_grid=[1, 2])
+    with pytest.raises(OptionError, match="c_grid both given"):
+        H.cross_validate_ovo(X, y, C=4.0, c_grid=[0.5, 1])
     for folds in (0, 1, 2.5, True):
         with pytest.raises(OptionError, match="cv_folds must be an integer of at least 2"):
             H.train_ovo(X, y, C=1.0, cv_folds=folds)
@@ -75,7 +83,7 @@ def test_one_vs_rest_functions_refuse_a_one_vs_one_model(digits_model, tmp_path)
 def test_evaluate_refuses_a_top_k_recall_below_one(digits_model, plain_test, tmp_path):
     scores = tmp_path / "s.txt"
     H.Predictor(digits_model).predict_file(str(plain_test), str(scores), scores=True)
-    for ks in ([0], [-1, 2], [1.5]):
+    for ks in ([0], [-1, 2], [1.5], [1, "2"], [None, 2]):
         with pytest.raises(OptionError, match="whole numbers of at least 1"):
             H.evaluate(str(plain_test), str(scores), recall_k=ks)
     assert H.evaluate(str(plain_test), str(scores), recall_k=[1, 2]).report["recall"]
@@ -105,6 +113,8 @@ def test_a_model_trained_on_unrecorded_codes_refuses_svmlight_rows(digits, plain
     H.save_model(m, tmp_path / "m.hsvm")
     r = run(["predict", "-m", tmp_path / "m.hsvm", plain_test], exit_code=65)
     assert "no record of the kernel hash that made them" in r.stderr
+    with pytest.raises(ModelMismatchError, match="trained on kernel hash codes: calibrate takes"):
+        H.calibrate(m, None, X, y, repeat=1)
 
 
 def test_calibrate_takes_samples_as_predictor_does(digits):
@@ -125,7 +135,7 @@ def test_raw_samples_through_a_kernel_hash_are_checked_as_samples(digits):
     bad = Xt.toarray()
     bad[0, 0] = np.nan
     for X_bad, why in ((bad, "NaN or infinite"), (bad[0, 1:], "2-d"),
-                       (np.zeros((2, 70)), "70 features")):
+                       (np.zeros((2, 70)), "X has 70 features, the kernel hash 64$")):
         with pytest.raises(SampleError, match=why):
             p.predict(X_bad)
     assert np.array_equal(p.predict(Xt.toarray().tolist()), p.predict(Xt))

@@ -5,7 +5,7 @@ import json
 import click
 import numpy as np
 
-from ..errors import DataError, ModelMismatchError
+from ..errors import DataError
 from ..io.files import atomic_output, display_name, outputs_together, writes_to_stdout
 from ..io.svmlight import load_svmlight
 from ..models.calibration import save_calibration
@@ -67,9 +67,6 @@ def command(validation, model_path, hbm_path, output, max_loss, confidence, bits
     the calibration holds exact probabilities only, and the settings tried are
     exact prediction, the exact decision DAG and the class-score first stage."""
     model = load_model(model_path)
-    if model.trained_on_codes:
-        raise ModelMismatchError("%s was trained on kernel hash codes: calibrate takes models of svmlight features "
-                                 "(calibrating Hash-SVM models is not supported yet)" % model_path)
     h = load_hash_model(hbm_path) if hbm_path is not None else None
     if zero_based is None:
         zero_based = trained_zero_based(model)

@@ -22,9 +22,9 @@ def _gamma(ctx, param, value):
 @click.command("kernel-hash")
 @options.input_path(name="train")
 @options.output(required=True, what="Kernel hash file to write (.khm)")
-# Checked by the library, not by click.Choice: an unknown kernel is bad input
-# (exit 65, one line) like the rest of what this command refuses.
-@click.option("--kernel", required=True, type=click.Choice(["rbf", "chi2", "intersection", "poly", "linear"]), metavar="rbf|chi2|intersection|poly|linear",
+# A click.Choice: an unknown kernel is a bad command line (exit 2).
+@click.option("--kernel", required=True, type=click.Choice(["rbf", "chi2", "intersection", "poly", "linear"]),
+              metavar="rbf|chi2|intersection|poly|linear",
               help="Kernel: rbf exp(-g|x-z|^2), chi2 exp(-g sum (x-z)^2/(x+z)) (features >= 0), intersection "
                    "sum min(x,z) (features >= 0), poly (g x.z + coef0)^degree, linear x.z.")
 @click.option("--gamma", default="auto", show_default=True, callback=_gamma, metavar="G|auto",

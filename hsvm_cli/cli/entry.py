@@ -15,6 +15,23 @@ def _exit_quietly(signum, frame):
     os._exit(128 + signum)
 
 
+class _ClosedStdin:
+    """sys.stdin when the process started with descriptor 0 closed (``<&-``:
+    Python then sets it to None): reading it, as '-', is the one-line
+    InputNotFoundError of any unreadable input (exit 66), wherever it is
+    read, not an AttributeError traceback."""
+
+    @property
+    def buffer(self):
+        from ..errors import InputNotFoundError
+        raise InputNotFoundError("<stdin>: cannot read: standard input is closed")
+
+    read = readline = fileno = property(lambda self: self.buffer)
+
+    def isatty(self):
+        return False
+
+
 class _ClosedStdout:
     """sys.stdout when the process started with descriptor 1 closed (``hsvm
     ... >&-``: Python then sets it to None): a write raises EBADF, which the
@@ -119,10 +136,9 @@ class _CheckedStdout:
 def main():
     signal.signal(signal.SIGINT, _exit_quietly)
     signal.signal(signal.SIGTERM, _exit_quietly)
-    if sys.stdout is None:
-        sys.stdout = _ClosedStdout()
-    else:
-        sys.stdout = _CheckedStdout(sys.stdout)
+    if sys.stdin is None:
+        sys.stdin = _ClosedStdin()
+    sys.stdout = _CheckedStdout(sys.stdout if sys.stdout is not None else _ClosedStdout())
     sys.stderr = _BestEffortStderr(sys.stderr)
     if os.path.basename(sys.argv[0]) == "__main__.py":
         # `python -m hsvm_cli ...` is the hsvm command: recorded so in models

@@ -122,9 +122,10 @@ def _evaluate_predictions(truth, predictions, proba, recall_k, reference, zero_b
         K = len(pred.classes)
         if isinstance(recall_k, (int, np.integer)) and not isinstance(recall_k, bool):
             recall_k = [recall_k]                  # one k, as --recall-k 3 gives it
+        if recall_k and any(isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1 for k in recall_k):
+            raise OptionError("--recall-k takes whole numbers of at least 1, got %s"
+                              % ", ".join(map(repr, recall_k)))
         ks = sorted(set(recall_k)) if recall_k else default_recall_ks(K)
-        if ks[0] < 1 or any(isinstance(k, bool) or not isinstance(k, (int, np.integer)) for k in ks):
-            raise OptionError("--recall-k takes whole numbers of at least 1, got %s" % ", ".join(map(repr, ks)))
         if ks[-1] > K:
             raise OptionError("--recall-k %d: %s has only %d classes" % (ks[-1], pred.name, K))
         y_index = class_index(pred.classes, y_true)

@@ -288,7 +288,7 @@ class Predictor:
     def _samples(self, X):
         if self.features is not None:
             # raw samples of a kernel hash, at its width: checked as any samples
-            return check_samples(X, self.features.n_input_features)
+            return check_samples(X, self.features.n_input_features, reader="the kernel hash")
         width = X.shape[1] if len(getattr(X, "shape", ())) == 2 else None
         if self.model.trained_on_codes and width is not None and width != self.model.n_features:
             # Its features are exactly its code bits: rows of another width
@@ -483,7 +483,10 @@ class Predictor:
             raise OptionError("--scores gives vote counts: with a class-score first stage they come from the refine")
         if proba:
             self._proba_predictor()     # refuse before the header reaches the output
-        refuse_overwriting_input(output, [source, self.model.path, getattr(codes, "path", None)])
+        refuse_overwriting_input(output, [source, self.model.path, getattr(codes, "path", None),
+                                          getattr(self.hash_model, "path", None),
+                                          getattr(getattr(self, "calibration", None), "path", None),
+                                          getattr(getattr(self.features, "kernel_hash", None), "path", None)])
         writer = PredictionWriter(self.model.classes, scores=scores, proba=proba)
         chunks = features = None
         if shard is not None:

@@ -59,10 +59,11 @@ def finite_samples(X):
     return X
 
 
-def fit_width(X, n_features, *, extra="error"):
+def fit_width(X, n_features, *, extra="error", reader=None):
     """X (:func:`as_samples`) with exactly ``n_features`` columns.  ``extra``:
     "error" (a SampleError naming both widths) or "ignore" (drop the columns
-    beyond the model's) for wider X."""
+    beyond the model's) for wider X; ``reader``: what takes the samples, as
+    the refusal names it (default: the model)."""
     X = as_samples(X)
     d = X.shape[1]
     if d == n_features:
@@ -77,10 +78,12 @@ def fit_width(X, n_features, *, extra="error"):
         return out
     if extra == "ignore":
         return X[:, :n_features]
+    if reader is not None:
+        raise SampleError("X has %d features, %s %d" % (d, reader, n_features))
     raise SampleError("X has %d features, the model %d (imported models drop the extra ones; trim X, or on the "
                       "command line give --extra-features ignore)" % (d, n_features))
 
 
-def check_samples(X, n_features, *, extra="error"):
+def check_samples(X, n_features, *, extra="error", reader=None):
     """:func:`fit_width` of :func:`finite_samples`."""
-    return fit_width(finite_samples(X), n_features, extra=extra)
+    return fit_width(finite_samples(X), n_features, extra=extra, reader=reader)

@@ -45,6 +45,13 @@ def resolve_bias(Xn, normalize, bias):
     return bias
 
 
+def _refuse_c_beside_grid(C, c_grid):
+    # as train-ovo refuses -c C with --c-grid: the grid's choice would replace C
+    # (C = 1.0, the default, cannot be told from one given)
+    if c_grid is not None and C not in ("auto", 1.0):
+        raise OptionError("C=%r and c_grid both given: the search over c_grid chooses C" % (C,))
+
+
 def cross_validate_ovo(X, y, *, C=1.0, c_grid=None, folds=5, normalize="l2", solver="l2loss-dual", tol=None,
                        seed=0, jobs=1, progress=False, bias="auto"):
     """F-fold cross-validated accuracy of one-vs-one SVMs on ``X``, ``y``
@@ -59,6 +66,7 @@ def cross_validate_ovo(X, y, *, C=1.0, c_grid=None, folds=5, normalize="l2", sol
     search whose chosen C has the higher averaged accuracy (``l2``, the method's
     own, when equal); its ``.normalize`` names it and ``.compared`` holds
     both (:func:`~hsvm_cli.train.c_search.choose_normalization`)."""
+    _refuse_c_beside_grid(C, c_grid)
     if normalize == "auto":
         return choose_normalization({
             name: cross_validate_ovo(X, y, C=C, c_grid=c_grid, folds=folds, normalize=name, solver=solver, tol=tol,
@@ -103,9 +111,7 @@ def train_ovo(X, y, *, C=1.0, normalize="l2", solver="l2loss-dual", tol=None, pe
     Returns an :class:`~hsvm_cli.models.ovo.OvoModel` (save it with
     :func:`~hsvm_cli.models.ovo.save_model`)."""
     search = None
-    if c_grid is not None and C not in ("auto", 1.0):
-        # as train-ovo refuses -c C with --c-grid: the grid's choice would replace C
-        raise OptionError("C=%r and c_grid both given: the search over c_grid chooses C" % (C,))
+    _refuse_c_beside_grid(C, c_grid)
     if cv_folds is not None and (isinstance(cv_folds, bool) or not isinstance(cv_folds, (int, np.integer))
                                  or cv_folds < 2):
         raise OptionError("cv_folds must be an integer of at least 2, got %r" % (cv_folds,))

@@ -120,7 +120,7 @@ def test_output_to_a_closed_standard_output_is_one_line_and_exit_74(tmp_path, di
     labels = tmp_path / "p.txt"
     _hsvm(["predict", "-q", "-m", model, DIGITS_TEST, "-o", labels], check=True)
     for args in (["predict", "-q", "-m", model, DIGITS_TEST], ["hash-data", "-q", "-H", hbm, DIGITS_TEST],
-                 ["eval", "--truth", DIGITS_TEST, labels]):
+                 ["eval", "--truth", DIGITS_TEST, labels], ["--version"], ["predict", "--help"]):
         r = _hsvm(args, stdout=None, preexec_fn=lambda: os.close(1))
         assert r.returncode == 74, (args, r.stderr)
         assert r.stderr == b"hsvm: <stdout>: cannot write: standard output is closed\n", args
@@ -146,7 +146,8 @@ def test_a_report_to_a_full_standard_output_is_one_line_and_exit_74(tmp_path, di
 def test_reading_a_closed_standard_input_is_one_line_and_exit_66(tmp_path, digits_files):
     model, hbm, _ = digits_files
     for args in (["predict", "-m", model, "-"], ["hash-data", "-H", hbm, "-", "-o", tmp_path / "c"],
-                 ["eval", "--truth", DIGITS_TEST, "-"]):
+                 ["eval", "--truth", DIGITS_TEST, "-"], ["train-ovo", "-", "-o", tmp_path / "c"],
+                 ["kernel-hash", "-", "--kernel", "rbf", "--landmarks", "8", "--bits", "64", "-o", tmp_path / "c"]):
         r = _hsvm(args, stdin=None, preexec_fn=lambda: os.close(0))
         assert (r.returncode, r.stderr) == (66, b"hsvm: <stdin>: cannot read: standard input is closed\n"), args
     assert not (tmp_path / "c").exists()
