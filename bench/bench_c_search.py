@@ -3,7 +3,7 @@ LIBSVM's one-vs-one linear SVM (`svm-train -t 0`) at its best C; and what the
 search costs against one training at the grid's largest C.
 
     .venv/bin/python bench/bench_c_search.py [--sets omniglot-242,binalpha-36] [--normalize l2,none,auto]
-                                             [--jobs 2] [--libsvm-grid -8:4] [--seeds 1,2,3] [--json]
+                                             [--jobs 2] [--libsvm-grid=-8:4] [--seeds 1,2,3] [--json]
 
 Per set and normalisation (auto: `--normalize auto`, both searched, the grid
 every (normalisation, C) they ran): the search (5-fold, seed 1, default doubling grid
@@ -140,7 +140,7 @@ def main(argv=None):
         print(json.dumps({"machine": machine_line(), "results": results}, indent=1))
         return
     print(machine_line())
-    print("command: .venv/bin/python bench/bench_c_search.py --sets %s --normalize %s --jobs %d --libsvm-grid %s "
+    print("command: .venv/bin/python bench/bench_c_search.py --sets %s --normalize %s --jobs %d --libsvm-grid=%s "
           "--seeds %s\n" % (a.sets, a.normalize, a.jobs, a.libsvm_grid, a.seeds))
     rows = []
     for r in results:

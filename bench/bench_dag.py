@@ -5,9 +5,9 @@ labels and speed, exact and after the hash filter, in one run per data set.
                                         [--classes 1000 --dim 1024 --per-class 20]
 
 Exact: max-wins = float32 BLAS decision values of every classifier + C vote
-counting + decision (hsvm_cli.exact.ExactScorer); DDAG = hsvm_cli.dag over all
+counting + decision (hsvm_cli.predict.exact.ExactScorer); DDAG = hsvm_cli.predict.dag over all
 classes in class order (K - 1 pair decisions per sample).  After the filter
-(hash votes at 1024 bits, top k classes by hsvm_cli.ranking.top_classes):
+(hash votes at 1024 bits, top k classes by hsvm_cli.predict.ranking.top_classes):
 vote refine = Predictor's exact votes among the k kept classes (its
 "refine" phase), DAG refine = the DDAG over the k kept classes, in class order
 or in the filter's score order (best first), list building included.  Samples

@@ -1,4 +1,4 @@
-"""Benchmark of the fused Hamming voting kernel (hsvm_cli.hamming) against
+"""Benchmark of the fused Hamming voting kernel (hsvm_cli.hashing.hamming) against
 faiss.hammings and the numpy reference, one thread, per instruction-set path.
 
     .venv/bin/python bench/bench_kernel.py [--json] [--n 2048] [--classes 242]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Throughput of one-vs-one training (hsvm_cli.train.train_pairs).
+"""Throughput of one-vs-one training (hsvm_cli.train.liblinear.train_pairs).
 
 For each data set: total wall seconds, seconds inside LIBLINEAR's ``train``
 (summed over workers), classifiers per second and the overhead ratio
@@ -63,7 +63,7 @@ def measure(X, y, jobs, repeat):
     runs = []
     for _ in range(repeat):
         m = train_pairs(X, y, jobs=jobs)
-        runs.append((m.wall_seconds, m.solver_seconds, m.n_classifiers))
+        runs.append((m.training.wall_seconds, m.training.solver_seconds, m.n_classifiers))
     total = statistics.median(r[0] for r in runs)
     solver = statistics.median(r[1] for r in runs)
     n = runs[0][2]
