@@ -1,4 +1,5 @@
 """Shared pieces of the benchmark scripts: data location, timing, tables."""
+import atexit
 import os
 import statistics
 import sys
@@ -13,15 +14,40 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
 
-def shared_data(name):
+# Which data sets a script asked for and found: a script that found none of
+# those it asked for says so and exits 2 (at exit), instead of printing an
+# empty table with status 0 that make bench would count as a success.
+_ASKED, _FOUND = [], []
+
+
+def _nothing_found():
+    if _ASKED and not _FOUND:
+        sys.stdout.flush()
+        sys.stderr.write("bench: none of the data sets asked for (%s) is under %s or bundled in data/: nothing "
+                         "measured\n" % (", ".join(sorted(set(_ASKED))), _data_root()))
+        sys.stderr.flush()
+        os._exit(2)
+
+
+atexit.register(_nothing_found)
+
+
+def _data_root():
     root = os.environ.get("HSVM_SHARED_DATA")
-    root = Path(root) if root else REPO.parent / "shared" / "data"
-    d = root / name
+    return Path(root) if root else REPO.parent / "shared" / "data"
+
+
+def shared_data(name):
+    _ASKED.append(name)
+    d = _data_root() / name
     if not (d / "train.svm.gz").exists():
         bundled = REPO / "data" / name
         if (bundled / "train.svm.gz").exists():
+            _FOUND.append(name)
             return bundled
+        sys.stderr.write("bench: %s: not under %s: skipped\n" % (name, _data_root()))
         return None
+    _FOUND.append(name)
     return d
 
 
