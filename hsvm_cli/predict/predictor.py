@@ -646,6 +646,14 @@ class Predictor:
                 best = winners(m, votes, conf) if P is None else np.argmax(P, axis=1)
             t.count("refined_classes", int(votes.shape[0]) * m.n_classes)
             return Prediction(y, m.classes[best], votes, conf, P)
+        if self.dag is not None and self.refine and self.k == m.n_classes and self.epsilon is None:
+            # Likewise for a DAG refine: over every class, in class order, it is
+            # --dag's DAG, with no hashing or ranking before it.
+            Xn = prepare(m.normalize, X, timings=t, threads=self._threads())
+            with t.phase("refine"):
+                best = self.dag.predict(Xn, threads=self._threads(), kernel=self.kernel)
+            t.count("refined_classes", int(Xn.shape[0]) * m.n_classes)
+            return Prediction(y, m.classes[best], None, None)
         Xn, hv, hm = self._filter(X, xcodes, t, filter_votes)
         if hv is None and (proba or self.epsilon is not None or not self.refine):
             # every class's score is wanted (probabilities, or the prediction's

@@ -394,3 +394,19 @@ def test_a_dag_over_candidates_checks_only_the_rows_of_their_pairs(digits, digit
     assert done.sum() == 4 and not m.container._done["W"].any()
     dag.predict(X)      # over all classes: every block
     assert m.container._done["W"].all()
+
+
+def test_a_dag_refine_keeping_every_class_is_the_dag_with_no_hashing(digits_model, digits):
+    # k = K: the first stage decides nothing, so it is not run (as for the vote
+    # refine); the labels are --dag's.
+    from hsvm_cli.models.hashed import hash_model
+    from hsvm_cli.support.timing import Timings
+    _, _, Xt, _ = digits
+    hm = hash_model(digits_model, bits=128, seed=0)
+    K = digits_model.n_classes
+    t = Timings()
+    full = Predictor(digits_model, hm, filter_k=K, rule="dag")._predict_block(Xt, timings=t)
+    assert np.array_equal(full.labels, Predictor(digits_model, rule="dag").predict(Xt))
+    assert t.seconds.get("hash", 0.0) == 0.0 and t.seconds.get("filter", 0.0) == 0.0
+    fewer = Predictor(digits_model, hm, filter_k=K - 1, rule="dag").predict(Xt)
+    assert fewer.shape == full.labels.shape
