@@ -160,6 +160,14 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
                                "-k for the hash filter)"
                                % (chose, click.format_filename(hbm_path),
                                   "; with --proba: exact probabilities" if exact_proba else ""))
+            setting = calibration.setting
+            if proba and chosen_alone and not quiet and setting is not None and predictor.filter is not None and (
+                    setting.mode != "hash" or setting.rule != predictor.rule):
+                # probabilities are calibrated on the voting path: say which one runs
+                notices.append("hsvm: predict: --proba runs the hash filter at %d bits, k = %d, refined by votes (the "
+                               "calibrated probabilities' path), not the calibration's chosen %s setting"
+                               % (predictor.filter.bits, predictor.k,
+                                  "class-score" if setting.mode == "scores" else setting.rule + " refine"))
         else:
             if proba or epsilon is not None:
                 raise click.UsageError("%s needs a calibration (-C)"

@@ -263,3 +263,22 @@ def test_exact_prediction_says_it_does_not_use_a_hash_model(digits_files, tmp_pa
     model, hbm, _ = digits_files
     r = run(["predict", "-m", model, "--exact", "-H", hbm, DIGITS_TEST, "-o", tmp_path / "p.txt"])
     assert "--exact does not use -H %s (not read)" % hbm in r.stderr
+
+
+def test_proba_says_which_path_runs_when_the_calibration_chose_another(digits_files, tmp_path):
+    # Probabilities are calibrated on the hash votes' path: a calibration that
+    # chose class scores gives --proba from the hash filter, and says so.
+    from hsvm_cli.models.calibration import Setting, load_calibration, save_calibration
+
+    from conftest import DIGITS_TEST
+    model, hbm, _ = digits_files
+    cal = tmp_path / "c.cal"
+    run(["calibrate", "-q", "-m", model, "-H", hbm, DIGITS_TEST, "-o", cal, "--repeat", "1"])
+    c = load_calibration(str(cal))
+    c.setting = Setting("scores", k=3)
+    save_calibration(c, str(cal))
+    r = run(["predict", "-m", model, "-H", hbm, "-C", cal, "--proba", DIGITS_TEST, "-o", tmp_path / "p.txt"])
+    assert "hsvm: predict: --proba runs the hash filter at 512 bits, k = " in r.stderr
+    assert "not the calibration's chosen class-score setting" in r.stderr
+    r = run(["predict", "-m", model, "-H", hbm, "-C", cal, DIGITS_TEST, "-o", tmp_path / "l.txt"])
+    assert "--proba runs" not in r.stderr
