@@ -75,26 +75,29 @@ def command(validation, model_path, hbm_path, output, max_loss, confidence, bits
                          threads=threads)
     if X.shape[0] == 0:
         raise DataError("%s: the validation set holds no samples" % display_name(validation))
+    # Notices are printed once the work is done, as predict's: a refusal found
+    # later (one class, an output that cannot be written) stays one line.
+    notices = []
     outside = ~np.isin(y, model.classes)
     if outside.any() and not quiet:
         # as eval's outside_classes: such rows can only be errors, and they
         # lower every setting's accuracy alike
         unknown = np.unique(y[outside])
-        click.echo("hsvm: calibrate: %d of %d validation samples have labels the model lacks (%s): every setting "
-                   "counts them as errors" % (int(outside.sum()), y.shape[0],
-                                              ", ".join(str(v) for v in unknown[:5])
-                                              + (", ..." if unknown.size > 5 else "")), err=True)
+        notices.append("hsvm: calibrate: %d of %d validation samples have labels the model lacks (%s): every "
+                       "setting counts them as errors" % (int(outside.sum()), y.shape[0],
+                                                          ", ".join(str(v) for v in unknown[:5])
+                                                          + (", ..." if unknown.size > 5 else "")))
     covered = int(np.isin(model.classes, y).sum())
     if covered < model.n_classes and not quiet:
         # a pair without validation samples of its classes gets the pooled
         # sigmoid only: probabilities of those classes are then poor
-        click.echo("hsvm: calibrate: the validation samples cover %d of the model's %d classes: the pairs of the "
-                   "other classes are fitted on no sample of theirs, and probabilities involving them will be "
-                   "poor; give a validation set with samples of every class" % (covered, model.n_classes), err=True)
+        notices.append("hsvm: calibrate: the validation samples cover %d of the model's %d classes: the pairs of the "
+                       "other classes are fitted on no sample of theirs, and probabilities involving them will be "
+                       "poor; give a validation set with samples of every class" % (covered, model.n_classes))
     asked = click.get_current_context().get_parameter_source("first_stages") != click.core.ParameterSource.DEFAULT
     if h is None and asked and first_stages is not None and "votes" in first_stages and not quiet:
         # only when asked for: the default list names it for runs with -H
-        click.echo("hsvm: calibrate: the votes first stage needs a hash model (-H): it is not tried", err=True)
+        notices.append("hsvm: calibrate: the votes first stage needs a hash model (-H): it is not tried")
     with outputs_together(), contextlib.ExitStack() as outputs:
         # --grid-json's temporary file first: a name that cannot be written
         # fails before the run; the two files are renamed into place together,
@@ -107,12 +110,14 @@ def command(validation, model_path, hbm_path, output, max_loss, confidence, bits
         if grid_fh is not None:
             json.dump({"grid": cal.grid, "info": cal.info}, grid_fh, indent=1)
             grid_fh.flush()             # a device that refuses the grid (/dev/full) fails here, before CALIB
-        # The grid goes to stdout unless a file written here is stdout; before
-        # the files are committed, so that a table that cannot be written
-        # (> /dev/full) leaves neither.
+        save_calibration(cal, output)   # renamed into place when the block ends
+        # The grid goes to stdout unless a file written here is stdout; in the
+        # block, so that a table that cannot be written (> /dev/full) leaves
+        # neither file, and after the files' writing, which fails first.
         table_to_stderr = writes_to_stdout(output) or (grid_json is not None and writes_to_stdout(grid_json))
         click.echo(format_grid(cal), nl=False, err=table_to_stderr)
-        save_calibration(cal, output)
+    for line in notices:
+        click.echo(line, err=True)
     quality = cal.info.get("two_stage_quality")
     if quality is not None and not quiet and abs(quality["mean_top_probability"] - quality["accuracy"]) > 0.1:
         # ten points between confidence and accuracy where they were fitted:

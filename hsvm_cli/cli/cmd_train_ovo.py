@@ -5,7 +5,7 @@ import math
 
 import click
 
-from ..io.files import writes_to_stdout
+from ..io.files import outputs_together, writes_to_stdout
 from ..models.ovo import save_model
 from ..train.bits_solver import BITS_SOLVERS
 from ..train.c_search import c_text
@@ -183,13 +183,15 @@ def command(train, codes_path, bits, output, C, c_grid, cv_folds, solver, tol, p
                            progress=progress, **kw)
     # The table is the command's result; with the model on stdout (-o -,
     # /dev/stdout, or the file stdout is) it goes to stderr.
-    # Printed before the model is saved: a table that cannot be written
-    # (> /dev/full) fails the run with no model left for make to trust.
+    # The model is renamed into place only once the table is written: a
+    # table that cannot be (> /dev/full) leaves no model for make to trust,
+    # and a model that cannot be written fails before the table.
     table_to_stderr = writes_to_stdout(output)
     search = model.training.search
-    if search is not None:
-        click.echo(search.table(), nl=False, err=table_to_stderr)
-    save_model(model, output)
+    with outputs_together():
+        save_model(model, output)
+        if search is not None:
+            click.echo(search.table(), nl=False, err=table_to_stderr)
     if not quiet:
         click.echo("hsvm: %d classes, %d pairs x %d bags, %d features, C = %s -> %s"
                    % (model.n_classes, model.n_pairs, model.bags, model.n_features, c_text(model.params["C"]), output),

@@ -268,3 +268,22 @@ def test_calibrate_reports_how_good_the_chosen_settings_probabilities_are(omnigl
     assert np.isfinite(cal.two_stage["mass_shift"])
     q = cal.info["two_stage_quality"]
     assert round(q["ece"], 3) == ece and round(100 * q["accuracy"], 1) == round(100 * acc, 1)
+
+
+def test_a_refusal_found_during_the_work_is_one_line_after_no_notices(digits_model_file, tmp_path):
+    # The notices (classes not covered) wait for the work to succeed, and an
+    # output that cannot be written fails before the table is printed.
+    import gzip
+    lines = [line for line in gzip.open(DIGITS_TEST, "rt") if line.split()[0] in ("1", "2", "3")]
+    three = tmp_path / "three.svm"
+    three.write_text("".join(lines))
+    one = tmp_path / "one.svm"
+    one.write_text("".join(line for line in lines if line.startswith("1 ")))
+    r = run(["calibrate", "-m", digits_model_file, one, "-o", tmp_path / "c.cal", "--repeat", "1"], exit_code=65)
+    assert r.stderr.count("\n") == 1 and "all of class 1" in r.stderr
+    r = run(["calibrate", "-m", digits_model_file, three, "-o", tmp_path / "no" / "c.cal", "--repeat", "1"],
+            exit_code=74)
+    assert r.stdout == "" and r.stderr.count("\n") == 1 and "cannot write" in r.stderr
+    r = run(["calibrate", "-m", digits_model_file, three, "-o", tmp_path / "c.cal", "--repeat", "1"])
+    assert r.stderr.startswith("hsvm: calibrate: the validation samples cover 3 of the model's 10 classes")
+    assert r.stdout.startswith("mode ")
