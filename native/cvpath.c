@@ -80,16 +80,19 @@ static void shuffle(int64_t *index, int64_t m, uint64_t *state)
 
 #include "cvpath_dcd.h"   /* after shuffle, which it uses */
 
-static int64_t train_rows(const int64_t *block, int32_t F, int32_t K, int32_t fold, int32_t a, int32_t b)
+/* Class c's training rows: its rows outside `fold`. */
+static int64_t class_rows(const int64_t *block, int32_t F, int32_t K, int32_t fold, int32_t c)
 {
     int64_t l = 0;
-    for (int32_t f = 0; f < F; f++) {
-        if (f == fold)
-            continue;
-        l += block[(int64_t)f * K + a + 1] - block[(int64_t)f * K + a];
-        l += block[(int64_t)f * K + b + 1] - block[(int64_t)f * K + b];
-    }
+    for (int32_t f = 0; f < F; f++)
+        if (f != fold)
+            l += block[(int64_t)f * K + c + 1] - block[(int64_t)f * K + c];
     return l;
+}
+
+static int64_t train_rows(const int64_t *block, int32_t F, int32_t K, int32_t fold, int32_t a, int32_t b)
+{
+    return class_rows(block, F, K, fold, a) + class_rows(block, F, K, fold, b);
 }
 
 /* Whether both classes of a pair have training rows outside `fold`.  A class
@@ -99,14 +102,7 @@ static int64_t train_rows(const int64_t *block, int32_t F, int32_t K, int32_t fo
  * would count as right). */
 static int pair_trained(const int64_t *block, int32_t F, int32_t K, int32_t fold, int32_t a, int32_t b)
 {
-    int64_t la = 0, lb = 0;
-    for (int32_t f = 0; f < F; f++) {
-        if (f == fold)
-            continue;
-        la += block[(int64_t)f * K + a + 1] - block[(int64_t)f * K + a];
-        lb += block[(int64_t)f * K + b + 1] - block[(int64_t)f * K + b];
-    }
-    return la > 0 && lb > 0;
+    return class_rows(block, F, K, fold, a) > 0 && class_rows(block, F, K, fold, b) > 0;
 }
 
 /* The pair's training rows: class a's (label +1), then class b's (-1), each

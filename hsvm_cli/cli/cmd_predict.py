@@ -149,10 +149,10 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
             predictor = Predictor.from_calibration(model, calibration, h, exact=exact or dag, proba=proba,
                                                    scores=scores, **settings)
             chosen_alone = first_stage is None and bits is None and filter_k is None and not exact and not dag
-            if h is not None and not quiet and chosen_alone and calibration.setting is not None \
+            setting = calibration.setting
+            if h is not None and not quiet and chosen_alone and setting is not None \
                     and predictor.first_stage not in ("votes", "hashed-scores"):
                 # the calibration's setting does not hash: say so rather than ignore -H
-                setting = calibration.setting
                 chose = ("the exact DAG" if setting.mode == "exact" and setting.rule == "dag" else
                          "exact prediction" if setting.mode == "exact" else "the class-score first stage")
                 exact_proba = proba and setting.mode != "exact" and predictor.filter is None
@@ -160,7 +160,6 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
                                "-k for the hash filter)"
                                % (chose, click.format_filename(hbm_path),
                                   "; with --proba: exact probabilities" if exact_proba else ""))
-            setting = calibration.setting
             if proba and chosen_alone and not quiet and setting is not None and predictor.filter is not None and (
                     setting.mode != "hash" or setting.rule != predictor.rule):
                 # probabilities are calibrated on the voting path: say which one runs

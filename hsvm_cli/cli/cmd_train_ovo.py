@@ -182,10 +182,10 @@ def command(train, codes_path, bits, output, C, c_grid, cv_folds, solver, tol, p
     model = train_ovo_file(train, c_grid=c_grid, cv_folds=cv_folds, jobs=jobs, zero_based=zero_based,
                            progress=progress, **kw)
     # The table is the command's result; with the model on stdout (-o -,
-    # /dev/stdout, or the file stdout is) it goes to stderr.
-    # The model is renamed into place only once the table is written: a
-    # table that cannot be (> /dev/full) leaves no model for make to trust,
-    # and a model that cannot be written fails before the table.
+    # /dev/stdout, or the file stdout is) it goes to stderr.  The model is
+    # renamed into place only once the table is written: a table that cannot
+    # be (> /dev/full) leaves no model for make to trust, and a model that
+    # cannot be written fails before the table.
     table_to_stderr = writes_to_stdout(output)
     search = model.training.search
     with outputs_together():

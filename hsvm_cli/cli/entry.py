@@ -105,40 +105,18 @@ class _BestEffortStderr:
         return getattr(self._stream, name)
 
 
-class _CheckedStdout:
-    """sys.stdout for the reports printed with click.echo (eval's report, a
-    search's table, --help): a failed write (``> /dev/full``: ENOSPC, or EIO)
-    is the one-line OutputError of every output, exit 74, not a traceback.
-    A reader gone (EPIPE) stays BrokenPipeError (exit 141); binary outputs
-    write to ``.buffer`` and check their own writes."""
-
-    def __init__(self, stream):
-        self._stream = stream
-
-    def write(self, text):
-        return self._checked(self._stream.write, text)
-
-    def flush(self):
-        return self._checked(self._stream.flush)
-
-    def _checked(self, op, *args):
-        try:
-            return op(*args)
-        except BrokenPipeError:
-            raise
-        except OSError as exc:
-            raise OutputError("<stdout>: cannot write: %s" % (exc.strerror or exc)) from None
-
-    def __getattr__(self, name):
-        return getattr(self._stream, name)
-
-
 def main():
     signal.signal(signal.SIGINT, _exit_quietly)
     signal.signal(signal.SIGTERM, _exit_quietly)
     if sys.stdin is None:
         sys.stdin = _ClosedStdin()
-    sys.stdout = _CheckedStdout(sys.stdout if sys.stdout is not None else _ClosedStdout())
+    # The reports printed with click.echo (eval's report, a search's table,
+    # --help): a failed write (> /dev/full, a closed stdout) is the one-line
+    # OutputError of every output, exit 74, as the files' writer gives it; a
+    # reader gone stays BrokenPipeError (exit 141).  Binary outputs write to
+    # .buffer and check their own writes.
+    from ..io.files import GuardedWriter
+    sys.stdout = GuardedWriter(sys.stdout if sys.stdout is not None else _ClosedStdout(), "<stdout>")
     sys.stderr = _BestEffortStderr(sys.stderr)
     if os.path.basename(sys.argv[0]) == "__main__.py":
         # `python -m hsvm_cli ...` is the hsvm command: recorded so in models

@@ -81,7 +81,7 @@ class HsvmGroup(click.Group):
             ctx.exit(130)
         except OSError as exc:
             from .entry import _ClosedStdout
-            if exc.errno != errno.EBADF or not isinstance(getattr(sys.stdout, "_stream", sys.stdout), _ClosedStdout):
+            if exc.errno != errno.EBADF or not isinstance(getattr(sys.stdout, "_fh", sys.stdout), _ClosedStdout):
                 raise
             # output to a standard output the process was started without
             click.echo("hsvm: <stdout>: cannot write: standard output is closed", err=True)

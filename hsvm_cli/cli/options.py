@@ -6,7 +6,7 @@ import sys
 import click
 
 from ..errors import OptionError
-from ..io.files import binary_on_terminal, output_is_terminal, same_output, same_regular_file
+from ..io.files import binary_on_terminal, output_is_terminal, refuse_overwriting_input, same_output
 from ..support.threads import resolve_threads
 
 
@@ -45,16 +45,9 @@ def outputs_apart(outputs, inputs, binary=()):
                 value = params.get(name)
                 paths.extend(value if isinstance(value, (list, tuple)) else [value])
             for name, hint in outputs:
-                clash = same_regular_file(params.get(name), paths)
-                if clash is not None:
-                    # one line (file names escaped), exit 2: a usage error
-                    out = click.format_filename(params.get(name))
-                    given = click.format_filename(clash)
-                    # the file may be named otherwise among the inputs (a link, another path)
-                    raise OptionError("%s: %s is an input of this command: refusing to overwrite it"
-                                      % (hint, out) if out == given else
-                                      "%s: %s is an input of this command (as %s): refusing to overwrite it"
-                                      % (hint, out, given))
+                # one line (file names escaped), exit 2: a usage error
+                refuse_overwriting_input(params.get(name), paths, label=hint, context=" of this command",
+                                         shown=click.format_filename)
             for i, (name, hint) in enumerate(outputs):
                 for other, other_hint in outputs[i + 1:]:
                     if same_output(params.get(name), params.get(other)):

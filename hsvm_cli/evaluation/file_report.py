@@ -9,6 +9,7 @@ from ..io.grid import read_grid
 from ..io.predictions import looks_like_probabilities, read_predictions, read_scored_predictions, require_probabilities
 from ..io.shard import as_shard
 from ..io.svmlight import iter_svmlight
+from ..support.arrays import is_int
 from ..support.labels import class_index
 from .formatting import format_json, format_report
 from .metrics import default_recall_ks, label_metrics
@@ -122,7 +123,7 @@ def _evaluate_predictions(truth, predictions, proba, recall_k, reference, zero_b
         K = len(pred.classes)
         if isinstance(recall_k, (int, np.integer)) and not isinstance(recall_k, bool):
             recall_k = [recall_k]                  # one k, as --recall-k 3 gives it
-        if recall_k and any(isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1 for k in recall_k):
+        if recall_k and any(not is_int(k) or k < 1 for k in recall_k):
             raise OptionError("--recall-k takes whole numbers of at least 1, got %s"
                               % ", ".join(map(repr, recall_k)))
         ks = sorted(set(recall_k)) if recall_k else default_recall_ks(K)

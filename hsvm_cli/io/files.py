@@ -414,7 +414,7 @@ def atomic_output(path, mode="wb", *, text=None):
             # a model or codes file is no text: it would garble the terminal
             raise binary_on_terminal(path)
         stream = sys.stdout.buffer if "b" in mode else sys.stdout
-        guarded = _GuardedWriter(stream, "<stdout>")
+        guarded = GuardedWriter(stream, "<stdout>")
         yield guarded
         guarded.flush()
         return
@@ -432,7 +432,7 @@ def atomic_output(path, mode="wb", *, text=None):
             _close_quietly(fh)
             raise binary_on_terminal(name)
         try:
-            guarded = _GuardedWriter(fh, name)
+            guarded = GuardedWriter(fh, name)
             yield guarded
             guarded.flush()
         finally:
@@ -446,7 +446,7 @@ def atomic_output(path, mode="wb", *, text=None):
     try:
         fh = os.fdopen(fd, mode)
         try:
-            guarded = _GuardedWriter(fh, name)
+            guarded = GuardedWriter(fh, name)
             yield guarded
             guarded.flush()
             try:
@@ -645,18 +645,21 @@ def same_regular_file(output, inputs):
     return None
 
 
-def refuse_overwriting_input(output, inputs):
-    """The library's form of the commands' check (cli/options.outputs_apart):
-    an OptionError before any work when ``output`` is the same regular file
-    as one of ``inputs`` (paths; file objects, ``-`` and None skipped) --
-    the atomic rename would replace that input by the result."""
+def refuse_overwriting_input(output, inputs, *, label="output", context="", shown=display_name):
+    """An OptionError before any work when ``output`` is the same regular
+    file as one of ``inputs`` (paths; file objects, ``-`` and None skipped)
+    -- the atomic rename would replace that input by the result -- naming
+    it ``label: OUTPUT is an input{context}`` and, when the input was given
+    under another name (a link, another path), that name; ``shown`` formats
+    the names.  The library's functions and the commands' options
+    (cli/options.outputs_apart) both refuse with it."""
     def path(p):
         return os.fspath(p) if isinstance(p, (str, bytes, os.PathLike)) else None
     clash = same_regular_file(path(output), [path(p) for p in inputs])
     if clash is not None:
-        out = display_name(output)
-        raise OptionError("output %s is an input%s: refusing to overwrite it"
-                          % (out, "" if clash == out else " (as %s)" % clash))
+        out, given = shown(output), shown(clash)
+        raise OptionError("%s: %s is an input%s%s: refusing to overwrite it"
+                          % (label, out, context, "" if out == given else " (as %s)" % given))
 
 
 def same_output(a, b):
@@ -690,7 +693,7 @@ def _copy_mode(tmp, existing):
             os.chown(tmp, existing.st_uid, existing.st_gid)
 
 
-class _GuardedWriter:
+class GuardedWriter:
     """A file object whose write errors name the output and carry exit status
     74 (EX_IOERR): a full disk is the user's to fix, not a crash.  A reader that
     went away (EPIPE) stays a BrokenPipeError, which the CLI treats as normal

@@ -33,20 +33,21 @@ def check_model_codes(model, *, kernel_hash=None, codes=None, model_name="the mo
     if kernel_hash is not None and kernel_hash.content_sha256() != want:
         raise ModelMismatchError("%s is not the kernel hash %s was trained with (%s..., the model's codes came "
                                  "from %s)" % (kernel_hash.path or "the kernel hash", model_name,
-                                               kernel_hash.content_sha256()[:12], _short(want)))
+                                               kernel_hash.content_sha256()[:12], short_digest(want)))
     if codes is not None:
         got = codes.kernel_hash_sha256
         if got is None or got != want:
-            made_by = "kernel hash %s" % _short(got) if got else \
+            made_by = "kernel hash %s" % short_digest(got) if got else \
                 "a learned circulant hash" if codes.meta.get("circulant_hash_sha256") else "a hash model"
             raise ModelMismatchError("%s: codes of %s, but %s was trained on codes of kernel hash %s"
-                                     % (codes.path, made_by, model_name, _short(want)))
+                                     % (codes.path, made_by, model_name, short_digest(want)))
         if codes.bits < model.n_features:
             raise ModelMismatchError("%s: codes have %d bits, the model was trained on %d"
                                      % (codes.path, codes.bits, model.n_features))
 
 
-def _short(digest):
+def short_digest(digest):
+    """A digest as messages show it: its first 12 hex digits."""
     return "%s..." % digest[:12] if digest else "(none recorded)"
 
 

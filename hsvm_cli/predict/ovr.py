@@ -46,6 +46,7 @@ from ..io.svmlight import iter_svmlight
 from ..models.ovr import OvrHashModel
 from ..models.provenance import trained_zero_based
 from ..preprocess import prepare, row_norms
+from ..support.arrays import is_int
 from ..support.timing import NullTimings, Timings, timed_chunks
 from .predictor import Prediction, _reporting, default_filter_k
 from .products import products
@@ -135,7 +136,7 @@ class OvrPredictor(BuildsPlansOnUse):
         if estimator not in ESTIMATORS:
             raise OptionError("estimator must be one of %s, not %r" % (", ".join(ESTIMATORS), estimator))
         hash_model.check_model(model)
-        if filter_k is not None and (isinstance(filter_k, bool) or not isinstance(filter_k, (int, np.integer))):
+        if filter_k is not None and not is_int(filter_k):
             raise OptionError("--filter-k must be a whole number, not %r" % (filter_k,))
         k = default_filter_k(K) if filter_k is None else int(filter_k)
         if k < 1:

@@ -23,7 +23,7 @@ from ..support.timing import NullTimings, Timings, timed_chunks
 from .class_scores import FIRST_STAGES, ClassScoreFilter, class_score_weights
 from .dag import DecisionDag, candidate_lists
 from .exact import ExactScorer
-from .features import KernelHashFeatures, PackedCodeFeatures, block_rows, check_model_codes
+from .features import KernelHashFeatures, PackedCodeFeatures, block_rows, check_model_codes, short_digest
 from .ranking import top_classes
 from .raw_filter import make_filter, unit_length_samples
 from .refine import dense_is_cheaper, refine_decisions, refine_votes
@@ -297,7 +297,7 @@ class Predictor:
                 "%s was trained on %d-bit codes%s: give the kernel hash (Predictor(model, kernel_hash=h)) for raw "
                 "samples, or the codes' features (expand_codes), not rows of %s features"
                 % (self.model.path or "the model", self.model.n_features,
-                   " of kernel hash %s..." % (self.model.codes_source.get("kernel_hash_sha256") or "?")[:12]
+                   " of kernel hash %s" % short_digest(self.model.codes_source.get("kernel_hash_sha256"))
                    if self.model.codes_source is not None else "", width))
         return check_samples(X, self.model.n_features, extra=default_extra_features(self.model))
 
@@ -496,10 +496,8 @@ class Predictor:
         if self.model.trained_on_codes:
             # A model trained on codes: raw samples through its kernel hash, or
             # the codes themselves; never svmlight rows taken as its features.
-            if self.model.codes_source is None:
-                raise ModelMismatchError("%s was trained on codes with no record of the kernel hash that made them "
-                                         "(train_ovo_codes(codes, y, kernel_hash=h) records it): svmlight rows are "
-                                         "not its features" % (self.model.path or "the model"))
+            if self.model.codes_source is None:     # no kernel hash to make its features: refused
+                check_model_codes(self.model, model_name=self.model.path or "the model")
             if codes is not None and codes.kernel_hash_sha256 is not None:
                 check_model_codes(self.model, codes=codes, model_name=self.model.path or "the model")
                 if source is not None:
@@ -514,9 +512,8 @@ class Predictor:
                     check_model_codes(self.model, codes=codes, model_name=self.model.path or "the model")
                 raise ModelMismatchError(
                     "%s was trained on codes of kernel hash %s: give that kernel hash (--kernel-hash KERNEL.khm) "
-                    "to hash raw samples, or their codes (--codes)" % (
-                        self.model.path or "the model",
-                        (self.model.codes_source.get("kernel_hash_sha256") or "?")[:12] + "..."))
+                    "to hash raw samples, or their codes (--codes)"
+                    % (self.model.path or "the model", short_digest(self.model.codes_source.get("kernel_hash_sha256"))))
             else:
                 features = _Located(self.features, source, zero_based)
         elif codes is not None and codes.kernel_hash_sha256 is not None:

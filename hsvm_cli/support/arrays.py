@@ -7,6 +7,12 @@ import numpy as np
 FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
+def is_int(v):
+    """Whether ``v`` is a whole number as an option takes one: a Python or
+    numpy integer, not a bool."""
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
 def float_array(x, name, ndim=None):
     a = np.asarray(x, dtype=np.float64)
     if ndim is not None and a.ndim != ndim:

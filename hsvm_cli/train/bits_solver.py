@@ -34,11 +34,12 @@ import numpy as np
 
 from ..models.ovo import OvoModel, TrainingRecord
 from ..models.pairs import canonical_pairs
+from ..support.arrays import is_int
 from ..support.kernels import kernel_id
 from ..support.labels import integer_labels
 from ..support.native import ffi, lib, ptr
 from .liblinear import DEFAULT_TOL
-from .sampling import bootstrap_pair, check_options, is_int, solver_seeds, subsample_pair
+from .sampling import bootstrap_pair, check_options, solver_seeds, subsample_pair
 
 __all__ = ["BITS_SOLVERS", "MAX_ITER", "train_ovo_codes", "dcd_pair", "expand_codes", "codes_decision"]
 

@@ -178,8 +178,8 @@ class PathCrossValidation:
         self.n, self.d, self.K, self.F = n, d, K, F
         self.pair_a, self.pair_b = canonical_pairs(K)
         P = self.pair_a.shape[0]
-        train = counts.sum(axis=0)[None, :] - counts          # [F, K] training rows per class
-        self.trained = train > 0
+        # [F, K] training rows per class (its rows outside the fold)
+        train = self.class_train_rows = counts.sum(axis=0)[None, :] - counts
         sizes = train[:, self.pair_a] + train[:, self.pair_b]   # [F, P]
         self.alpha_off = [np.concatenate([[0], np.cumsum(s)]).astype(np.int64) for s in sizes]
         check_allocation(8 * int(sizes.sum()), "the dual variables of %d pairs x %d folds" % (P, F))
@@ -259,8 +259,7 @@ class PathCrossValidation:
             return self._class_terms[f]
         K, F = self.K, self.F
         off = self.alpha_off[f]
-        ntrain = np.array([sum(int(self.block[g * K + c + 1] - self.block[g * K + c]) for g in range(F) if g != f)
-                           for c in range(K)])
+        ntrain = self.class_train_rows[f]
         per_class = []
         row_a = np.empty(self.pair_a.shape[0], dtype=np.int64)
         row_b = np.empty(self.pair_a.shape[0], dtype=np.int64)
@@ -384,7 +383,7 @@ class PathCrossValidation:
             # A class with no training rows in the fold is not in its problem
             # (nor in svm-train -v's sub-model): never its answer, even where
             # no pair voted (two classes, one of them held out whole).
-            votes[:, ~self.trained[f]] = -1
+            votes[:, self.class_train_rows[f] == 0] = -1
             labels = best_class(votes, conf)
             fold_correct.append(int((labels == self.y_sorted[h0:h1]).sum()))
             passes += fold_passes
@@ -454,8 +453,9 @@ class PathCrossValidation:
         if self.form == "dense":
             kept = ffi.NULL if self.w_kept is None else ptr("double *", self.w_kept[f])
             rc = lib.hsvm_cv_dense_path(ptr("float *", self.dense), self.n, self.dense.shape[1],
-                                        ptr("double *", self.sqnorm), *pairs, self.bias, *solver, kept, ray, self.kernel,
-                                        ptr("int32_t *", votes), ptr("int64_t *", conf), ptr("int64_t *", passes))
+                                        ptr("double *", self.sqnorm), *pairs, self.bias, *solver, kept, ray,
+                                        self.kernel, ptr("int32_t *", votes), ptr("int64_t *", conf),
+                                        ptr("int64_t *", passes))
         elif self.form == "kernel":
             rc = lib.hsvm_cv_gram_solve(ptr("float *", self.gram), self.n, *pairs, *solver, int(self.ray is not None),
                                         ptr("int64_t *", passes))

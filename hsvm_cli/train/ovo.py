@@ -10,6 +10,7 @@ from ..io.svmlight import load_svmlight
 from ..models.provenance import provenance, record_zero_based
 from ..predict.samples import finite_samples
 from ..preprocess import apply_normalization
+from ..support.arrays import is_int
 from ..support.progress import StepBar
 from .c_search import choose_normalization, search_c
 from .liblinear import train_pairs
@@ -112,8 +113,7 @@ def train_ovo(X, y, *, C=1.0, normalize="l2", solver="l2loss-dual", tol=None, pe
     :func:`~hsvm_cli.models.ovo.save_model`)."""
     search = None
     _refuse_c_beside_grid(C, c_grid)
-    if cv_folds is not None and (isinstance(cv_folds, bool) or not isinstance(cv_folds, (int, np.integer))
-                                 or cv_folds < 2):
+    if cv_folds is not None and not (is_int(cv_folds) and cv_folds >= 2):
         raise OptionError("cv_folds must be an integer of at least 2, got %r" % (cv_folds,))
     X = finite_samples(X)     # nested lists too, as scikit-learn takes them; duplicate entries summed
     if normalize == "auto":

@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from ..errors import OptionError
-from ..support.arrays import check_seed
+from ..support.arrays import check_seed, is_int
 
 _U64 = 0xFFFFFFFFFFFFFFFF
 
@@ -57,10 +57,6 @@ def solver_seeds(seed, label_a, label_b, bags=1):
 def pair_rng(seed, stream, la, lb, *rest):
     key = (stream, int(la) & _U64, int(lb) & _U64) + tuple(rest)
     return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=key))
-
-
-def is_int(v):
-    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
 
 
 def check_options(C, solver, tol, per_class, bags, seed, jobs, *, solvers):
