@@ -77,7 +77,7 @@ def _where(line):
 
 
 class CorruptInputError(HsvmError):
-    """Compressed input (gzip, bz2, xz) whose decompression fails:
+    """Compressed input (gzip, bz2, xz, zstd) whose decompression fails:
     ``FILE: corrupt gzip data near byte N (line L)``, or ``truncated`` when
     the compressed data ends early.  ``offset`` is how far into the
     compressed file the decompressor had read (it reads ahead, hence "near");

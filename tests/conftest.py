@@ -4,7 +4,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+try:                                        # Python 3.14's module, or its backport
+    from compression import zstd as ZSTD
+except ImportError:
+    from backports import zstd as ZSTD
+
 REPO = Path(__file__).resolve().parents[1]
+
+
+def zstd_compress(data):
+    """zstd with a content checksum, as the zstd tool writes by default (the
+    library's default has none, and would let a flipped bit through)."""
+    return ZSTD.compress(data, options={ZSTD.CompressionParameter.checksum_flag: 1})
 BUNDLED = REPO / "data"
 
 

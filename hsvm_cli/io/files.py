@@ -1,4 +1,4 @@
-"""Opening inputs (``-`` = stdin, gzip/bz2/xz by magic bytes) and writing outputs atomically."""
+"""Opening inputs (``-`` = stdin, gzip/bz2/xz/zstd by magic bytes) and writing outputs atomically."""
 import bz2
 import contextlib
 import gzip
@@ -27,26 +27,51 @@ def _stdlib_gzip(fh):
     return gzip.GzipFile(fileobj=fh, mode="rb")
 
 
+def _zstd():
+    # Python 3.14's compression.zstd (PEP 784), or its backport: unlike the
+    # zstandard package's readers it reports a stream that ends inside a frame
+    # (EOFError) and reads with bounded output, as lzma and bz2 do.  Imported
+    # when a zstd input is met.
+    try:
+        from compression import zstd
+    except ImportError:
+        from backports import zstd
+    return zstd
+
+
+def _open_zstd(fh):
+    return _zstd().ZstdFile(fh)
+
+
 # Compressed input is recognised by its first bytes: (magic, name in
-# messages, opener of a binary file object).
+# messages, opener of a binary file object).  A zstd stream may open with a
+# skippable frame (pzstd writes one), whose magic is any of 16.
 _MAGIC = (
     (b"\x1f\x8b", "gzip", lambda fh: _gzip.GzipFile(fileobj=fh, mode="rb")),
     (b"BZh", "bz2", bz2.BZ2File),
     (b"\xfd7zXZ\x00", "xz", lzma.LZMAFile),
-)
+    (b"\x28\xb5\x2f\xfd", "zstd", _open_zstd),
+) + tuple((bytes([0x50 + i]) + b"\x2a\x4d\x18", "zstd", _open_zstd) for i in range(16))
 _MAGIC_LEN = max(len(m) for m, _, _ in _MAGIC)
 
 # What the decompressors raise for data they cannot decompress: gzip's bad
 # header, CRC or length (BadGzipFile, an OSError) and bad deflate data
-# (zlib.error, or ISA-L's IsalError); bz2's "Invalid data stream" (OSError); lzma's LZMAError; and
-# EOFError from all three when the data ends before the end-of-stream marker.
+# (zlib.error, or ISA-L's IsalError); bz2's "Invalid data stream" (OSError); lzma's LZMAError;
+# zstd's ZstdError (_decompression_errors); and
+# EOFError from all of them when the data ends before the end-of-stream marker.
 # Read errors of the file below are turned into InputReadError before they
 # reach the decompressor, so an OSError coming out of it is about the data.
 _DECOMPRESSION_ERRORS = (gzip.BadGzipFile, zlib.error, _isal_error, EOFError, OSError, lzma.LZMAError)
 
 
+def _decompression_errors(kind):
+    """What the decompressor of ``kind`` raises for bad data (zstd's error
+    class is only imported with it)."""
+    return _DECOMPRESSION_ERRORS + (_zstd().ZstdError,) if kind == "zstd" else _DECOMPRESSION_ERRORS
+
+
 def compression_of(head):
-    """The compression (``"gzip"``, ``"bz2"``, ``"xz"``) whose magic number
+    """The compression (``"gzip"``, ``"bz2"``, ``"xz"``, ``"zstd"``) whose magic number
     ``head`` (a file's first bytes) starts with, or None for plain data."""
     for magic, kind, _ in _MAGIC:
         if head.startswith(magic):
@@ -63,7 +88,7 @@ def display_name(path):
 
 def open_input(path, *, name=None):
     """Open ``path`` (a path, ``-`` for stdin, or a binary file object) for binary reading.  Compressed input (gzip,
-    bz2, xz) is recognised by its magic bytes, not its name, so pipes work too.
+    bz2, xz, zstd) is recognised by its magic bytes, not its name, so pipes work too.
     Returns a readable binary file object; the caller closes it.
 
     ``name``: how messages call the input (default: the path, ``<stdin>``, or
@@ -226,6 +251,7 @@ class _GuardedDecompressor(io.RawIOBase):
         self._kind = kind
         self._counted = counted
         self._name = name
+        self._errors = _decompression_errors(kind)
 
     def readable(self):
         return True
@@ -233,7 +259,7 @@ class _GuardedDecompressor(io.RawIOBase):
     def readinto(self, buf):
         try:
             return self._stream.readinto(buf)
-        except _DECOMPRESSION_ERRORS as exc:
+        except self._errors as exc:
             raise CorruptInputError(self._name, self._kind, self._counted.offset,
                                     truncated=isinstance(exc, EOFError)) from None
 
@@ -304,11 +330,12 @@ def scan_compressed(path):
                 if not data:
                     return lines, None
                 lines += data.count(b"\n")
-        except _DECOMPRESSION_ERRORS as exc:
+        except _decompression_errors(kind) as exc:
             # zlib's reader, at the start of what should be the next member,
-            # finds no gzip header: the data before was whole (ISA-L's reader
-            # calls that a truncation)
-            trailing = isinstance(exc, gzip.BadGzipFile) and str(exc).startswith("Not a gzipped file")
+            # finds no gzip header (zstd's, no frame magic): the data before
+            # was whole (ISA-L's reader calls that a truncation)
+            trailing = (isinstance(exc, gzip.BadGzipFile) and str(exc).startswith("Not a gzipped file")) or \
+                (kind == "zstd" and "Unknown frame descriptor" in str(exc))
             return lines, CorruptInputError(display_name(path), kind, counted.offset,
                                             truncated=isinstance(exc, EOFError), trailing=trailing)
         finally:

@@ -155,7 +155,7 @@ def iter_svmlight(source, *, zero_based=False, n_features=None, extra_features="
     """Stream an svmlight file as :class:`SvmChunk` objects of at most ``chunk_rows`` rows.
 
     ``source``: a path, ``"-"`` for stdin (both opened with
-    :func:`hsvm_cli.io.files.open_input`, so gzip/bz2/xz are decompressed), or an
+    :func:`hsvm_cli.io.files.open_input`, so gzip/bz2/xz/zstd are decompressed), or an
     open binary file object, read as is and not closed.
     ``zero_based``: indices start at 0 instead of 1 (never guessed).
     ``n_features``: ``None`` makes each chunk ``max column + 1`` wide; an int

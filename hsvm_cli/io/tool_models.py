@@ -30,7 +30,7 @@ JMLR 2008; ``linear.cpp``: ``save_model``, ``predict_values``).  The model holds
 w as nr_feature (+1 when bias >= 0) rows of nr_w numbers, nr_w = 1 for two-class
 models of every solver but Crammer-Singer (MCSVM_CS), nr_class otherwise.
 
-Files may be gzip, bz2 or xz compressed (recognised by their magic bytes) and
+Files may be gzip, bz2, xz or zstd compressed (recognised by their magic bytes) and
 ``-`` reads stdin; the SHA-256 recorded is of the bytes as stored."""
 import os
 import sys
@@ -228,7 +228,7 @@ def read_libsvm_model(source, *, zero_based=False, name=None):
     :class:`LibsvmModel` with the pair normals w_p summed from the support
     vectors (float64).
 
-    ``source``: a path, ``-`` for stdin, or a binary file object (gzip, bz2, xz
+    ``source``: a path, ``-`` for stdin, or a binary file object (gzip, bz2, xz, zstd
     recognised by magic bytes).  ``zero_based``: feature indices in the file
     start at 0 (LIBSVM accepts index 0 when the training data had it); by
     default they start at 1 and feature i is column i-1.  ``name``: how

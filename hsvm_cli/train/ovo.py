@@ -191,7 +191,7 @@ def _read_two_classes(path, zero_based):
 
 def train_ovo_file(path, *, zero_based=False, **kw):
     """What ``hsvm train-ovo`` does: read the svmlight file ``path`` (``-``:
-    stdin; gzip/bz2/xz transparently) once and train on it; keyword arguments
+    stdin; gzip/bz2/xz/zstd transparently) once and train on it; keyword arguments
     as :func:`train_ovo`.  Refuses input with fewer than two classes."""
     X, y, sha = _read_two_classes(path, zero_based)
     model = train_ovo(X, y, train_path=display_name(path), train_sha256=sha, **kw)

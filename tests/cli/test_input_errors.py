@@ -17,11 +17,11 @@ import zlib
 
 import pytest
 
-from conftest import REPO, TOY, run, write_text
+from conftest import REPO, TOY, ZSTD, run, write_text, zstd_compress
 
-COMPRESS = {"gzip": gzip.compress, "bz2": bz2.compress, "xz": lzma.compress}
-DECOMPRESS = {"gzip": gzip.decompress, "bz2": bz2.decompress, "xz": lzma.decompress}
-MAGIC = {"gzip": 2, "bz2": 3, "xz": 6}
+COMPRESS = {"gzip": gzip.compress, "bz2": bz2.compress, "xz": lzma.compress, "zstd": zstd_compress}
+DECOMPRESS = {"gzip": gzip.decompress, "bz2": bz2.decompress, "xz": lzma.decompress, "zstd": ZSTD.decompress}
+MAGIC = {"gzip": 2, "bz2": 3, "xz": 6, "zstd": 4}
 TEXT = (TOY * 3).encode()
 COMMANDS = ["train-ovo", "predict", "hash-data", "calibrate", "eval"]
 
@@ -134,17 +134,33 @@ def test_corrupt_input_through_stdin_names_stdin(setup):
     assert re.match(r"^hsvm: <stdin>: truncated gzip data near byte \d+ \(line 1 or later\)\n\Z", r.stderr), r.stderr
 
 
-def test_bytes_after_whole_gzip_data_are_called_trailing_garbage(setup, tmp_path):
+@pytest.mark.parametrize("kind", ["gzip", "zstd"])
+def test_bytes_after_whole_compressed_data_are_called_trailing_garbage(setup, tmp_path, kind):
     # gzip -t says "trailing garbage ignored"; hsvm refuses the file, in those
     # words, not as a truncation or corruption of the data before them.
     lines = TEXT.count(b"\n")
     for junk in (b"garbage\n", b"x", bytes(range(7, 40))):
-        path = tmp_path / "t.gz"
-        path.write_bytes(gzip.compress(TEXT) + junk)
+        path = tmp_path / "t.z"
+        path.write_bytes(COMPRESS[kind](TEXT) + junk)
         for name in ("predict", "train-ovo"):
             err = expect_one_line_65(name, str(path), setup, str(tmp_path / "out"))
-            assert re.match(r"^hsvm: %s: trailing garbage after the gzip data, near byte \d+ \(line %d\)\n\Z"
-                            % (re.escape(str(path)), lines + 1), err), err
+            assert re.match(r"^hsvm: %s: trailing garbage after the %s data, near byte \d+ \(line %d\)\n\Z"
+                            % (re.escape(str(path)), kind, lines + 1), err), err
+
+
+def test_zstd_frames_concatenated_or_after_a_skippable_frame_are_read_whole(setup, tmp_path):
+    # `zstd a >> f` appends frames; pzstd opens its output with a skippable
+    # frame (magic 0x184D2A50-5F); a frame written without a checksum is read
+    # as the library writes it.  Through a file and through stdin.
+    clean = run(["predict", "-m", setup["model"], setup["train"], "-q"]).stdout
+    half = TEXT.count(b"\n") // 2
+    head, tail = b"".join(TEXT.splitlines(True)[:half]), b"".join(TEXT.splitlines(True)[half:])
+    skippable = bytes([0x5A, 0x2A, 0x4D, 0x18]) + (5).to_bytes(4, "little") + b"pzstd"
+    for blob in (zstd_compress(head) + zstd_compress(tail), skippable + zstd_compress(TEXT), ZSTD.compress(TEXT)):
+        path = tmp_path / "t.zst"
+        path.write_bytes(blob)
+        assert run(["predict", "-m", setup["model"], str(path), "-q"]).stdout == clean
+        assert run(["predict", "-m", setup["model"], "-", "-q"], input=blob).stdout == clean
 
 
 def test_a_failing_read_is_one_line_exit_66(setup, tmp_path):
@@ -287,7 +303,7 @@ def _prefix(decompressor):
 
 
 DECOMPRESS_PREFIX = {"gzip": _prefix(lambda: zlib.decompressobj(wbits=31)), "bz2": _prefix(bz2.BZ2Decompressor),
-                     "xz": _prefix(lzma.LZMADecompressor)}
+                     "xz": _prefix(lzma.LZMADecompressor), "zstd": _prefix(ZSTD.ZstdDecompressor)}
 
 
 def test_a_parse_error_in_a_stream_that_fails_its_checksum_is_reported_as_corruption(setup, tmp_path):

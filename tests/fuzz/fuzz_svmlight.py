@@ -42,6 +42,11 @@ import atheris
 import numpy as np
 import scipy.sparse as sp
 
+try:                                        # Python 3.14's module, or its backport
+    from compression import zstd
+except ImportError:
+    from backports import zstd
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))  # tests/, for the oracles
 
@@ -57,8 +62,10 @@ from oracles import svmlight_grammar, svmlight_ref  # noqa: E402
 
 CATEGORIES = ("raw", "grammar", "compressed", "split")
 COMPRESS = {0: ("gzip", gzip.compress, gzip.decompress), 1: ("bz2", bz2.compress, bz2.decompress),
-            2: ("xz", lzma.compress, lzma.decompress)}
-MAGIC = {"gzip": b"\x1f\x8b", "bz2": b"BZh", "xz": b"\xfd7zXZ\x00"}
+            2: ("xz", lzma.compress, lzma.decompress), 3: ("zstd", zstd.compress, zstd.decompress)}
+# (kind, magic); a zstd stream may also open with a skippable frame (16 magics)
+MAGIC = [("gzip", b"\x1f\x8b"), ("bz2", b"BZh"), ("xz", b"\xfd7zXZ\x00"), ("zstd", b"\x28\xb5\x2f\xfd")] + \
+    [("zstd", bytes([0x50 + i]) + b"\x2a\x4d\x18") for i in range(16)]
 
 STATS = Counter()
 SECONDS = float(os.environ.get("FUZZ_SECONDS", "60"))
@@ -132,7 +139,7 @@ def one_grammar(payload):
 
 def one_compressed(payload):
     fdp = atheris.FuzzedDataProvider(payload)
-    kind, compress, decompress = COMPRESS[fdp.ConsumeIntInRange(0, 2)]
+    kind, compress, decompress = COMPRESS[fdp.ConsumeIntInRange(0, 3)]
     cut = fdp.ConsumeIntInRange(0, 1 << 16)
     flips = [(fdp.ConsumeIntInRange(0, 1 << 16), fdp.ConsumeIntInRange(0, 7))
              for _ in range(fdp.ConsumeIntInRange(0, 3))]
@@ -147,9 +154,9 @@ def one_compressed(payload):
             blob[pos % len(blob)] ^= 1 << bit
     blob = bytes(blob)
     # what the bytes now are, by their first bytes (a flip may have changed that)
-    found = [k for k, m in MAGIC.items() if blob.startswith(m)]
+    found = [k for k, m in MAGIC if blob.startswith(m)]
     if not found:
-        if blob and any(m.startswith(blob) for m in MAGIC.values()):
+        if blob and any(m.startswith(blob) for _, m in MAGIC):
             try:
                 load_svmlight(open_input(io.BytesIO(blob)), name="f")
             except CorruptInputError as err:

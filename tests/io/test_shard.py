@@ -25,6 +25,8 @@ from hsvm_cli.io.shard import (
 )
 from hsvm_cli.io.svmlight import iter_svmlight, load_svmlight
 
+from conftest import zstd_compress
+
 # Small files with everything the reader accepts: comments, blank and
 # comment-only lines, CRLF, qid, a missing final newline, a long line.
 AWKWARD = (
@@ -284,7 +286,7 @@ def test_count_newlines_matches_bytes_count_across_blocks(tmp_path, monkeypatch)
 # --------------------------------------------------------------- refusals
 
 @pytest.mark.parametrize("kind, compress", [("gzip", gzip.compress), ("bz2", bz2.compress),
-                                            ("xz", lzma.compress)])
+                                            ("xz", lzma.compress), ("zstd", zstd_compress)])
 def test_compressed_input_is_refused_with_the_remedy(tmp_path, kind, compress):
     path = write(tmp_path, "x.svm.z", compress(PLAIN))
     with pytest.raises(ShardError) as info:

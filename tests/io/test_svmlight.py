@@ -16,7 +16,7 @@ from hsvm_cli.errors import EX_DATAERR, InputFormatError
 from hsvm_cli.io.svmlight import SvmChunk, iter_svmlight, load_svmlight, write_svmlight
 from hsvm_cli.support.native import ffi, lib
 
-from conftest import shared_data_dir
+from conftest import shared_data_dir, zstd_compress
 
 ERRORS = [
     (b"1 1:1\n2 3:1 2:1\n", 2, "index 2 after 3: indices must be increasing"),
@@ -59,7 +59,7 @@ ERRORS = [
 SPLIT_SAMPLE = (b"# leading comment\n1 1:0.5 3:1.25e2\r\n\n-2 qid:4 2:7 10:-0.125 # trailing\n"
                 b"3\n  \t\n4 1:1 2:2 3:3 4:4 5:5\n5 12:123456789.123456789 13:1e-310\n6 2:.5")
 F32_OVERFLOW = float.fromhex("0x1.ffffffp+127")  # 2**128 - 2**104: rounds to inf in float32
-COMPRESSORS = {"gz": gzip.compress, "bz2": bz2.compress, "xz": lzma.compress}
+COMPRESSORS = {"gz": gzip.compress, "bz2": bz2.compress, "xz": lzma.compress, "zstd": zstd_compress}
 FLOAT_EDGES = [
     "0", "1", "1.", ".5", "-0", "+0", "-0.0", "1e-5", "1E+3", "1e0", "0e400", "007", "1.000",
     "0.1", "0.2", "0.3", "9007199254740993", "9007199254740992", "9007199254740991",

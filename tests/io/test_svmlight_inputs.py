@@ -18,13 +18,16 @@ from hsvm_cli.io.files import open_input
 from hsvm_cli.io.svmlight import MAX_FEATURES, MAX_LINE_BYTES, iter_svmlight, load_svmlight
 from hsvm_cli.train.liblinear import _as_csr
 
+from conftest import ZSTD, zstd_compress
+
 COMPRESS = {"gzip": lambda b: gzip.compress(b, compresslevel=1), "bz2": lambda b: bz2.compress(b, compresslevel=1),
-            "xz": lambda b: lzma.compress(b, preset=1)}
+            "xz": lambda b: lzma.compress(b, preset=1), "zstd": zstd_compress}
 # Streaming decompressors of the standard library: what a truncated file still yields.
 PARTIAL = {
     "gzip": lambda b: zlib.decompressobj(wbits=31).decompress(b),
     "bz2": lambda b: bz2.BZ2Decompressor().decompress(b),
     "xz": lambda b: lzma.LZMADecompressor().decompress(b),
+    "zstd": lambda b: ZSTD.ZstdDecompressor().decompress(b),
 }
 
 
@@ -95,7 +98,7 @@ def test_corrupt_compressed_data_is_corrupt_not_truncated(kind):
 @pytest.mark.parametrize("kind", sorted(COMPRESS))
 def test_input_that_is_only_the_start_of_a_magic_number_is_truncated(kind):
     magic = COMPRESS[kind](b"1 1:1\n")
-    for k in range(1, 6 if kind == "xz" else (3 if kind == "bz2" else 2)):
+    for k in range(1, {"gzip": 2, "bz2": 3, "xz": 6, "zstd": 4}[kind]):
         with pytest.raises(CorruptInputError, match=r"^f: truncated %s data near byte %d \(line 1\)$" % (kind, k)):
             load_svmlight(open_input(io.BytesIO(magic[:k]), name="f"), name="f")
 
