@@ -30,6 +30,7 @@ either kind: :func:`load_any_model`, :func:`load_any_hash_model`.  Prediction:
 :class:`Predictor` (exact, filter, filter-and-refine, probabilities;
 :meth:`Predictor.from_calibration`), :class:`OvrPredictor`.  Probabilities and the accuracy-speed
 setting: :func:`calibrate`, :func:`load_calibration`, :func:`save_calibration`.
+scikit-learn estimator (needs scikit-learn): :class:`HashedOvoSVC`.
 Evaluation: :func:`evaluate`.  Cluster runs (docs/cluster.md): :func:`parse_shard`,
 :func:`open_shard` and the ``shard=`` of the readers; :func:`train_pair_block`,
 :func:`save_part`, :func:`read_part`, :func:`merge_models`.  Errors: :class:`HsvmError` and its kinds, each
@@ -66,6 +67,7 @@ _API = {
     "Calibration": "models.calibration", "Setting": "models.calibration",
     "load_calibration": "models.calibration", "save_calibration": "models.calibration",
     "Predictor": "predict.predictor", "Prediction": "predict.predictor",
+    "HashedOvoSVC": "estimator",
     "calibrate": "tune", "format_grid": "tune",
     "evaluate": "evaluation.file_report", "Evaluation": "evaluation.file_report",
     "parse_shard": "io.shard", "open_shard": "io.shard", "Shard": "io.shard", "ShardError": "io.shard",

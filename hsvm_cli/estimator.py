@@ -1,0 +1,132 @@
+"""A scikit-learn estimator over hsvm's one-vs-one SVMs: :class:`HashedOvoSVC`.
+
+It lets hsvm's models sit where scikit-learn's classifiers do (``Pipeline``,
+``GridSearchCV``, ``cross_val_score``) with scikit-learn's conventions: any
+hashable labels (strings too; ``classes_`` in sorted order), input checked by
+scikit-learn's own validation (NaN and infinities refused, ``n_features_in_``
+enforced), ``n_jobs``, ``random_state``, parameters untouched by ``fit``.
+Training is :func:`hsvm_cli.train.ovo.train_ovo` on the labels' positions in
+``classes_``; prediction is a :class:`hsvm_cli.predict.predictor.Predictor`,
+exact or through the hash filter (``hash_bits``).
+
+scikit-learn is needed only here (``pip install scikit-learn``); the rest of
+the package never imports it."""
+import numbers
+
+import numpy as np
+
+try:
+    from sklearn.base import BaseEstimator, ClassifierMixin
+    from sklearn.utils import check_random_state
+    from sklearn.utils.multiclass import check_classification_targets
+    from sklearn.utils.validation import check_is_fitted
+except ImportError as exc:      # pragma: no cover - the message is the point
+    raise ImportError("hsvm_cli.estimator needs scikit-learn (pip install scikit-learn)") from exc
+
+try:                            # scikit-learn >= 1.6
+    from sklearn.utils.validation import validate_data as _validate_data
+except ImportError:             # pragma: no cover - older scikit-learn
+    def _validate_data(estimator, *args, **kwargs):
+        return estimator._validate_data(*args, **kwargs)
+
+from .models.hashed import hash_model
+from .predict.predictor import Predictor
+from .train.ovo import train_ovo
+
+__all__ = ["HashedOvoSVC"]
+
+
+class HashedOvoSVC(ClassifierMixin, BaseEstimator):
+    """One-vs-one linear SVMs (LIBLINEAR's solvers per class pair, max-wins
+    voting, as ``SVC(kernel="linear")`` decides), optionally applied through
+    hsvm's hash filter.
+
+    ``C``: the cost, or ``"auto"`` (chosen by ``cv_folds``-fold
+    cross-validation on hsvm's doubling grid, ``train-ovo -c auto``; the
+    chosen value is ``C_``).  ``normalize``: ``"l2"`` (samples scaled to unit
+    length, as hashing needs), ``"none"``, or ``"auto"`` (chosen with C by
+    cross-validation; needs ``C="auto"``).  ``solver``, ``tol``, ``bias``:
+    as ``train-ovo``'s (LIBLINEAR's -s, -e and -B).
+    ``hash_bits``: None for exact prediction; otherwise the classifiers are
+    hashed with that many sign random projections at fit time and
+    prediction keeps ``filter_k`` classes (default: a tenth, at least 2) by
+    Hamming votes on the first ``bits`` bits (default: all), then lets the
+    exact classifiers among them decide (``refine``).  ``first_stage``
+    ``"scores"`` ranks classes by their summed pair margins instead (no hash
+    model needed: ``filter_k`` alone enables it).  ``random_state``: an int
+    seed for the projections and the cross-validation folds.
+    ``n_jobs``: threads for training and prediction (None: one for training,
+    all CPUs for the hashed path).
+
+    Fitted attributes: ``classes_``, ``n_features_in_``, ``C_``, ``model_``
+    (the :class:`~hsvm_cli.models.ovo.OvoModel`; ``save_model`` writes it
+    for ``hsvm predict``: its labels are y's when they are integers, the
+    model `hsvm train-ovo` makes of the same data and seed, else the
+    positions 0..K-1 of ``classes_``),
+    ``hash_model_`` (None when exact), ``cv_results_`` (the search's table
+    when C was chosen by cross-validation, else None)."""
+
+    def __init__(self, C=1.0, *, normalize="l2", solver="l2loss-dual", tol=None, bias="auto", cv_folds=None,
+                 hash_bits=None, bits=None, filter_k=None, refine=True, first_stage=None, random_state=0,
+                 n_jobs=None):
+        self.C = C
+        self.normalize = normalize
+        self.solver = solver
+        self.tol = tol
+        self.bias = bias
+        self.cv_folds = cv_folds
+        self.hash_bits = hash_bits
+        self.bits = bits
+        self.filter_k = filter_k
+        self.refine = refine
+        self.first_stage = first_stage
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def fit(self, X, y):
+        """Train on samples ``X`` (array or sparse matrix [n, d]) and labels
+        ``y``; returns self."""
+        X, y = _validate_data(self, X, y, accept_sparse="csr", dtype=(np.float64, np.float32), order="C")
+        check_classification_targets(y)
+        classes, codes = np.unique(y, return_inverse=True)
+        if classes.shape[0] < 2:
+            raise ValueError("HashedOvoSVC needs samples of at least two classes; got 1 class (%r)" % (classes[0],))
+        seed = self._seed()
+        jobs = 1 if self.n_jobs is None else self.n_jobs
+        # Integer labels are trained on as they are, so that the model is the
+        # one `hsvm train-ovo` and train_ovo make of the same data and seed
+        # (a pair's shuffles are seeded by its labels); others by position.
+        fits = classes.dtype.kind in "iu" and int(classes[-1]) <= np.iinfo(np.int64).max
+        labels = y.astype(np.int64) if fits else codes.astype(np.int64)
+        model = train_ovo(X, labels, C=self.C, normalize=self.normalize, solver=self.solver,
+                          tol=self.tol, bias=self.bias, cv_folds=self.cv_folds, seed=seed, jobs=jobs)
+        hashed = None
+        if self.hash_bits is not None:
+            hashed = hash_model(model, bits=self.hash_bits, seed=seed)
+        self.predictor_ = Predictor(model, hashed, bits=self.bits, filter_k=self.filter_k, refine=self.refine,
+                                    first_stage=self.first_stage, threads=self.n_jobs)
+        self.classes_ = classes
+        self.model_ = model
+        self.hash_model_ = hashed
+        self.C_ = float(model.params["C"])
+        self.cv_results_ = model.params.get("cross_validation")
+        return self
+
+    def predict(self, X):
+        """Predicted labels (from ``classes_``) of the samples ``X``."""
+        check_is_fitted(self)
+        X = _validate_data(self, X, accept_sparse="csr", dtype=(np.float64, np.float32), order="C", reset=False)
+        return self.classes_[np.searchsorted(self.model_.classes, self.predictor_.predict(X))]
+
+    def _seed(self):
+        # an int is hsvm's --seed; None or a RandomState draws one, as
+        # scikit-learn's estimators do
+        rs = self.random_state
+        if isinstance(rs, numbers.Integral) and not isinstance(rs, bool):
+            return int(rs)
+        return int(check_random_state(rs).randint(np.iinfo(np.int32).max))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags

@@ -1,0 +1,97 @@
+"""HashedOvoSVC: scikit-learn's estimator contract, and the same labels as
+hsvm's own API on the same model."""
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.model_selection import GridSearchCV, cross_val_score
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import MaxAbsScaler
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from hsvm_cli import Predictor, hash_model, load_model, load_svmlight, save_model, train_ovo
+from hsvm_cli.estimator import HashedOvoSVC
+
+from conftest import DIGITS_TEST, DIGITS_TRAIN, run
+
+
+@parametrize_with_checks([HashedOvoSVC(), HashedOvoSVC(hash_bits=256, filter_k=2),
+                          HashedOvoSVC(first_stage="scores", filter_k=2)])
+def test_meets_scikit_learns_estimator_checks(estimator, check):
+    check(estimator)
+
+
+@pytest.fixture(scope="module")
+def digits():
+    X, y = load_svmlight(DIGITS_TRAIN)
+    Xt, yt = load_svmlight(DIGITS_TEST, n_features=X.shape[1])
+    return X, y, Xt, yt
+
+
+def test_labels_are_those_of_the_library_on_the_same_model_whatever_the_label_type(digits):
+    # integer labels are trained on as given (the model train_ovo makes);
+    # others by their position among the sorted classes
+    X, y, Xt, yt = digits
+    names = np.array(["digit-%02d" % v for v in range(11)], dtype=object)
+    positions = np.unique(y, return_inverse=True)[1]
+    for labels, trained, to_label in ((y, y, lambda v: v), (names[y], positions, lambda v: names[v + 1])):
+        model = train_ovo(X, trained, C=2.0, seed=3)
+        exact = to_label(Predictor(model).predict(Xt))
+        hashed = to_label(Predictor(model, hash_model(model, bits=512, seed=3), bits=256, filter_k=3).predict(Xt))
+        est = HashedOvoSVC(C=2.0, random_state=3).fit(X, labels)
+        assert np.array_equal(est.model_.W, model.W)
+        assert np.array_equal(est.predict(Xt), exact)
+        est = HashedOvoSVC(C=2.0, hash_bits=512, bits=256, filter_k=3, random_state=3).fit(X, labels)
+        assert np.array_equal(est.predict(Xt), hashed)
+        truth = yt if labels is y else names[yt]
+        assert est.score(Xt, truth) == (hashed == truth).mean()
+    assert list(est.classes_) == sorted(set(names[y]))
+
+
+def test_fitted_model_is_saved_for_the_command(digits, tmp_path):
+    X, y, Xt, yt = digits
+    path = str(tmp_path / "m.hsvm")
+    est = HashedOvoSVC(C=2.0).fit(X, y * 10)       # integer labels: the model's own
+    save_model(est.model_, path)
+    out = run(["predict", "-m", path, DIGITS_TEST, "-q"]).stdout.split()
+    assert np.array_equal(np.array(out, dtype=np.int64), est.predict(Xt))
+    est = HashedOvoSVC(C=2.0).fit(X, (y * 0.5).astype(str))     # others: positions 0..K-1 in the model
+    save_model(est.model_, path)
+    assert np.array_equal(load_model(path).classes, np.arange(len(est.classes_)))
+    out = run(["predict", "-m", path, DIGITS_TEST, "-q"]).stdout.split()
+    assert np.array_equal(est.classes_[np.array(out, dtype=np.int64)], est.predict(Xt))
+
+
+def test_C_auto_is_chosen_by_cross_validation_and_reported(digits):
+    X, y, _, _ = digits
+    est = HashedOvoSVC(C="auto", random_state=1).fit(X, y)
+    search = train_ovo(X, y, C="auto", seed=1).params["cross_validation"]
+    assert est.C_ == search["chosen_C"] and est.cv_results_ == search
+    assert est.C == "auto"                          # fit leaves the parameter as given
+
+
+def test_works_in_pipelines_grid_search_and_cross_val_score(digits):
+    X, y, Xt, yt = digits
+    pipe = make_pipeline(MaxAbsScaler(), HashedOvoSVC(hash_bits=256))
+    grid = GridSearchCV(pipe, {"hashedovosvc__C": [0.5, 4.0], "hashedovosvc__filter_k": [2, 5]}, cv=3)
+    grid.fit(X, y)
+    assert set(grid.best_params_) == {"hashedovosvc__C", "hashedovosvc__filter_k"}
+    assert grid.score(Xt, yt) > 0.9
+    scores = cross_val_score(HashedOvoSVC(), X, y, cv=3)
+    assert scores.shape == (3,) and scores.min() > 0.9
+
+
+def test_pickled_estimator_predicts_the_same(digits):
+    X, y, Xt, _ = digits
+    est = HashedOvoSVC(hash_bits=256, filter_k=3, n_jobs=2).fit(X, y)
+    copy = pickle.loads(pickle.dumps(est))
+    assert np.array_equal(copy.predict(Xt), est.predict(Xt))
+
+
+def test_random_state_seeds_the_projection_and_none_draws_one(digits):
+    X, y, Xt, _ = digits
+    a = HashedOvoSVC(hash_bits=64, filter_k=1, refine=False, random_state=5).fit(X, y)
+    b = HashedOvoSVC(hash_bits=64, filter_k=1, refine=False, random_state=np.random.RandomState(0)).fit(X, y)
+    c = HashedOvoSVC(hash_bits=64, filter_k=1, refine=False, random_state=5).fit(X, y)
+    assert np.array_equal(a.hash_model_.codes, c.hash_model_.codes)
+    assert not np.array_equal(a.hash_model_.codes, b.hash_model_.codes)
