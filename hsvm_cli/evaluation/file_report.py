@@ -3,16 +3,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import DataError, InputFormatError, OptionError
+from ..errors import DataError, HsvmError, InputFormatError, OptionError
 from ..io.files import display_name
 from ..io.grid import read_grid
-from ..io.predictions import looks_like_probabilities, read_predictions, read_scored_predictions, require_probabilities
+from ..io.predictions import ScoredBlocks, probability_violation, read_predictions
 from ..io.shard import as_shard
 from ..io.svmlight import iter_svmlight
 from ..support.arrays import is_int
 from ..support.labels import class_index
+from .calibration_metrics import row_summary
 from .formatting import format_json, format_report
-from .metrics import default_recall_ks, label_metrics
+from .metrics import class_ranks, default_recall_ks, label_metrics
 from .sections import probability_report, recall_report, reference_report
 
 
@@ -71,6 +72,70 @@ def evaluate(truth=None, predictions=None, *, proba=None, recall_k=None, referen
     return Evaluation(report, curves, display_name(predictions) if predictions is not None else None)
 
 
+class ScoredRows:
+    """What the report needs of each row of a predictions file, gathered
+    block by block as :class:`~hsvm_cli.io.predictions.ScoredBlocks` reads
+    them, so that memory grows by a few numbers per row, not by the n x K
+    scores (a million rows of 1,000 probabilities are 8 GB as float64):
+    the labels; for scored rows the rank of the true class and of the
+    reference's label, p_y, the top score, whether its class is the true
+    one, how many labels are not the top class; the first row that is not a
+    probability distribution, and whether every score is a whole number."""
+
+    def __init__(self, y_true, y_ref):
+        self.y_true, self.y_ref = y_true, y_ref
+        self.n = 0
+        self.last_line = None
+        self.not_argmax = 0
+        self.violation = None
+        self.whole_numbers = True
+        self._labels, self._parts = [], []
+        self._index = self._ref_index = None
+
+    def add(self, classes, labels, scores, lines):
+        first, m = self.n, labels.shape[0]
+        self.n += m
+        self._labels.append(labels)
+        if scores is None:
+            return
+        self.last_line = int(lines[-1])
+        if self._index is None:
+            self._index = class_index(classes, self.y_true)
+            self._ref_index = None if self.y_ref is None else class_index(classes, self.y_ref)
+        y = _rows_of(self._index, first, m)
+        p_true, conf, correct, top = row_summary(scores, y)
+        ref_ranks = None if self._ref_index is None else class_ranks(scores, _rows_of(self._ref_index, first, m))
+        self._parts.append((class_ranks(scores, y), ref_ranks, p_true, conf, correct))
+        self.not_argmax += int((labels != classes[top]).sum())
+        if self.violation is None:
+            self.violation = probability_violation(scores, lines)
+        self.whole_numbers = self.whole_numbers and bool(np.all(scores == np.round(scores)))
+
+    def finish(self):
+        self.labels = np.concatenate(self._labels) if self._labels else np.zeros(0, np.int64)
+        self.ranks = self.ref_ranks = self.p_true = self.conf = self.correct = None
+        if self._parts:
+            ranks, ref_ranks, self.p_true, self.conf, self.correct = (np.concatenate(p) if p[0] is not None
+                                                                      else None for p in zip(*self._parts))
+            self.ranks, self.ref_ranks = ranks, ref_ranks
+        del self._labels, self._parts
+        return self
+
+    def looks_like_probabilities(self):
+        """Auto-detection: every row non-negative and summing to 1.  A file of
+        whole numbers only is taken for vote counts: with two classes every
+        vote row ("1 0" / "0 1") is also a one-hot distribution, and a real
+        probability file practically never consists of 0s and 1s alone."""
+        return self.n > 0 and self.violation is None and not self.whole_numbers
+
+
+def _rows_of(index, first, m):
+    # rows beyond the truth's (a count mismatch, refused once the file is read)
+    # have no true class
+    part = index[first:first + m]
+    return part if part.shape[0] == m else np.r_[part, np.full(m - part.shape[0], -1, dtype=np.int64)]
+
+
 def _evaluate_predictions(truth, predictions, proba, recall_k, reference, zero_based, shard):
     # Only the labels count: small float32 chunks bound the memory (the
     # features of a 65,536-row chunk of dense text took gigabytes), and index 0
@@ -80,14 +145,27 @@ def _evaluate_predictions(truth, predictions, proba, recall_k, reference, zero_b
                                                         dtype=np.float32)] or [np.zeros(0, np.int64)])
     if y_true.shape[0] == 0:
         raise DataError("%s holds no samples to evaluate" % display_name(truth))
+    # The reference's labels are needed while the scores stream by (their
+    # ranks); a fault in that file is reported where it always was, after the
+    # predictions file's own.
+    y_ref, ref_fault = None, None
+    if reference is not None:
+        try:
+            y_ref = read_predictions(reference)
+        except HsvmError as exc:
+            ref_fault = exc
     # A later shard's --scores/--proba part has no header (shard 0's has it):
     # its labels are evaluated, its scores only in the concatenated output.
-    pred = read_scored_predictions(predictions, headerless_scores=shard is not None and not as_shard(shard).is_first)
-    y_pred = pred.labels
+    pred = ScoredBlocks(predictions, headerless_scores=shard is not None and not as_shard(shard).is_first)
+    rows = ScoredRows(y_true, y_ref)
+    for labels, scores, lines in pred:
+        rows.add(pred.classes, labels, scores, lines)
+    rows.finish()
+    has_scores = pred.classes is not None
+    y_pred = rows.labels
     if y_pred.shape[0] != y_true.shape[0]:
         # the file's last line: after a header, rows are not line numbers
-        last = int(pred.lines[-1]) if pred.lines is not None and pred.lines.size else \
-            (1 if pred.has_scores else int(y_pred.shape[0]))
+        last = rows.last_line if rows.last_line is not None else (1 if has_scores else int(y_pred.shape[0]))
         raise InputFormatError(pred.name, last,
                                "%d predictions for the %d samples of %s"
                                % (y_pred.shape[0], y_true.shape[0], display_name(truth)
@@ -95,31 +173,34 @@ def _evaluate_predictions(truth, predictions, proba, recall_k, reference, zero_b
     if proba and pred.scores_dropped:
         raise OptionError("--proba: shard %s's part of the output has no 'labels' header (shard 0's has it): "
                           "evaluate the concatenated output" % (as_shard(shard),))
-    if proba:
-        require_probabilities(pred)
-    if recall_k is not None and not pred.has_scores:
+    if proba and not has_scores:
+        raise InputFormatError(pred.name, 1, "no 'labels ...' header: --proba needs the output of "
+                               "`hsvm predict --proba` (or LIBSVM's svm-predict -b 1)")
+    if proba and rows.violation is not None:
+        raise InputFormatError(pred.name, *rows.violation)
+    if recall_k is not None and not has_scores:
         raise OptionError("--recall-k needs scores: %s has no 'labels ...' header "
                           "(`hsvm predict --scores` or `--proba` writes one)" % pred.name)
-    is_proba = pred.has_scores and (proba if proba is not None else looks_like_probabilities(pred))
+    is_proba = has_scores and (proba if proba is not None else rows.looks_like_probabilities())
 
     report = label_metrics(y_true, y_pred)
     curves = {}
     report["predictions"] = {"file": pred.name,
-                             "kind": "probabilities" if is_proba else "scores" if pred.has_scores else "labels",
-                             "classes": [int(c) for c in pred.classes] if pred.has_scores else None}
+                             "kind": "probabilities" if is_proba else "scores" if has_scores else "labels",
+                             "classes": [int(c) for c in pred.classes] if has_scores else None}
     if pred.scores_dropped:
         report["predictions"]["scores_not_evaluated"] = (
             "shard %s's scores have no 'labels' header (shard 0's part has it): evaluate the concatenated "
             "output for them" % (as_shard(shard),))
-    y_ref = None
     if reference is not None:
+        if ref_fault is not None:
+            raise ref_fault
         ref_name = display_name(reference)
-        y_ref = read_predictions(reference)
         if y_ref.shape[0] != y_pred.shape[0]:
             raise InputFormatError(ref_name, int(y_ref.shape[0]), "%d labels for the %d predictions of %s"
                                    % (y_ref.shape[0], y_pred.shape[0], pred.name))
         report["reference"] = reference_report(ref_name, y_pred, y_ref, y_true)
-    if pred.has_scores:
+    if has_scores:
         K = len(pred.classes)
         if isinstance(recall_k, (int, np.integer)) and not isinstance(recall_k, bool):
             recall_k = [recall_k]                  # one k, as --recall-k 3 gives it
@@ -129,10 +210,8 @@ def _evaluate_predictions(truth, predictions, proba, recall_k, reference, zero_b
         ks = sorted(set(recall_k)) if recall_k else default_recall_ks(K)
         if ks[-1] > K:
             raise OptionError("--recall-k %d: %s has only %d classes" % (ks[-1], pred.name, K))
-        y_index = class_index(pred.classes, y_true)
-        report["outside_classes"] = int((y_index < 0).sum())
-        ref_index = class_index(pred.classes, y_ref) if y_ref is not None else None
-        report["recall"], curves["recall"] = recall_report(pred, y_index, ks, ref_index)
+        report["outside_classes"] = int((class_index(pred.classes, y_true) < 0).sum())
+        report["recall"], curves["recall"] = recall_report(rows, K, ks)
         if is_proba and y_pred.shape[0]:
-            report["probability"], curves["reject"] = probability_report(pred, y_index)
+            report["probability"], curves["reject"] = probability_report(rows)
     return report, curves

@@ -206,6 +206,83 @@ def _convert_rows(flat, linenos, width, name):
     return _parse_int_labels(flat[::width], linenos, name), block[:, 1:]
 
 
+class ScoredBlocks:
+    """The rows of a predictions file, read as :func:`read_scored_predictions`
+    reads them but handed out in blocks of up to 4,096 rows, so that a
+    caller reducing each row (``hsvm eval``) holds no n x K matrix.
+
+    Iterating yields (labels int64 [m], scores float64 [m, K] or None, file
+    lines int64 [m] or None).  ``classes`` is the header's (None for labels
+    alone) once the first block is out; ``scores_dropped`` is set when the
+    lines had scores without their header (``headerless_scores``: a later
+    shard's part), whose blocks then carry labels only.  A malformed line
+    raises :class:`InputFormatError` when its block is reached."""
+
+    def __init__(self, source, *, name=None, headerless_scores=False):
+        self.source = source
+        self.name = name or display_name(source)
+        self.headerless_scores = headerless_scores
+        self.classes = None
+        self.scores_dropped = False
+
+    def __iter__(self):
+        source, name = self.source, self.name
+        fh = open_input(source) if not hasattr(source, "read") else source
+        labels = []
+        width = None
+        flat, linenos = [], []
+        first = True
+        try:
+            for lineno, raw in enumerate(bounded_lines(fh, name), 1):
+                line = raw.split(b"#", 1)[0].strip()
+                if not line:
+                    continue
+                tokens = line.split()
+                if first:
+                    first = False
+                    if tokens[0] == b"labels":
+                        self.classes = _parse_header(tokens, name, lineno)
+                        width = len(self.classes) + 1
+                        continue
+                if self.classes is None and self.headerless_scores and width is None and len(tokens) > 1:
+                    width = len(tokens)     # a later shard's scored lines: read as such, scores then dropped
+                    self.scores_dropped = True
+                if self.classes is None and width is None:
+                    if len(tokens) > 1:
+                        # scores without their header would be read as labels alone
+                        raise InputFormatError(name, lineno, "%d fields: without a 'labels c1 c2 ...' header line "
+                                               "a predictions file holds one label per line" % len(tokens))
+                    labels.append(_parse_int_label(tokens[0], name, lineno))
+                    if len(labels) == _CHUNK:
+                        yield np.asarray(labels, dtype=np.int64), None, None
+                        labels = []
+                    continue
+                if self.classes is None and len(tokens) != width:
+                    raise InputFormatError(name, lineno, "%d fields where the first line had %d: the label and a "
+                                           "score for each class" % (len(tokens), width))
+                if len(tokens) != width:
+                    raise InputFormatError(name, lineno, "%d numbers, expected %d: the label and a score for each "
+                                           "of the %d classes of the header" % (len(tokens), width, width - 1))
+                flat.extend(tokens)
+                linenos.append(lineno)
+                if len(linenos) == _CHUNK:
+                    yield self._block(flat, linenos, width)
+                    flat, linenos = [], []
+            if labels:
+                yield np.asarray(labels, dtype=np.int64), None, None
+            if width is not None and linenos:
+                yield self._block(flat, linenos, width)
+        finally:
+            if fh is not source:
+                fh.close()
+
+    def _block(self, flat, linenos, width):
+        lab, sc = _convert_rows(flat, linenos, width, self.name)
+        if self.classes is None:
+            return lab, None, None
+        return lab, sc, np.asarray(linenos, dtype=np.int64)
+
+
 def read_scored_predictions(source, *, name=None, headerless_scores=False):
     """Labels and, when the file starts with a ``labels c1 ... cK`` header (as
     ``hsvm predict --scores`` or ``--proba`` write it), the n x K score matrix.
@@ -215,69 +292,17 @@ def read_scored_predictions(source, *, name=None, headerless_scores=False):
     without the header (a later shard's part of ``predict --shard``'s
     output: the header is in shard 0's) give their labels, every line with
     the first line's number of fields; the result then has no scores and
-    ``scores_dropped`` set."""
-    name = name or display_name(source)
-    fh = open_input(source) if not hasattr(source, "read") else source
-    labels, blocks, all_lines = [], [], []
-    classes = None
-    width = None
-    flat, linenos = [], []
-    first = True
-    try:
-        for lineno, raw in enumerate(bounded_lines(fh, name), 1):
-            line = raw.split(b"#", 1)[0].strip()
-            if not line:
-                continue
-            tokens = line.split()
-            if first:
-                first = False
-                if tokens[0] == b"labels":
-                    classes = _parse_header(tokens, name, lineno)
-                    width = len(classes) + 1
-                    continue
-            if classes is None and headerless_scores and width is None and len(tokens) > 1:
-                width = len(tokens)     # a later shard's scored lines: read as such, scores then dropped
-            if classes is None and width is None:
-                if len(tokens) > 1:
-                    # scores without their header would be read as labels alone
-                    raise InputFormatError(name, lineno, "%d fields: without a 'labels c1 c2 ...' header line a "
-                                           "predictions file holds one label per line" % len(tokens))
-                labels.append(_parse_int_label(tokens[0], name, lineno))
-                continue
-            if classes is None and len(tokens) != width:
-                raise InputFormatError(name, lineno, "%d fields where the first line had %d: the label and a score "
-                                       "for each class" % (len(tokens), width))
-            if len(tokens) != width:
-                raise InputFormatError(name, lineno, "%d numbers, expected %d: the label and a score for each of "
-                                       "the %d classes of the header" % (len(tokens), width, width - 1))
-            flat.extend(tokens)
-            linenos.append(lineno)
-            if len(linenos) == _CHUNK:
-                lab, sc = _convert_rows(flat, linenos, width, name)
-                labels.append(lab)
-                blocks.append(sc)
-                all_lines.extend(linenos)
-                flat, linenos = [], []
-        if width is not None and linenos:
-            lab, sc = _convert_rows(flat, linenos, width, name)
-            labels.append(lab)
-            blocks.append(sc)
-            all_lines.extend(linenos)
-    finally:
-        if fh is not source:
-            fh.close()
-    if classes is None and width is not None:
-        return ScoredPredictions(name, np.concatenate(labels) if labels else np.zeros(0, np.int64),
-                                 scores_dropped=True)
-    if classes is None:
-        return ScoredPredictions(name, np.asarray(labels, dtype=np.int64))
-    K = len(classes)
+    ``scores_dropped`` set.  (:class:`ScoredBlocks` reads the same in blocks.)"""
+    reader = ScoredBlocks(source, name=name, headerless_scores=headerless_scores)
+    blocks = list(reader)
+    labels = np.concatenate([b[0] for b in blocks]) if blocks else np.zeros(0, np.int64)
+    if reader.classes is None:
+        return ScoredPredictions(reader.name, labels, scores_dropped=reader.scores_dropped)
+    K = len(reader.classes)
     return ScoredPredictions(
-        name,
-        np.concatenate(labels) if labels else np.zeros(0, np.int64),
-        classes,
-        np.concatenate(blocks) if blocks else np.zeros((0, K)),
-        np.asarray(all_lines, dtype=np.int64),
+        reader.name, labels, reader.classes,
+        np.concatenate([b[1] for b in blocks]) if blocks else np.zeros((0, K)),
+        np.concatenate([b[2] for b in blocks]) if blocks else np.zeros(0, np.int64),
     )
 
 
@@ -301,25 +326,13 @@ def _probability_violation(scores):
     return int(np.argmax(bad)) if bad.any() else -1
 
 
-def looks_like_probabilities(pred):
-    """Auto-detection: every row non-negative and summing to 1.  A file of whole
-    numbers only is taken for vote counts: with two classes every vote row
-    ("1 0" / "0 1") is also a one-hot distribution, and a real probability file
-    practically never consists of 0s and 1s alone."""
-    s = pred.scores
-    if s is None or s.shape[0] == 0 or _probability_violation(s) >= 0:
-        return False
-    return not np.all(s == np.round(s))
-
-
-def require_probabilities(pred):
-    """For ``--proba``: fail on the first row that is not a distribution."""
-    if pred.scores is None:
-        raise InputFormatError(pred.name, 1, "no 'labels ...' header: --proba needs the output of "
-                               "`hsvm predict --proba` (or LIBSVM's svm-predict -b 1)")
-    r = _probability_violation(pred.scores)
-    if r >= 0:
-        row = pred.scores[r]
-        reason = ("negative probability %g" % row[row < 0][0] if (row < 0).any()
-                  else "probabilities sum to %.9g, not 1 (within %.3g)" % (row.sum(), proba_tolerance(len(row))))
-        raise InputFormatError(pred.name, int(pred.lines[r]), reason)
+def probability_violation(scores, lines):
+    """(file line, reason) of the first row of a block of scores that is not
+    a probability distribution, or None."""
+    r = _probability_violation(scores)
+    if r < 0:
+        return None
+    row = scores[r]
+    reason = ("negative probability %g" % row[row < 0][0] if (row < 0).any()
+              else "probabilities sum to %.9g, not 1 (within %.3g)" % (row.sum(), proba_tolerance(len(row))))
+    return int(lines[r]), reason

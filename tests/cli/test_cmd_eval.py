@@ -433,3 +433,37 @@ def test_scores_without_their_header_and_an_empty_truth_are_refused(tmp_path):
     none = write_text(tmp_path / "n.txt", "")
     run(["eval", "--truth", empty, none], exit_code=65, stdout="",
         stderr="hsvm: %s holds no samples to evaluate\n" % empty)
+
+
+def test_a_file_of_many_blocks_is_reported_as_the_whole_matrix_gives_it(tmp_path):
+    # eval reduces each block of 4,096 rows as it is read (no n x K matrix);
+    # the report is the one the metrics give on the whole matrix, with
+    # labels outside the header, labels that are not the top class, and a
+    # reference, across block boundaries.
+    from hsvm_cli.evaluation.calibration_metrics import expected_calibration_error, nll, reject_at_error
+    from hsvm_cli.evaluation.metrics import class_ranks, recall_curve
+    from hsvm_cli.support.labels import class_index
+    rng = np.random.default_rng(4)
+    n, classes = 10000, np.array([3, 5, 8, 13, 21])
+    P, yi = random_proba(rng, n, len(classes))
+    truth = classes[yi]
+    truth[rng.choice(n, 50, replace=False)] = 99              # outside the header
+    labels = classes[P.argmax(axis=1)]
+    labels[rng.choice(n, 300, replace=False)] = classes[0]    # not always the top class
+    ref = classes[rng.integers(0, len(classes), n)]
+    t = write_text(tmp_path / "t.svm", svm(truth))
+    p = write_text(tmp_path / "p.txt", proba_text(classes, labels, P))
+    r_path = write_text(tmp_path / "r.txt", "".join("%d\n" % v for v in ref))
+    report = json.loads(run(["eval", "--truth", t, p, "--reference", r_path, "--json"]).stdout)
+    P = read_scored_predictions(p).scores          # the values as printed
+    y = class_index(classes, truth)
+    prob = report["probability"]
+    assert prob["nll"] == nll(P, y) and prob["ece"] == expected_calibration_error(P, y)
+    assert [row["reject_rate"] or 1.0 for row in prob["reject_at_error"]] == \
+        list(reject_at_error(P, y, np.array([0.005, 0.004, 0.003, 0.002, 0.001])))
+    assert prob["labels_not_most_probable"] == int((labels != classes[P.argmax(axis=1)]).sum())
+    true_curve = recall_curve(class_ranks(P, y), len(classes))
+    ref_curve = recall_curve(class_ranks(P, class_index(classes, ref)), len(classes))
+    for row in report["recall"]["at_k"]:
+        assert (row["true_class"], row["reference"]) == (true_curve[row["k"] - 1], ref_curve[row["k"] - 1])
+    assert report["outside_classes"] == 50
