@@ -1,6 +1,11 @@
-"""The README's Python examples run as written."""
+"""The README's Python examples and Makefile recipe run as written."""
+import gzip
+import json
 import os
 import re
+import shutil
+import subprocess
+import sys
 
 from conftest import REPO
 
@@ -24,3 +29,26 @@ def test_readme_python_api_example_runs(monkeypatch, capsys):
 def test_readme_scikit_learn_example_runs(monkeypatch, capsys):
     out = run_example("### scikit-learn", monkeypatch, capsys)
     assert re.search(r"C = \S+, accuracy \d+\.\d\d%", out) and "filter_k" in out
+
+
+def test_readme_makefile_recipe_builds_and_a_failed_step_leaves_no_target(tmp_path):
+    text = (REPO / "README.md").read_text()
+    section = text[text.index("## A Makefile experiment recipe"):]
+    (tmp_path / "Makefile").write_text(re.search(r"```make\n(.*?)```", section, re.S).group(1))
+    (tmp_path / "data" / "bad").mkdir(parents=True)
+    (tmp_path / "data" / "digits").symlink_to(REPO / "data" / "digits")
+    shutil.copy(REPO / "data" / "digits" / "train.svm.gz", tmp_path / "data" / "bad" / "train.svm.gz")
+    (tmp_path / "data" / "bad" / "test.svm.gz").write_bytes(
+        gzip.compress(b"1 1:0.5\n2 1:abc\n"))
+    env = dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
+
+    def make(*targets):
+        return subprocess.run(["make", "-j2", "D=256", "K=3"] + list(targets), cwd=tmp_path, env=env,
+                               capture_output=True, text=True)
+    r = make("out/digits-k3.json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads((tmp_path / "out" / "digits-k3.json").read_text())["accuracy"] > 0.9
+    for _ in range(2):     # the failed target is not left behind, so make tries it again
+        r = make("out/bad-k3.json")
+        assert r.returncode != 0 and "bad/test.svm.gz:2" in r.stderr
+        assert not (tmp_path / "out" / "bad-k3.json").exists()

@@ -4,6 +4,7 @@ Chow's error-reject trade-off; agreement with a reference; an optional plot."""
 import click
 
 from ..evaluation.file_report import evaluate
+from ..io.files import atomic_output, outputs_together
 from . import options
 
 
@@ -46,6 +47,7 @@ _path = options.INPUT
               help="Draw the error-reject curve, the top-k recall curve and the grid into this PNG "
                    "(needs matplotlib: pip install 'hsvm[plot]').")
 @options.as_json
+@options.output(what="The report")
 @click.option("-q", "--quiet", is_flag=True,
               help="Accepted for recipes that pass it to every command: eval writes its report and nothing else.")
 @click.option("--zero-based", is_flag=True,
@@ -56,8 +58,9 @@ _path = options.INPUT
                    "against PREDICTIONS (and --reference) written by `hsvm predict --shard i/N` for it.  Only "
                    "shard 0's --scores/--proba output has the 'labels' header: another shard's gives its labels' "
                    "sections; evaluate the concatenated output for the score and probability sections.")
-@options.outputs_apart((("plot", "--plot"),), ("truth", "predictions", "reference", "grid"))
-def command(truth, predictions, confusion, proba, recall_k, reference, grid, plot, as_json, quiet, zero_based, shard):
+@options.outputs_apart((("plot", "--plot"), ("output", "-o")), ("truth", "predictions", "reference", "grid"))
+def command(truth, predictions, confusion, proba, recall_k, reference, grid, plot, as_json, output, quiet, zero_based,
+            shard):
     """Compare PREDICTIONS ('-': stdin, as written by `hsvm predict`: one label
     per line, or with --scores / --proba a 'labels c1 ... cK' header and a score
     per class) with the labels of TRUTH."""
@@ -81,6 +84,16 @@ def command(truth, predictions, confusion, proba, recall_k, reference, grid, plo
 
     result = evaluate(truth, predictions, proba=proba, recall_k=recall_k, reference=reference, grid=grid,
                       zero_based=zero_based, shard=shard)
-    if plot is not None:
-        result.plot(plot)
-    click.echo(result.json(confusion=confusion) if as_json else result.text(confusion=confusion), nl=False)
+    text = result.json(confusion=confusion) if as_json else result.text(confusion=confusion)
+    if output == "-":
+        if plot is not None:
+            result.plot(plot)
+        click.echo(text, nl=False)
+        return
+    # the report and the picture are renamed into place together, so that a
+    # recipe's target is never a report whose picture failed
+    with outputs_together():
+        if plot is not None:
+            result.plot(plot)
+        with atomic_output(output, "w") as fh:
+            fh.write(text)

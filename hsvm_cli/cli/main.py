@@ -15,7 +15,22 @@ class Terminated(BaseException):
     temporary outputs are removed, nothing half-written is left."""
 
 
-def _raise_terminated(signum, frame):
+_late_signals = []
+
+
+def _interrupt(signum, frame):
+    """SIGINT and SIGTERM while a command runs: raised (KeyboardInterrupt,
+    Terminated) so that its temporaries are removed and what it would
+    replace is kept -- until its outputs are being renamed into place.
+    From then on nothing is undone, so the first such signal lets the
+    command finish (status 0: a script or make that sees 130 or 143 takes
+    it that nothing changed); a second one interrupts whatever is left."""
+    from ..io.files import outputs_committed, renaming_outputs
+    if (renaming_outputs() or outputs_committed()) and not _late_signals:
+        _late_signals.append(signum)
+        return
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
     raise Terminated()
 
 
@@ -53,8 +68,8 @@ class HsvmGroup(click.Group):
     def invoke(self, ctx):
         try:
             if threading_main():
-                signal.signal(signal.SIGINT, signal.default_int_handler)
-                signal.signal(signal.SIGTERM, _raise_terminated)
+                signal.signal(signal.SIGINT, _interrupt)
+                signal.signal(signal.SIGTERM, _interrupt)
             return super().invoke(ctx)
         except HsvmError as exc:
             # one line whatever a file name or a file held (control bytes escaped)

@@ -486,7 +486,7 @@ def atomic_output(path, mode="wb", *, text=None):
         if _group.pending is not None:
             _group.pending.append((tmp, target))        # renamed when the whole group is written
             return
-        os.replace(tmp, target)
+        _rename_into_place([(tmp, target)])
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
@@ -498,6 +498,44 @@ class _Group(threading.local):
 
 
 _group = _Group()
+_renames = {"running": 0, "done": 0}
+
+
+def outputs_committed():
+    """How many times outputs were renamed into place in this process."""
+    return _renames["done"]
+
+
+def renaming_outputs():
+    """Whether outputs are being renamed into place now.  With
+    :func:`outputs_committed`, what the CLI's signal handler asks: a signal
+    that comes while or after a command's outputs are renamed into place
+    lets the command finish (cli/main.py), so that it takes effect before
+    the first rename (nothing replaced) or not at all, never in between."""
+    return _renames["running"] > 0
+
+
+def _rename_into_place(pairs):
+    """Rename each (temporary, target) pair; when a rename fails the
+    temporaries not yet renamed are removed (an OSError carries how many
+    were renamed, ``done``)."""
+    _renames["running"] += 1
+    done = 0
+    try:
+        for tmp, target in pairs:
+            os.replace(tmp, target)
+            done += 1
+    except BaseException as exc:
+        for later, _ in pairs[done:]:
+            with contextlib.suppress(OSError):
+                os.unlink(later)
+        if isinstance(exc, OSError):
+            exc.done = done
+        raise
+    finally:
+        if done:
+            _renames["done"] += 1
+        _renames["running"] -= 1
 
 
 @contextlib.contextmanager
@@ -521,19 +559,10 @@ def outputs_together():
                 os.unlink(tmp)
         raise
     pending, _group.pending = _group.pending, None
-    done = 0
     try:
-        for tmp, target in pending:
-            os.replace(tmp, target)
-            done += 1
-    except BaseException as exc:
-        # a failed rename, or a signal between two: no temporary is left
-        for later, _ in pending[done:]:
-            with contextlib.suppress(OSError):
-                os.unlink(later)
-        if isinstance(exc, OSError):
-            raise OutputError("%s: cannot write: %s" % (pending[done][1], exc.strerror or exc)) from None
-        raise
+        _rename_into_place(pending)
+    except OSError as exc:
+        raise OutputError("%s: cannot write: %s" % (pending[exc.done][1], exc.strerror or exc)) from None
 
 
 def binary_on_terminal(path, remedy="use -o FILE, or redirect"):

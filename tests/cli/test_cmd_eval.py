@@ -467,3 +467,17 @@ def test_a_file_of_many_blocks_is_reported_as_the_whole_matrix_gives_it(tmp_path
     for row in report["recall"]["at_k"]:
         assert (row["true_class"], row["reference"]) == (true_curve[row["k"] - 1], ref_curve[row["k"] - 1])
     assert report["outside_classes"] == 50
+
+
+def test_report_goes_to_o_whole_or_not_at_all(tmp_path, hand):
+    truth, preds = hand
+    out = tmp_path / "r.json"
+    assert run(["eval", "--truth", truth, preds, "--json", "-o", str(out)]).stdout == ""
+    assert json.loads(out.read_text())["accuracy"] == 0.75
+    assert run(["eval", "--truth", truth, preds, "-o", str(out)]).stdout == ""
+    assert out.read_text() == HAND_REPORT
+    bad = write_text(tmp_path / "bad.txt", HAND_PROBA.replace("0.25 0.25 0.5", "0.25 x 0.5"))
+    run(["eval", "--truth", truth, bad, "-o", str(out)], exit_code=65)
+    assert out.read_text() == HAND_REPORT and sorted(p.name for p in tmp_path.iterdir()) == \
+        sorted(["t.svm", "p.txt", "bad.txt", "r.json"])
+    run(["eval", "--truth", truth, preds, "-o", truth], exit_code=2)

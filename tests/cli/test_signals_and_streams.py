@@ -284,3 +284,35 @@ def test_a_closed_or_abandoned_standard_error_does_not_stop_the_work(tmp_path):
     failed = subprocess.run(HSVM + ["predict", "-m", str(tmp_path / "none.hsvm"), DIGITS_TEST],
                             stdout=subprocess.DEVNULL, preexec_fn=lambda: os.close(2), timeout=300)
     assert failed.returncode == 66
+
+
+RENAME_THEN_SIGNAL = """
+import os, signal, sys
+real, sig, when = os.replace, getattr(signal, sys.argv.pop(1)), sys.argv.pop(1)
+def replace(src, dst):
+    if when == "before":
+        os.kill(os.getpid(), sig)
+    real(src, dst)
+    if when == "after":
+        os.kill(os.getpid(), sig)
+os.replace = replace
+sys.argv[0] = "hsvm"
+from hsvm_cli.cli.entry import main
+main()
+"""
+
+
+@pytest.mark.parametrize("when", ["before", "after"])
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_a_signal_while_or_after_the_output_is_renamed_lets_the_command_finish(tmp_path, digits_model_file, sig,
+                                                                               when):
+    # Exit 130/143 says nothing was replaced; a signal that comes as the new
+    # file is renamed into place, or once it is there, lets the command
+    # finish with 0 instead.
+    out = tmp_path / "h.hbm"
+    out.write_bytes(b"OLD")
+    r = subprocess.run([sys.executable, "-c", RENAME_THEN_SIGNAL, sig, when, "hash-model", "-m", str(digits_model_file),
+                        "--bits", "64", "-o", str(out)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "interrupted" not in r.stderr and "terminated" not in r.stderr
+    assert out.read_bytes()[:3] != b"OLD" and [p.name for p in tmp_path.iterdir()] == ["h.hbm"]

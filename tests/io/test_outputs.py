@@ -272,7 +272,7 @@ def test_outputs_written_together_are_renamed_together_or_not_at_all(tmp_path, m
                 fh.write(b"NEW")
             raise RuntimeError("the second output failed")
     assert a.read_bytes() == b"OLD"
-    # a signal between the two renames leaves no temporary file behind
+    # an exception between the two renames leaves no temporary file behind
     real, calls = os.replace, []
 
     def interrupted(src, dst):
@@ -297,3 +297,23 @@ def test_an_output_that_is_an_input_under_another_name_names_both(model, tmp_pat
     r = hsvm("train-ovo", "link.svm", "-o", "data.svm", cwd=tmp_path)
     assert r.returncode == 2 and r.stderr.decode() == \
         "hsvm: -o: data.svm is an input of this command (as link.svm): refusing to overwrite it\n"
+
+
+def test_renames_are_marked_while_they_run_and_counted_once_done(tmp_path, monkeypatch):
+    # what the CLI's signal handler asks (tests/cli/test_signals_and_streams.py)
+    from hsvm_cli.io import files
+    a, b = tmp_path / "a", tmp_path / "b"
+    real, seen = os.replace, []
+
+    def replace(src, dst):
+        seen.append((files.renaming_outputs(), files.outputs_committed()))
+        real(src, dst)
+    monkeypatch.setattr(os, "replace", replace)
+    before = files.outputs_committed()
+    assert not files.renaming_outputs()
+    with files.outputs_together():
+        for p in (a, b):
+            with files.atomic_output(p) as fh:
+                fh.write(b"NEW")
+    assert seen == [(True, before), (True, before)]
+    assert not files.renaming_outputs() and files.outputs_committed() == before + 1
