@@ -8,8 +8,20 @@ from .. import __version__
 from ..errors import ModelFormatError
 from ..hashing.circulant import LAYOUT as CIRCULANT_LAYOUT
 from ..hashing.generator import GENERATOR
-from ..hashing.krsh import _NONNEGATIVE, _USES_GAMMA, KHM_KIND, KHM_VERSION, PROJECTIONS, KernelHash, _check_params
+from ..hashing.krsh import (
+    _NONNEGATIVE,
+    _USES_GAMMA,
+    KERNELS,
+    KHM_KIND,
+    KHM_VERSION,
+    PROJECTIONS,
+    KernelHash,
+    _check_params,
+)
 from ..io.container import read_container, write_container
+from ..io.svmlight import MAX_FEATURES
+from .hashed import MAX_BITS
+from .metadata import meta_dict, meta_digest, meta_int, meta_number, meta_str
 
 
 def save_kernel_hash(h, path, *, extra_meta=None):
@@ -38,39 +50,34 @@ def load_kernel_hash(path):
         if key not in c.arrays:
             raise ModelFormatError(name, "missing array %r" % key)
     meta = c.meta
-    try:
-        kernel = meta["kernel"]
-        gamma = meta["gamma"]
-        degree = int(meta["degree"])
-        coef0 = float(meta["coef0"])
-        bits = int(meta["bits"])
-        seed = int(meta["seed"])
-        generator = meta["generator"]
-        stream = int(meta["projection_stream"])
-        n_features = int(meta["n_features"])
-        m = int(meta["landmarks"])
-        tol = float(meta["tol"])
-        digest = str(meta["content_sha256"])
-    except (KeyError, TypeError, ValueError):
-        raise ModelFormatError(name, "metadata lacks kernel, gamma, degree, coef0, bits, seed, generator, "
-                               "projection_stream, n_features, landmarks, tol or content_sha256") from None
+    kernel = meta_str(c, "kernel", tuple(KERNELS))
+    if "gamma" not in meta:
+        raise ModelFormatError(name, "metadata lacks 'gamma'")
+    gamma = meta["gamma"]               # checked for its kernel below (null for kernels without one)
+    degree = meta_int(c, "degree", 1, 64)
+    coef0 = float(meta_number(c, "coef0"))
+    bits = meta_int(c, "bits", 64, MAX_BITS)
+    seed = meta_int(c, "seed", -(1 << 63), (1 << 64) - 1)
+    generator = meta_str(c, "generator")
+    stream = meta_int(c, "projection_stream", 0, (1 << 64) - 1)
+    n_features = meta_int(c, "n_features", 1, MAX_FEATURES)
+    m = meta_int(c, "landmarks", 1, 1 << 31)
+    tol = float(meta_number(c, "tol", 0.0, 1.0, open_interval=True))
+    digest = meta_digest(c, "content_sha256")
+    info = meta_dict(c, "info")
     try:
         _check_params(kernel, gamma, degree, coef0)
     except ValueError as exc:
         raise ModelFormatError(name, str(exc)) from None
     if kernel not in _USES_GAMMA and gamma is not None:
         raise ModelFormatError(name, "the %s kernel has no gamma" % kernel)
-    if bits <= 0 or bits % 64:
+    if bits % 64:
         raise ModelFormatError(name, "bits must be a positive multiple of 64, got %d" % bits)
     if generator != GENERATOR:
         raise ModelFormatError(name, "projection generator %r is unknown to this hsvm" % generator)
-    if not 0 < tol < 1:
-        raise ModelFormatError(name, "tol must be in (0, 1)")
     # Files without a projection kind (every file before circulant
     # projections) are Gaussian.
-    projection_kind = meta.get("projection_kind", "gaussian")
-    if projection_kind not in PROJECTIONS:
-        raise ModelFormatError(name, "projection kind %r is unknown to this hsvm" % (projection_kind,))
+    projection_kind = meta_str(c, "projection_kind", tuple(PROJECTIONS), default="gaussian")
     if projection_kind == "circulant" and meta.get("projection_layout") != CIRCULANT_LAYOUT:
         raise ModelFormatError(name, "circulant projection layout %r is unknown to this hsvm (it reads %s)"
                                % (meta.get("projection_layout"), CIRCULANT_LAYOUT))
@@ -89,7 +96,7 @@ def load_kernel_hash(path):
     if not np.all(np.diagonal(L) > 0):
         raise ModelFormatError(name, "the Cholesky factor has a non-positive diagonal")
     h = KernelHash(kernel=kernel, gamma=gamma, degree=degree, coef0=coef0, Z=Z, L=L, bits=bits, seed=seed, tol=tol,
-                   landmark_rows=rows, landmark_diag=diag, info=meta.get("info") or {}, generator=generator,
+                   landmark_rows=rows, landmark_diag=diag, info=info, generator=generator,
                    projection_stream=stream, projection_kind=projection_kind, path=name,
                    provenance=meta.get("provenance") if isinstance(meta.get("provenance"), dict) else None)
     if h.content_sha256() != digest:

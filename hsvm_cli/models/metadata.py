@@ -2,6 +2,8 @@
 and range before any code uses it, so a forged or damaged header gives one
 clear error naming the file and the key, never a traceback or a huge
 allocation."""
+import math
+
 from ..errors import ModelFormatError
 
 _MISSING = object()
@@ -21,6 +23,18 @@ def meta_int(c, key, lo, hi, default=_MISSING):
     value = _get(c, key, default)
     if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
         raise ModelFormatError(c.path, "metadata %r must be an integer in [%d, %d], not %r" % (key, lo, hi, value))
+    return value
+
+
+def meta_number(c, key, lo=-math.inf, hi=math.inf, *, open_interval=False, default=_MISSING):
+    """A finite number (a JSON integer or float, not a boolean) in [lo, hi],
+    or in (lo, hi) with ``open_interval``."""
+    value = _get(c, key, default)
+    ok = not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value) and \
+        (lo < value < hi if open_interval else lo <= value <= hi)
+    if not ok:
+        raise ModelFormatError(c.path, "metadata %r must be a finite number in %s%g, %g%s, not %r"
+                               % (key, "(" if open_interval else "[", lo, hi, ")" if open_interval else "]", value))
     return value
 
 

@@ -243,11 +243,26 @@ def test_load_refuses_inconsistent_files(tmp_path, rbf_hash):
         "shape": dict(arrays={"landmark_diag": np.ones(3)}),
         "nan": dict(arrays={"landmarks": Z}),
         "meta": dict(meta={"tol": None}),
+        # wrong JSON types: each a ModelFormatError naming the key, never a
+        # TypeError from the code that would use the value
+        "info-int": dict(meta={"info": -1}),
+        "info-str": dict(meta={"info": "x"}),
+        "kernel-list": dict(meta={"kernel": []}),
+        "kernel-dict": dict(meta={"kernel": {}}),
+        "seed-float": dict(meta={"seed": 0.5}),
+        "tol-str": dict(meta={"tol": "0.1"}),
+        "tol-one": dict(meta={"tol": 1.0}),
+        "coef0-bool": dict(meta={"coef0": True}),
+        "degree-bool": dict(meta={"degree": True}),
+        "bits-float": dict(meta={"bits": 1024.0}),
+        "landmarks-huge": dict(meta={"landmarks": 1 << 40}),
+        "projection-kind": dict(meta={"projection_kind": ["circulant"]}),
     }
     for name, kw in cases.items():
         bad = _rewrite(path, tmp_path / (name + ".khm"), **kw)
-        with pytest.raises(ModelFormatError):
+        with pytest.raises(ModelFormatError) as info:
             load_kernel_hash(bad)
+        assert str(bad) in str(info.value), name
     with pytest.raises(ModelFormatError):
         load_kernel_hash(_rewrite(path, tmp_path / "kind.khm", kind="hsvm-codes"))
     data = path.read_bytes()
