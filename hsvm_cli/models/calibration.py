@@ -84,6 +84,8 @@ class Setting:
             raise ValueError("a hash setting needs bits, a multiple of 64")
         if mode == "scores" and (bits is not None or eps is not None or k is None):
             raise ValueError("a class-score setting has k and no bits or epsilon")
+        if mode == "exact" and (bits, k, eps) != (None, None, None):
+            raise ValueError("an exact setting has no bits, k or epsilon")
         return cls(mode, bits, k, None if eps is None else float(eps), rule)
 
 
@@ -208,11 +210,15 @@ def load_calibration(path):
     two_stage = c.meta.get("two_stage")
     if two_stage is not None:
         try:
-            two_stage = {"bits": int(two_stage["bits"]), "k": int(two_stage["k"]),
+            if not isinstance(two_stage, dict) or any(isinstance(two_stage[key], bool) or not isinstance(
+                    two_stage[key], int) or two_stage[key] < 1 for key in ("bits", "k")):
+                raise ValueError
+            two_stage = {"bits": two_stage["bits"], "k": two_stage["k"],
                          "epsilon": None if two_stage.get("epsilon") is None else float(two_stage["epsilon"]),
                          "sharpness": float(two_stage["sharpness"])}
         except (TypeError, KeyError, ValueError):
-            raise ModelFormatError(c.path, "two_stage must hold bits, k, epsilon and sharpness") from None
+            raise ModelFormatError(c.path, "two_stage must hold bits and k (positive integers), epsilon and "
+                                   "sharpness") from None
         shift = c.meta["two_stage"].get("mass_shift")
         if shift is not None:
             if not isinstance(shift, (int, float)) or isinstance(shift, bool):

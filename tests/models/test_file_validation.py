@@ -130,6 +130,12 @@ def _calibrate(digits_files, tmp_path):
                                          "mass_shift": True}), "mass_shift must be a number"),
     (None, lambda m: m.update(two_stage={"bits": 512, "k": 3, "epsilon": None, "sharpness": 1.0,
                                          "mass_shift": float("inf")}), "mass shift must be finite"),
+    (None, lambda m: m.update(setting={"mode": "exact", "bits": 1 << 62, "k": 3}), "exact setting has no bits"),
+    (None, lambda m: m.update(two_stage={"bits": 512.5, "k": 3, "epsilon": None, "sharpness": 1.0}),
+     "bits and k (positive integers)"),
+    (None, lambda m: m.update(two_stage={"bits": 512, "k": True, "epsilon": None, "sharpness": 1.0}),
+     "bits and k (positive integers)"),
+    (None, lambda m: m.update(two_stage=[512]), "bits and k (positive integers)"),
 ])
 def test_impossible_calibrations_are_refused(digits_files, tmp_path, edit_arrays, edit_meta, message):
     model, hbm, cal = _calibrate(digits_files, tmp_path)
