@@ -31,6 +31,7 @@ except ImportError:             # pragma: no cover - older scikit-learn
 
 from .models.hashed import hash_model
 from .predict.predictor import Predictor
+from .support.threads import default_threads
 from .train.ovo import train_ovo
 
 __all__ = ["HashedOvoSVC"]
@@ -51,12 +52,14 @@ class HashedOvoSVC(ClassifierMixin, BaseEstimator):
     hashed with that many sign random projections at fit time and
     prediction keeps ``filter_k`` classes (default: a tenth, at least 2) by
     Hamming votes on the first ``bits`` bits (default: all), then lets the
-    exact classifiers among them decide (``refine``).  ``first_stage``
-    ``"scores"`` ranks classes by their summed pair margins instead (no hash
-    model needed: ``filter_k`` alone enables it).  ``random_state``: an int
-    seed for the projections and the cross-validation folds.
-    ``n_jobs``: threads for training and prediction (None: one for training,
-    all CPUs for the hashed path).
+    exact classifiers among them decide (``refine``, a boolean).
+    ``first_stage`` ``"scores"`` ranks classes by their summed pair margins
+    instead (no hash model needed: ``filter_k`` alone enables it).  ``rule``:
+    how the exact classifiers decide, ``"vote"`` (max-wins) or ``"dag"`` (a
+    decision DAG, K - 1 of them per sample).  ``random_state``: an int seed
+    for the projections and the cross-validation folds.  ``n_jobs``:
+    threads for training and prediction (None: one for training, all CPUs
+    for the hashed path; -1 all CPUs, -2 all but one, as in scikit-learn).
 
     Fitted attributes: ``classes_``, ``n_features_in_``, ``C_``, ``model_``
     (the :class:`~hsvm_cli.models.ovo.OvoModel`; ``save_model`` writes it
@@ -67,8 +70,8 @@ class HashedOvoSVC(ClassifierMixin, BaseEstimator):
     when C was chosen by cross-validation, else None)."""
 
     def __init__(self, C=1.0, *, normalize="l2", solver="l2loss-dual", tol=None, bias="auto", cv_folds=None,
-                 hash_bits=None, bits=None, filter_k=None, refine=True, first_stage=None, random_state=0,
-                 n_jobs=None):
+                 hash_bits=None, bits=None, filter_k=None, refine=True, first_stage=None, rule="vote",
+                 random_state=0, n_jobs=None):
         self.C = C
         self.normalize = normalize
         self.solver = solver
@@ -80,31 +83,32 @@ class HashedOvoSVC(ClassifierMixin, BaseEstimator):
         self.filter_k = filter_k
         self.refine = refine
         self.first_stage = first_stage
+        self.rule = rule
         self.random_state = random_state
         self.n_jobs = n_jobs
 
     def fit(self, X, y):
         """Train on samples ``X`` (array or sparse matrix [n, d]) and labels
         ``y``; returns self."""
+        threads = self._check_params()
         X, y = _validate_data(self, X, y, accept_sparse="csr", dtype=(np.float64, np.float32), order="C")
         check_classification_targets(y)
         classes, codes = np.unique(y, return_inverse=True)
         if classes.shape[0] < 2:
             raise ValueError("HashedOvoSVC needs samples of at least two classes; got 1 class (%r)" % (classes[0],))
         seed = self._seed()
-        jobs = 1 if self.n_jobs is None else self.n_jobs
         # Integer labels are trained on as they are, so that the model is the
         # one `hsvm train-ovo` and train_ovo make of the same data and seed
         # (a pair's shuffles are seeded by its labels); others by position.
         fits = classes.dtype.kind in "iu" and int(classes[-1]) <= np.iinfo(np.int64).max
         labels = y.astype(np.int64) if fits else codes.astype(np.int64)
         model = train_ovo(X, labels, C=self.C, normalize=self.normalize, solver=self.solver,
-                          tol=self.tol, bias=self.bias, cv_folds=self.cv_folds, seed=seed, jobs=jobs)
+                          tol=self.tol, bias=self.bias, cv_folds=self.cv_folds, seed=seed, jobs=threads or 1)
         hashed = None
         if self.hash_bits is not None:
             hashed = hash_model(model, bits=self.hash_bits, seed=seed)
-        self.predictor_ = Predictor(model, hashed, bits=self.bits, filter_k=self.filter_k, refine=self.refine,
-                                    first_stage=self.first_stage, threads=self.n_jobs)
+        self.predictor_ = Predictor(model, hashed, bits=self.bits, filter_k=self.filter_k, refine=bool(self.refine),
+                                    first_stage=self.first_stage, rule=self.rule, threads=threads)
         self.classes_ = classes
         self.model_ = model
         self.hash_model_ = hashed
@@ -117,6 +121,37 @@ class HashedOvoSVC(ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         X = _validate_data(self, X, accept_sparse="csr", dtype=(np.float64, np.float32), order="C", reset=False)
         return self.classes_[np.searchsorted(self.model_.classes, self.predictor_.predict(X))]
+
+    def _check_params(self):
+        """Refuse what the library would refuse in its command-line words,
+        naming this estimator's parameters; returns the thread count (None:
+        hsvm's default)."""
+        if not (isinstance(self.bias, str) and self.bias == "auto") and (
+                isinstance(self.bias, (bool, np.bool_)) or not isinstance(self.bias, numbers.Real)
+                or not np.isfinite(self.bias) or self.bias < 0):
+            raise ValueError("bias must be 'auto' or a number >= 0 (0: no bias term), not %r" % (self.bias,))
+        if not isinstance(self.refine, (bool, np.bool_)):
+            raise ValueError("refine must be True or False, not %r" % (self.refine,))
+        if self.rule not in ("vote", "dag"):
+            raise ValueError("rule must be 'vote' or 'dag', not %r" % (self.rule,))
+        stage = self.first_stage if self.first_stage is not None else ("votes" if self.hash_bits is not None
+                                                                        else None)
+        if self.hash_bits is None:
+            for name, value in (("bits", self.bits), ("first_stage", self.first_stage if self.first_stage
+                                                      in ("votes", "hashed-scores") else None)):
+                if value is not None:
+                    raise ValueError("%s=%r needs hash_bits (the hash model)" % (name, value))
+        if stage is None and self.filter_k is not None:
+            raise ValueError("filter_k needs a first stage: hash_bits (the hash filter) or first_stage='scores'")
+        if stage is None and not self.refine:
+            raise ValueError("refine=False needs a first stage: hash_bits or first_stage='scores'")
+        jobs = self.n_jobs
+        if jobs is None:
+            return None
+        if isinstance(jobs, (bool, np.bool_)) or not isinstance(jobs, numbers.Integral) or jobs == 0:
+            raise ValueError("n_jobs must be None, a positive integer or a negative one (-1: all CPUs), not %r"
+                             % (jobs,))
+        return int(jobs) if jobs > 0 else max(1, default_threads() + 1 + int(jobs))
 
     def _seed(self):
         # an int is hsvm's --seed; None or a RandomState draws one, as

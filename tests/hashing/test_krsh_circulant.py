@@ -71,7 +71,7 @@ def test_file_round_trip_and_a_wrong_layout_is_refused(circ_hash, digits32, tmp_
     c = read_container(path, kind="hsvm-kernel-hash", versions={1})
     arrays = {k: np.array(v) for k, v in c.arrays.items()}
     for meta, message in (({"projection_layout": "circulant-stride-v0"}, "layout 'circulant-stride-v0' is unknown"),
-                          ({"projection_kind": "fourier"}, "projection kind 'fourier' is unknown"),
+                          ({"projection_kind": "fourier"}, "'projection_kind' must be one of gaussian, circulant, not 'fourier'"),
                           ({"projection_kind": None, "projection_layout": None}, "content digest mismatch")):
         m = {k: v for k, v in dict(c.meta, **meta).items() if v is not None}
         write_container(tmp_path / "bad.khm", arrays, kind="hsvm-kernel-hash", version=1, meta=m)

@@ -16,7 +16,7 @@ from conftest import DIGITS_TEST, DIGITS_TRAIN, run
 
 
 @parametrize_with_checks([HashedOvoSVC(), HashedOvoSVC(hash_bits=256, filter_k=2),
-                          HashedOvoSVC(first_stage="scores", filter_k=2)])
+                          HashedOvoSVC(first_stage="scores", filter_k=2, rule="dag")])
 def test_meets_scikit_learns_estimator_checks(estimator, check):
     check(estimator)
 
@@ -95,3 +95,34 @@ def test_random_state_seeds_the_projection_and_none_draws_one(digits):
     c = HashedOvoSVC(hash_bits=64, filter_k=1, refine=False, random_state=5).fit(X, y)
     assert np.array_equal(a.hash_model_.codes, c.hash_model_.codes)
     assert not np.array_equal(a.hash_model_.codes, b.hash_model_.codes)
+
+
+@pytest.mark.parametrize("params, message", [
+    (dict(filter_k=3), "filter_k needs a first stage"),
+    (dict(bits=64), "bits=64 needs hash_bits"),
+    (dict(first_stage="votes"), "first_stage='votes' needs hash_bits"),
+    (dict(refine=False), "refine=False needs a first stage"),
+    (dict(hash_bits=64, refine="false"), "refine must be True or False"),
+    (dict(rule="max"), "rule must be 'vote' or 'dag'"),
+    (dict(bias="x"), "bias must be 'auto' or a number"),
+    (dict(n_jobs=0), "n_jobs must be"),
+    (dict(n_jobs=2.0), "n_jobs must be"),
+])
+def test_bad_parameters_are_value_errors_naming_the_parameter(digits, params, message):
+    X, y, _, _ = digits
+    with pytest.raises(ValueError, match=message):
+        HashedOvoSVC(**params).fit(X, y)
+
+
+def test_negative_n_jobs_count_back_from_all_cpus_and_change_nothing(digits):
+    X, y, Xt, _ = digits
+    labels = HashedOvoSVC(hash_bits=256, filter_k=3, n_jobs=1).fit(X, y).predict(Xt)
+    for jobs in (-1, -2):
+        assert np.array_equal(HashedOvoSVC(hash_bits=256, filter_k=3, n_jobs=jobs).fit(X, y).predict(Xt), labels)
+
+
+def test_rule_dag_is_the_librarys_dag(digits):
+    X, y, Xt, _ = digits
+    model = train_ovo(X, y, seed=0)
+    expected = Predictor(model, hash_model(model, bits=128, seed=0), filter_k=3, rule="dag").predict(Xt)
+    assert np.array_equal(HashedOvoSVC(hash_bits=128, filter_k=3, rule="dag").fit(X, y).predict(Xt), expected)
