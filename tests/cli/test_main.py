@@ -21,3 +21,19 @@ def test_version_and_help_exit_zero():
 def test_a_usage_error_is_one_line_naming_the_command_and_its_help(args, line):
     r = run(args, exit_code=2)
     assert r.stderr.splitlines() == [line] and r.stdout == ""
+
+
+def test_shell_completion_lists_subcommands_and_their_options():
+    # README: eval "$(_HSVM_COMPLETE=bash_source hsvm)"; subcommands load on demand
+    import os
+    import subprocess
+    import sys
+    hsvm = [sys.executable, "-m", "hsvm_cli"]
+    env = dict(os.environ, _HSVM_COMPLETE="bash_complete", COMP_WORDS="hsvm pre", COMP_CWORD="1")
+    out = subprocess.run(hsvm, env=env, capture_output=True, text=True).stdout
+    assert out.split() == ["plain,predict"]
+    env.update(COMP_WORDS="hsvm predict --filter", COMP_CWORD="2")
+    out = subprocess.run(hsvm, env=env, capture_output=True, text=True).stdout
+    assert set(out.split()) == {"plain,--filter-k", "plain,--filter-threshold"}
+    env.update(_HSVM_COMPLETE="bash_source")
+    assert "_hsvm_completion" in subprocess.run(hsvm, env=env, capture_output=True, text=True).stdout
