@@ -83,11 +83,13 @@ class CorruptInputError(HsvmError):
     compressed file the decompressor had read (it reads ahead, hence "near");
     ``line`` the text line the reader had reached, when known; ``trailing``:
     bytes after complete compressed data that do not start another stream
-    (``gzip -t`` ignores them with a warning; hsvm refuses the file)."""
+    (``gzip -t`` ignores them with a warning; hsvm refuses the file);
+    ``detail``: why sound data cannot be read (a zstd dictionary)."""
 
     exit_code = EX_DATAERR
 
-    def __init__(self, source, kind, offset, *, truncated=False, line=None, trailing=False, line_exact=True):
+    def __init__(self, source, kind, offset, *, truncated=False, line=None, trailing=False, line_exact=True,
+                 detail=None):
         self.source = source
         self.kind = kind
         self.offset = offset
@@ -95,11 +97,14 @@ class CorruptInputError(HsvmError):
         self.trailing = trailing
         self.line = line
         self.line_exact = line_exact
+        self.detail = detail
         # stdin cannot be decompressed again to find the line: the one given
         # is where the reader stood, and the data breaks off there or later
         where = _where(line) if line_exact or line is None else " (line %d or later)" % line
         if trailing:
             super().__init__("%s: trailing garbage after the %s data, near byte %d%s" % (source, kind, offset, where))
+        elif detail:
+            super().__init__("%s: unreadable %s data near byte %d%s: %s" % (source, kind, offset, where, detail))
         else:
             super().__init__("%s: %s %s data near byte %d%s" % (
                 source, "truncated" if truncated else "corrupt", kind, offset, where))
@@ -108,7 +113,7 @@ class CorruptInputError(HsvmError):
         """The same error named by the reader that knows the file's name and
         line (``exact`` False: the line the reader had reached, a lower bound)."""
         return CorruptInputError(source, self.kind, self.offset, truncated=self.truncated, line=line,
-                                 trailing=self.trailing, line_exact=exact)
+                                 trailing=self.trailing, line_exact=exact, detail=self.detail)
 
 
 class InputReadError(HsvmError):

@@ -105,9 +105,18 @@ class _BestEffortStderr:
         return getattr(self._stream, name)
 
 
+def handle_signal(signum, handler):
+    """Install ``handler`` unless the process was started with the signal
+    ignored (a background job of a non-interactive shell, ``trap '' INT``,
+    nohup): a signal its parent chose to ignore stays ignored, as it does for
+    most programs."""
+    if signal.getsignal(signum) is not signal.SIG_IGN:
+        signal.signal(signum, handler)
+
+
 def main():
-    signal.signal(signal.SIGINT, _exit_quietly)
-    signal.signal(signal.SIGTERM, _exit_quietly)
+    handle_signal(signal.SIGINT, _exit_quietly)
+    handle_signal(signal.SIGTERM, _exit_quietly)
     if sys.stdin is None:
         sys.stdin = _ClosedStdin()
     # The reports printed with click.echo (eval's report, a search's table,
@@ -135,6 +144,14 @@ def main():
         _discard_stdout()
         sys.exit(exc.exit_code)
     except SystemExit as exc:
+        from ..io.files import outputs_committed
+        if exc.code not in (130, 143) and outputs_committed():
+            # The command is done and its outputs are in place: a signal
+            # during the interpreter's exit (which restores the default
+            # actions) must not end it with 130 or 143, which say that
+            # nothing was replaced.
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
         if exc.code in (130, 143):
             # Interrupted or terminated, every `finally` run and the message
             # written: leave now.  The interpreter's exit would wait for

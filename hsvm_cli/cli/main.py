@@ -68,8 +68,9 @@ class HsvmGroup(click.Group):
     def invoke(self, ctx):
         try:
             if threading_main():
-                signal.signal(signal.SIGINT, _interrupt)
-                signal.signal(signal.SIGTERM, _interrupt)
+                from .entry import handle_signal
+                handle_signal(signal.SIGINT, _interrupt)
+                handle_signal(signal.SIGTERM, _interrupt)
             return super().invoke(ctx)
         except HsvmError as exc:
             # one line whatever a file name or a file held (control bytes escaped)

@@ -64,6 +64,13 @@ _MAGIC_LEN = max(len(m) for m, _, _ in _MAGIC)
 _DECOMPRESSION_ERRORS = (gzip.BadGzipFile, zlib.error, _isal_error, EOFError, OSError, lzma.LZMAError)
 
 
+def _unreadable_because(kind, exc):
+    """Why data that is not damaged cannot be decompressed, or None."""
+    if kind == "zstd" and "Dictionary mismatch" in str(exc):
+        return "compressed with a dictionary, which hsvm does not take: decompress it first (zstd -d -D DICT)"
+    return None
+
+
 def _decompression_errors(kind):
     """What the decompressor of ``kind`` raises for bad data (zstd's error
     class is only imported with it)."""
@@ -261,7 +268,8 @@ class _GuardedDecompressor(io.RawIOBase):
             return self._stream.readinto(buf)
         except self._errors as exc:
             raise CorruptInputError(self._name, self._kind, self._counted.offset,
-                                    truncated=isinstance(exc, EOFError)) from None
+                                    truncated=isinstance(exc, EOFError),
+                                    detail=_unreadable_because(self._kind, exc)) from None
 
     def close(self):
         try:
@@ -337,7 +345,8 @@ def scan_compressed(path):
             trailing = (isinstance(exc, gzip.BadGzipFile) and str(exc).startswith("Not a gzipped file")) or \
                 (kind == "zstd" and "Unknown frame descriptor" in str(exc))
             return lines, CorruptInputError(display_name(path), kind, counted.offset,
-                                            truncated=isinstance(exc, EOFError), trailing=trailing)
+                                            truncated=isinstance(exc, EOFError), trailing=trailing,
+                                            detail=_unreadable_because(kind, exc))
         finally:
             with contextlib.suppress(Exception):
                 stream.close()

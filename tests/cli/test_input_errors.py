@@ -326,3 +326,15 @@ def test_a_parse_error_in_a_stream_that_fails_its_checksum_is_reported_as_corrup
     piped = run(["predict", "-m", setup["model"], "-"], input=bytes(blob), exit_code=65)
     m = decompression_message("<stdin>", "gzip").match(piped.stderr)
     assert m and m.group(1) == "corrupt" and int(m.group(3)) == 50, piped.stderr
+
+
+def test_zstd_data_that_needs_a_dictionary_says_so(setup, tmp_path):
+    # sound data hsvm cannot read is not called corrupt
+    samples = [b"%d 1:%.6f 2:%.6f\n" % (i % 3 + 1, i / 97.0, i / 89.0) * 20 for i in range(200)]
+    dictionary = ZSTD.train_dict(samples, 4096)
+    path = tmp_path / "d.zst"
+    path.write_bytes(ZSTD.compress(TEXT, zstd_dict=dictionary))
+    err = expect_one_line_65("predict", str(path), setup, str(tmp_path / "out"))
+    assert re.match(r"^hsvm: %s: unreadable zstd data near byte \d+ \(line 1\): compressed with a dictionary, "
+                    r"which hsvm does not take: decompress it first \(zstd -d -D DICT\)\n\Z" % re.escape(str(path)),
+                    err), err

@@ -316,3 +316,38 @@ def test_a_signal_while_or_after_the_output_is_renamed_lets_the_command_finish(t
     assert r.returncode == 0, r.stderr
     assert "interrupted" not in r.stderr and "terminated" not in r.stderr
     assert out.read_bytes()[:3] != b"OLD" and [p.name for p in tmp_path.iterdir()] == ["h.hbm"]
+
+
+def test_a_signal_the_parent_ignores_stays_ignored(tmp_path):
+    # a background job of a non-interactive shell, or `trap '' INT`: Ctrl-C
+    # meant for the shell must not stop hsvm (plain Python leaves it ignored too)
+    out = tmp_path / "m.hsvm"
+    proc = _start(["train-ovo", OMNIGLOT_TRAIN, "-c", "0.1", "-q", "-o", out],
+                  preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert load_model(str(out)).n_classes == 242
+
+
+EXIT_DISPOSITIONS = """
+import atexit, signal, sys
+sys.argv[0] = "hsvm"
+atexit.register(lambda: sys.stderr.write("at exit: %s %s\\n" % (
+    signal.getsignal(signal.SIGINT) is signal.SIG_IGN, signal.getsignal(signal.SIGTERM) is signal.SIG_IGN)))
+from hsvm_cli.cli.entry import main
+main()
+"""
+
+
+def test_once_outputs_are_in_place_signals_are_ignored_while_the_interpreter_exits(tmp_path, digits_model_file):
+    # Python restores the default actions as it shuts down: a SIGTERM then
+    # would end a process whose new file is in place with 143
+    r = subprocess.run([sys.executable, "-c", EXIT_DISPOSITIONS, "hash-model", "-m", str(digits_model_file),
+                        "--bits", "64", "-q", "-o", str(tmp_path / "h.hbm")], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stderr.endswith("at exit: True True\n"), r.stderr
+    # nothing written: signals keep their meaning to the end
+    r = subprocess.run([sys.executable, "-c", EXIT_DISPOSITIONS, "hash-model", "-m", str(digits_model_file),
+                        "--bits", "64", "-q", "-o", str(tmp_path / "no" / "h.hbm")], capture_output=True, text=True)
+    assert r.returncode == 74 and r.stderr.endswith("at exit: False False\n"), r.stderr
