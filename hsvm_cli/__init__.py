@@ -30,7 +30,8 @@ either kind: :func:`load_any_model`, :func:`load_any_hash_model`.  Prediction:
 :class:`Predictor` (exact, filter, filter-and-refine, probabilities;
 :meth:`Predictor.from_calibration`), :class:`OvrPredictor`.  Probabilities and the accuracy-speed
 setting: :func:`calibrate`, :func:`load_calibration`, :func:`save_calibration`.
-scikit-learn estimator (needs scikit-learn): :class:`HashedOvoSVC`.
+scikit-learn estimator (needs scikit-learn): :class:`HashedOvoSVC`.  What a file
+holds (``hsvm info``): :func:`describe`.
 Evaluation: :func:`evaluate`.  Cluster runs (docs/cluster.md): :func:`parse_shard`,
 :func:`open_shard` and the ``shard=`` of the readers; :func:`train_pair_block`,
 :func:`save_part`, :func:`read_part`, :func:`merge_models`.  Errors: :class:`HsvmError` and its kinds, each
@@ -68,6 +69,7 @@ _API = {
     "load_calibration": "models.calibration", "save_calibration": "models.calibration",
     "Predictor": "predict.predictor", "Prediction": "predict.predictor",
     "HashedOvoSVC": "estimator",
+    "describe": "models.inspect", "FileInfo": "models.inspect",
     "calibrate": "tune", "format_grid": "tune",
     "evaluate": "evaluation.file_report", "Evaluation": "evaluation.file_report",
     "parse_shard": "io.shard", "open_shard": "io.shard", "Shard": "io.shard", "ShardError": "io.shard",

@@ -47,6 +47,7 @@ SUBCOMMANDS = {
     "predict": "cmd_predict",
     "calibrate": "cmd_calibrate",
     "eval": "cmd_eval",
+    "info": "cmd_info",
     "kernel-hash": "cmd_kernel_hash",
     "fit-circulant": "cmd_fit_circulant",
 }

@@ -1,0 +1,131 @@
+"""What an hsvm file holds (``hsvm info``): its kind and version, its arrays
+and its metadata (training parameters, the cross-validation table,
+provenance, seeds, digests), after the validation every command that reads
+the file applies -- and, with ``verify``, every block of every array
+checked, a model's W included (which prediction checks only as it reads
+it)."""
+import json
+from dataclasses import dataclass
+
+from ..errors import ModelFormatError
+from ..io.container import container_kind, read_container
+from ..io.files import display_name, open_raw
+
+__all__ = ["FileInfo", "describe"]
+
+# kind -> (module, loader): the reader every command uses, whose checks a
+# described file passes first
+_LOADERS = {
+    "hsvm-model": ("ovo", "load_model"),
+    "hsvm-hash-model": ("hashed", "load_hash_model"),
+    "hsvm-calibration": ("calibration", "load_calibration"),
+    "hsvm-codes": ("codes", "read_codes"),
+    "hsvm-model-part": ("parts", "read_part"),
+    "hsvm-kernel-hash": ("kernel_hash", "load_kernel_hash"),
+    "hsvm-circulant-hash": ("circulant_hash", "load_circulant_hash"),
+    "hsvm-ovr-model": ("ovr", "load_ovr_model"),
+    "hsvm-ovr-hash-model": ("ovr", "load_ovr_hash_model"),
+}
+
+# Kinds whose loader leaves W's blocks to be checked as they are read.
+_LAZY_W = {"hsvm-model", "hsvm-model-part", "hsvm-ovr-model"}
+
+# Shown in full by text(); longer lists are counted (json() has them all).
+_LIST_ITEMS = 12
+_CLASSES_SHOWN = 20
+
+
+class _Any:
+    """Contains everything: the file was read once by its own loader, with
+    its versions and checks; the second read only maps it."""
+
+    def __contains__(self, item):
+        return True
+
+
+@dataclass
+class FileInfo:
+    """``path``, ``format`` (its kind), ``version``, ``bytes``,
+    ``checksummed`` (block checksums present), ``verified`` (every block
+    checked), ``arrays`` (name -> dtype, shape, bytes), ``classes`` (the
+    labels, when the file holds them) and ``meta`` (the metadata as stored)."""
+
+    path: str
+    format: str
+    version: int
+    bytes: int
+    checksummed: bool
+    verified: bool
+    arrays: dict
+    classes: list
+    meta: dict
+
+    def as_dict(self):
+        return {"file": self.path, "format": self.format, "version": self.version, "bytes": self.bytes,
+                "checksummed": self.checksummed, "verified": self.verified, "arrays": self.arrays,
+                "classes": self.classes, "meta": self.meta}
+
+    def json(self):
+        return json.dumps(self.as_dict(), sort_keys=False)
+
+    def text(self):
+        checks = ("no block checksums (an early file)" if not self.checksummed else
+                  "every block verified" if self.verified else
+                  "every block verified but W's (--verify reads them)")
+        lines = ["%s: %s version %d, %s bytes, %s" % (self.path, self.format, self.version, format(self.bytes, ","),
+                                                      checks)]
+        if self.classes is not None:
+            shown = " ".join(str(c) for c in self.classes[:_CLASSES_SHOWN])
+            more = " ..." if len(self.classes) > _CLASSES_SHOWN else ""
+            lines.append("  classes (%d): %s%s" % (len(self.classes), shown, more))
+        lines.append("  arrays: " + "; ".join("%s %s [%s]" % (name, a["dtype"], ", ".join(map(str, a["shape"])))
+                                              for name, a in self.arrays.items()))
+        lines.extend("  %s: %s" % (key, value) for key, value in _flat(self.meta))
+        return "\n".join(lines) + "\n"
+
+
+def _flat(meta, prefix=""):
+    for key, value in meta.items():
+        name = prefix + str(key)
+        if isinstance(value, dict) and value:
+            yield from _flat(value, name + ".")
+        elif isinstance(value, list) and (len(value) > _LIST_ITEMS or any(isinstance(v, (dict, list))
+                                                                          for v in value)):
+            yield name, "[%d items] (--json shows them)" % len(value)
+        else:
+            yield name, json.dumps(value)
+
+
+def _not_a_container(name):
+    with open_raw(name) as fh:
+        head = fh.read(16)
+    if head.startswith((b"svm_type", b"solver_type")):
+        return "a LIBSVM or LIBLINEAR model, not an hsvm file: convert it with `hsvm import-model %s -o " \
+               "MODEL.hsvm`" % name
+    return "not an hsvm file (no container header)"
+
+
+def describe(path, *, verify=False):
+    """A :class:`FileInfo` of the hsvm file ``path`` (any kind).  The file is
+    first read by its own loader, so a file that a command would refuse is
+    refused here too (:class:`~hsvm_cli.errors.ModelFormatError`);
+    ``verify``: also check every block of every array."""
+    name = display_name(path)
+    kind = container_kind(path)
+    if kind is None:
+        raise ModelFormatError(name, _not_a_container(name))
+    if kind not in _LOADERS:
+        raise ModelFormatError(name, "format %r is unknown to this hsvm" % kind)
+    import importlib
+    module, loader = _LOADERS[kind]
+    getattr(importlib.import_module("." + module, __package__), loader)(path)
+    c = read_container(path, kind=kind, versions=_Any(), lazy=_Any())
+    if verify:
+        for key in c.arrays:
+            c.verify(key)
+    arrays = {key: {"dtype": str(a.dtype), "shape": list(a.shape), "bytes": int(a.nbytes)}
+              for key, a in c.arrays.items()}
+    classes = [int(v) for v in c.arrays["classes"]] if "classes" in c.arrays else None
+    return FileInfo(path=name, format=kind, version=c.version, bytes=c.size, checksummed=c.checksummed,
+                    verified=bool(c.checksummed and (verify or kind not in _LAZY_W)), arrays=arrays,
+                    classes=classes, meta=c.meta)

@@ -1,0 +1,82 @@
+"""hsvm info: every kind of hsvm file described after its own checks; damaged
+files named with their exit status while the others are still described."""
+import json
+import struct
+
+import pytest
+
+from hsvm_cli import describe, load_model
+
+from conftest import DIGITS_TEST, DIGITS_TRAIN, TOOL_FIXTURES, run
+
+
+@pytest.fixture(scope="module")
+def files(digits_files, tmp_path_factory):
+    model, hbm, _ = digits_files
+    d = tmp_path_factory.mktemp("info")
+    out = {"hsvm-model": model, "hsvm-hash-model": hbm}
+    out["hsvm-calibration"] = str(d / "d.cal")
+    run(["calibrate", "-q", "-m", model, DIGITS_TEST, "-o", out["hsvm-calibration"]])
+    out["hsvm-codes"] = str(d / "d.codes")
+    run(["hash-data", "-q", "-H", hbm, DIGITS_TEST, "-o", out["hsvm-codes"]])
+    out["hsvm-model-part"] = str(d / "d.part")
+    run(["train-ovo", "-q", DIGITS_TRAIN, "--pairs", "0/2", "-o", out["hsvm-model-part"]])
+    out["hsvm-kernel-hash"] = str(d / "d.khm")
+    run(["kernel-hash", "-q", DIGITS_TRAIN, "--kernel", "rbf", "--landmarks", "64", "--bits", "128", "-o",
+         out["hsvm-kernel-hash"]])
+    out["hsvm-ovr-model"] = str(d / "ovr.hsvm")
+    run(["import-model", "-q", str(TOOL_FIXTURES / "liblinear_ovr3.model"), "-o", out["hsvm-ovr-model"]])
+    return out
+
+
+def test_every_kind_is_described_with_its_format_arrays_and_metadata(files):
+    for kind, path in files.items():
+        r = run(["info", path])
+        first = r.stdout.splitlines()[0]
+        assert first.startswith("%s: %s version " % (path, kind)), first
+        assert "\n  arrays: " in r.stdout and r.stderr == ""
+        doc = json.loads(run(["info", "--json", path]).stdout)
+        assert doc["file"] == path and doc["format"] == kind and doc["arrays"]
+
+
+def test_a_models_training_record_is_shown(files):
+    path = files["hsvm-model"]
+    model = load_model(path)
+    doc = json.loads(run(["info", "--json", path]).stdout)
+    assert doc["classes"] == [int(c) for c in model.classes]
+    assert doc["meta"]["params"]["C"] == model.params["C"]
+    text = run(["info", path]).stdout
+    assert "  classes (%d): %s\n" % (model.n_classes, " ".join(str(c) for c in model.classes)) in text
+    assert "  params.C: %s\n" % json.dumps(model.params["C"]) in text
+    assert "  normalize: \"l2\"\n" in text
+    assert describe(path).as_dict() == doc
+
+
+def test_verify_reads_the_blocks_of_w_that_loading_leaves_unread(files, tmp_path):
+    src = files["hsvm-model"]
+    data = bytearray(open(src, "rb").read())
+    (hlen,) = struct.unpack("<Q", data[:8])
+    begin = json.loads(data[8:8 + hlen])["W"]["data_offsets"][0]
+    data[8 + hlen + begin] ^= 1                 # a low mantissa bit of W[0, 0]: still finite
+    bad = tmp_path / "bad.hsvm"
+    bad.write_bytes(bytes(data))
+    assert "every block verified but W's (--verify reads them)" in run(["info", str(bad)]).stdout
+    r = run(["info", "--verify", str(bad)], exit_code=65)
+    assert r.stdout == "" and r.stderr.startswith("hsvm: %s: " % bad) and r.stderr.count("\n") == 1
+    assert "every block verified\n" in run(["info", "--verify", src]).stdout
+
+
+def test_unreadable_files_are_named_and_the_others_still_described(files, tmp_path):
+    text = tmp_path / "x.svm"
+    text.write_text("1 1:1\n")
+    libsvm = TOOL_FIXTURES / "libsvm_c3.model"
+    r = run(["info", str(text), files["hsvm-hash-model"], str(tmp_path / "missing"),
+             str(libsvm)], exit_code=65)
+    assert r.stdout.startswith("%s: hsvm-hash-model version" % files["hsvm-hash-model"])
+    assert r.stderr.splitlines() == [
+        "hsvm: %s: not an hsvm file (no container header)" % text,
+        "hsvm: %s: no such file" % (tmp_path / "missing"),
+        "hsvm: %s: a LIBSVM or LIBLINEAR model, not an hsvm file: convert it with `hsvm import-model %s -o "
+        "MODEL.hsvm`" % (libsvm, libsvm),
+    ]
+    assert run(["info", str(tmp_path / "missing")], exit_code=66).stdout == ""
