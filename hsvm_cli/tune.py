@@ -76,6 +76,7 @@ from .proba.shrinkage import (
     golden_log_search,
     pooled_sigmoid,
     sample_halves,
+    sharpened,
 )
 from .proba.stages import pairwise_values, second_stage_proba
 from .support.labels import class_index, integer_labels
@@ -430,9 +431,14 @@ def _fit_two_stage(cal, model, h, X, yi, threads):
     # mean top probability 0.23 against 40% right), which calibrate reports,
     # since it chooses a setting by accuracy and speed alone.
     P = est.combine(p1, S_pad, second_stage_proba(cal, refined, p.lookup, sharpness=g), shift)
-    cal.info["two_stage_quality"] = {"nll": nll(P, yr), "ece": expected_calibration_error(P, yr),
-                                     "mean_top_probability": float(P.max(axis=1).mean()),
-                                     "accuracy": float(np.mean(P.argmax(axis=1) == yr))}
+    cal.info["two_stage_quality"] = _quality(P, yr)
+
+
+def _quality(P, y_index):
+    """NLL, ECE, mean top probability and accuracy of probabilities P."""
+    return {"nll": nll(P, y_index), "ece": expected_calibration_error(P, y_index),
+            "mean_top_probability": float(P.max(axis=1).mean()),
+            "accuracy": float(np.mean(P.argmax(axis=1) == y_index)), "rows": int(P.shape[0])}
 
 
 #: Fewer samples than this whose true class was kept, or was not, say too
@@ -535,12 +541,18 @@ def _fit_sigmoids(model, values, sharp_dec, sharp_winner, sharp_y, sharp_rows):
                                for s in range(0, r.shape[0], 64)]) if r.shape[0] else np.zeros((0, table.K))
 
     gamma = fit_sharpness(logits, sharp_winner, sharp_y, couple)
+    # How good the exact probabilities are, on rows whose sigmoids were fitted
+    # without them: what calibrate reports beside its chosen setting.
+    known = sharp_y >= 0
+    quality = _quality(couple(sharpened(logits[known], gamma), sharp_winner[known]), sharp_y[known]) \
+        if known.any() else None
     pooled = pooled_sigmoid(dec, target)
     A, B = fit_platt_shrunk(dec, pair, target, P, prior_samples=n0, pooled=pooled)
     info = {"platt": "per-pair Platt sigmoids shrunk toward the pooled sigmoid (prior worth n0 samples, n0 by "
                      "two-fold cross-fitting) and sharpened by gamma fitted on the coupled probabilities",
             "prior_samples": n0, "prior_samples_scores": {str(k): v for k, v in scores.items()},
-            "pooled_sigmoid": list(pooled[0]), "sharpness": gamma, "sharpness_rows": int(sharp_rows.shape[0])}
+            "pooled_sigmoid": list(pooled[0]), "sharpness": gamma, "sharpness_rows": int(sharp_rows.shape[0]),
+            "exact_quality": quality}
     return {"platt_A": gamma * A, "platt_B": gamma * B, "info": info}
 
 
@@ -731,6 +743,12 @@ def format_grid(cal):
                      % (info.get("validation_samples"), info.get("timed_on"), info.get("repeat"),
                         info.get("timed_samples", 0), info["timing_budget_seconds"], info.get("min_timed_rows", 0)))
     lines.append("chosen: " + cal.info.get("why", ""))
+    exact = cal.info.get("exact_quality")
+    if exact is not None:
+        lines.append("exact probabilities (predict -C --exact --proba), cross-fitted on %d validation samples: NLL "
+                     "%.3f, ECE %.3f, mean top probability %.3f at %.1f%% accuracy"
+                     % (exact["rows"], exact["nll"], exact["ece"], exact["mean_top_probability"],
+                        100 * exact["accuracy"]))
     quality = cal.info.get("two_stage_quality")
     if quality is not None:
         lines.append("its probabilities (predict -C --proba) on the %d validation samples they were fitted on: NLL "

@@ -695,13 +695,16 @@ class Predictor:
             mask = np.zeros(votes.shape, dtype=bool)
             np.put_along_axis(mask, kept, True if valid is None else valid, axis=1)
             votes = np.where(mask, votes, -1)
-            if proba:
+            best = winners(m, votes, conf)
+            votes = np.maximum(votes, 0)
+        if proba:
+            # the second stage and the combination (the first stage's
+            # probabilities are part of the filter, which keeps by them)
+            with t.phase("proba"):
                 p2 = second_stage_proba(self.calibration, refined, self.lookup,
                                         sharpness=self.second_stage_sharpness)
                 S_pad = np.where(np.arange(refined.S.shape[1])[None, :] < nvalid[:, None], refined.S, -1)
                 P = combine(p1, S_pad, p2, self.kept_mass_shift)
-            best = winners(m, votes, conf)
-            votes = np.maximum(votes, 0)
         t.count("refined_classes", int(nvalid.sum()))
         if P is not None:
             # As LIBSVM's svm-predict -b 1: with probabilities, the most probable class.

@@ -213,6 +213,13 @@ def sample_halves(sample, *, seed=0):
     return first
 
 
+def sharpened(logits, gamma):
+    """The pair probabilities 1/(1 + e^(gamma z)) of logits z, with the
+    exponent capped so that e^x stays finite (as exact as the stable form's
+    for every x)."""
+    return 1.0 / (1.0 + np.exp(np.minimum(gamma * logits, 700.0)))
+
+
 def fit_sharpness(logits, winner, y_index, couple, *, lo=SHARPNESS_RANGE[0], hi=SHARPNESS_RANGE[1], steps=12):
     """gamma minimising the mean negative log-likelihood of the coupled class
     distributions ``couple(r, winner)`` with r = 1/(1 + exp(gamma z)), z =
@@ -230,10 +237,7 @@ def fit_sharpness(logits, winner, y_index, couple, *, lo=SHARPNESS_RANGE[0], hi=
     z, y, winner = z[keep], y[keep], np.asarray(winner)[keep]
 
     def loss(log_g):
-        # 1/(1 + e^x) with x capped so that e^x stays finite; the
-        # probabilities are as exact as the stable form's for every x.
-        r = 1.0 / (1.0 + np.exp(np.minimum(np.exp(log_g) * z, 700.0)))
-        P = couple(r, winner)
+        P = couple(sharpened(z, np.exp(log_g)), winner)
         return float(np.mean(-np.log(np.maximum(P[np.arange(y.shape[0]), y], 1e-15))))
 
     return golden_log_search(loss, lo, hi, steps=steps)

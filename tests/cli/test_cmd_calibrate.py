@@ -1,3 +1,6 @@
+import json
+import re
+
 import numpy as np
 import pytest
 from click.testing import CliRunner
@@ -32,6 +35,14 @@ def test_cli_calibrate_then_predict_proba_in_libsvm_layout(digits_model, digits,
         assert abs(sum(float(v) for v in tok[1:]) - 1) < 1e-4
     r = CliRunner().invoke(cli, ["predict", "-m", str(model_p), "-C", str(cal_p), "--proba", "--exact", test, "-q"])
     assert r.exit_code == 0 and r.stdout.splitlines()[0] == lines[0]
+    # --timings names the probabilities' phase on either path, apart from the others (no double count)
+    for extra in (["-H", str(hbm_p), "-k", "3"], ["--exact"]):
+        r = CliRunner().invoke(cli, ["predict", "-m", str(model_p), "-C", str(cal_p), "--proba", test, "-q",
+                                     "--timings", "-o", str(tmp_path / "p.txt")] + extra)
+        t = json.loads(r.stderr.splitlines()[-1])
+        phases = ("parse", "normalise", "features", "score", "vote", "hash", "filter", "refine", "dag", "proba",
+                  "write")
+        assert t["proba"] > 0 and abs(sum(t.get(k, 0.0) for k in phases) - t["total"]) < 1e-5, t
     r = CliRunner().invoke(cli, ["predict", "-m", str(model_p), "--proba", test])
     assert r.exit_code == 2 and "-C" in r.stderr
 
@@ -43,8 +54,11 @@ def test_calibrate_without_a_hash_model_gives_exact_probabilities(digits_model_f
              "--first-stages", ""], stderr="")
     lines = r.stdout.splitlines()
     assert lines[1].split()[:2] == ["exact", "-"] and lines[1].endswith("<- chosen")
-    assert lines[-1] == ("chosen: exact prediction: no hash model was given (-H) and no other setting was tried, so "
+    assert lines[-2] == ("chosen: exact prediction: no hash model was given (-H) and no other setting was tried, so "
                          "exact is the only setting")
+    # how good the exact probabilities are, on rows whose sigmoids were fitted without them
+    assert re.match(r"exact probabilities \(predict -C --exact --proba\), cross-fitted on \d+ validation samples: "
+                    r"NLL \d\.\d{3}, ECE 0\.\d{3}, mean top probability 0\.\d{3} at \d+\.\d% accuracy$", lines[-1])
     exact = run(["predict", "--exact", "--proba", "-C", cal, "-m", digits_model_file, DIGITS_TEST, "-q"]).stdout
     # The calibration's setting is exact: --exact may be left out.
     run(["predict", "--proba", "-C", cal, "-m", digits_model_file, DIGITS_TEST, "-q"], stdout=exact)
@@ -59,7 +73,7 @@ def test_calibrate_tries_the_exact_dag_and_class_scores_and_predict_follows_the_
     cal, grid = tmp_path / "d.cal", tmp_path / "g.json"
     r = run(["calibrate", "-m", digits_model_file, DIGITS_TEST, "-o", cal, "--repeat", "1", "-q", "--k", "2,4",
              "--grid-json", grid], stderr="")
-    modes = [line.split()[0] for line in r.stdout.splitlines()[1:-2]]
+    modes = [line.split()[0] for line in r.stdout.splitlines()[1:-3]]  # after: accuracy basis, chosen, exact quality
     assert modes == ["exact", "exact+dag", "scores", "scores", "scores+dag"]
     chosen = [line for line in r.stdout.splitlines() if line.endswith("<- chosen")]
     assert len(chosen) == 1
