@@ -58,7 +58,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, default=None, help="gzip svmlight file (default: fashion-mnist-20k train)")
     ap.add_argument("--repeat", type=int, default=5, help="timed runs per reader (median reported)")
-    ap.add_argument("--no-gzip", action="store_true", help="skip the timings on the compressed file")
+    ap.add_argument("--no-gzip", action="store_true", help="skip the timings on compressed input (gzip, zstd)")
     ap.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     args = ap.parse_args(argv)
 
@@ -91,6 +91,19 @@ def main(argv=None):
                 ("hsvm iter_svmlight", "gzip", lambda: consume_stream(gz)),
                 ("hsvm load_svmlight", "gzip", lambda: load_svmlight(gz)),
                 ("sklearn load_svmlight_file", "gzip", lambda: load_svmlight_file(gz, zero_based=False)),
+            ]
+            # the same text as zstd (level 3, the zstd tool's default; hsvm
+            # only: scikit-learn does not read it)
+            from hsvm_cli.io.files import _zstd
+            zst = os.path.join(tmp, "data.zst")
+            with open(plain, "rb") as src:
+                text = src.read()
+            with open(zst, "wb") as dst:
+                dst.write(_zstd().compress(text, level=3))
+            del text
+            cases += [
+                ("hsvm iter_svmlight", "zstd", lambda: consume_stream(zst)),
+                ("hsvm load_svmlight", "zstd", lambda: load_svmlight(zst)),
             ]
         results = []
         for reader, source, fn in cases:

@@ -136,11 +136,10 @@ class HashedOvoSVC(ClassifierMixin, BaseEstimator):
             raise ValueError("rule must be 'vote' or 'dag', not %r" % (self.rule,))
         stage = self.first_stage if self.first_stage is not None else ("votes" if self.hash_bits is not None
                                                                         else None)
-        if self.hash_bits is None:
-            for name, value in (("bits", self.bits), ("first_stage", self.first_stage if self.first_stage
-                                                      in ("votes", "hashed-scores") else None)):
-                if value is not None:
-                    raise ValueError("%s=%r needs hash_bits (the hash model)" % (name, value))
+        if self.hash_bits is None and self.bits is not None:
+            raise ValueError("bits=%r needs hash_bits (the hash model)" % (self.bits,))
+        if self.hash_bits is None and self.first_stage in ("votes", "hashed-scores"):
+            raise ValueError("first_stage=%r needs hash_bits (the hash model)" % (self.first_stage,))
         if stage is None and self.filter_k is not None:
             raise ValueError("filter_k needs a first stage: hash_bits (the hash filter) or first_stage='scores'")
         if stage is None and not self.refine:
