@@ -745,8 +745,9 @@ def format_grid(cal):
     lines.append("chosen: " + cal.info.get("why", ""))
     exact = cal.info.get("exact_quality")
     if exact is not None:
-        lines.append("exact probabilities (predict -C --exact --proba), cross-fitted on %d validation samples: NLL "
-                     "%.3f, ECE %.3f, mean top probability %.3f at %.1f%% accuracy"
+        lines.append("exact probabilities (predict -C --exact --proba) on %d of the validation samples, whose "
+                     "sigmoids were fitted without them: NLL %.3f, ECE %.3f, mean top probability %.3f against %.1f%% "
+                     "accuracy of the most probable class"
                      % (exact["rows"], exact["nll"], exact["ece"], exact["mean_top_probability"],
                         100 * exact["accuracy"]))
     quality = cal.info.get("two_stage_quality")

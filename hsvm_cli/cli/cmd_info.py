@@ -19,8 +19,8 @@ def command(ctx, files, verify, as_json):
     """Describe each hsvm FILE (a model, hash model, calibration, codes,
     kernel hash, circulant hash, model part): its format, arrays, classes and
     metadata.  A file that cannot be read is named on stderr and the others
-    are still described; the exit status is then that file's (65 for a
-    damaged file).  --json: one JSON object per file and line."""
+    are still described; the exit status is then the first such file's (65
+    damaged, 66 missing).  --json: one JSON object per file and line."""
     status = 0
     for path in files:
         try:

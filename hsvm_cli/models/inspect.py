@@ -7,7 +7,7 @@ it)."""
 import json
 from dataclasses import dataclass
 
-from ..errors import ModelFormatError
+from ..errors import ModelFormatError, OptionError
 from ..io.container import container_kind, read_container
 from ..io.files import display_name, open_raw
 
@@ -102,6 +102,8 @@ def _not_a_container(name):
     if head.startswith((b"svm_type", b"solver_type")):
         return "a LIBSVM or LIBLINEAR model, not an hsvm file: convert it with `hsvm import-model %s -o " \
                "MODEL.hsvm`" % name
+    if head[8:9] == b"{":
+        return "a damaged hsvm file: its header is not valid JSON"
     return "not an hsvm file (no container header)"
 
 
@@ -111,6 +113,9 @@ def describe(path, *, verify=False):
     refused here too (:class:`~hsvm_cli.errors.ModelFormatError`);
     ``verify``: also check every block of every array."""
     name = display_name(path)
+    if name == "<stdin>":
+        raise OptionError("hsvm files cannot be read from stdin ('-'): they are memory-mapped; give the file's "
+                          "name")
     kind = container_kind(path)
     if kind is None:
         raise ModelFormatError(name, _not_a_container(name))

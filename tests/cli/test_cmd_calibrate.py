@@ -57,8 +57,9 @@ def test_calibrate_without_a_hash_model_gives_exact_probabilities(digits_model_f
     assert lines[-2] == ("chosen: exact prediction: no hash model was given (-H) and no other setting was tried, so "
                          "exact is the only setting")
     # how good the exact probabilities are, on rows whose sigmoids were fitted without them
-    assert re.match(r"exact probabilities \(predict -C --exact --proba\), cross-fitted on \d+ validation samples: "
-                    r"NLL \d\.\d{3}, ECE 0\.\d{3}, mean top probability 0\.\d{3} at \d+\.\d% accuracy$", lines[-1])
+    assert re.match(r"exact probabilities \(predict -C --exact --proba\) on \d+ of the validation samples, whose "
+                    r"sigmoids were fitted without them: NLL \d\.\d{3}, ECE 0\.\d{3}, mean top probability "
+                    r"0\.\d{3} against \d+\.\d% accuracy of the most probable class$", lines[-1])
     exact = run(["predict", "--exact", "--proba", "-C", cal, "-m", digits_model_file, DIGITS_TEST, "-q"]).stdout
     # The calibration's setting is exact: --exact may be left out.
     run(["predict", "--proba", "-C", cal, "-m", digits_model_file, DIGITS_TEST, "-q"], stdout=exact)

@@ -80,3 +80,14 @@ def test_unreadable_files_are_named_and_the_others_still_described(files, tmp_pa
         "MODEL.hsvm`" % (libsvm, libsvm),
     ]
     assert run(["info", str(tmp_path / "missing")], exit_code=66).stdout == ""
+
+
+def test_stdin_is_a_usage_error_and_a_broken_header_is_called_damaged(files, tmp_path):
+    r = run(["info", "-"], exit_code=2, input="")
+    assert "memory-mapped" in r.stderr
+    data = bytearray(open(files["hsvm-hash-model"], "rb").read())
+    data[9] = ord("x")                              # '{"' -> '{x': not JSON any more
+    bad = tmp_path / "h.hbm"
+    bad.write_bytes(bytes(data))
+    r = run(["info", str(bad)], exit_code=65)
+    assert r.stderr == "hsvm: %s: a damaged hsvm file: its header is not valid JSON\n" % bad
