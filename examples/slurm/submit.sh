@@ -22,7 +22,7 @@ CPUS=${CPUS:-1}
 SBATCH=${SBATCH:-sbatch}
 mkdir -p "$WORK"
 # shellcheck disable=SC2086
-mem_train=$($PYTHON -m hsvm_cli.support.resources train "$TRAIN" --blocks "$N_BLOCKS" $TRAIN_OPTIONS)
+mem_train=$($PYTHON -m hsvm_cli.support.resources train "$TRAIN" --blocks "$N_BLOCKS" -j "$CPUS" $TRAIN_OPTIONS)
 # shellcheck disable=SC2086
 mem_predict=$($PYTHON -m hsvm_cli.support.resources predict --train "$TRAIN" "$TEST" $TRAIN_OPTIONS)
 chain=(--parsable --kill-on-invalid-dep=yes)

@@ -111,8 +111,19 @@ def blas_threads_from_slurm(environ=None):
 # ------------------------------------------------ estimates for job scripts
 
 #: Resident memory of the Python runtime with numpy, scipy and hsvm loaded,
-#: added to the estimates a job script asks for (measured: 45-55 MB).
-RUNTIME_BYTES = 64 << 20
+#: added to the estimates a job script asks for (measured: 45-55 MB; the
+#: estimates of training tasks fell 2-7 MiB short of their peaks with 64).
+RUNTIME_BYTES = 80 << 20
+
+#: What each forked trainer (``train-ovo -j N``, N > 1) holds of its own
+#: beyond its problem buffers: the pages of the parent it writes to
+#: (measured: the three processes of a -j 2 task summed to 270 MiB of
+#: proportional set size where -j 1 peaked at 201, omniglot-242).
+WORKER_BYTES = 40 << 20
+
+#: Headroom on the estimated data: the parts are counted from the data's
+#: shape, the allocator's rounding and temporaries are not.
+DATA_MARGIN = 1.1
 
 
 def scan_samples(path, *, zero_based=False, n_features=None, extra_features="error"):
@@ -136,15 +147,17 @@ def scan_samples(path, *, zero_based=False, n_features=None, extra_features="err
     return n_rows, nnz, width, np.array([counts[c] for c in sorted(counts)], dtype=np.int64)
 
 
-def training_task_bytes(path, *, blocks=1, bags=1, per_class=None, zero_based=False):
-    """Memory to ask for one ``train-ovo --pairs i/N`` task (the largest of the
-    N blocks), the runtime included."""
+def training_task_bytes(path, *, blocks=1, bags=1, per_class=None, zero_based=False, jobs=1):
+    """Memory to ask for one ``train-ovo --pairs i/N -j jobs`` task (the
+    largest of the N blocks), the runtime and, with jobs > 1, the forked
+    trainers included (a scheduler charges the task for all its processes)."""
     from ..train.pair_blocks import block_bounds, pair_costs
     n_rows, nnz, d, counts = scan_samples(path, zero_based=zero_based)
     bounds = block_bounds(pair_costs(counts, per_class=per_class), blocks)
     largest = int((bounds[1:] - bounds[:-1]).max()) * bags
-    return training_block_memory(n_rows=n_rows, nnz=nnz, n_features=d, n_classifiers=largest)["total"] + \
-        RUNTIME_BYTES
+    parts = training_block_memory(n_rows=n_rows, nnz=nnz, n_features=d, n_classifiers=largest)
+    workers = jobs * (parts["problem"] + WORKER_BYTES) if jobs > 1 else 0
+    return int(DATA_MARGIN * parts["total"]) + RUNTIME_BYTES + workers
 
 
 def prediction_task_bytes(model_path, test_path, *, train_path=None, bags=1, chunk_rows=16384, zero_based=False):
@@ -185,14 +198,16 @@ def main(argv=None):
     """``python -m hsvm_cli.support.resources train TRAIN --blocks N
     [TRAIN_OPTIONS]`` or ``... predict (--model MODEL | --train TRAIN
     [--bags B]) TEST``: the MiB of memory one task needs, for ``sbatch --mem``.
-    Options of train-ovo other than --bags, --per-class and --zero-based are
-    accepted and ignored, so a job script can pass its own."""
+    Options of train-ovo other than --bags, --per-class, --zero-based and
+    -j/--jobs (training: the forked trainers count) are accepted and
+    ignored, so a job script can pass its own."""
     import argparse
     ap = argparse.ArgumentParser(prog="python -m hsvm_cli.support.resources", description=main.__doc__)
     sub = ap.add_subparsers(dest="what", required=True)
     t = sub.add_parser("train", help="a train-ovo --pairs i/N task")
     t.add_argument("train")
     t.add_argument("--blocks", type=_positive, default=1)
+    t.add_argument("-j", "--jobs", type=_positive, default=1)
     p = sub.add_parser("predict", help="a predict --shard i/N task (exact prediction)")
     p.add_argument("test")
     which = p.add_mutually_exclusive_group(required=True)
@@ -217,7 +232,7 @@ def main(argv=None):
 def _need(args):
     if args.what == "train":
         need = training_task_bytes(args.train, blocks=args.blocks, bags=args.bags, per_class=args.per_class,
-                                   zero_based=args.zero_based)
+                                   zero_based=args.zero_based, jobs=args.jobs)
     else:
         need = prediction_task_bytes(args.model, args.test, train_path=args.train, bags=args.bags,
                                      chunk_rows=args.chunk_rows, zero_based=args.zero_based)

@@ -62,14 +62,19 @@ def test_the_blas_of_a_slurm_task_runs_its_cpus_threads():
 
 
 def test_task_estimates_for_job_scripts(tmp_path, digits_model_file):
-    from hsvm_cli.support.resources import RUNTIME_BYTES, main, scan_samples, training_task_bytes
+    from hsvm_cli.support.resources import (
+        DATA_MARGIN, RUNTIME_BYTES, WORKER_BYTES, main, scan_samples, training_task_bytes,
+    )
 
     from conftest import DIGITS_TEST, DIGITS_TRAIN
     n, nnz, d, counts = scan_samples(DIGITS_TRAIN)
     assert (n, d, counts.sum(), len(counts)) == (1347, 64, 1347, 10)
     one = training_task_bytes(DIGITS_TRAIN, blocks=1)
-    assert one == training_block_memory(n_rows=n, nnz=nnz, n_features=64, n_classifiers=45)["total"] + RUNTIME_BYTES
-    assert training_task_bytes(DIGITS_TRAIN, blocks=3) == one - 30 * 65 * 4
+    parts = training_block_memory(n_rows=n, nnz=nnz, n_features=64, n_classifiers=45)
+    assert one == int(DATA_MARGIN * parts["total"]) + RUNTIME_BYTES
+    assert abs(training_task_bytes(DIGITS_TRAIN, blocks=3) - (one - DATA_MARGIN * 30 * 65 * 4)) <= 1
+    # forked trainers (-j N) are charged to the task too: each its problem buffers and its own pages
+    assert training_task_bytes(DIGITS_TRAIN, blocks=1, jobs=2) == one + 2 * (parts["problem"] + WORKER_BYTES)
     import contextlib
     import io
     out = io.StringIO()
@@ -79,7 +84,7 @@ def test_task_estimates_for_job_scripts(tmp_path, digits_model_file):
         main(["train", DIGITS_TRAIN, "--blocks", "3", "-c", "1", "--bags", "2", "-j", "4"])
     from_model, from_train, train = map(int, out.getvalue().split())
     assert 64 < from_model == from_train < 100
-    assert train == -(-(training_task_bytes(DIGITS_TRAIN, blocks=3, bags=2)) // (1 << 20))
+    assert train == -(-(training_task_bytes(DIGITS_TRAIN, blocks=3, bags=2, jobs=4)) // (1 << 20))
 
 
 @pytest.mark.parametrize("args", [["train", "x.svm", "--blocks", "0"], ["predict", "x.svm", "--model", "m",
