@@ -96,6 +96,14 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
     if dag and (exact or hbm_path is not None or first_stage is not None):
         raise click.UsageError("--dag is exact prediction by a decision DAG: no -H, no --first-stage, no --exact "
                                "(for a DAG after a first stage use --refine dag)")
+    if hbm_path is None and first_stage is None and calib_path is None or exact or dag:
+        # no first stage: name the option given and why there is none (the
+        # library's words would name -k for --no-refine, and --exact for --dag)
+        for flag, given in (("--bits", bits is not None), ("--no-refine", no_refine), ("-k", filter_k is not None)):
+            if given:
+                raise click.UsageError("%s needs a first stage (-H%s): %s" % (
+                    flag, "" if flag == "--bits" else ", or --first-stage scores",
+                    "--exact and --dag are exact prediction" if exact or dag else "none was given"))
     rule = "dag" if dag or refine_rule == "dag" else refine_rule      # None: the calibration's, else vote
     if rule == "dag" and scores:
         raise click.UsageError("a decision DAG gives labels only, no vote counts: --scores needs max-wins voting")
@@ -148,7 +156,8 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
             # setting as --exact does (no -H needed for a hash setting)
             predictor = Predictor.from_calibration(model, calibration, h, exact=exact or dag, proba=proba,
                                                    scores=scores, **settings)
-            chosen_alone = first_stage is None and bits is None and filter_k is None and not exact and not dag
+            chosen_alone = first_stage is None and bits is None and filter_k is None and epsilon is None \
+                and not exact and not dag
             setting = calibration.setting
             if h is not None and not quiet and chosen_alone and setting is not None \
                     and predictor.first_stage not in ("votes", "hashed-scores"):
@@ -166,7 +175,8 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
                 notices.append("hsvm: predict: --proba runs the hash filter at %d bits, k = %d, refined by votes (the "
                                "calibrated probabilities' path), not the calibration's chosen %s setting"
                                % (predictor.filter.bits, predictor.k,
-                                  "class-score" if setting.mode == "scores" else setting.rule + " refine"))
+                                  {"scores": "class-score", "exact": "exact"}.get(setting.mode,
+                                                                                  setting.rule + " refine")))
         else:
             if proba or epsilon is not None:
                 raise click.UsageError("%s needs a calibration (-C)"
@@ -178,6 +188,10 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
                        % (filter_k, model.n_classes))
     if exact and hbm_path is not None and not quiet:
         notices.append("hsvm: predict: --exact does not use -H %s (not read)" % click.format_filename(hbm_path))
+    if first_stage == "scores" and h is not None and getattr(h, "class_W", None) is None and not quiet:
+        # (a hash model made with the class summaries serves them; this one has none)
+        notices.append("hsvm: predict: --first-stage scores does not use -H %s (the class scores come from the "
+                       "model)" % click.format_filename(hbm_path))
     if shard is not None or dask_address is not None:                      # cluster runs (issue 12)
         _check_cluster_options(test, shard, dask_address, codes_path, timings)
     if dask_address is not None:

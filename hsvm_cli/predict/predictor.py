@@ -163,14 +163,14 @@ class Predictor:
         self.first_stage = first_stage
         if first_stage is None:
             if bits is not None:
-                raise OptionError("--bits needs a hash model (-H) and no --exact")
-            for flag, value in (("--filter-k", filter_k), ("--filter-threshold", epsilon)):
-                if value is not None:
-                    raise OptionError("%s needs a first stage (a hash model -H, or --first-stage scores) and no "
-                                      "--exact" % flag)
+                raise OptionError("--bits needs a hash model (-H)")
+            if epsilon is not None:
+                raise OptionError("--filter-threshold needs the hash filter (-H): the probabilities it thresholds "
+                                  "are calibrated on its vote first stage")
+            if filter_k is not None:
+                raise OptionError("--filter-k needs a first stage (a hash model -H, or --first-stage scores)")
             if not refine:
-                raise OptionError("--no-refine needs a first stage (a hash model -H, or --first-stage scores) and "
-                                  "no --exact")
+                raise OptionError("--no-refine needs a first stage (a hash model -H, or --first-stage scores)")
             self.filter = None
             self.scorer = ExactScorer(model, threads=threads, kernel=kernel) if rule == "vote" else None
             return
@@ -188,6 +188,9 @@ class Predictor:
             filter_k = K if epsilon is not None else default_filter_k(K)
         if isinstance(filter_k, (bool, np.bool_)) or not isinstance(filter_k, (int, np.integer)) or filter_k < 1:
             raise OptionError("--filter-k must be an integer of at least 1, not %r" % (filter_k,))
+        if epsilon is not None and (filter_k == 1 or not refine):
+            raise OptionError("--filter-threshold chooses the classes to refine: with -k 1 or --no-refine there "
+                              "is only the first stage's best class")
         if first_stage == "votes":
             # Models on unnormalised features get per-sample thresholds (raw_filter.py).
             self.filter = make_filter(model, hash_model, bits=bits, threads=threads, kernel=kernel)
@@ -390,7 +393,7 @@ class Predictor:
         be None when nothing is refined."""
         if codes is not None:
             if self.filter is None:
-                raise OptionError("--codes needs a hash model (-H) and no --exact")
+                raise OptionError("--codes (a hash model's codes) needs the hash filter (-H)")
             if self.first_stage == "scores":
                 raise OptionError("--codes are for a hashed first stage (votes, hashed-scores), not scores")
             codes.check_compatible(self.hash_model, self.filter.bits)

@@ -196,7 +196,49 @@ def test_no_refine_refuses_what_it_cannot_mean(digits_files, tmp_path):
         r = run(["predict", "-m", model, "--no-refine", DIGITS_TEST] + extra, exit_code=2, stdout="")
         assert words in r.stderr, r.stderr
     r = run(["predict", "-m", model, "--bits", "256", DIGITS_TEST], exit_code=2, stdout="")
-    assert "--bits needs a hash model (-H) and no --exact" in r.stderr
+    assert "--bits needs a first stage (-H): none was given" in r.stderr
+
+
+@pytest.mark.parametrize("args, line", [
+    # the option given is named, and why there is no first stage
+    (["--no-refine"], "--no-refine needs a first stage (-H, or --first-stage scores): none was given"),
+    (["-k", "3"], "-k needs a first stage (-H, or --first-stage scores): none was given"),
+    (["--exact", "-k", "3"], "-k needs a first stage (-H, or --first-stage scores): --exact and --dag are exact "
+                             "prediction"),
+    (["--dag", "-k", "2"], "-k needs a first stage (-H, or --first-stage scores): --exact and --dag are exact "
+                           "prediction"),
+])
+def test_an_option_that_needs_a_first_stage_is_named_when_there_is_none(digits_files, tmp_path, args, line):
+    model, hbm, _ = digits_files
+    args = [str(tmp_path / "c.codes") if a == "CODES" else a for a in args]
+    r = run(["predict", "-m", model, DIGITS_TEST] + args, exit_code=2, stdout="")
+    assert r.stderr.startswith("hsvm predict: %s" % line), r.stderr
+
+
+def test_threshold_refusals_say_what_it_needs(digits_files, tmp_path):
+    model, hbm, _ = digits_files
+    cal = str(tmp_path / "d.cal")
+    run(["calibrate", "-q", "-m", model, "-H", hbm, DIGITS_TEST, "--repeat", "1", "-o", cal])
+    r = run(["predict", "-m", model, "-C", cal, "--filter-threshold", "0.01", DIGITS_TEST], exit_code=2, stdout="")
+    assert "--filter-threshold needs the hash filter (-H)" in r.stderr
+    # -k 1 keeps one class, as --no-refine: a threshold has nothing to choose from (it was ignored)
+    r = run(["predict", "-m", model, "-C", cal, "-H", hbm, "-k", "1", "--filter-threshold", "0.01", DIGITS_TEST],
+            exit_code=2, stdout="")
+    assert "with -k 1 or --no-refine there is only the first stage's best class" in r.stderr
+    # a threshold given: --proba follows it, with no note about the calibration's own setting
+    r = run(["predict", "-m", model, "-C", cal, "-H", hbm, "--filter-threshold", "0.01", "--proba", DIGITS_TEST])
+    assert "--proba runs" not in r.stderr
+
+
+def test_an_unused_hash_model_beside_class_scores_is_noted(digits_model, digits_files, tmp_path):
+    from hsvm_cli.models.hashed import hash_model, save_hash_model
+    model, hbm, _ = digits_files
+    r = run(["predict", "-m", model, "-H", hbm, "--first-stage", "scores", DIGITS_TEST])
+    assert r.stderr.startswith("hsvm: predict: --first-stage scores does not use -H %s" % hbm)
+    with_summaries = str(tmp_path / "s.hbm")        # one made with the class summaries serves them
+    save_hash_model(hash_model(digits_model, bits=64, seed=0, class_scores=True), with_summaries)
+    r = run(["predict", "-m", model, "-H", with_summaries, "--first-stage", "scores", DIGITS_TEST])
+    assert "does not use -H" not in r.stderr
 
 
 def test_a_k_beyond_the_classes_keeps_them_all_and_says_so(digits_files):

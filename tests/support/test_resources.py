@@ -63,7 +63,12 @@ def test_the_blas_of_a_slurm_task_runs_its_cpus_threads():
 
 def test_task_estimates_for_job_scripts(tmp_path, digits_model_file):
     from hsvm_cli.support.resources import (
-        DATA_MARGIN, RUNTIME_BYTES, WORKER_BYTES, main, scan_samples, training_task_bytes,
+        DATA_MARGIN,
+        RUNTIME_BYTES,
+        WORKER_BYTES,
+        main,
+        scan_samples,
+        training_task_bytes,
     )
 
     from conftest import DIGITS_TEST, DIGITS_TRAIN
