@@ -128,8 +128,8 @@ class HashedOvoSVC(ClassifierMixin, BaseEstimator):
         hsvm's default)."""
         if not (isinstance(self.bias, str) and self.bias == "auto") and (
                 isinstance(self.bias, (bool, np.bool_)) or not isinstance(self.bias, numbers.Real)
-                or not np.isfinite(self.bias) or self.bias < 0):
-            raise ValueError("bias must be 'auto' or a number >= 0 (0: no bias term), not %r" % (self.bias,))
+                or not np.isfinite(self.bias)):
+            raise ValueError("bias must be 'auto' or a finite number (<= 0: no bias term), not %r" % (self.bias,))
         if not isinstance(self.refine, (bool, np.bool_)):
             raise ValueError("refine must be True or False, not %r" % (self.refine,))
         if self.rule not in ("vote", "dag"):

@@ -155,3 +155,14 @@ def test_the_one_vs_rest_filter_takes_a_whole_number_of_classes():
     with pytest.raises(OptionError, match="whole number"):
         H.OvrPredictor(imp.model, hm, filter_k=2.5)
     assert H.OvrPredictor(imp.model, hm, filter_k=np.int64(2)).k == 2
+
+
+def test_train_ovo_takes_a_negative_bias_as_no_bias_term_as_the_command_does(digits):
+    # LIBLINEAR's -B -1; train-ovo -B -1 gives every b = 0, and so does the library now
+    X, y = digits[0], digits[1]
+    none = H.train_ovo(X, y, bias=-1, seed=0)
+    assert np.all(none.b == 0) and np.array_equal(none.W, H.train_ovo(X, y, bias=0, seed=0).W)
+    with pytest.raises(OptionError, match="bias feature must be a number"):
+        H.train_ovo(X, y, bias="x")
+    with pytest.raises(OptionError, match="finite"):
+        H.train_ovo(X, y, bias=float("inf"))

@@ -815,7 +815,8 @@ def write_svmlight(fh, X, y, *, zero_based=False):
     values are written with the shortest digits that read back as the same
     double; float32 values with the fewest (at most 9) that read back, through
     a double, as the same float32; integer values as integers.  Labels must be
-    integers or whole-number floats."""
+    integers or whole-number floats; values beyond float32's range (which the
+    reader refuses) and NaN or infinities are refused."""
     if not isinstance(zero_based, (bool, np.bool_)):
         raise TypeError("zero_based must be a bool, not %r" % (zero_based,))
     if isinstance(fh, (str, os.PathLike)):
@@ -840,6 +841,13 @@ def write_svmlight(fh, X, y, *, zero_based=False):
             raise TypeError("X dtype %s cannot be written without rounding" % Xc.dtype)
         if not np.all(np.isfinite(Xc.data)):
             raise ValueError("X contains nan or inf, which the format cannot hold")
+        with np.errstate(over="ignore"):
+            big = np.isinf(Xc.data.astype(np.float32))
+        if big.any():
+            # what hsvm's reader (float32 values) would refuse: never write a
+            # file that hsvm cannot read back
+            raise ValueError("X holds %g, beyond float32's range, which hsvm's reader refuses"
+                             % Xc.data[np.argmax(big)])
     elif kind == "b":
         Xc = Xc.astype(np.int8)
     elif kind not in "iu":

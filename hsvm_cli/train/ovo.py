@@ -35,15 +35,19 @@ def default_bias(Xn, normalize):
 
 
 def resolve_bias(Xn, normalize, bias):
-    """The constant feature B to train with: ``bias`` (a positive number; 0:
-    no bias term, every b = 0, as LIBLINEAR's -B -1), or :func:`default_bias`
-    for None or "auto"."""
-    if bias is None or bias == "auto":
+    """The constant feature B to train with: ``bias`` (a positive number; 0
+    or any negative number: no bias term, every b = 0, as LIBLINEAR's -B -1
+    and train-ovo's -B), or :func:`default_bias` for None or "auto"."""
+    if bias is None or (isinstance(bias, str) and bias == "auto"):
         return default_bias(Xn, normalize)
-    bias = float(bias)
-    if not (np.isfinite(bias) and bias >= 0):
-        raise OptionError("the bias feature must be a number >= 0 (0: no bias), not %r" % bias)
-    return bias
+    try:
+        bias = float(bias)
+    except (TypeError, ValueError):
+        raise OptionError("the bias feature must be a number (<= 0: no bias term) or 'auto', not %r"
+                          % (bias,)) from None
+    if not np.isfinite(bias):
+        raise OptionError("the bias feature must be a finite number (<= 0: no bias term), not %r" % bias)
+    return max(bias, 0.0)
 
 
 def _refuse_c_beside_grid(C, c_grid):

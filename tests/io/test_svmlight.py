@@ -570,3 +570,13 @@ def test_matches_sklearn_on_public_data(rel):
     assert np.array_equal(y, ys.astype(np.int64))
     chunks = list(iter_svmlight(str(path), chunk_rows=500, n_features=Xs.shape[1]))
     assert (sp.vstack([c.X for c in chunks]) != Xs).nnz == 0
+
+
+def test_writer_refuses_values_the_reader_would_refuse_as_beyond_float32():
+    # never a file hsvm cannot read back: 2**128 - 2**104 rounds to inf in float32
+    buf = io.BytesIO()
+    write_svmlight(buf, np.array([[np.finfo(np.float32).max, 1.0]]), [1])
+    assert load_svmlight(io.BytesIO(buf.getvalue()))[0][0, 0] == np.finfo(np.float32).max
+    for v in (F32_OVERFLOW, -1e39):
+        with pytest.raises(ValueError, match="beyond float32's range"):
+            write_svmlight(io.BytesIO(), sp.csr_matrix(np.array([[0.0, v]])), [1])

@@ -104,7 +104,7 @@ def test_random_state_seeds_the_projection_and_none_draws_one(digits):
     (dict(refine=False), "refine=False needs a first stage"),
     (dict(hash_bits=64, refine="false"), "refine must be True or False"),
     (dict(rule="max"), "rule must be 'vote' or 'dag'"),
-    (dict(bias="x"), "bias must be 'auto' or a number"),
+    (dict(bias="x"), "bias must be 'auto' or a finite number"),
     (dict(n_jobs=0), "n_jobs must be"),
     (dict(n_jobs=2.0), "n_jobs must be"),
 ])
