@@ -48,8 +48,10 @@ class ModelFormatError(HsvmError):
         super().__init__("%s: %s" % (source, reason))
 
 
-class DataError(HsvmError):
-    """Well-formed input that cannot serve its purpose (e.g. one class to train on)."""
+class DataError(HsvmError, ValueError):
+    """Well-formed input that cannot serve its purpose (e.g. one class to train
+    on, labels that are not integers); a ValueError too, as numpy and
+    scikit-learn raise for such arrays."""
 
     exit_code = EX_DATAERR
 
@@ -129,10 +131,14 @@ class InputReadError(HsvmError):
         super().__init__("%s: read error: %s%s" % (source, reason, _where(line)))
 
     def located(self, source, line):
+        """The same error named with the reader's file and line."""
         return InputReadError(source, self.reason, line=line)
 
 
 class OutputError(HsvmError):
+    """An output that cannot be written (a full disk or device, a directory,
+    a closed standard output, a binary file to a terminal); exit 74."""
+
     exit_code = EX_IOERR
 
 

@@ -87,6 +87,33 @@ def test_evaluate_refuses_a_top_k_recall_below_one(digits_model, plain_test, tmp
         with pytest.raises(OptionError, match="whole numbers of at least 1"):
             H.evaluate(str(plain_test), str(scores), recall_k=ks)
     assert H.evaluate(str(plain_test), str(scores), recall_k=[1, 2]).report["recall"]
+    # the value is checked before the files: a labels-only file does not hide it
+    labels = tmp_path / "l.txt"
+    H.Predictor(digits_model).predict_file(str(plain_test), str(labels))
+    for ks in (0, "a", [0]):
+        with pytest.raises(OptionError, match="whole numbers of at least 1"):
+            H.evaluate(str(plain_test), str(labels), recall_k=ks)
+
+
+def test_library_errors_are_typed_for_a_service(digits_model, digits, tmp_path):
+    # label problems are DataErrors and ValueErrors; a wrong argument type a TypeError; a bad
+    # kernel refused when the Predictor is made, not at its first prediction; calibrations compare
+    X, y = digits[0], digits[1]
+    from hsvm_cli.errors import DataError
+    for bad in (np.zeros_like(y), y[:-1], y + 0.5):
+        with pytest.raises(DataError) as info:
+            H.train_ovo(X, bad)
+        assert isinstance(info.value, ValueError)
+    with pytest.raises(TypeError, match="OvoModel"):
+        H.hash_model("m.hsvm")
+    with pytest.raises(OptionError, match="multiple of 64"):
+        H.hash_model(digits_model, bits="a")
+    with pytest.raises(ValueError, match="kernel must be one of"):
+        H.Predictor(digits_model, kernel="x")
+    with pytest.raises(TypeError, match="source must be a path"):
+        H.load_svmlight(None)
+    cal = H.calibrate(digits_model, None, digits[2][:150], digits[3][:150], repeat=1)
+    assert cal == cal and cal != H.calibrate(digits_model, None, digits[2][:150], digits[3][:150], repeat=1)
 
 
 def test_predict_file_drops_an_imported_models_extra_features(tmp_path):

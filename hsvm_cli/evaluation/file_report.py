@@ -141,6 +141,11 @@ def _evaluate_predictions(truth, predictions, proba, recall_k, reference, zero_b
     # features of a 65,536-row chunk of dense text took gigabytes), and index 0
     # is no error in a file whose features are never used.
     del zero_based
+    if isinstance(recall_k, (int, np.integer)) and not isinstance(recall_k, bool):
+        recall_k = [recall_k]                      # one k, as --recall-k 3 gives it
+    if recall_k is not None and (isinstance(recall_k, (str, bytes)) or not hasattr(recall_k, "__iter__")
+                                 or any(not is_int(k) or k < 1 for k in recall_k)):
+        raise OptionError("--recall-k takes whole numbers of at least 1, got %r" % (recall_k,))
     y_true = np.concatenate([c.y for c in iter_svmlight(truth, zero_based=True, shard=shard, chunk_rows=4096,
                                                         dtype=np.float32)] or [np.zeros(0, np.int64)])
     if y_true.shape[0] == 0:
@@ -202,11 +207,6 @@ def _evaluate_predictions(truth, predictions, proba, recall_k, reference, zero_b
         report["reference"] = reference_report(ref_name, y_pred, y_ref, y_true)
     if has_scores:
         K = len(pred.classes)
-        if isinstance(recall_k, (int, np.integer)) and not isinstance(recall_k, bool):
-            recall_k = [recall_k]                  # one k, as --recall-k 3 gives it
-        if recall_k and any(not is_int(k) or k < 1 for k in recall_k):
-            raise OptionError("--recall-k takes whole numbers of at least 1, got %s"
-                              % ", ".join(map(repr, recall_k)))
         ks = sorted(set(recall_k)) if recall_k else default_recall_ks(K)
         if ks[-1] > K:
             raise OptionError("--recall-k %d: %s has only %d classes" % (ks[-1], pred.name, K))

@@ -215,7 +215,8 @@ def load_svmlight(source, *, zero_based=False, n_features=None, extra_features="
 
 
 def _check_source(source):
-    if isinstance(source, (str, bytes, os.PathLike)) or source is None:
+    # None is no source: it is not read as stdin ('-' says so)
+    if isinstance(source, (str, bytes, os.PathLike)):
         return
     if not hasattr(source, "read"):
         raise TypeError("source must be a path, '-' or a binary file object, not %r" % (source,))

@@ -89,7 +89,7 @@ class Setting:
         return cls(mode, bits, k, None if eps is None else float(eps), rule)
 
 
-@dataclass
+@dataclass(eq=False)     # arrays inside: compared by identity, not element-wise truth
 class Calibration:
     alphas: dict                    # bits -> first-stage temperature
     platt_A: np.ndarray             # float64 [P]

@@ -27,10 +27,11 @@ from ..hashing.projection import GAUSSIAN_LAYOUT, SignProjector, projection_matr
 from ..hashing.voting import HashVoter
 from ..io.container import read_container, write_container
 from ..io.svmlight import MAX_FEATURES
-from ..support.arrays import check_seed
+from ..support.arrays import check_seed, is_int
 from ..support.labels import strictly_increasing
 from ..support.memory import check_allocation
 from .metadata import meta_bool, meta_dict, meta_digest, meta_int, meta_str
+from .ovo import OvoModel
 from .pairs import check_complete_pairs
 from .provenance import trained_zero_based
 
@@ -169,9 +170,11 @@ def hash_model(model, *, bits=1024, seed=0, store_projection=False, class_scores
     (``normalize`` none, e.g. imported) takes its thresholds at each sample's
     norm when predicting (:mod:`hsvm_cli.predict.raw_filter`)."""
     seed = check_seed(seed)
+    if not isinstance(model, OvoModel):
+        raise TypeError("model must be an OvoModel (load_model(path) reads one), not %s" % type(model).__name__)
+    if not is_int(bits) or bits <= 0 or bits % 64:
+        raise OptionError("bits must be a positive multiple of 64, got %r" % (bits,))
     bits = int(bits)
-    if bits <= 0 or bits % 64:
-        raise OptionError("bits must be a positive multiple of 64, got %d" % bits)
     if projection not in PROJECTIONS:
         raise OptionError("projection must be one of %s, not %r" % (", ".join(PROJECTIONS), projection))
     model.verify()

@@ -17,6 +17,7 @@ from ..models.provenance import trained_zero_based
 from ..preprocess import give_to_prepare, prepare, stays_sparse
 from ..proba.estimators import combine
 from ..proba.stages import exact_proba, first_stage_proba, second_stage_proba
+from ..support.kernels import kernel_id
 from ..support.lazy_sparse import sp
 from ..support.threads import resolve_threads
 from ..support.timing import NullTimings, Timings, timed_chunks
@@ -146,6 +147,8 @@ class Predictor:
         self.calibration = calibration
         resolve_threads(threads)    # a bad count is refused here, not at the first prediction
         self.threads = threads
+        if kernel is not None:
+            kernel_id(kernel)       # likewise a kernel that is unknown or not on this machine
         self.kernel = kernel
         rule = "vote" if rule is None else rule
         if rule not in RULES:

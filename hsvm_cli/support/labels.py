@@ -1,24 +1,27 @@
 """Class labels as hsvm takes them, and where they sit among a model's classes."""
 import numpy as np
 
+from ..errors import DataError
+
 
 def integer_labels(y, n):
     """``y`` as an int64 vector of ``n`` labels.  Integer and boolean arrays
-    pass; float arrays must hold finite whole numbers.  Raises ValueError."""
+    pass; float arrays must hold finite whole numbers.  Raises DataError (a
+    ValueError)."""
     arr = np.asarray(y)
     if arr.ndim != 1:
-        raise ValueError("y must be 1-dimensional, got shape %s" % (arr.shape,))
+        raise DataError("y must be 1-dimensional, got shape %s" % (arr.shape,))
     if arr.shape[0] != n:
-        raise ValueError("X has %d rows but y has %d labels" % (n, arr.shape[0]))
+        raise DataError("X has %d rows but y has %d labels" % (n, arr.shape[0]))
     if arr.dtype.kind == "u" and arr.size and arr.max() > np.iinfo(np.int64).max:
-        raise ValueError("y holds label %d, beyond the int64 range of labels" % arr.max())
+        raise DataError("y holds label %d, beyond the int64 range of labels" % arr.max())
     if arr.dtype.kind in "iub":
         return arr.astype(np.int64)
     if arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)):
         if arr.size and (arr.min() < -2.0**63 or arr.max() >= 2.0**63):
-            raise ValueError("y holds labels beyond the int64 range")
+            raise DataError("y holds labels beyond the int64 range")
         return arr.astype(np.int64)
-    raise ValueError("y must hold integer labels (whole numbers), got dtype %s" % arr.dtype)
+    raise DataError("y must hold integer labels (whole numbers), got dtype %s" % arr.dtype)
 
 
 def class_index(classes, labels):

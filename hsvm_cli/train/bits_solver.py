@@ -32,6 +32,7 @@ import time
 
 import numpy as np
 
+from ..errors import DataError
 from ..models.ovo import OvoModel, TrainingRecord
 from ..models.pairs import canonical_pairs
 from ..support.arrays import is_int
@@ -149,7 +150,7 @@ def train_ovo_codes(codes, y, *, bits=None, C=1.0, solver="l2loss-dual", tol=Non
     classes, y_idx = np.unique(y, return_inverse=True)
     K = classes.shape[0]
     if K < 2:
-        raise ValueError("y must contain at least two classes, found %d" % K)
+        raise DataError("y must contain at least two classes, found %d" % K)
     tol = float(DEFAULT_TOL[solver] if tol is None else tol)
     seed, bags = int(seed), int(bags)
     per_class = None if per_class is None else int(per_class)

@@ -56,6 +56,7 @@ import numpy as np
 import scipy.sparse as sp
 from liblinear import liblinear as _ll
 
+from ..errors import DataError
 from ..io.svmlight import MAX_FEATURES
 from ..models.ovo import OvoModel, TrainingRecord
 from ..models.pairs import canonical_pairs
@@ -376,7 +377,7 @@ def train_pairs(X, y, *, C=1.0, solver="l2loss-dual", tol=None, per_class=None, 
     classes, y_idx = np.unique(y, return_inverse=True)
     K = classes.shape[0]
     if K < 2:
-        raise ValueError("y must contain at least two classes, found %d" % K)
+        raise DataError("y must contain at least two classes, found %d" % K)
     tol = float(DEFAULT_TOL[solver] if tol is None else tol)
     seed = int(seed)
     bags = int(bags)

@@ -160,7 +160,7 @@ def train_pair_block(X, y, *, block, normalize="l2", C=1.0, solver="l2loss-dual"
     labels = integer_labels(y, X.shape[0])
     classes, counts = np.unique(labels, return_counts=True)
     if classes.shape[0] < 2:
-        raise ValueError("y must contain at least two classes, found %d" % classes.shape[0])
+        raise DataError("y must contain at least two classes, found %d" % classes.shape[0])
     start, stop = pair_block(counts, block, per_class=per_class)
     model = train_ovo(X, labels, normalize=normalize, C=C, solver=solver, tol=tol, per_class=per_class,
                       bags=bags, seed=seed, jobs=jobs, progress=progress, train_path=train_path,
