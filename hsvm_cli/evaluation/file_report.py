@@ -28,9 +28,11 @@ class Evaluation:
     title: str = None
 
     def text(self, *, confusion=False):
+        """The report as ``hsvm eval`` prints it (``confusion``: with the confusion matrix)."""
         return format_report(self.report, confusion=confusion)
 
     def json(self, *, confusion=False):
+        """The report as ``hsvm eval --json`` prints it."""
         return format_json(self.report, confusion=confusion)
 
     def plot(self, path):

@@ -531,6 +531,7 @@ class CirculantProjection:
         return self.engine.B
 
     def check_bits(self, bits):
+        """The number of leading bits to use: ``bits`` (None: all), refused beyond the projection's."""
         bits = self.bits if bits is None else int(bits)
         if bits < 1 or bits > self.bits:
             raise ValueError("bits must be between 1 and the projection's %d, got %d" % (self.bits, bits))
@@ -617,6 +618,7 @@ class CirculantProjection:
         return cls.from_seed(bits=bits, n_features=n_features, seed=seed, streams=streams)
 
     def stored_bytes(self):
+        """Bytes the projection takes when stored in a hash model (``--store-projection``)."""
         return sum(a.nbytes for a in self.to_arrays().values())
 
 

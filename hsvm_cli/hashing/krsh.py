@@ -350,6 +350,7 @@ class KernelHash:
         return self._digest
 
     def check_bits(self, bits):
+        """The number of leading code bits to use: ``bits`` (None: all), refused beyond the hash's."""
         if bits is None:
             return self.bits
         if isinstance(bits, (bool, np.bool_)) or not isinstance(bits, (int, np.integer)) \

@@ -36,6 +36,7 @@ class Setting:
     rule: str = "vote"
 
     def as_dict(self):
+        """The setting as stored in a calibration file."""
         d = {"mode": self.mode, "bits": self.bits, "k": self.k, "epsilon": self.epsilon}
         if self.rule != "vote":
             d["rule"] = self.rule

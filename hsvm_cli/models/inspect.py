@@ -61,14 +61,17 @@ class FileInfo:
     meta: dict
 
     def as_dict(self):
+        """The description as a JSON-ready dict (what ``hsvm info --json`` prints)."""
         return {"file": self.path, "format": self.format, "version": self.version, "bytes": self.bytes,
                 "checksummed": self.checksummed, "verified": self.verified, "arrays": self.arrays,
                 "classes": self.classes, "meta": self.meta}
 
     def json(self):
+        """One line of JSON: :meth:`as_dict`."""
         return json.dumps(self.as_dict(), sort_keys=False)
 
     def text(self):
+        """The description as ``hsvm info`` prints it."""
         checks = ("no block checksums (an early file)" if not self.checksummed else
                   "every block verified" if self.verified else
                   "every block verified but W's (--verify reads them)")

@@ -70,6 +70,7 @@ class OvrModel:
             self.container.verify("W")
 
     def stored_arrays(self):
+        """The arrays a one-vs-rest model file holds."""
         return {"classes": np.asarray(self.classes, dtype=np.int64), "W": np.asarray(self.W, dtype=np.float32),
                 "b": np.asarray(self.b, dtype=np.float32), "tie_order": np.asarray(self.tie_order, dtype=np.int32)}
 

@@ -159,6 +159,7 @@ class OvrPredictor(BuildsPlansOnUse):
         return EXACT_PHASES if self.hash_model is None else HASH_PHASES
 
     def new_timings(self):
+        """A :class:`~hsvm_cli.support.timing.Timings` with this mode's phases."""
         return Timings(self.phases)
 
     def predict(self, X):
