@@ -85,15 +85,13 @@ def command(truth, predictions, confusion, proba, recall_k, reference, grid, plo
     result = evaluate(truth, predictions, proba=proba, recall_k=recall_k, reference=reference, grid=grid,
                       zero_based=zero_based, shard=shard)
     text = result.json(confusion=confusion) if as_json else result.text(confusion=confusion)
-    if output == "-":
-        if plot is not None:
-            result.plot(plot)
-        click.echo(text, nl=False)
-        return
-    # the report and the picture are renamed into place together, so that a
-    # recipe's target is never a report whose picture failed
+    # a report file and the picture are renamed into place together, so that
+    # a recipe's target is never a report whose picture failed
     with outputs_together():
         if plot is not None:
             result.plot(plot)
-        with atomic_output(output, "w") as fh:
-            fh.write(text)
+        if output != "-":
+            with atomic_output(output, "w") as fh:
+                fh.write(text)
+    if output == "-":
+        click.echo(text, nl=False)

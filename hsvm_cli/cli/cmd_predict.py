@@ -96,7 +96,7 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
     if dag and (exact or hbm_path is not None or first_stage is not None):
         raise click.UsageError("--dag is exact prediction by a decision DAG: no -H, no --first-stage, no --exact "
                                "(for a DAG after a first stage use --refine dag)")
-    if hbm_path is None and first_stage is None and calib_path is None or exact or dag:
+    if (hbm_path is None and first_stage is None and calib_path is None) or exact or dag:
         # no first stage: name the option given and why there is none (the
         # library's words would name -k for --no-refine, and --exact for --dag)
         for flag, given in (("--bits", bits is not None), ("--no-refine", no_refine), ("-k", filter_k is not None)):

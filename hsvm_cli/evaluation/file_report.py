@@ -117,9 +117,8 @@ class ScoredRows:
         self.labels = np.concatenate(self._labels) if self._labels else np.zeros(0, np.int64)
         self.ranks = self.ref_ranks = self.p_true = self.conf = self.correct = None
         if self._parts:
-            ranks, ref_ranks, self.p_true, self.conf, self.correct = (np.concatenate(p) if p[0] is not None
-                                                                      else None for p in zip(*self._parts))
-            self.ranks, self.ref_ranks = ranks, ref_ranks
+            self.ranks, self.ref_ranks, self.p_true, self.conf, self.correct = (
+                np.concatenate(p) if p[0] is not None else None for p in zip(*self._parts))
         del self._labels, self._parts
         return self
 
