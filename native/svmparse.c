@@ -374,7 +374,7 @@ static inline int fast_feature(const char *p, const char *end, uint64_t *idx_out
 
 /* Index checks shared by both paths; 0 when the column is acceptable. */
 static inline int check_index(uint64_t idx, uint64_t base, int64_t prev, uint64_t keep_limit,
-                              int64_t n_features, int32_t drop_extra, hsvm_svm_parse_state *st)
+                              uint64_t max_width, int64_t n_features, int32_t drop_extra, hsvm_svm_parse_state *st)
 {
     if (idx < base)
         return HSVM_SVM_E_ZERO;
@@ -384,9 +384,15 @@ static inline int check_index(uint64_t idx, uint64_t base, int64_t prev, uint64_
         st->err_b = prev + (int64_t)base;
         return (int64_t)col == prev ? HSVM_SVM_E_REPEATED : HSVM_SVM_E_UNSORTED;
     }
-    if (col >= keep_limit && !(n_features >= 0 && drop_extra)) {
+    if (col >= keep_limit) {
+        /* Beyond the model's features: dropped when asked; beyond what any
+         * file may hold: refused even then, as when there is no model (an
+         * index past 2^31 had been dropped silently, and one past 2^64
+         * saturated). */
+        if (n_features >= 0 && col < max_width && drop_extra)
+            return 0;
         st->err_b = n_features;
-        return n_features >= 0 ? HSVM_SVM_E_EXTRA : HSVM_SVM_E_TOO_BIG;
+        return n_features >= 0 && col < max_width ? HSVM_SVM_E_EXTRA : HSVM_SVM_E_TOO_BIG;
     }
     return 0;
 }
@@ -456,7 +462,7 @@ int hsvm_svm_parse(const char *buf, int64_t len, int32_t zero_based,
             double v;
             if (fast_feature(p, end, &idx, &v, &te)) {
                 p = te;
-                status = check_index(idx, base, prev, keep_limit, n_features, drop_extra, st);
+                status = check_index(idx, base, prev, keep_limit, (uint64_t)max_width, n_features, drop_extra, st);
                 if (status)
                     goto fail;
             } else {
@@ -500,7 +506,7 @@ int hsvm_svm_parse(const char *buf, int64_t len, int32_t zero_based,
                     status = HSVM_SVM_E_INDEX;
                     goto fail;
                 }
-                status = check_index(idx, base, prev, keep_limit, n_features, drop_extra, st);
+                status = check_index(idx, base, prev, keep_limit, (uint64_t)max_width, n_features, drop_extra, st);
                 if (status)
                     goto fail;
                 const char *vs = c + 1;

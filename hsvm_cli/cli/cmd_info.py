@@ -9,7 +9,7 @@ from . import options
 
 
 @click.command("info")
-@click.argument("files", nargs=-1, required=True, type=click.Path())
+@click.argument("files", nargs=-1, required=True, type=options.INPUT_FILE)
 @click.option("--verify", is_flag=True,
               help="Also check every block of every array against its checksum (a model's W, which prediction "
                    "checks only as it reads it, included).")

@@ -124,8 +124,8 @@ def main():
     # OutputError of every output, exit 74, as the files' writer gives it; a
     # reader gone stays BrokenPipeError (exit 141).  Binary outputs write to
     # .buffer and check their own writes.
-    from ..io.files import GuardedWriter
-    sys.stdout = GuardedWriter(sys.stdout if sys.stdout is not None else _ClosedStdout(), "<stdout>")
+    from ..io.files import GuardedWriter, whole_stdout
+    sys.stdout = GuardedWriter(whole_stdout() if sys.stdout is not None else _ClosedStdout(), "<stdout>")
     sys.stderr = _BestEffortStderr(sys.stderr)
     if os.path.basename(sys.argv[0]) == "__main__.py":
         # `python -m hsvm_cli ...` is the hsvm command: recorded so in models

@@ -1,6 +1,7 @@
 """The ``hsvm`` command: a thin layer over the library, one module per subcommand."""
 import errno
 import os
+import re
 import signal
 import sys
 
@@ -109,6 +110,7 @@ class HsvmGroup(click.Group):
 
 
 _click_usage_show = click.UsageError.show
+_CLICK_LIST_LAYOUT = re.compile(r"([:,])\n\t")
 
 
 def _one_line_usage(self, file=None):
@@ -120,7 +122,10 @@ def _one_line_usage(self, file=None):
     if ctx is None or not isinstance(ctx.find_root().command, HsvmGroup):
         return _click_usage_show(self, file)
     where = " ".join(["hsvm"] + ctx.command_path.split()[1:])     # as run, whatever the caller named the group
-    click.echo("%s: %s (see '%s --help')" % (where, printable(self.format_message()).rstrip("."), where),
+    # click lays out a list of choices over lines ("Choose from:\n\trbf,\n\t..."):
+    # its layout becomes spaces; any other control character is escaped
+    message = _CLICK_LIST_LAYOUT.sub(r"\1 ", self.format_message())
+    click.echo("%s: %s (see '%s --help')" % (where, printable(message).rstrip("."), where),
                file=file, err=file is None)
 
 

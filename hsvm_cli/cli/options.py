@@ -107,9 +107,9 @@ def output(required=False, what="Output file"):
     """``-o/--output``: a file to write; ``-`` (stdout) is the default unless
     ``required``."""
     if required:
-        return click.option("-o", "--output", required=True, type=click.Path(),
+        return click.option("-o", "--output", required=True, type=click.Path(readable=False),
                             help="%s. %s" % (what, _OUTPUT_HELP))
-    return click.option("-o", "--output", default="-", show_default=True, type=click.Path(allow_dash=True),
+    return click.option("-o", "--output", default="-", show_default=True, type=click.Path(allow_dash=True, readable=False),
                         help="%s ('-': stdout). %s" % (what, _OUTPUT_HELP))
 
 

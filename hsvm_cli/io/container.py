@@ -712,9 +712,13 @@ def read_container(path, *, kind, versions, lazy=()):
                                    "`hsvm import-model %s -o MODEL.hsvm`" % name)
         if hlen < 2 or hlen > _MAX_HEADER:
             raise ModelFormatError(name, "%s (bad header length)" % what)
-        if 8 + hlen > size:
-            raise ModelFormatError(name, "truncated: header runs past the end of the file")
         raw = fh.read(hlen)
+        if 8 + hlen > size:
+            # Cut off, if what follows the length opens a JSON header; else
+            # another kind of file (a data file, a compressed one) whose first
+            # bytes read as a length that fits within _MAX_HEADER.
+            raise ModelFormatError(name, "truncated: header runs past the end of the file" if raw[:1] == b"{"
+                                   else "%s (no container header)" % what)
     try:
         header = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):

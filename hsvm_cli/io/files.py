@@ -1,6 +1,7 @@
 """Opening inputs (``-`` = stdin, gzip/bz2/xz/zstd by magic bytes) and writing outputs atomically."""
 import bz2
 import contextlib
+import errno
 import gzip
 import io
 import lzma
@@ -449,7 +450,8 @@ def atomic_output(path, mode="wb", *, text=None):
         if binary and _is_terminal(sys.stdout):
             # a model or codes file is no text: it would garble the terminal
             raise binary_on_terminal(path)
-        stream = sys.stdout.buffer if "b" in mode else sys.stdout
+        stdout = whole_stdout()
+        stream = stdout.buffer if "b" in mode else stdout
         guarded = GuardedWriter(stream, "<stdout>")
         yield guarded
         guarded.flush()
@@ -756,6 +758,51 @@ def _copy_mode(tmp, existing):
         # Only root may give a file away; others keep their own ownership.
         with contextlib.suppress(OSError):
             os.chown(tmp, existing.st_uid, existing.st_gid)
+
+
+class WholeWrites:
+    """A raw binary stream -- standard output under ``PYTHONUNBUFFERED=1`` or
+    ``python -u``, where ``sys.stdout.buffer`` is the unbuffered FileIO --
+    that writes every call's bytes whole.  One write(2) may take only part of
+    them (a nearly full disk takes what fits, a pipe what its reader left
+    room for) and FileIO.write returns that count, which the text layer and
+    most callers ignore: the rest was lost and the command exited 0.  Looping
+    here, the next write meets the error (ENOSPC, EPIPE) and reports it.
+    ``close`` leaves the descriptor open: it is the interpreter's."""
+
+    def __init__(self, raw):
+        self._raw = raw
+
+    def write(self, data):
+        view = memoryview(data).cast("B")
+        total = len(view)
+        while len(view):
+            n = self._raw.write(view)
+            if n is None:      # a non-blocking descriptor, full for now: wait for room
+                import select
+                select.select([], [self._raw], [])
+                continue
+            if n <= 0:
+                raise OSError(errno.EIO, "the write wrote nothing")
+            view = view[n:]
+        return total
+
+    def close(self):
+        pass
+
+    def __getattr__(self, attr):
+        return getattr(self._raw, attr)
+
+
+def whole_stdout():
+    """``sys.stdout``, made to write whole (:class:`WholeWrites`) when its
+    binary layer is unbuffered; otherwise as it is."""
+    out = sys.stdout
+    raw = getattr(out, "buffer", None)
+    if not isinstance(raw, io.RawIOBase):
+        return out
+    return io.TextIOWrapper(WholeWrites(raw), encoding=out.encoding, errors=out.errors,
+                            line_buffering=out.line_buffering, write_through=True)
 
 
 class GuardedWriter:

@@ -82,6 +82,18 @@ def test_unreadable_files_are_named_and_the_others_still_described(files, tmp_pa
     assert run(["info", str(tmp_path / "missing")], exit_code=66).stdout == ""
 
 
+def test_readability_is_judged_by_opening_the_file_not_by_click(files, monkeypatch):
+    # click's Path() checked os.access first: an unreadable file was a usage
+    # error (exit 2) and the files after it were not described.  The library
+    # names it (permission denied, exit 66) and goes on; here os.access says
+    # no while the file opens, so only a pre-check could refuse it.
+    import os
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode, *a, **k: False if str(p).endswith(".hbm") else real(p, mode))
+    r = run(["info", files["hsvm-hash-model"], files["hsvm-model"]])
+    assert r.stdout.startswith("%s: hsvm-hash-model version" % files["hsvm-hash-model"])
+
+
 def test_stdin_is_a_usage_error_and_a_broken_header_is_called_damaged(files, tmp_path):
     r = run(["info", "-"], exit_code=2, input="")
     assert "memory-mapped" in r.stderr

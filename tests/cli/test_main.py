@@ -17,6 +17,10 @@ def test_version_and_help_exit_zero():
     (["train-ovo", "t.svm", "-c", "many", "-o", "m.hsvm"],
      "hsvm train-ovo: Invalid value for '-c': expected a positive number or 'auto', got 'many' "
      "(see 'hsvm train-ovo --help')"),
+    # click lays the choices out over lines: spaces here, not \x0a\x09 escapes
+    (["kernel-hash", "t.svm", "-o", "k.khm"],
+     "hsvm kernel-hash: Missing option '--kernel'. Choose from: rbf, chi2, intersection, poly, linear "
+     "(see 'hsvm kernel-hash --help')"),
 ])
 def test_a_usage_error_is_one_line_naming_the_command_and_its_help(args, line):
     r = run(args, exit_code=2)

@@ -166,6 +166,52 @@ def test_codes_that_cannot_be_staged_are_one_line_and_exit_74(tmp_path, digits_f
     assert not out.exists()
 
 
+@pytest.mark.parametrize("unbuffered", ["1", ""])
+def test_standard_output_cut_short_by_a_partial_write_is_exit_74(tmp_path, digits_files, unbuffered):
+    # A file size limit makes write(2) take part of the bytes, then fail, as
+    # a nearly full disk does.  Under PYTHONUNBUFFERED=1 (python -u, common
+    # in containers) stdout's binary layer is the raw descriptor: the part
+    # not taken was dropped and the command exited 0 with a cut-off result.
+    import resource
+    model, hbm, _ = digits_files
+    labels = tmp_path / "p.txt"
+    _hsvm(["predict", "-q", "-m", model, DIGITS_TEST, "-o", labels], check=True)
+    env = dict(os.environ, PYTHONUNBUFFERED=unbuffered)
+    limit = 500
+
+    def small_files():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    for args in (["predict", "-q", "-m", model, DIGITS_TEST], ["predict", "-q", "-m", model, DIGITS_TEST, "--scores"],
+                 ["hash-data", "-q", "-H", hbm, DIGITS_TEST, "--format", "svm"],
+                 ["eval", "--truth", DIGITS_TEST, labels, "--confusion"]):
+        out = tmp_path / "stdout.txt"
+        with open(out, "wb") as fh:
+            r = _hsvm(args, stdout=fh, env=env, preexec_fn=small_files)
+        assert (r.returncode, r.stderr) == (74, b"hsvm: <stdout>: cannot write: File too large\n"), args
+        assert out.stat().st_size == limit
+
+
+def test_whole_writes_writes_all_of_a_raw_stream_s_partial_writes():
+    import io
+
+    from hsvm_cli.io.files import WholeWrites
+
+    class Trickle(io.RawIOBase):
+        def __init__(self):
+            self.got = bytearray()
+
+        def writable(self):
+            return True
+
+        def write(self, b):
+            self.got += bytes(b[:3])
+            return min(3, len(b))
+    raw = Trickle()
+    assert WholeWrites(raw).write(b"0123456789") == 10
+    assert bytes(raw.got) == b"0123456789"
+
+
 def test_a_pipe_given_as_a_model_is_refused_at_once_not_waited_on(tmp_path, digits_files):
     model, _, _ = digits_files
     fifo = tmp_path / "m.fifo"

@@ -1,3 +1,4 @@
+import gzip
 import json
 import struct
 
@@ -62,6 +63,8 @@ def test_arrays_are_memory_mapped_read_only(tmp_path):
     (lambda raw: raw[:-3], "truncated"),
     (lambda raw: raw + b"\0" * 8, "does not match the arrays"),
     (lambda raw: raw[:20], "truncated"),
+    # a gzip file's first bytes read as a length beyond its end: another kind of file, not a cut-off one
+    (lambda raw: gzip.compress(b"1 1:0.5\n" * 50, mtime=0), "not an hsvm test file \\(no container header\\)"),
     (lambda raw: b"", "too short"),
 ])
 def test_damaged_files_are_refused_with_the_file_name(tmp_path, damage, message):

@@ -281,9 +281,18 @@ def test_index_beyond_n_features_is_an_error_naming_index_and_limit():
 
 
 def test_index_beyond_n_features_is_dropped_with_ignore():
-    X, y = dense(b"1 1:1 5:2 99999999999:3\n2 4:7\n", n_features=4, extra_features="ignore")
+    X, y = dense(b"1 1:1 5:2 2147483646:3\n2 4:7\n", n_features=4, extra_features="ignore")
     assert X.tolist() == [[1, 0, 0, 0], [0, 0, 0, 7]]
     assert y == [1, 2]
+
+
+@pytest.mark.parametrize("index", [b"2147483647", b"99999999999", b"99999999999999999999999"])
+def test_index_beyond_any_file_is_refused_even_with_ignore(index):
+    # svm-predict and liblinear-predict refuse these too; dropping them hid
+    # a damaged file (and one past 2^64 saturated)
+    for extra in ("ignore", "error"):
+        err = parse_error(b"1 1:1 " + index + b":3\n", n_features=4, extra_features=extra)
+        assert err.reason == "index %s too large (largest supported is 2147483646)" % index.decode()
 
 
 def test_dropped_features_are_still_checked():

@@ -6,7 +6,8 @@ a comment; tokens are separated by space, tab, CR, VT and FF; the first token
 is the label, an int64 written as a decimal integer or as a decimal float
 holding a whole number below 2**53 in magnitude; an optional ``qid:[+-]digits`` right after it; then
 ``digits:value`` pairs with strictly increasing indices (1-based unless
-``zero_based``), the largest column below ``MAX_FEATURES``; values are
+``zero_based``), the largest column below ``MAX_FEATURES`` (with a model's width and
+extra features ignored too: dropped columns are still below it); values are
 decimals, finite in float32 after rounding.  Used by the property tests and
 the fuzz harness, which compare the real reader against it.
 """
@@ -103,7 +104,7 @@ def read(data, *, zero_based=False, n_features=None, extra_features="error"):
             col = int(index) - base
             if col < 0 or col <= prev:
                 raise RefError(number, "index %r" % tok)
-            if col >= limit and not drop:
+            if col >= limit and not (drop and col < MAX_FEATURES):
                 raise RefError(number, "index %r beyond %d" % (tok, limit))
             v = parse_value(value)
             if v is None:
