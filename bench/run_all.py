@@ -9,12 +9,12 @@ HERE = Path(__file__).resolve().parent
 SCRIPTS = ["bench_parse.py", "bench_input_path.py", "bench_train.py", "bench_c_search.py", "bench_kernel.py",
            "bench_exact_votes.py", "bench_products.py", "bench_fidelity.py", "bench_filter.py", "bench_table1.py",
            "bench_refine_vs_exact.py", "bench_raw_filter.py", "bench_calibrate.py", "bench_calibrate_time.py",
-           "bench_integrity.py", "bench_eval_memory.py",
+           "bench_integrity.py", "bench_eval_memory.py", "bench_exact_proba.py",
            "bench_dag.py", "bench_first_stage.py", "bench_ovr.py", "bench_hashsvm.py", "bench_cluster.py",
            "bench_circulant.py"]
 # Arguments a script runs with here instead of its full default run
 # (bench_circulant.py's takes over an hour; --quick about a minute).
-SCRIPT_ARGS = {"bench_circulant.py": ["--quick"]}
+SCRIPT_ARGS = {"bench_circulant.py": ["--quick"], "bench_refine_vs_exact.py": ["--small-d"]}
 
 
 def main():

@@ -61,7 +61,7 @@ from .predict.exact import ExactScorer, ovo_votes
 from .predict.predictor import Predictor
 from .predict.ranking import top_classes
 from .predict.raw_filter import make_filter
-from .predict.refine import dense_is_cheaper, refine_decisions
+from .predict.refine import RefinedPairs, dense_is_cheaper, refine_decisions
 from .predict.samples import check_samples
 from .predict.shared_refine import shared_refine_labels, shares_refine
 from .predict.ties import winners
@@ -71,12 +71,12 @@ from .proba.mass_coupling import PairTable, couple_mass
 from .proba.shrinkage import (
     SHARPNESS_RANGE,
     choose_prior_samples,
+    coupled_rows,
     fit_platt_shrunk,
     fit_sharpness,
     golden_log_search,
     pooled_sigmoid,
     sample_halves,
-    sharpened,
 )
 from .proba.stages import pairwise_values, second_stage_proba
 from .support.labels import class_index, integer_labels
@@ -412,7 +412,7 @@ def _fit_two_stage(cal, model, h, X, yi, threads):
     S_pad = np.where(np.arange(refined.S.shape[1])[None, :] < refined.nvalid[:, None], refined.S, -1)
 
     def loss(log_g):
-        P = est.combine(p1, S_pad, second_stage_proba(cal, refined, p.lookup, sharpness=float(np.exp(log_g))))
+        P = _two_stage_rows(cal, refined, p.lookup, p1, S_pad, float(np.exp(log_g)))
         return float(np.mean(-np.log(np.maximum(P[np.arange(yr.shape[0]), yr], 1e-15))))
 
     g = golden_log_search(loss, *SHARPNESS_RANGE)
@@ -430,8 +430,27 @@ def _fit_two_stage(cal, model, h, X, yi, threads):
     # under-confident whatever the factor (omniglot-242, 256 bits, k = 10:
     # mean top probability 0.23 against 40% right), which calibrate reports,
     # since it chooses a setting by accuracy and speed alone.
-    P = est.combine(p1, S_pad, second_stage_proba(cal, refined, p.lookup, sharpness=g), shift)
+    P = _two_stage_rows(cal, refined, p.lookup, p1, S_pad, g, shift)
     cal.info["two_stage_quality"] = _quality(P, yr)
+
+
+def _two_stage_rows(cal, refined, lookup, p1, S_pad, sharpness, *shift):
+    """``est.combine(p1, S_pad, second_stage_proba(...), *shift)`` made a
+    few rows at a time: the coupling's [rows, k, k] temporaries for every
+    row at once took 2.5 GB at k = 200 (K = 1,000, 600 rows).  Each row's
+    probabilities are its own, so the result is the same."""
+    n, k = refined.S.shape
+    step = max(1, (16 << 20) // (8 * k * k))
+    parts = []
+    for s in range(0, n, step):
+        rows = slice(s, s + step)
+        part = RefinedPairs(A=refined.A[rows], B=refined.B[rows], dec=refined.dec[rows], pmask=refined.pmask[rows],
+                            S=refined.S[rows], nvalid=refined.nvalid[rows],
+                            sign=None if refined.sign is None else refined.sign[rows])
+        parts.append(est.combine(p1[rows], S_pad[rows], second_stage_proba(cal, part, lookup, sharpness=sharpness),
+                                 *shift))
+    return np.concatenate(parts) if parts else est.combine(
+        p1, S_pad, second_stage_proba(cal, refined, lookup, sharpness=sharpness), *shift)
 
 
 def _quality(P, y_index):
@@ -490,16 +509,21 @@ def _exact_pass(model, Xn, yi, tick, block_hook=None):
     sharp_rows = labelled[spread_rows(labelled.shape[0], min(SHARPNESS_ROWS, max(100, _SHARPNESS_CELLS // P)))]
     sharp_dec = np.empty((sharp_rows.shape[0], P), dtype=np.float64)
 
+    # The float64 bag means in sub-blocks of ~64 MB: for a whole block of
+    # exact scoring (128 rows at K = 1,000) they were 512 MB.
+    sub = max(1, (64 << 20) // (8 * max(1, P)))
+
     def mean_blocks():
         for s, dec in scorer.decision_blocks(Xn):
             e = s + dec.shape[0]
             if block_hook is not None:
                 block_hook(s, dec)
             votes[s:e], conf[s:e] = ovo_votes(dec, model.pair_a, model.pair_b, bags=model.bags, n_classes=K)
-            mean = bag_mean(dec, model.bags)
-            lo, hi = np.searchsorted(sharp_rows, [s, e])
-            sharp_dec[lo:hi] = mean[sharp_rows[lo:hi] - s]
-            yield s, mean
+            for u in range(s, e, sub):
+                mean = bag_mean(dec[u - s:u - s + sub], model.bags)
+                lo, hi = np.searchsorted(sharp_rows, [u, u + mean.shape[0]])
+                sharp_dec[lo:hi] = mean[sharp_rows[lo:hi] - u]
+                yield u, mean
 
     values = pairwise_values(model, mean_blocks(), yi)
     win = winners(model, votes, conf)
@@ -523,7 +547,9 @@ def _fit_sigmoids(model, values, sharp_dec, sharp_winner, sharp_y, sharp_rows):
     row_half = np.zeros(sharp_rows.shape[0], dtype=bool)
     inside = sharp_rows < first.shape[0]
     row_half[inside] = first[sharp_rows[inside]]
-    logits = np.empty_like(sharp_dec)
+    # The logits replace the decision values in place: at K = 1,000 each is
+    # 100 rows x 499,500 pairs, 400 MB.
+    logits = sharp_dec
     for h in (True, False):
         fit = first[sample] != h
         if not fit.any():
@@ -533,7 +559,7 @@ def _fit_sigmoids(model, values, sharp_dec, sharp_winner, sharp_y, sharp_rows):
         pooled_fit = halves_pooled.get(not h) if not fit.all() else None
         A, B = fit_platt_shrunk(dec[fit], pair[fit], target[fit], P, prior_samples=n0, pooled=pooled_fit)
         rows = row_half == h
-        logits[rows] = A[None, :] * sharp_dec[rows] + B[None, :]
+        logits[rows] = A[None, :] * logits[rows] + B[None, :]
     table = PairTable(model.pair_a, model.pair_b, model.n_classes)
 
     def couple(r, winner):
@@ -544,8 +570,8 @@ def _fit_sigmoids(model, values, sharp_dec, sharp_winner, sharp_y, sharp_rows):
     # How good the exact probabilities are, on rows whose sigmoids were fitted
     # without them: what calibrate reports beside its chosen setting.
     known = sharp_y >= 0
-    quality = _quality(couple(sharpened(logits[known], gamma), sharp_winner[known]), sharp_y[known]) \
-        if known.any() else None
+    quality = _quality(coupled_rows(logits, gamma, sharp_winner, couple, rows=np.flatnonzero(known)),
+                       sharp_y[known]) if known.any() else None
     pooled = pooled_sigmoid(dec, target)
     A, B = fit_platt_shrunk(dec, pair, target, P, prior_samples=n0, pooled=pooled)
     info = {"platt": "per-pair Platt sigmoids shrunk toward the pooled sigmoid (prior worth n0 samples, n0 by "

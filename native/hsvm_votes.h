@@ -45,7 +45,9 @@ int hsvm_cell_votes(const float *dec, const int64_t *A, const int64_t *B, const 
  * each row's kept classes: S [n, k] sorted ascending, the first nvalid[i]
  * in use (nvalid NULL: all k).  pair_id and pair_sign [n_classes^2] give,
  * for a < b at a*n_classes + b, the model's classifier of the pair (-1:
- * none) and its orientation (+1: stored as (a, b), -1: as (b, a)).  Pairs
+ * none) and its orientation (+1: stored as (a, b), -1: as (b, a)); both
+ * NULL for a model in canonical pair order (id computed, orientation +1:
+ * no n_classes^2 tables to read, 8 MB of them at K = 1,000).  Pairs
  * are visited in the order hsvm_cell_votes visits the canonical pairs of
  * S, so votes and conf are bit-identical to it.  bias (NULL: none) [width]:
  * dec then holds products and a cell's value is dec + bias rounded to float,

@@ -112,6 +112,31 @@ int hsvm_kept_votes(const float *dec, const float *bias, int64_t n, int64_t widt
             const int64_t x = s[u];
             if (x < 0 || x >= n_classes)
                 return -1;
+            /* canonical order: pair (x, y) is classifier base + y */
+            const int64_t base = x * (2 * (int64_t)n_classes - x - 1) / 2 - x - 1;
+            if (bags == 1 && pair_id == NULL) {
+                /* the loop below with every orientation +1 */
+                double cx = cf[x];
+                int32_t vx = 0;
+                for (int64_t w = u + 1; w < nv; w++) {
+                    const int64_t y = s[w];
+                    if (y <= x || y >= n_classes)
+                        return -1;
+                    const int64_t id = base + y;
+                    if (id + 1 > width)
+                        return -2;
+                    const float val = bias ? row[id] + bias[id] : row[id];
+                    const double d = 0.0 + (double)val;
+                    const int x_wins = val > 0.0f;
+                    vx += x_wins;
+                    v[y] += !x_wins;
+                    cx += d;
+                    cf[y] -= d;
+                }
+                v[x] += vx;
+                cf[x] = cx;
+                continue;
+            }
             if (bags == 1) {
                 /* One bag: the pair's winner is the sign of its value.  x's
                  * sum is carried in a register: the same additions in the
@@ -150,10 +175,10 @@ int hsvm_kept_votes(const float *dec, const float *bias, int64_t n, int64_t widt
                 const int64_t y = s[w];
                 if (y <= x || y >= n_classes)
                     return -1;
-                const int64_t id = pair_id[x * n_classes + y];
+                const int64_t id = pair_id ? pair_id[x * n_classes + y] : base + y;
                 if (id < 0 || (id + 1) * bags > width)
                     return -2;
-                const int flipped = pair_sign[x * n_classes + y] < 0;
+                const int flipped = pair_id ? pair_sign[x * n_classes + y] < 0 : 0;
                 const int64_t a = flipped ? y : x, b = flipped ? x : y;
                 double mean;
                 /* with a bias: (product + bias) rounded to float, the bits `dec += bias` stores */

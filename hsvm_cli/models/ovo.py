@@ -220,6 +220,8 @@ def bag_mean(decisions, bags):
     per-pair bag means [n, P], float64: the confidence term of a pair."""
     decisions = np.asarray(decisions)
     n = decisions.shape[0]
+    if bags == 1:      # the mean of one value is that value: a conversion, not a reduction
+        return decisions.reshape(n, -1).astype(np.float64)
     return decisions.reshape(n, -1, bags).mean(axis=2, dtype=np.float64)
 
 

@@ -112,14 +112,24 @@ class ExactScorer:
         dec += self.b
         return dec
 
-    def decision_blocks(self, X, *, rows=None, timings=None):
+    def decision_blocks(self, X, *, rows=None, timings=None, reuse=False):
         """(first row, decision values) of consecutive blocks of ``rows``
-        samples (default :meth:`block_rows`), the time going to ``score``."""
+        samples (default :meth:`block_rows`), the time going to ``score``.
+        ``reuse``: every block is written into one buffer (dense X), valid
+        until the next block is asked for: no page faults of a fresh block
+        each time."""
         t = timings or NullTimings()
+        n = X.shape[0]
         step = rows or self.block_rows()
-        for s in range(0, X.shape[0], step):
+        buf = np.empty((min(step, n), self.W.shape[0]), dtype=np.float32) \
+            if reuse and n and not sp.issparse(X) else None
+        for s in range(0, n, step):
             with t.phase("score"):
-                dec = self.decision(X[s:s + step])
+                if buf is None:
+                    dec = self.decision(X[s:s + step])
+                else:
+                    dec = self.products(X[s:s + step], out=buf)
+                    dec += self.b
             yield s, dec
 
     def product_blocks(self, X, timings=None):

@@ -222,24 +222,35 @@ class RefinedPairs:
 # average REFINE_TILE * k(k-1) / (K(K-1)) of them.  Fitted on omniglot-242
 # (d = 784, two threads: 6.3, 3.8, 3.5, 3.4 dense cells at k = 30, 60, 90,
 # 121; BENCHMARKS.md, "Refine against exact"; against OpenBLAS's product the
-# same fit gave 3.5 and 22).  When a block's cells would cost more than
-# scoring every classifier, the refine scores every classifier.
+# same fit gave 3.5 and 22).  A refine cell also has work that does not grow
+# with d (its vote, its pair's place in the walk), about 7 ns, where a dense
+# cell's cost is nearly all multiply-adds: at small d that part decides.
+# Measured at d = 64 (K = 1,000, two threads): 7.4-9.3 ns per refine cell
+# against 1.0-1.6 per dense cell, 5-9 dense cells where the d = 784 fit said
+# 3.4-3.7, so k = 500 refined in 3.2 s what scoring every classifier did in
+# 2.2 s.  CELL_COST_FIXED (in dense cells x features) adds that part as
+# 1/d, taken out of CELL_COST_SUMS at the d it was fitted at.  When a block's
+# cells would cost more than scoring every classifier, the refine scores
+# every classifier.
 CELL_COST_SUMS = 3.3
 CELL_COST_ROW = 6.0
+CELL_COST_FIXED = 400.0
+CELL_COST_FIT_D = 784
 
 
-def cell_cost(k, n_classes):
+def cell_cost(k, n_classes, n_features=CELL_COST_FIT_D):
     """Dense-product cells one refine cell costs when each sample keeps k of
-    ``n_classes`` classes."""
+    ``n_classes`` classes of ``n_features`` features."""
     shared = REFINE_TILE * k * (k - 1) / max(1, n_classes * (n_classes - 1))
-    return CELL_COST_SUMS + CELL_COST_ROW / max(1.0, shared)
+    fixed = CELL_COST_FIXED * (1.0 / max(1, n_features) - 1.0 / CELL_COST_FIT_D)
+    return CELL_COST_SUMS + fixed + CELL_COST_ROW / max(1.0, shared)
 
 
 def dense_is_cheaper(k, model):
     """Whether exact scoring of all of ``model``'s classifiers costs less
     than refining the pairs among k kept classes per sample."""
     cells = k * (k - 1) // 2 * model.bags
-    return cells * cell_cost(k, model.n_classes) > model.n_classifiers
+    return cells * cell_cost(k, model.n_classes, model.n_features) > model.n_classifiers
 
 
 def sorted_kept(kept, valid=None):
@@ -268,13 +279,16 @@ def kept_votes(decisions, kept, *, lookup, bags, valid=None, bias=None):
     S = np.ascontiguousarray(S)
     nvalid = None if valid is None else np.ascontiguousarray(nvalid, dtype=np.int64)
     dec = np.ascontiguousarray(decisions, dtype=np.float32)
-    ids, signs = lookup.table()
+    # a canonical model's pair ids are computed in C: no K x K tables to read
+    ids, signs = (None, None) if lookup.canonical else lookup.table()
     votes = np.empty((n, K), dtype=np.int32)
     conf = np.empty((n, K), dtype=np.float64)
     bias, bias_ptr = float_vector_ptr("bias", bias, dec.shape[1])
     rc = lib.hsvm_kept_votes(ptr("float *", dec), bias_ptr, n, dec.shape[1] if n else 0, ptr("int64_t *", S), k,
-                             ffi.NULL if nvalid is None else ptr("int64_t *", nvalid), ptr("int64_t *", ids),
-                             ptr("int8_t *", signs), bags, K, ptr("int32_t *", votes), ptr("double *", conf))
+                             ffi.NULL if nvalid is None else ptr("int64_t *", nvalid),
+                             ffi.NULL if ids is None else ptr("int64_t *", ids),
+                             ffi.NULL if signs is None else ptr("int8_t *", signs), bags, K, ptr("int32_t *", votes),
+                             ptr("double *", conf))
     if rc == -2:
         raise ValueError("the model has no classifier for some pair of kept classes")
     if rc != 0:

@@ -27,7 +27,7 @@ computes).  On omniglot-242 the held-out NLL and ECE are within a few
 hundredths of coupling all 242 classes (BENCHMARKS.md)."""
 import numpy as np
 
-from ..support.lazy_sparse import sp
+from ..support.native import lib, ptr
 from . import estimators as est
 
 __all__ = ["couple_mass", "K_MAX", "DELTA", "PairTable"]
@@ -52,9 +52,19 @@ class PairTable:
         self.pid[b, a] = np.arange(P)
         self.c_is_a = np.zeros((K, K), dtype=bool)
         self.c_is_a[a, b] = True
-        ones = np.ones(P)
-        self.inc_a = sp.csr_matrix((ones, (np.arange(P), a)), shape=(P, K))
-        self.inc_b = sp.csr_matrix((ones, (np.arange(P), b)), shape=(P, K))
+        self.a, self.b = np.ascontiguousarray(a), np.ascontiguousarray(b)
+
+    def den(self, r):
+        """[n, K]: sum over the pairs of class c of r_dc^2 (d the other
+        class) -- the block coordinate step's denominators, in C
+        (native/coupling.c)."""
+        r = np.ascontiguousarray(r, dtype=np.float64)
+        n = r.shape[0]
+        out = np.empty((n, self.K))
+        if n and lib.hsvm_coupling_den(ptr("double *", r), n, self.P, ptr("int64_t *", self.a),
+                                       ptr("int64_t *", self.b), self.K, ptr("double *", out)) != 0:
+            raise ValueError("a pair names a class outside 0..%d" % (self.K - 1))
+        return out
 
     _cache = {}
 
@@ -101,10 +111,10 @@ def couple_mass(r, winner, table, *, k_max=K_MAX, delta=DELTA):
     RS = table.r_of(r, rows[:, :, None], S[:, :, None], S[:, None, :])
     pS = est.couple(RS, valid=valid)
     # One block coordinate step for the other classes (p_S fixed).
-    u = r * (1.0 - r)                                          # r_sc r_cs of each pair
-    us = u[rows[:, :, None], table.pid[S[:, :, None], cls[:, None, :]]]    # [n, k, K]
+    rs = r[rows[:, :, None], table.pid[S[:, :, None], cls[:, None, :]]]    # [n, k, K]
+    us = rs * (1.0 - rs)                                                   # r_sc r_cs of each pair
     num = np.einsum("nkc,nk->nc", us, pS)
-    den = np.asarray((table.inc_a.T @ ((1.0 - r) ** 2).T + table.inc_b.T @ (r ** 2).T).T)
+    den = table.den(r)
     p = np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
     in_s = np.zeros((n, K), dtype=bool)
     np.put_along_axis(in_s, S, valid, axis=1)

@@ -97,3 +97,14 @@ def test_accuracy_matches_scikit_learn_ovo_on_shared_data(name, d):
     ours = _hsvm_accuracy(X, y, Xt, yt, 1.0)
     theirs = _sklearn_ovo_accuracy(X, y, Xt, yt, 1.0)
     assert abs(ours - theirs) <= 0.01, (ours, theirs)
+
+
+def test_decision_blocks_written_into_one_buffer_are_the_fresh_blocks(digits_model, digits):
+    from hsvm_cli.preprocess import prepare
+    _, _, Xt, _ = digits
+    Xn = prepare("l2", Xt)
+    scorer = ExactScorer(digits_model)
+    fresh = [(s, d.copy()) for s, d in scorer.decision_blocks(Xn, rows=64)]
+    reused = [(s, d.copy()) for s, d in scorer.decision_blocks(Xn, rows=64, reuse=True)]
+    assert [s for s, _ in fresh] == [s for s, _ in reused] and len(fresh) > 2
+    assert all(a.tobytes() == b.tobytes() for (_, a), (_, b) in zip(fresh, reused))

@@ -49,8 +49,9 @@ def test_shared_labels_are_the_predictors_labels(bags, reordered, sparse):
 
 
 def test_class_score_rankings_share_too():
-    model = small_ovo_model(30, 16, 1, False, seed=9)
-    X = np.random.default_rng(2).standard_normal((200, 16)).astype(np.float32)
+    # d = 64: at smaller d a refine cell's fixed part makes scoring every classifier cheaper (refine.cell_cost)
+    model = small_ovo_model(30, 64, 1, False, seed=9)
+    X = np.random.default_rng(2).standard_normal((200, 64)).astype(np.float32)
     predictors = [Predictor(model, first_stage="scores", filter_k=k, rule=r) for k in (3, 6) for r in ("vote", "dag")]
     Xn = prepare(model.normalize, X)
     scores = predictors[0].filter.scores(Xn)

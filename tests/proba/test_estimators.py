@@ -468,3 +468,19 @@ def test_too_few_samples_on_either_side_leave_the_kept_mass_as_it_is():
     kept[MASS_SHIFT_MIN_SIDE - 1] = True
     assert fit_mass_shift(M, kept) < 0.0
     assert fit_mass_shift(np.array([1e-12]), np.array([True])) == 0.0
+
+
+@pytest.mark.parametrize("shape", [(3, 70000), (40, 5000), (1, 40000), (200, 7)])
+def test_pairwise_probabilities_in_pieces_are_the_whole_array_s_bits(shape):
+    # pieces of _PIECE values through reused buffers: the same operations per value
+    rng = np.random.default_rng(7)
+    dec = (rng.standard_normal(shape) * 6).astype(np.float32)
+    dec[0, :4] = [0.0, -0.0, 80.0, -80.0]
+    A = -np.abs(rng.standard_normal(shape[1])) * 3
+    B = rng.standard_normal(shape[1])
+    want = np.clip(pb.platt_proba(dec, A[None, :], B[None, :]), pb.MIN_PAIR_PROBA, 1 - pb.MIN_PAIR_PROBA)
+    assert pb.pairwise_proba(dec, A[None, :], B[None, :]).tobytes() == want.tobytes()
+    bad = dec.astype(np.float64)
+    bad[-1, -1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        pb.pairwise_proba(bad, A[None, :], B[None, :])

@@ -58,3 +58,23 @@ def test_classes_outside_the_coupled_set_get_the_one_step_value():
     one_step = (Rm[np.ix_(S, rest)] * Rm[np.ix_(rest, S)].T * P[0, S][:, None]).sum(0) / \
         ((Rm ** 2) * off).sum(0)[rest]
     assert np.allclose(P[0, rest], one_step, rtol=1e-9)
+
+
+def _incidence_den(r, pa, pb, K):
+    # the class-by-pair incidence products the C loop replaced, in pair order
+    import scipy.sparse as sp
+    P = pa.shape[0]
+    inc_a = sp.csr_matrix((np.ones(P), (np.arange(P), pa)), shape=(P, K))
+    inc_b = sp.csr_matrix((np.ones(P), (np.arange(P), pb)), shape=(P, K))
+    return np.asarray((inc_a.T @ ((1.0 - r) ** 2).T + inc_b.T @ (r ** 2).T).T)
+
+
+def test_the_step_s_denominators_are_the_incidence_products_bit_for_bit():
+    rng = np.random.default_rng(4)
+    for K, flip, shuffle in ((70, 0.0, False), (70, 0.3, False), (70, 0.0, True), (2, 0.0, False)):
+        pa, pb, r, _, _ = _random_problem(rng, K, 3, flip=flip)
+        if shuffle:     # not train-ovo's order: the general loop
+            order = rng.permutation(pa.shape[0])
+            pa, pb, r = pa[order], pb[order], r[:, order]
+        got = PairTable(pa, pb, K).den(r)
+        assert got.tobytes() == _incidence_den(r, pa, pb, K).tobytes(), (K, flip, shuffle)
