@@ -108,6 +108,12 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
     if rule == "dag" and scores:
         raise click.UsageError("a decision DAG gives labels only, no vote counts: --scores needs max-wins voting")
     model = load_any_model(model_path)
+    if codes_path is not None and not getattr(model, "trained_on_codes", False) and \
+            (exact or dag or (hbm_path is None and calib_path is None)):
+        # a hash model's codes (a codes-trained model's --codes are its samples):
+        # named here, as the library's words ask for -H, which may have come with --exact
+        raise click.UsageError("--codes (a hash model's codes) are for the hash filter: %s" % (
+            "--exact and --dag are exact prediction" if exact or dag else "give its hash model with -H"))
     if extra_features is None:
         extra_features = default_extra_features(model)
     zero_based_given = zero_based is not None

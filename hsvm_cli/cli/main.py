@@ -8,7 +8,7 @@ import sys
 import click
 
 from .. import __version__
-from ..errors import HsvmError, OutputError, printable
+from ..errors import HsvmError, OptionError, OutputError, printable
 
 
 class Terminated(BaseException):
@@ -75,8 +75,13 @@ class HsvmGroup(click.Group):
                 handle_signal(signal.SIGTERM, _interrupt)
             return super().invoke(ctx)
         except HsvmError as exc:
-            # one line whatever a file name or a file held (control bytes escaped)
-            click.echo("hsvm: %s" % printable(str(exc)), err=True)
+            # one line whatever a file name or a file held (control bytes escaped);
+            # options the library refused read as the command line's usage errors
+            if isinstance(exc, OptionError) and ctx.invoked_subcommand:
+                where = "hsvm %s" % ctx.invoked_subcommand
+                click.echo("%s: %s (see '%s --help')" % (where, printable(str(exc)).rstrip("."), where), err=True)
+            else:
+                click.echo("hsvm: %s" % printable(str(exc)), err=True)
             if isinstance(exc, OutputError):
                 _discard_stdout()
             ctx.exit(exc.exit_code)

@@ -1,4 +1,6 @@
 """Hash votes of a one-vs-one model's classifiers at a prefix of their codes."""
+import threading
+
 import numpy as np
 
 from .angles import class_theta_sums, hash_margins, thresholds
@@ -24,11 +26,24 @@ class HashVoter(BuildsPlansOnUse):
         self.thresholds = thresholds(theta, self.bits)
         self.theta_sums = class_theta_sums(theta, pair_a, pair_b, bags=self.bags, n_classes=self.n_classes)
         self._voter = None
+        self._lock = threading.Lock()
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        del state["_lock"]          # a lock does not pickle; the copy makes its own
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
 
     def _ready(self):
-        if self._voter is None:
-            self._voter = HammingVoter(np.ascontiguousarray(self.codes), self.thresholds, self.pair_a, self.pair_b,
-                                       bags=self.bags, n_classes=self.n_classes, bits=self.bits)
+        # a hash model hands one voter to every predictor at these bits,
+        # whose threads may come here together: packed once
+        with self._lock:
+            if self._voter is None:
+                self._voter = HammingVoter(np.ascontiguousarray(self.codes), self.thresholds, self.pair_a,
+                                           self.pair_b, bags=self.bags, n_classes=self.n_classes, bits=self.bits)
         return self._voter
 
     def votes(self, xcodes, *, threads=None):

@@ -94,10 +94,13 @@ def read_predictions(source, *, name=None):
     first = True
     fh = open_input(source) if not hasattr(source, "read") else source
     try:
+        blank = None
         for lineno, raw in enumerate(bounded_lines(fh, name), 1):
             line = raw.split(b"#", 1)[0].strip()
             if not line:
+                blank = blank or (lineno if not raw.strip() else None)
                 continue
+            _no_gap(blank, name)
             tok = line.split(None, 1)[0]
             if first and tok == b"labels":
                 first = False
@@ -108,6 +111,17 @@ def read_predictions(source, *, name=None):
         if fh is not source:
             fh.close()
     return np.asarray(out, dtype=np.int64)
+
+
+def _no_gap(blank, name):
+    """Refuse an empty line followed by more predictions: a prediction is a
+    line, matched to the samples by position, so a gap would shift every
+    later one (a line left empty for a missing prediction, and an extra one
+    appended, paired them all wrongly with no error).  Empty lines at the end
+    and comment lines are fine."""
+    if blank is not None:
+        raise InputFormatError(name, blank, "empty line among the predictions (one prediction per line, matched "
+                               "to the samples by position)")
 
 
 # --- predictions with a score matrix (``--scores`` votes, ``--proba`` probabilities) ---
@@ -233,10 +247,13 @@ class ScoredBlocks:
         flat, linenos = [], []
         first = True
         try:
+            blank = None
             for lineno, raw in enumerate(bounded_lines(fh, name), 1):
                 line = raw.split(b"#", 1)[0].strip()
                 if not line:
+                    blank = blank or (lineno if not raw.strip() else None)
                     continue
+                _no_gap(blank, name)
                 tokens = line.split()
                 if first:
                     first = False

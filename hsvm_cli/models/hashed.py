@@ -82,6 +82,11 @@ class HashModel:
     # params["codes"]); its samples are those codes, never raw svmlight rows.
     model_codes: dict = None
     _projection: np.ndarray = None
+    # voter(bits) made once per (bits, kernel): each packs every classifier's
+    # code for the kernels in C (64 MB at K = 1,000 and 1024 bits), and
+    # calibrate's predictors of one bit count held a packing each (RSS rose
+    # ~70 MB per setting, 1.1 GB over a stage).
+    _voters: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def projection_layout(self):
@@ -129,8 +134,11 @@ class HashModel:
     def voter(self, bits=None, *, kernel=None):
         """The classifiers' range queries at ``bits``: a :class:`HashVoter`
         whose ``votes(xcodes)`` gives hash votes and margins per class."""
-        return HashVoter(self.codes, self.theta, self.pair_a, self.pair_b, bags=self.bags,
-                         n_classes=self.n_classes, bits=self.check_bits(bits), kernel=kernel)
+        key = (self.check_bits(bits), kernel)
+        if key not in self._voters:
+            self._voters[key] = HashVoter(self.codes, self.theta, self.pair_a, self.pair_b, bags=self.bags,
+                                          n_classes=self.n_classes, bits=key[0], kernel=kernel)
+        return self._voters[key]
 
     def identity(self, bits=None):
         """What determines a sample's code besides the sample itself (codes

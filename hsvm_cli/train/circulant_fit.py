@@ -128,11 +128,13 @@ def _check_memory(need, what, max_bytes):
 
 
 def spread_shifts(bits, n_features):
-    """Rows l * floor(d / L): bits from evenly spread shifts of w instead of the
+    """Rows floor(l d / L): bits from evenly spread shifts of w instead of the
     first L rows (for image-like features neighbouring shifts are nearly the
     same function; spread ones fit unrelated targets better: up to 5.6 points
-    of per-bit accuracy on ITQ targets, BENCHMARKS.md)."""
-    return np.arange(int(bits), dtype=np.int64) * (int(n_features) // int(bits))
+    of per-bit accuracy on ITQ targets, BENCHMARKS.md).  Where L divides d
+    these are l * (d / L); l * floor(d / L) had made them the first L rows
+    whenever L > d / 2 (binalpha's d = 320 at L = 256)."""
+    return np.arange(int(bits), dtype=np.int64) * int(n_features) // int(bits)
 
 
 # ------------------------------------------------------------ exact circulant SVM

@@ -188,11 +188,13 @@ def train_pair_block_file(path, *, block, zero_based=False, log=None, **kw):
     start, stop = pair_block(counts, block, per_class=kw.get("per_class"))
     n_pairs = classes.shape[0] * (classes.shape[0] - 1) // 2
     if log is not None:
-        log("block %s: pairs %d..%d of %d (%d pairs), %d samples read in %.1f s"
-            % (block, start, stop - 1, n_pairs, stop - start, X.shape[0], time.perf_counter() - t0))
+        log("block %s: pairs %d..%d of %d (%d pair%s), %d samples read in %.1f s"
+            % (block, start, stop - 1, n_pairs, stop - start, "" if stop - start == 1 else "s", X.shape[0],
+               time.perf_counter() - t0))
     part = train_pair_block(X, y, block=block, train_path=display_name(path), train_sha256=sha, **kw)
     record_zero_based(part.model.provenance, zero_based)
     if log is not None:
-        log("block %s: %d classifiers trained in %.1f s" % (block, part.model.n_classifiers,
-                                                            time.perf_counter() - t0))
+        log("block %s: %d classifier%s trained in %.1f s" % (block, part.model.n_classifiers,
+                                                              "" if part.model.n_classifiers == 1 else "s",
+                                                              time.perf_counter() - t0))
     return part

@@ -169,7 +169,7 @@ def test_a_refused_proba_writes_nothing_to_stdout(digits_model_file, tmp_path):
     run(["calibrate", "-q", DIGITS_TEST, "-m", digits_model_file, "-o", cal, "--repeat", "1", "--timing-budget", "0"])
     for extra in (["--first-stage", "scores", "-k", "3"], ["--dag"]):
         r = run(["predict", DIGITS_TEST, "-m", digits_model_file, "--proba", "-C", cal] + extra, exit_code=2)
-        assert r.stdout == "" and r.stderr.startswith("hsvm: --proba"), extra
+        assert r.stdout == "" and r.stderr.startswith("hsvm predict: --proba"), extra
 
 
 def test_no_refine_overrides_a_calibration_that_chose_exact(digits_model_file, tmp_path):

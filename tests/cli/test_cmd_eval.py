@@ -209,7 +209,7 @@ def test_true_labels_outside_the_header_are_errors_with_probability_zero(tmp_pat
 
 @pytest.mark.parametrize("text, line, reason", [
     ("labels 1 2 3\n1 0 1 2\n2 0 1\n", 3, "3 numbers, expected 4"),
-    ("labels 1 2 3\n1 0 1 2\n\n2 0 1 2 5\n", 4, "5 numbers, expected 4"),
+    ("labels 1 2 3\n1 0 1 2\n# a comment line counts\n2 0 1 2 5\n", 4, "5 numbers, expected 4"),
     ("labels 1 2 3\n1 0 x 2\n", 2, "'x' is not a number"),
     ("labels 1 2 3\n1 0 1 2\n2 0 nan 2\n", 3, "score 'nan' is not finite"),
     ("labels 1 2 3\n1.5 0 1 2\n", 2, "label '1.5' is not an integer"),
@@ -481,3 +481,20 @@ def test_report_goes_to_o_whole_or_not_at_all(tmp_path, hand):
     assert out.read_text() == HAND_REPORT and sorted(p.name for p in tmp_path.iterdir()) == \
         sorted(["t.svm", "p.txt", "bad.txt", "r.json"])
     run(["eval", "--truth", truth, preds, "-o", truth], exit_code=2)
+
+
+@pytest.mark.parametrize("text, bad_line", [
+    ("1\n2\n\n4\n5\n", 3),                               # a prediction left empty: later ones would shift
+    ("labels 1 2\n1 0.5 0.5\n \n2 0.1 0.9\n1 1 0\n2 0 1\n3 0 1\n", 3),
+    ("1\n2\n3\n4\n5\n\n\n", None),                       # empty lines at the end are no gap
+    ("# a comment\n1\n# another\n2\n3\n4\n5\n", None),   # comment lines are not predictions
+])
+def test_an_empty_line_among_the_predictions_is_refused_at_its_line(tmp_path, text, bad_line):
+    truth = write_text(tmp_path / "t.svm", "".join("%d 1:1\n" % c for c in (1, 2, 1, 2, 1)))
+    preds = write_text(tmp_path / "p.txt", text)
+    if bad_line is None:
+        run(["eval", "--truth", truth, preds])
+        return
+    r = run(["eval", "--truth", truth, preds], exit_code=65)
+    assert r.stderr == ("hsvm: %s:%d: empty line among the predictions (one prediction per line, matched to the "
+                        "samples by position)\n" % (preds, bad_line))

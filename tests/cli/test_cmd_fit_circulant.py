@@ -70,7 +70,7 @@ def test_hash_data_applies_the_learned_hash_and_a_prefix_of_its_bits(files, tmp_
     run(["fit-circulant", files["omni"], "--targets", "itq", "--bits", 128, "--rows", "spread", "-o", fitted, "-q"])
     h = load_circulant_hash(fitted)
     d = h.n_features
-    assert h.bits == 128 and np.array_equal(h.shifts, np.arange(128) * (d // 128))
+    assert h.bits == 128 and np.array_equal(h.shifts, np.arange(128) * d // 128)
     out = tmp_path / "o.codes"
     run(["hash-data", "-H", fitted, files["omni"], "-o", out, "-q"])
     X, y = load_svmlight(files["omni"])

@@ -309,7 +309,7 @@ def test_options_of_another_kernel_and_an_indefinite_poly_kernel_are_usage_error
     for extra, message in ((["--kernel", "poly", "--coef0=-2"], "not positive semi-definite"),
                            (["--kernel", "linear", "--gamma", "5"], "the linear kernel has none")):
         r = run(["kernel-hash"] + extra + common, exit_code=2)
-        assert r.stderr.startswith("hsvm: ") and message in r.stderr and r.stderr.count("\n") == 1, extra
+        assert r.stderr.startswith("hsvm kernel-hash: ") and message in r.stderr and r.stderr.count("\n") == 1, extra
         assert not out.exists()
     run(["kernel-hash", "--kernel", "poly", "--coef0", "0"] + common)
     # what a recipe may pass for every kernel is accepted as before: --gamma auto, and

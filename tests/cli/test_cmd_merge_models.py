@@ -85,7 +85,8 @@ def test_pairs_and_dask_are_exclusive_and_checked(tmp_path):
     r = run(["train-ovo", DIGITS_TRAIN, "--pairs", "2/2", "-o", tmp_path / "x"], exit_code=2)
     assert "shards count from 0" in r.stderr
     r = run(["train-ovo", DIGITS_TRAIN, "--dask", "local:0", "-o", tmp_path / "x"], exit_code=2)
-    assert r.stderr == "hsvm: --dask local:N needs a positive worker count, not 'local:0'\n"
+    assert r.stderr == ("hsvm train-ovo: --dask local:N needs a positive worker count, not 'local:0' "
+                        "(see 'hsvm train-ovo --help')\n")
     assert not (tmp_path / "x").exists()
 
 

@@ -207,10 +207,14 @@ def test_no_refine_refuses_what_it_cannot_mean(digits_files, tmp_path):
                              "prediction"),
     (["--dag", "-k", "2"], "-k needs a first stage (-H, or --first-stage scores): --exact and --dag are exact "
                            "prediction"),
+    # -H given with --exact: the conflict is --exact (the library's words asked for -H)
+    (["-H", "HBM", "--exact", "--codes", "CODES"], "--codes (a hash model's codes) are for the hash filter: --exact "
+                                                  "and --dag are exact prediction"),
+    (["--codes", "CODES"], "--codes (a hash model's codes) are for the hash filter: give its hash model with -H"),
 ])
 def test_an_option_that_needs_a_first_stage_is_named_when_there_is_none(digits_files, tmp_path, args, line):
     model, hbm, _ = digits_files
-    args = [str(tmp_path / "c.codes") if a == "CODES" else a for a in args]
+    args = [str(tmp_path / "c.codes") if a == "CODES" else hbm if a == "HBM" else a for a in args]
     r = run(["predict", "-m", model, DIGITS_TEST] + args, exit_code=2, stdout="")
     assert r.stderr.startswith("hsvm predict: %s" % line), r.stderr
 

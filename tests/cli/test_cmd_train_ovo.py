@@ -208,6 +208,9 @@ def test_cross_validation_with_pairs_dask_or_codes_is_refused_in_one_line(tmp_pa
         assert "need every pair in one process: choose C first" in r.stderr and not (tmp_path / "m").exists()
     r = run(["train-ovo", "--codes", tmp_path / "x.codes", "--cv", "3", "-o", tmp_path / "m"], exit_code=2)
     assert "train from svmlight TRAIN, not from --codes" in r.stderr
+    # -c C given with --cv: the remedy is to drop --cv
+    r = run(["train-ovo", "--codes", tmp_path / "x.codes", "--cv", "3", "-c", "1", "-o", tmp_path / "m"], exit_code=2)
+    assert "give --codes a number -c C and no --cv" in r.stderr
     r = run(["train-ovo", "--codes", tmp_path / "x.codes", "-B", "2", "-o", tmp_path / "m"], exit_code=2)
     assert "--bias is for svmlight input" in r.stderr
 

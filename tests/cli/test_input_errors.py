@@ -260,7 +260,8 @@ def test_a_mapped_file_from_stdin_is_a_usage_error_naming_its_kind(setup, option
     args = args[:args.index(option) + 1] + ["-"] + args[args.index(option) + 2:] if option in args else \
         args + [option, "-"]
     run(args, exit_code=2, stdout="",
-        stderr="hsvm: %s files cannot be read from stdin ('-'): give the file's name\n" % kind)
+        stderr="hsvm predict: %s files cannot be read from stdin ('-'): give the file's name "
+               "(see 'hsvm predict --help')\n" % kind)
 
 
 @pytest.mark.parametrize("head", ["svm_type c_svc\nkernel_type linear\n", "solver_type L2R_L2LOSS_SVC_DUAL\n"])

@@ -327,7 +327,7 @@ def test_an_empty_glob_or_directory_is_a_missing_input_and_a_portless_address_a_
         r = run(["predict", "-m", d / "m.hsvm", source, "--dask", "local:1", "-o", tmp_path / "p"], exit_code=66)
         assert r.stderr == "hsvm: %s: %s\n" % (source, message)
     r = run(["predict", "-m", d / "m.hsvm", d / "test.svm", "--dask", "bogus", "-o", tmp_path / "p"], exit_code=2)
-    assert r.stderr.startswith("hsvm: --dask bogus: ") and "tcp://HOST:PORT or local:N" in r.stderr
+    assert r.stderr.startswith("hsvm predict: --dask bogus: ") and "tcp://HOST:PORT or local:N" in r.stderr
     assert not (tmp_path / "p").exists()
 
 

@@ -203,7 +203,7 @@ def test_output_that_is_an_input_is_a_usage_error_and_the_input_survives(model, 
         assert r.returncode == 2, (args, r.stderr)
         assert "is an input of this command" in r.stderr.decode() and "refusing to overwrite it" in \
             r.stderr.decode(), args
-        assert r.stderr.startswith(b"hsvm: ") and r.stderr.count(b"\n") == 1, args    # one line
+        assert r.stderr.startswith(b"hsvm %s: " % args[0].encode()) and r.stderr.count(b"\n") == 1, args
         assert {p: p.read_bytes() for p in before} == before, args
     # a name with a newline is escaped, so the message stays one line
     odd = tmp_path / "a\nb.svm"
@@ -296,7 +296,8 @@ def test_an_output_that_is_an_input_under_another_name_names_both(model, tmp_pat
     (tmp_path / "link.svm").symlink_to(data)
     r = hsvm("train-ovo", "link.svm", "-o", "data.svm", cwd=tmp_path)
     assert r.returncode == 2 and r.stderr.decode() == \
-        "hsvm: -o: data.svm is an input of this command (as link.svm): refusing to overwrite it\n"
+        "hsvm train-ovo: -o: data.svm is an input of this command (as link.svm): refusing to overwrite it " \
+        "(see 'hsvm train-ovo --help')\n"
 
 
 def test_renames_are_marked_while_they_run_and_counted_once_done(tmp_path, monkeypatch):
