@@ -2,6 +2,7 @@
  * same order, so the same bits), about fifty times faster: the KRSH projection
  * needs bits x landmarks normals, tens of millions. */
 #include <math.h>
+#include <stddef.h>
 #include "hsvm_normals.h"
 
 static const uint64_t GOLDEN = 0x9E3779B97F4A7C15ULL;
@@ -41,8 +42,12 @@ static double series_log(double s)
     return 2.0 * z * acc + ed * LN2;
 }
 
-void hsvm_standard_normal(uint64_t seed, uint64_t stream, double *out, int64_t count)
+/* The stream into doubles (out64) or rounded to float32 (out32: the bits of
+ * (float) of each double, as numpy's astype gives them, without the double
+ * array -- 8 bytes an entry at the peak of a D x d projection). */
+static void standard_normal_into(uint64_t seed, uint64_t stream, double *out64, float *out32, int64_t count)
 {
+#define STORE(x) (out64 ? (void)(out64[filled++] = (x)) : (void)(out32[filled++] = (float)(x)))
     const uint64_t key = splitmix64(seed ^ splitmix64(stream));
     int64_t filled = 0;
     for (uint64_t p = 0; filled < count; p++) {
@@ -52,8 +57,19 @@ void hsvm_standard_normal(uint64_t seed, uint64_t stream, double *out, int64_t c
         if (!(s > 0.0 && s < 1.0))
             continue;
         double f = sqrt(-2.0 * series_log(s) / s);
-        out[filled++] = u * f;
+        STORE(u * f);
         if (filled < count)
-            out[filled++] = v * f;
+            STORE(v * f);
     }
+#undef STORE
+}
+
+void hsvm_standard_normal(uint64_t seed, uint64_t stream, double *out, int64_t count)
+{
+    standard_normal_into(seed, stream, out, NULL, count);
+}
+
+void hsvm_standard_normal_f32(uint64_t seed, uint64_t stream, float *out, int64_t count)
+{
+    standard_normal_into(seed, stream, NULL, out, count);
 }

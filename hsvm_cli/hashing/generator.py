@@ -24,10 +24,17 @@ from ..support.native import lib, ptr
 GENERATOR = "splitmix64-polar-v1"
 
 
-def standard_normal(count, *, seed, stream=0):
+def standard_normal(count, *, seed, stream=0, dtype=np.float64):
     """``count`` N(0, 1) doubles, a pure function of (seed, stream, count),
     computed in C (native/normals.c; tests/oracles/generator_ref.py holds the
-    same stream in numpy)."""
+    same stream in numpy).  ``dtype=np.float32``: the same values rounded to
+    float32 as they are made, the bits of ``.astype(np.float32)`` without
+    the double array."""
+    if np.dtype(dtype) == np.float32:
+        out = np.empty(int(count), dtype=np.float32)
+        if out.size:
+            lib.hsvm_standard_normal_f32(int(seed) & 0xFFFFFFFFFFFFFFFF, int(stream), ptr("float *", out), out.size)
+        return out
     out = np.empty(int(count), dtype=np.float64)
     if out.size:
         lib.hsvm_standard_normal(int(seed) & 0xFFFFFFFFFFFFFFFF, int(stream), ptr("double *", out), out.size)

@@ -30,8 +30,8 @@ def projection_matrix(bits, n_features, *, seed):
     """The D x d Gaussian projection (float32), a pure function of its arguments:
     row j is the j-th block of d normals of the seeded stream, so a prefix of
     rows is the projection of a shorter code."""
-    g = standard_normal(int(bits) * int(n_features), seed=seed, stream=PROJECTION_STREAM)
-    return g.reshape(int(bits), int(n_features)).astype(np.float32)
+    g = standard_normal(int(bits) * int(n_features), seed=seed, stream=PROJECTION_STREAM, dtype=np.float32)
+    return g.reshape(int(bits), int(n_features))
 
 
 def pack_signs(values):
@@ -53,8 +53,18 @@ class SignProjector:
 
     def __init__(self, R):
         self.R = np.ascontiguousarray(R, dtype=np.float32)
-        self.RT = np.ascontiguousarray(self.R.T)
+        self._RT = None
         self.rnorm = row_norms(self.R)
+
+    @property
+    def RT(self):
+        """R transposed, C-contiguous: made on the first sparse product (scipy's
+        product wants its dense operand in C order), not for dense samples,
+        which BLAS multiplies by R.T in place -- a second D x d copy (1 GB at
+        d = 1,048,576 and 256 bits) that hash-model never needs."""
+        if self._RT is None:
+            self._RT = np.ascontiguousarray(self.R.T)
+        return self._RT
 
     @property
     def bits(self):
@@ -65,7 +75,7 @@ class SignProjector:
         # An overflow (samples near float32's limit) is no error here: those
         # entries' signs are recomputed in double by fix_signs.
         with np.errstate(over="ignore", invalid="ignore"):
-            proj = np.asarray(X @ self.RT)
+            proj = np.asarray(X @ self.RT if sp.issparse(X) else X @ self.R.T)
         return self.fix_signs(X, proj)
 
     def codes(self, X):

@@ -44,7 +44,10 @@ def read_grid(source, *, name=None):
     try:
         data = json.loads(text.decode("utf-8"))
     except UnicodeDecodeError:
-        raise GridFormatError("%s: not UTF-8 text" % name) from None
+        # an hsvm file opens with its header's length, then '{"': a calibration given for its grid
+        hint = ": an hsvm file, not a grid (calibrate writes its grid with --grid-json)" \
+            if text[8:10] == b'{"' else ""
+        raise GridFormatError("%s: not UTF-8 text%s" % (name, hint)) from None
     except json.JSONDecodeError as exc:
         raise InputFormatError(name, exc.lineno, "not JSON: %s" % exc.msg) from None
     if isinstance(data, dict):

@@ -145,9 +145,26 @@ class Codes:
             raise ModelMismatchError("%s: codes have %d bits, %d requested" % (self.path, self.bits, bits))
 
 
+def _looks_like_svmlight(path):
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(64)
+    except OSError:
+        return False
+    first = head.split(None, 1)[0] if head.strip() else b""
+    return bool(first) and first.lstrip(b"+-").replace(b".", b"", 1).isdigit() and b":" in head
+
+
 def read_codes(path):
     """Read and validate an ``hsvm-codes`` file."""
-    c = read_container(path, kind=CODES_KIND, versions={CODES_VERSION, CODES_VERSION_PROJECTIONS})
+    try:
+        c = read_container(path, kind=CODES_KIND, versions={CODES_VERSION, CODES_VERSION_PROJECTIONS})
+    except ModelFormatError as exc:
+        if _looks_like_svmlight(path):
+            raise ModelFormatError(exc.source, "%s: svmlight text, where codes files are hash-data's binary "
+                                   "output (--format codes, the default); codes as svmlight features (--format "
+                                   "svm) are data: give them as TRAIN or TEST" % exc.reason) from None
+        raise
     codes = c.arrays.get("codes")
     labels = c.arrays.get("labels")
     if codes is None or labels is None:

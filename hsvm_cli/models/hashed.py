@@ -35,9 +35,10 @@ from .ovo import OvoModel
 from .pairs import check_complete_pairs
 from .provenance import trained_zero_based
 
-# Bytes per projection entry at the peak of making and using it: the float64
-# normals drawn, their float32 rounding, then R and its transposed copy.
-PROJECTION_PEAK_BYTES = 12
+# Bytes per projection entry at the peak of making and using it: R (float32,
+# drawn as such), and its transposed copy for sparse samples (12 when the
+# normals were drawn as float64 first).
+PROJECTION_PEAK_BYTES = 8
 
 HBM_KIND = "hsvm-hash-model"
 HBM_VERSION = 1

@@ -7,7 +7,7 @@ import pytest
 
 from hsvm_cli.io.predictions import read_scored_predictions
 
-from conftest import run, write_text
+from conftest import DIGITS_TEST, run, write_text
 
 
 # Four samples, three classes; truth 1 2 3 1.  By hand: the last sample is the
@@ -331,6 +331,14 @@ def test_malformed_grid_exits_65(tmp_path, text, reason):
     grid = write_text(tmp_path / "grid.json", text)
     r = run(["eval", "--grid", grid], exit_code=65)
     assert r.stderr.startswith("hsvm: %s" % grid) and reason in r.stderr
+
+
+def test_an_hsvm_file_given_as_a_grid_is_told_where_grids_come_from(tmp_path, digits_model_file):
+    cal = tmp_path / "c.cal"
+    run(["calibrate", "-q", DIGITS_TEST, "-m", digits_model_file, "-o", cal, "--repeat", "1", "--timing-budget", "0"])
+    r = run(["eval", "--grid", cal], exit_code=65)
+    assert r.stderr == "hsvm: %s: not UTF-8 text: an hsvm file, not a grid (calibrate writes its grid with " \
+                       "--grid-json)\n" % cal
 
 
 def test_truth_and_predictions_go_together(tmp_path, hand):

@@ -109,3 +109,25 @@ def test_signs_of_sums_that_overflow_float32_are_the_exact_ones(sparse):
     with np.errstate(over="ignore", invalid="ignore"):
         naive = X @ R.T
     assert not np.array_equal(np.nan_to_num(np.sign(naive)), exact)
+
+
+def test_float32_normals_are_the_doubles_rounded_and_the_projection_is_drawn_as_float32():
+    # drawn as float32: the bits of astype, without the 8-byte array of doubles
+    for count in (1, 2, 3, 100_001):
+        assert standard_normal(count, seed=9, stream=0, dtype=np.float32).tobytes() == \
+            standard_normal(count, seed=9, stream=0).astype(np.float32).tobytes()
+    R = projection_matrix(64, 300, seed=4)
+    assert R.dtype == np.float32 and R.tobytes() == \
+        standard_normal(64 * 300, seed=4, stream=0).astype(np.float32).reshape(64, 300).tobytes()
+
+
+def test_dense_samples_are_projected_without_a_transposed_copy_and_sparse_ones_give_the_same_codes():
+    import scipy.sparse as sp
+
+    from hsvm_cli.hashing.projection import SignProjector
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((50, 300)).astype(np.float32) * (rng.random((50, 300)) < 0.3)
+    p = SignProjector(projection_matrix(128, 300, seed=1))
+    dense = p.codes(X)
+    assert p._RT is None            # a second D x d copy only for scipy's sparse product
+    assert np.array_equal(p.codes(sp.csr_matrix(X)), dense) and p._RT is not None
