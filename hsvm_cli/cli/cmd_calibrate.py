@@ -50,7 +50,7 @@ from . import options
                    "within it gets fewer runs (at least one), then fewer rows (evenly spaced, at least %d); each "
                    "grid row records the rows and runs it was timed on.  Accuracy is always on every validation "
                    "row." % (TIMING_ROWS, MIN_TIMED_ROWS))
-@click.option("--grid-json", type=click.Path(readable=False), default=None,
+@click.option("--grid-json", type=options.OUTPUT_FILE, default=None,
               help="Also write the measured grid as JSON (for `hsvm eval --grid ... --plot`).")
 @options.threads
 @options.zero_based_by_model

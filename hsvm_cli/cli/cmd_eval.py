@@ -43,7 +43,7 @@ _path = options.INPUT
                    "setting: mode exact, scores or hash, rule vote or dag, bits (null without hashing), k, "
                    "epsilon, accuracy, seconds_per_sample): tabulated, and drawn with --plot.  TRUTH and "
                    "PREDICTIONS may then be omitted.")
-@click.option("--plot", type=click.Path(readable=False),
+@click.option("--plot", type=options.OUTPUT_FILE,
               help="Draw the error-reject curve, the top-k recall curve and the grid into this PNG "
                    "(needs matplotlib: pip install 'hsvm[plot]').")
 @options.as_json

@@ -16,7 +16,7 @@ from . import options
 @options.output(required=True, what="hsvm model to write (.hsvm)")
 @click.option("--n-features", type=click.IntRange(1, MAX_FEATURES), default=None,
               help="Width of the model (default: the largest feature index the file uses; LIBLINEAR: nr_feature).")
-@click.option("--calibration", "calib_path", type=click.Path(readable=False), default=None,
+@click.option("--calibration", "calib_path", type=options.OUTPUT_FILE, default=None,
               help="Also write LIBSVM's probability parameters (probA/probB, from svm-train -b 1) as a "
                    "calibration for `hsvm predict --exact --proba -C`.")
 @options.zero_based

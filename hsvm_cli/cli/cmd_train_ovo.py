@@ -54,7 +54,7 @@ def _parse_grid(ctx, param, value):
               help="Train on the packed bits of this codes file (`hsvm hash-data -H KERNEL.khm`: Hash-SVM) instead of "
                    "svmlight TRAIN; the bits are the features, as +-1/sqrt(bits), and are never expanded.")
 @click.option("--bits", type=int, default=None, help="With --codes: use the first BITS bits (default: all).")
-@click.option("-o", "--output", type=click.Path(readable=False), default=None,
+@click.option("-o", "--output", type=options.OUTPUT_FILE, default=None,
               help="Model file to write (.hsvm; with --pairs, the part file).  Without it, --cv, -c auto and "
                    "--c-grid only report: the cross-validated accuracy at a fixed C (as svm-train -v), or the "
                    "search's table and best C (as LIBLINEAR's -C).  Written to a temporary name, then renamed.")

@@ -78,8 +78,7 @@ class HsvmGroup(click.Group):
             # one line whatever a file name or a file held (control bytes escaped);
             # options the library refused read as the command line's usage errors
             if isinstance(exc, OptionError) and ctx.invoked_subcommand:
-                where = "hsvm %s" % ctx.invoked_subcommand
-                click.echo("%s: %s (see '%s --help')" % (where, printable(str(exc)).rstrip("."), where), err=True)
+                click.echo(_usage_line("hsvm %s" % ctx.invoked_subcommand, str(exc)), err=True)
             else:
                 click.echo("hsvm: %s" % printable(str(exc)), err=True)
             if isinstance(exc, OutputError):
@@ -129,9 +128,13 @@ def _one_line_usage(self, file=None):
     where = " ".join(["hsvm"] + ctx.command_path.split()[1:])     # as run, whatever the caller named the group
     # click lays out a list of choices over lines ("Choose from:\n\trbf,\n\t..."):
     # its layout becomes spaces; any other control character is escaped
-    message = _CLICK_LIST_LAYOUT.sub(r"\1 ", self.format_message())
-    click.echo("%s: %s (see '%s --help')" % (where, printable(message).rstrip("."), where),
-               file=file, err=file is None)
+    click.echo(_usage_line(where, _CLICK_LIST_LAYOUT.sub(r"\1 ", self.format_message())), file=file,
+               err=file is None)
+
+
+def _usage_line(where, message):
+    """A bad command line's one line: ``hsvm CMD: message (see 'hsvm CMD --help')``."""
+    return "%s: %s (see '%s --help')" % (where, printable(message).rstrip("."), where)
 
 
 click.UsageError.show = _one_line_usage

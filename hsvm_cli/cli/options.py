@@ -95,6 +95,11 @@ extra_features_by_model = click.option(
 INPUT = click.Path(allow_dash=True, readable=False)
 #: A model, hash model, calibration or codes file (no stdin: they are mapped).
 INPUT_FILE = click.Path(readable=False)
+#: A file to write, and one that may be '-' (stdout): opened as written,
+#: where click's check of an existing file's read permission had refused an
+#: output that is write-only to us.
+OUTPUT_FILE = click.Path(readable=False)
+OUTPUT = click.Path(allow_dash=True, readable=False)
 
 model = click.option("-m", "--model", "model_path", required=True, type=INPUT_FILE,
                      help="Exact model (.hsvm).")
@@ -107,9 +112,9 @@ def output(required=False, what="Output file"):
     """``-o/--output``: a file to write; ``-`` (stdout) is the default unless
     ``required``."""
     if required:
-        return click.option("-o", "--output", required=True, type=click.Path(readable=False),
+        return click.option("-o", "--output", required=True, type=OUTPUT_FILE,
                             help="%s. %s" % (what, _OUTPUT_HELP))
-    return click.option("-o", "--output", default="-", show_default=True, type=click.Path(allow_dash=True, readable=False),
+    return click.option("-o", "--output", default="-", show_default=True, type=OUTPUT,
                         help="%s ('-': stdout). %s" % (what, _OUTPUT_HELP))
 
 

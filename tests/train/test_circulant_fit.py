@@ -246,7 +246,8 @@ def test_fit_circulant_hash_checks_before_fitting_and_records_its_targets():
     # L > d / 2: spread rows are still spread, not the first L (floor(d / L) = 1 made them so)
     from hsvm_cli.train.circulant_fit import spread_shifts
     assert spread_shifts(12, 16).tolist() == [0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14]
-    assert np.array_equal(spread_shifts(256, 320)[:5], [0, 1, 2, 3, 5]) and np.unique(spread_shifts(256, 320)).size == 256
+    wide = spread_shifts(256, 320)
+    assert np.array_equal(wide[:5], [0, 1, 2, 3, 5]) and np.unique(wide).size == 256
     for kw, msg in ((dict(bits=8, targets=Z[:49]), "targets have 49 samples, the data 50"),
                     (dict(bits=17, targets="itq"), "--bits 17 exceeds the 16 features"),
                     (dict(bits=4, targets=Z), "targets have 8 bits, --bits is 4"),
