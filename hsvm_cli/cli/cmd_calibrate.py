@@ -14,7 +14,7 @@ from ..models.imported import default_extra_features
 from ..models.ovo import load_model
 from ..models.provenance import trained_zero_based
 from ..support.progress import StepBar
-from ..tune import MIN_TIMED_ROWS, TIMING_BUDGET, TIMING_ROWS, calibrate, format_grid
+from ..tune import FIRST_STAGES, MIN_TIMED_ROWS, TIMING_BUDGET, TIMING_ROWS, calibrate, format_grid
 from . import options
 
 
@@ -98,6 +98,11 @@ def command(validation, model_path, hbm_path, output, max_loss, confidence, bits
     if h is None and asked and first_stages is not None and "votes" in first_stages and not quiet:
         # only when asked for: the default list names it for runs with -H
         notices.append("hsvm: calibrate: the votes first stage needs a hash model (-H): it is not tried")
+    stages_left = [stage for stage in (first_stages if first_stages is not None else FIRST_STAGES)
+                   if stage != "votes" or h is not None]
+    if k_grid is not None and not stages_left and not quiet:
+        # every k is for a first stage; with none left the grid is exact alone
+        notices.append("hsvm: calibrate: --k is unused: no first stage is tried (exact prediction alone)")
     with outputs_together(), contextlib.ExitStack() as outputs:
         # --grid-json's temporary file first: a name that cannot be written
         # fails before the run; the two files are renamed into place together,

@@ -39,6 +39,9 @@ from .provenance import trained_zero_based
 # drawn as such), and its transposed copy for sparse samples (12 when the
 # normals were drawn as float64 first).
 PROJECTION_PEAK_BYTES = 8
+# A circulant projection's parameters while they are drawn, per bit: r and
+# the signs as float64 normals, then float32 and int8 (hashing/circulant.py).
+CIRCULANT_PEAK_BYTES_PER_BIT = 24
 
 HBM_KIND = "hsvm-hash-model"
 HBM_VERSION = 1
@@ -191,11 +194,17 @@ def hash_model(model, *, bits=1024, seed=0, store_projection=False, class_scores
         # trained on samples without features: every classifier is its bias
         raise DataError("%s has no features: there is nothing to hash (predict it exactly)"
                         % (model.path or "the model"))
+    codes_bytes = model.W.shape[0] * bits // 8
     if projection == "circulant":
+        # its parameters (drawn as doubles: about 24 bytes a bit) and the
+        # classifiers' codes; a huge --bits had failed with MemoryError only
+        # after the draws
+        check_allocation(bits * CIRCULANT_PEAK_BYTES_PER_BIT + codes_bytes,
+                         "the codes of %d classifiers x %d bits" % (model.W.shape[0], bits))
         projector = CirculantProjection.from_seed(bits=bits, n_features=model.n_features, seed=seed)
         R = None
     else:
-        check_allocation(bits * model.n_features * PROJECTION_PEAK_BYTES + model.W.size * 4,
+        check_allocation(bits * model.n_features * PROJECTION_PEAK_BYTES + model.W.size * 4 + codes_bytes,
                          "the %d x %d projection (--projection circulant needs O(D) memory)"
                          % (bits, model.n_features))
         R = projection_matrix(bits, model.n_features, seed=seed)

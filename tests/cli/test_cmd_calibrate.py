@@ -302,3 +302,13 @@ def test_a_refusal_found_during_the_work_is_one_line_after_no_notices(digits_mod
     r = run(["calibrate", "-m", digits_model_file, three, "-o", tmp_path / "c.cal", "--repeat", "1"])
     assert r.stderr.startswith("hsvm: calibrate: the validation samples cover 3 of the model's 10 classes")
     assert r.stdout.startswith("mode ")
+
+
+def test_k_values_with_no_first_stage_left_are_noted_as_unused(digits_model_file, tmp_path):
+    from conftest import run
+    base = ["calibrate", "-m", digits_model_file, DIGITS_TEST, "-o", tmp_path / "c.cal", "--repeat", "1",
+            "--timing-budget", "0", "--k", "3"]
+    r = run(base + ["--first-stages", "votes"])        # votes needs -H: nothing is left for --k
+    assert "hsvm: calibrate: --k is unused: no first stage is tried (exact prediction alone)" in r.stderr
+    r = run(base + ["--first-stages", "scores"])       # the class scores use it
+    assert "--k is unused" not in r.stderr

@@ -83,3 +83,13 @@ def test_a_model_without_features_is_refused_in_one_line(tmp_path):
     run(["hash-model", "-m", model, "--bits", "64", "-o", tmp_path / "m.hbm"], exit_code=65,
         stderr="hsvm: %s has no features: there is nothing to hash (predict it exactly)\n" % model)
     assert not (tmp_path / "m.hbm").exists()
+
+
+def test_more_bits_than_memory_is_refused_before_drawing_for_either_projection(digits_model_file, tmp_path):
+    # the circulant projection's draws and the codes had been allocated first (MemoryError after them)
+    out = tmp_path / "h.hbm"
+    for projection in ("circulant", "gaussian"):
+        r = run(["hash-model", "-m", digits_model_file, "--bits", str(64 * 10 ** 9), "--projection", projection,
+                 "-o", out], exit_code=65)
+        assert "would need" in r.stderr and "of memory" in r.stderr and r.stderr.count("\n") == 1, projection
+        assert not out.exists()
