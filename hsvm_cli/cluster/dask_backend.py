@@ -482,13 +482,18 @@ class cluster_errors:
         return self
 
     def __exit__(self, kind, exc, tb):
-        if exc is None:
+        if exc is None or isinstance(exc, HsvmError):
+            # ours already (the dask extra missing, bad input): as it is --
+            # importing distributed here had replaced the first by a traceback
             return False
-        from distributed import KilledWorker
-        from distributed.comm.core import CommClosedError
+        try:
+            from distributed import KilledWorker
+            from distributed.comm.core import CommClosedError
+        except ImportError:
+            return False
         if isinstance(exc, KilledWorker):
             raise DaskUnavailableError("a Dask task failed: its worker died %s (%s)"
                                        % ("more often than the scheduler allows", exc)) from None
-        if isinstance(exc, (CommClosedError, TimeoutError)) and not isinstance(exc, HsvmError):
+        if isinstance(exc, (CommClosedError, TimeoutError)):
             raise DaskUnavailableError("lost the Dask cluster: %s" % (exc or type(exc).__name__)) from None
         return False

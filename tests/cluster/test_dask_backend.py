@@ -345,3 +345,22 @@ def test_a_failing_task_on_local_workers_is_one_line_without_their_tracebacks(di
     assert r.returncode == 65
     assert r.stderr == "hsvm: %s:%d: non-numeric value 'abc' for index 1\n" % (bad, lines), r.stderr
     assert not (tmp_path / "p").exists()
+
+
+@pytest.mark.parametrize("command", ["train-ovo", "predict"])
+def test_without_dask_installed_the_backend_is_one_line_and_exit_69(tmp_path, digits_model_file, command):
+    # predict's cluster_errors() imported distributed while handling the
+    # missing-extra error, which then ended in a traceback (exit 1)
+    import subprocess
+    import sys
+
+    from conftest import DIGITS_TEST, DIGITS_TRAIN
+    out = str(tmp_path / "out")
+    args = ["train-ovo", str(DIGITS_TRAIN), "--dask", "local:1", "-o", out] if command == "train-ovo" else \
+        ["predict", "--exact", "-m", str(digits_model_file), DIGITS_TEST, "--dask", "local:1", "-o", out]
+    code = ("import sys; sys.modules['dask'] = sys.modules['distributed'] = None; sys.argv = ['hsvm'] + %r; "
+            "from hsvm_cli.cli.entry import main; main()" % (args,))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert (r.returncode, r.stderr) == (69, "hsvm: the Dask backend needs the 'dask' extra: pip install "
+                                            "'hsvm[dask]'\n"), r.stderr
+    assert not any(tmp_path.iterdir())
