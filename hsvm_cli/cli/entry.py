@@ -125,6 +125,11 @@ def main():
     # reader gone stays BrokenPipeError (exit 141).  Binary outputs write to
     # .buffer and check their own writes.
     from ..io.files import GuardedWriter, whole_stdout
+    if getattr(sys.stdout, "errors", None) == "strict" and hasattr(sys.stdout, "reconfigure"):
+        # a report naming a file the terminal's encoding cannot show
+        # (PYTHONIOENCODING=latin-1 and a name in Chinese) is escaped, not a
+        # UnicodeEncodeError; the C locale's surrogateescape is kept
+        sys.stdout.reconfigure(errors="backslashreplace")
     sys.stdout = GuardedWriter(whole_stdout() if sys.stdout is not None else _ClosedStdout(), "<stdout>")
     sys.stderr = _BestEffortStderr(sys.stderr)
     if os.path.basename(sys.argv[0]) == "__main__.py":

@@ -6,7 +6,7 @@ import os
 
 import numpy as np
 
-from ..errors import EX_UNAVAILABLE, HsvmError
+from ..errors import EX_UNAVAILABLE, HsvmError, printable
 from ..io.files import atomic_output
 
 INSTALL_HINT = "pip install 'hsvm[plot]'"
@@ -246,7 +246,10 @@ def plot_eval(path, *, reject=None, recall=None, grid=None, targets=(), accuracy
         ax.set_visible(False)
     if title:
         head = title if accuracy is None else "%s: accuracy %.2f%%" % (title, 100 * accuracy)
-        fig.suptitle(head, fontsize=11)
+        # the title holds a file name: printed as it is, not as mathtext ('$'
+        # started a formula, and a malformed one was a traceback) and with
+        # undecodable bytes escaped (matplotlib refused their surrogates)
+        fig.suptitle(printable(head), fontsize=11, usetex=False, parse_math=False)
     ext = os.path.splitext(os.fspath(path))[1].lower().lstrip(".")
     fmt = ext if ext in ("png", "pdf", "svg") else "png"
     with atomic_output(path, "wb") as fh:

@@ -463,7 +463,8 @@ def atomic_output(path, mode="wb", *, text=None):
             # An open descriptor of ours (/dev/stdout, /dev/fd/N) is used as
             # it is, so that a shell's `>>` keeps appending; anything else is
             # opened as `>` would.
-            fh = os.fdopen(os.dup(target), mode) if isinstance(target, int) else open(name, mode)
+            fh = os.fdopen(os.dup(target), mode, **_TEXT_ENCODING.get("b" not in mode, {})) \
+                if isinstance(target, int) else open(name, mode, **_TEXT_ENCODING.get("b" not in mode, {}))
         except OSError as exc:
             raise OutputError("%s: cannot write: %s" % (name, exc.strerror or exc)) from None
         if binary and _is_terminal(fh):
@@ -477,12 +478,16 @@ def atomic_output(path, mode="wb", *, text=None):
             _close_quietly(fh)
         return
     directory = os.path.dirname(target)
+    base = os.path.basename(target)
+    if len(os.fsencode(base)) > 200:
+        # ".NAME.XXXXXXXX.tmp" must fit in NAME_MAX (255 bytes) where NAME does
+        base = base[:50]
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(target), suffix=".tmp", dir=directory)
+        fd, tmp = tempfile.mkstemp(prefix=".%s." % base, suffix=".tmp", dir=directory)
     except OSError as exc:
         raise OutputError("%s: cannot write: %s" % (name, exc.strerror or exc)) from None
     try:
-        fh = os.fdopen(fd, mode)
+        fh = os.fdopen(fd, mode, **_TEXT_ENCODING.get("b" not in mode, {}))
         try:
             guarded = GuardedWriter(fh, name)
             yield guarded
@@ -645,7 +650,12 @@ def _output_target(name):
         else:
             reason = "no such directory"
         raise OutputError("%s: cannot write: %s" % (name, reason))
-    cur = os.path.abspath(name)
+    try:
+        cur = os.path.abspath(name)
+    except OSError as exc:
+        # a relative name when the current directory was removed under us
+        raise OutputError("%s: cannot write: %s (the current directory no longer exists)"
+                          % (name, exc.strerror or exc)) from None
     for _ in range(_MAX_LINKS):
         parent = os.path.realpath(os.path.dirname(cur))
         cur = os.path.join(parent, os.path.basename(cur))
@@ -758,6 +768,12 @@ def _copy_mode(tmp, existing):
         # Only root may give a file away; others keep their own ownership.
         with contextlib.suppress(OSError):
             os.chown(tmp, existing.st_uid, existing.st_gid)
+
+
+# Text written to files is UTF-8 whatever the locale (under LC_ALL=C a report
+# naming é.json was a UnicodeEncodeError), and a name's undecodable bytes
+# (carried as surrogates) go back out as the bytes they were.
+_TEXT_ENCODING = {True: {"encoding": "utf-8", "errors": "surrogateescape"}}
 
 
 class WholeWrites:

@@ -7,7 +7,7 @@ it)."""
 import json
 from dataclasses import dataclass
 
-from ..errors import ModelFormatError, OptionError
+from ..errors import ModelFormatError, OptionError, printable
 from ..io.container import container_kind, read_container
 from ..io.files import display_name, open_raw
 
@@ -75,8 +75,9 @@ class FileInfo:
         checks = ("no block checksums (an early file)" if not self.checksummed else
                   "every block verified" if self.verified else
                   "every block verified but W's (--verify reads them)")
-        lines = ["%s: %s version %d, %s bytes, %s" % (self.path, self.format, self.version, format(self.bytes, ","),
-                                                      checks)]
+        # the name as error messages show it: control and undecodable bytes escaped, one line
+        lines = ["%s: %s version %d, %s bytes, %s" % (printable(str(self.path)), self.format, self.version,
+                                                      format(self.bytes, ","), checks)]
         if self.classes is not None:
             shown = " ".join(str(c) for c in self.classes[:_CLASSES_SHOWN])
             more = " ..." if len(self.classes) > _CLASSES_SHOWN else ""

@@ -397,3 +397,42 @@ def test_once_outputs_are_in_place_signals_are_ignored_while_the_interpreter_exi
     r = subprocess.run([sys.executable, "-c", EXIT_DISPOSITIONS, "hash-model", "-m", str(digits_model_file),
                         "--bits", "64", "-q", "-o", str(tmp_path / "no" / "h.hbm")], capture_output=True, text=True)
     assert r.returncode == 74 and r.stderr.endswith("at exit: False False\n"), r.stderr
+
+
+def test_unusual_names_and_environments_give_results_or_one_line(tmp_path, digits_files):
+    # From a user pass over odd names and locales: each of these had been a traceback.
+    model, _, _ = digits_files
+    labels = tmp_path / "p$x^{$.txt"            # '$' started mathtext in the plot's title
+    _hsvm(["predict", "-q", "--scores", "-m", model, DIGITS_TEST, "-o", labels], check=True)
+    undecodable = os.fsdecode(bytes(tmp_path) + b"/pr\xff.txt")
+    os.link(labels, undecodable)
+    for name in (labels, undecodable):
+        r = _hsvm(["eval", "--truth", DIGITS_TEST, name, "--plot", tmp_path / "a.png", "-o", tmp_path / "r.txt"])
+        assert r.returncode == 0 and (tmp_path / "a.png").exists(), r.stderr
+    # a report naming é.json written under the C locale: UTF-8 in the file
+    grid = tmp_path / "é.json"
+    grid.write_text('{"grid": []}', encoding="utf-8")
+    env = dict(os.environ, LC_ALL="C", PYTHONUTF8="0")
+    r = _hsvm(["eval", "--grid", grid, "-o", tmp_path / "g.txt"], env=env)
+    assert r.returncode == 0 and (tmp_path / "g.txt").read_bytes().startswith(os.fsencode(grid)), r.stderr
+    # stdout in latin-1 and a name it cannot show: escaped, not a UnicodeEncodeError
+    shown = tmp_path / "é中.hsvm"
+    shown.write_bytes(open(model, "rb").read())
+    r = _hsvm(["info", shown], env=dict(os.environ, PYTHONIOENCODING="latin-1"))
+    assert r.returncode == 0 and "\\u4e2d.hsvm: hsvm-model version 1" in r.stdout.decode("latin-1"), r.stderr
+    # info's header escapes control characters as the error messages do
+    odd = tmp_path / "e\x1b[31mX\n.hsvm"
+    odd.write_bytes(open(model, "rb").read())
+    r = _hsvm(["info", odd])
+    assert r.stdout.decode().splitlines()[0].startswith(str(tmp_path) + "/e\\x1b[31mX\\x0a.hsvm: hsvm-model")
+    # a legal 250-byte name: the temporary name beside it must fit in NAME_MAX too
+    long = tmp_path / ("a" * 250)
+    _hsvm(["predict", "-q", "-m", model, DIGITS_TEST, "-o", long], check=True)
+    assert long.exists() and sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+    # a relative output when the current directory was removed: one line, exit 74
+    gone = tmp_path / "gone"
+    script = 'mkdir "%s" && cd "%s" && rmdir "%s" && exec "$@"' % (gone, gone, gone)
+    r = subprocess.run(["bash", "-c", script, "bash", sys.executable, "-m", "hsvm_cli", "predict", "-q", "-m",
+                        str(model), DIGITS_TEST, "-o", "p.txt"], capture_output=True, timeout=120)
+    assert (r.returncode, r.stderr) == (74, b"hsvm: p.txt: cannot write: No such file or directory (the current "
+                                            b"directory no longer exists)\n")
