@@ -147,7 +147,9 @@ def command(train, codes_path, bits, output, C, c_grid, cv_folds, solver, tol, p
     progress = options.show_progress(quiet)
     if output is None:
         if not validating:
-            raise click.UsageError("Missing option '-o' / '--output'.")
+            # -o is optional in --help: say when it may be left out
+            raise click.UsageError("Missing option '-o' / '--output' (only --cv F, -c auto or --c-grid run "
+                                   "without one: they report, and write no model)")
         search = cross_validate_file(train, C=C, c_grid=c_grid, folds=cv_folds or 5, progress=progress, solver=solver,
                                      tol=tol, normalize=normalize, seed=seed, jobs=jobs, zero_based=zero_based,
                                      bias=bias, bags=bags, per_class=per_class)

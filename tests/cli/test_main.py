@@ -17,6 +17,10 @@ def test_version_and_help_exit_zero():
     (["train-ovo", "t.svm", "-c", "many", "-o", "m.hsvm"],
      "hsvm train-ovo: Invalid value for '-c': expected a positive number or 'auto', got 'many' "
      "(see 'hsvm train-ovo --help')"),
+    # -o is optional in --help: the message says when
+    (["train-ovo", "t.svm", "-c", "2"],
+     "hsvm train-ovo: Missing option '-o' / '--output' (only --cv F, -c auto or --c-grid run without one: they "
+     "report, and write no model) (see 'hsvm train-ovo --help')"),
     # click lays the choices out over lines: spaces here, not \x0a\x09 escapes
     (["kernel-hash", "t.svm", "-o", "k.khm"],
      "hsvm kernel-hash: Missing option '--kernel'. Choose from: rbf, chi2, intersection, poly, linear "
