@@ -94,13 +94,7 @@ def read_predictions(source, *, name=None):
     first = True
     fh = open_input(source) if not hasattr(source, "read") else source
     try:
-        blank = None
-        for lineno, raw in enumerate(bounded_lines(fh, name), 1):
-            line = raw.split(b"#", 1)[0].strip()
-            if not line:
-                blank = blank or (lineno if not raw.strip() else None)
-                continue
-            _no_gap(blank, name)
+        for lineno, line in _content_lines(fh, name):
             tok = line.split(None, 1)[0]
             if first and tok == b"labels":
                 first = False
@@ -113,15 +107,23 @@ def read_predictions(source, *, name=None):
     return np.asarray(out, dtype=np.int64)
 
 
-def _no_gap(blank, name):
-    """Refuse an empty line followed by more predictions: a prediction is a
-    line, matched to the samples by position, so a gap would shift every
-    later one (a line left empty for a missing prediction, and an extra one
-    appended, paired them all wrongly with no error).  Empty lines at the end
-    and comment lines are fine."""
-    if blank is not None:
-        raise InputFormatError(name, blank, "empty line among the predictions (one prediction per line, matched "
-                               "to the samples by position)")
+def _content_lines(fh, name):
+    """(line number, content) of each line of a predictions file that holds
+    something besides a comment.  An empty line followed by more predictions
+    is refused: a prediction is a line, matched to the samples by position,
+    so a gap would shift every later one (a line left empty for a missing
+    prediction, and an extra one appended, paired them all wrongly with no
+    error).  Empty lines at the end and comment lines are fine."""
+    blank = None
+    for lineno, raw in enumerate(bounded_lines(fh, name), 1):
+        line = raw.split(b"#", 1)[0].strip()
+        if not line:
+            blank = blank or (lineno if not raw.strip() else None)
+            continue
+        if blank is not None:
+            raise InputFormatError(name, blank, "empty line among the predictions (one prediction per line, "
+                                   "matched to the samples by position)")
+        yield lineno, line
 
 
 # --- predictions with a score matrix (``--scores`` votes, ``--proba`` probabilities) ---
@@ -247,13 +249,7 @@ class ScoredBlocks:
         flat, linenos = [], []
         first = True
         try:
-            blank = None
-            for lineno, raw in enumerate(bounded_lines(fh, name), 1):
-                line = raw.split(b"#", 1)[0].strip()
-                if not line:
-                    blank = blank or (lineno if not raw.strip() else None)
-                    continue
-                _no_gap(blank, name)
+            for lineno, line in _content_lines(fh, name):
                 tokens = line.split()
                 if first:
                     first = False
