@@ -136,9 +136,11 @@ def main():
         # `python -m hsvm_cli ...` is the hsvm command: recorded so in models
         # (provenance.command), not as __main__.py
         sys.argv[0] = "hsvm"
-    # Before numpy loads its BLAS: a Slurm task's BLAS threads are its CPUs.
-    from ..support.resources import blas_threads_from_slurm
+    # Before numpy loads its BLAS: a Slurm task's BLAS threads are its CPUs,
+    # and idle BLAS threads leave the cores to hsvm's own soon.
+    from ..support.resources import blas_threads_from_slurm, blas_waits_briefly
     blas_threads_from_slurm()
+    blas_waits_briefly()
     from .main import cli
     try:
         cli(prog_name="hsvm")

@@ -24,7 +24,7 @@ import os
 from .threads import default_threads
 
 __all__ = ["training_block_memory", "prediction_shard_memory", "task_threads", "blas_threads_from_slurm",
-           "BLAS_VARIABLES"]
+           "blas_waits_briefly", "BLAS_VARIABLES", "BLAS_SPIN"]
 
 #: The variables the common BLAS libraries read their thread count from.
 BLAS_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
@@ -106,6 +106,29 @@ def blas_threads_from_slurm(environ=None):
     for var in set_now:
         env[var] = chosen
     return set_now
+
+
+#: OPENBLAS_THREAD_TIMEOUT the hsvm command sets when it is unset: OpenBLAS's
+#: idle threads poll for 2^16 cycles (~20 us) before they sleep, instead of
+#: its default 2^28 (~0.1 s).  hsvm calls the BLAS for one large product at a
+#: time (a chunk's projection) and then runs its own threads (Hamming voting,
+#: refine), which the polling threads had been taking cores from: on two cores
+#: a hashed predict spent 11-12% of its CPU time in them (none after); its
+#: whole process, median of 11, went from 0.435 to 0.368 s in a quiet moment
+#: (bench/bench_input_path.py's files) and did not change in a busy one;
+#: exact prediction, whose products are hsvm's own, was unchanged.
+BLAS_SPIN = "16"
+
+
+def blas_waits_briefly(environ=None):
+    """Set OPENBLAS_THREAD_TIMEOUT to :data:`BLAS_SPIN` in ``environ``
+    (default ``os.environ``) unless the user set it.  Must run before numpy
+    loads its BLAS to take effect.  Returns whether it was set."""
+    env = os.environ if environ is None else environ
+    if env.get("OPENBLAS_THREAD_TIMEOUT", "").strip():
+        return False
+    env["OPENBLAS_THREAD_TIMEOUT"] = BLAS_SPIN
+    return True
 
 
 # ------------------------------------------------ estimates for job scripts

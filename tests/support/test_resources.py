@@ -9,8 +9,10 @@ import sys
 import pytest
 
 from hsvm_cli.support.resources import (
+    BLAS_SPIN,
     BLAS_VARIABLES,
     blas_threads_from_slurm,
+    blas_waits_briefly,
     prediction_shard_memory,
     task_threads,
     training_block_memory,
@@ -99,3 +101,30 @@ def test_the_estimator_refuses_counts_below_one_as_usage_errors(args, capsys):
     with pytest.raises(SystemExit) as exit_:
         main(args)
     assert exit_.value.code == 2 and "expected a positive integer" in capsys.readouterr().err
+
+
+def test_idle_blas_threads_sleep_soon_unless_the_user_chose():
+    env = {}
+    assert blas_waits_briefly(env) and env == {"OPENBLAS_THREAD_TIMEOUT": BLAS_SPIN}
+    env = {"OPENBLAS_THREAD_TIMEOUT": "28"}
+    assert not blas_waits_briefly(env) and env == {"OPENBLAS_THREAD_TIMEOUT": "28"}
+
+
+def test_the_hsvm_command_sets_the_blas_wait_before_numpy_loads():
+    # main() sets it (or keeps the user's) before anything loads numpy
+    code = ("import os, sys; sys.argv = ['hsvm', '--version']\n"
+            "import hsvm_cli.support.resources as r\n"
+            "def checked(real=r.blas_waits_briefly):\n"
+            "    assert 'numpy' not in sys.modules\n"
+            "    return real()\n"
+            "r.blas_waits_briefly = checked\n"
+            "from hsvm_cli.cli.entry import main\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "sys.__stderr__.write('timeout=%s' % os.environ.get('OPENBLAS_THREAD_TIMEOUT'))")
+    for given, expected in ((None, BLAS_SPIN), ("30", "30")):
+        env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
+        if given is not None:
+            env["OPENBLAS_THREAD_TIMEOUT"] = given
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+        assert out.stderr.endswith("timeout=%s" % expected)
