@@ -39,6 +39,13 @@ enum hsvm_num_status {
 };
 
 typedef struct {
+    /* in: how values are read, for tests (0 and 0: as the text calls for).
+     * value_mode 1 + m reads every value in mode m (a FEATURE_* set of
+     * svmparse.c: 0 the byte loop, 1 signs by arithmetic, 2 fractions by
+     * words, 3 both); mode_sample > 0 chooses the mode after that many values
+     * instead of 256.  Every mode gives the same results. */
+    int64_t value_mode;
+    int64_t mode_sample;
     /* in/out: fill level of the caller's arrays, carried across calls */
     int64_t rows;
     int64_t nnz;

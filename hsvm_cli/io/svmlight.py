@@ -108,10 +108,12 @@ class _Options:
     threads: int
     part_bytes: int
     csr_arrays: bool = False    # chunks as support.lazy_sparse.CsrArrays (no scipy), for the predict path
+    value_mode: int = 0         # tests: hsvm_svm_parse_state.value_mode (0: as the text calls for)
+    mode_sample: int = 0        # tests: hsvm_svm_parse_state.mode_sample (0: the parser's default)
 
 
 def _validate(zero_based, n_features, extra_features, chunk_rows, dtype, block_size, line_limit, threads=None,
-              part_bytes=None):
+              part_bytes=None, value_mode=None, mode_sample=None):
     if not isinstance(zero_based, (bool, np.bool_)):
         raise TypeError("zero_based must be a bool, not %r" % (zero_based,))
     if n_features is not None:
@@ -146,12 +148,13 @@ def _validate(zero_based, n_features, extra_features, chunk_rows, dtype, block_s
     # Blocks no longer than the limit: then a line that ends inside one block
     # is within the limit, and only carried-over lines need counting.
     return _Options(bool(zero_based), n_features, extra_features == "ignore", int(chunk_rows), dt,
-                    int(min(block_size, line_limit)), int(line_limit), threads, max(1, part_bytes))
+                    int(min(block_size, line_limit)), int(line_limit), threads, max(1, part_bytes),
+                    value_mode=0 if value_mode is None else 1 + int(value_mode), mode_sample=int(mode_sample or 0))
 
 
 def iter_svmlight(source, *, zero_based=False, n_features=None, extra_features="error",
                   chunk_rows=65536, dtype=np.float64, name=None, shard=None, threads=None, _block_size=None,
-                  _line_limit=None, _part_bytes=None, _csr_arrays=False):
+                  _line_limit=None, _part_bytes=None, _csr_arrays=False, _value_mode=None, _mode_sample=None):
     """Stream an svmlight file as :class:`SvmChunk` objects of at most ``chunk_rows`` rows.
 
     ``source``: a path, ``"-"`` for stdin (both opened with
@@ -182,11 +185,12 @@ def iter_svmlight(source, *, zero_based=False, n_features=None, extra_features="
     decompressed :class:`~hsvm_cli.errors.CorruptInputError`, a failing read
     :class:`~hsvm_cli.errors.InputReadError`, a missing or unreadable path
     :class:`~hsvm_cli.errors.InputNotFoundError`.  (``_block_size``,
-    ``_line_limit`` and ``_part_bytes`` are for tests; ``_csr_arrays`` gives
+    ``_line_limit``, ``_part_bytes``, ``_value_mode`` and ``_mode_sample``
+    (native/hsvm_svmparse.h) are for tests; ``_csr_arrays`` gives
     chunks whose X is a :class:`~hsvm_cli.support.lazy_sparse.CsrArrays`,
     for ``hsvm predict``, which then needs no scipy for dense samples.)"""
     opts = _validate(zero_based, n_features, extra_features, chunk_rows, dtype, _block_size, _line_limit, threads,
-                     _part_bytes)
+                     _part_bytes, _value_mode, _mode_sample)
     if _csr_arrays:
         opts = replace(opts, csr_arrays=True)
     _check_source(source)
@@ -197,12 +201,12 @@ def iter_svmlight(source, *, zero_based=False, n_features=None, extra_features="
 
 def load_svmlight(source, *, zero_based=False, n_features=None, extra_features="error",
                   dtype=np.float64, name=None, shard=None, threads=None, _block_size=None, _line_limit=None,
-                  _rescan=None, _part_bytes=None):
+                  _rescan=None, _part_bytes=None, _value_mode=None, _mode_sample=None):
     """Read a whole svmlight file; returns ``(X, y)``: a CSR matrix of shape
     ``(rows, width)`` and int64 labels.  ``width`` is ``n_features`` when given,
     else the largest column + 1 in the file.  Options as for :func:`iter_svmlight`."""
     opts = _validate(zero_based, n_features, extra_features, _UNBOUNDED_ROWS, dtype, _block_size, _line_limit, threads,
-                     _part_bytes)
+                     _part_bytes, _value_mode, _mode_sample)
     _check_source(source)
     if shard is not None:
         chunks = list(_generate_shard(source, as_shard(shard), opts, name))
@@ -449,6 +453,8 @@ class _ChunkBuilder:
         self.name = name
         self.here = here
         self.st = ffi.new("hsvm_svm_parse_state *")
+        self.st.value_mode = opts.value_mode
+        self.st.mode_sample = opts.mode_sample
         self.nnz_hint = nnz_hint
         self.n_features = -1 if opts.n_features is None else opts.n_features
         self._pool = None

@@ -8,7 +8,8 @@ The first byte of an input picks what the rest is (so corpus files stay
 readable: byte 0x00 followed by an svmlight file is a plain input):
 
 0. raw bytes, read as an svmlight file;
-1. choices that drive the grammar of tests/oracles/svmlight_grammar.py;
+1. choices that drive the grammar of tests/oracles/svmlight_grammar.py (and
+   then how the parser reads values: each of its ways);
 2. a compressed file: a grammar-built text the reference accepts, gzip, bz2
    or xz compressed, then truncated or bit-flipped where the input says;
 3. a grammar-built text handed to the reader in input-chosen pieces, block
@@ -134,7 +135,11 @@ def one_raw(payload):
 def one_grammar(payload):
     fdp = atheris.FuzzedDataProvider(payload)
     text = grammar_text(fdp, bad_rate=fdp.ConsumeIntInRange(0, 10))
-    return compare(text, lambda: load_svmlight(io.BytesIO(text), name="f"))
+    # What is left picks how values are read (native/svmparse.c, feature_mode):
+    # chosen as usual, one of the four ways forced, or chosen after one value.
+    pick = fdp.ConsumeIntInRange(0, 5)
+    kw = {} if pick == 0 else {"_mode_sample": 1} if pick == 5 else {"_value_mode": pick - 1}
+    return compare(text, lambda: load_svmlight(io.BytesIO(text), name="f", **kw))
 
 
 def one_compressed(payload):

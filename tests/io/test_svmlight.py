@@ -506,6 +506,65 @@ def test_values_in_files_equal_correctly_rounded_conversion():
         assert same_bits(got[i], float(t)), (t, got[i])
 
 
+def _signed_long_values(rng, n):
+    # text as floats are printed: random signs, fractions of 6-10 digits
+    return ["%s0.%0*d" % (rng.choice(["", "-"]), k, rng.randrange(10 ** k)) for k in
+            (rng.randint(6, 10) for _ in range(n))]
+
+
+def _rows_of(texts, per_row=10):
+    return "".join("%d " % (r % 3) + " ".join("%d:%s" % (i + 1, t) for i, t in enumerate(texts[r:r + per_row]))
+                   + "\n" for r in range(0, len(texts), per_row))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_values_after_the_first_rows_read_the_same_in_every_reading_mode(dtype):
+    # After 256 values a call may read signs and fractions another way
+    # (native/svmparse.c, feature_mode): leading rows that call for each way,
+    # then every kind of value, each equal to its correctly rounded conversion
+    # and to what the byte loop (mode 0) reads.
+    rng = random.Random(11)
+    tail = [t for t in FLOAT_EDGES + _random_decimals(rng, 600) + _signed_long_values(rng, 400)
+            if abs(float(t)) < F32_OVERFLOW]
+    leads = {"positive short": ["0.%03d" % rng.randrange(1000) for _ in range(300)],
+             "signed short": ["%s0.%d" % (rng.choice(["", "-"]), rng.randrange(100)) for _ in range(300)],
+             "positive long": ["0.%08d" % rng.randrange(10 ** 8) for _ in range(300)],
+             "signed long": _signed_long_values(rng, 300)}
+    for name, lead in leads.items():
+        texts = lead + tail
+        data = _rows_of(texts).encode()
+        X, _ = load_bytes(data, dtype=dtype)
+        assert X.nnz == len(texts), name
+        for v, t in zip(X.data, texts):
+            want = float(t) if dtype == np.float64 else float(np.float32(float(t)))
+            assert same_bits(float(v), want), (name, t, v)
+        for mode in range(4):
+            Xm, _ = load_bytes(data, dtype=dtype, _value_mode=mode)
+            assert np.array_equal(Xm.data.view(np.uint8), X.data.view(np.uint8)), (name, mode)
+
+
+def test_errors_after_the_reading_mode_changes_name_their_line():
+    # the line and token of an error in the second part of a call are the file's
+    rng = random.Random(5)
+    lead = _rows_of(_signed_long_values(rng, 300)).encode()
+    data = b"# head\n\n" + lead + b"\n# mid\n1 1:-0.123456789 2:0.1234567x\n"
+    line = data.count(b"\n")
+    for mode_sample in (None, 1, 299):
+        err = parse_error(data, _mode_sample=mode_sample)
+        assert str(err) == "t.svm:%d: non-numeric value '0.1234567x' for index 2" % line, mode_sample
+    chunks = chunks_of(lead + b"# tail\n" + lead, chunk_rows=1000, _mode_sample=7)
+    assert [c.first_line for c in chunks] == [1] and chunks[0].X.shape[0] == 60
+
+
+def test_values_at_the_very_end_of_the_text_after_the_mode_changes():
+    # the fraction's words must not read past the text: values ending it
+    rng = random.Random(9)
+    lead = _rows_of(_signed_long_values(rng, 300)).encode()
+    for tail in (b"1 1:-0.5", b"1 1:0.123456789012", b"1 1:-0.12345678901234567", b"2 3:0.1234567\n"):
+        X, y = load_bytes(lead + tail)
+        assert same_bits(float(X.data[-1]), float(tail.split(b":")[-1])), tail
+
+
 @pytest.mark.parametrize("zero_based", [False, True])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_dense_write_then_read_round_trips_exactly(zero_based, dtype):

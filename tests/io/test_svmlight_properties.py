@@ -45,16 +45,18 @@ class Chunked(io.RawIOBase):
         return out
 
 
-def check_against_reference(data, source=None, **kw):
+def check_against_reference(data, source=None, reader_kw=None, **kw):
     """The reader's outcome on ``data`` is the reference's; returns the
-    reference result or None when both reject."""
+    reference result or None when both reject.  ``reader_kw``: the reader's
+    own further options."""
     try:
         ref = svmlight_ref.read(data, **kw)
         ref_error = None
     except svmlight_ref.RefError as exc:
         ref, ref_error = None, exc
     try:
-        X, y = load_svmlight(source if source is not None else io.BytesIO(data), name="f.svm", **kw)
+        X, y = load_svmlight(source if source is not None else io.BytesIO(data), name="f.svm", **kw,
+                             **(reader_kw or {}))
     except InputFormatError as err:
         assert ref_error is not None, "rejected what the reference accepts: %s" % err
         assert 1 <= err.line <= svmlight_ref.count_lines(data), err
@@ -134,3 +136,16 @@ def test_parsing_on_several_threads_gives_the_chunks_and_error_of_one(data, opts
     one = _outcome(text, threads=1, **kw)
     several = _outcome(text, threads=data.draw(st.integers(2, 4)), _part_bytes=data.draw(st.integers(1, 64)), **kw)
     assert several == one
+
+
+@BOUNDED
+@given(st.data(), OPTIONS)
+def test_every_value_reading_mode_reads_as_the_reference_reads(data, opts):
+    # The parser reads signs and fractions in one of four ways, chosen from
+    # the first values of each call (native/svmparse.c, feature_mode); here
+    # every way is forced, or chosen after a draw of 1..3 values, so that the
+    # switch falls anywhere in the text.
+    text = grammar_text(data, bad_rate=data.draw(st.sampled_from([0, 0, 2])))
+    forced = data.draw(st.sampled_from([None, 0, 1, 2, 3]))
+    sample = data.draw(st.integers(1, 3)) if forced is None else None
+    check_against_reference(text, reader_kw={"_value_mode": forced, "_mode_sample": sample}, **opts)
