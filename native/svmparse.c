@@ -364,10 +364,10 @@ static inline uint64_t digits8_value(uint64_t v, int n)
  * "0.07997374"), and then a branch misses about once a value at each: the
  * sign read and applied by arithmetic, and the fraction read in two words of
  * eight bytes without a branch on its length, took a value from 18.6 to 12.5
- * ns (synthetic K = 300 test file) and 21 to 13 ns (reuters-r52), where they
- * cost 8.5 -> 11.2 ns on fashion-mnist's.  The parser picks per call from
- * the values it has read so far (FEATURE_MODE_*); both ways give the same
- * integer of digits and the same division, so the same bits. */
+ * ns (synthetic K = 300 test file), where they cost 8.5 -> 11.2 ns on
+ * fashion-mnist's.  The parser picks per call from the first values it reads
+ * (feature_mode); both ways give the same integer of digits and the same
+ * division, so the same bits. */
 enum {
     FEATURE_SIGN_ARITH = 1,   /* the sign without branches */
     FEATURE_FRAC_WORDS = 2,   /* the fraction's digits by words */
