@@ -49,6 +49,33 @@ class HashVoter(BuildsPlansOnUse):
     def votes(self, xcodes, *, threads=None):
         """Hash votes [n, K] int32 and normalised margins [n, K] float64: the
         class's summed (ρ − d_H)/D' over its classifiers (bag mean), signed
-        towards the class."""
-        votes, dsum = self._ready().vote(np.ascontiguousarray(xcodes), threads=threads, kernel=self.kernel)
-        return votes, hash_margins(dsum, self.theta_sums, bits=self.bits, bags=self.bags)
+        towards the class.  A sample whose code is all zeros (the code of a
+        sample with no features) is voted at right angles to every
+        classifier (:meth:`right_angle_votes`)."""
+        xcodes = np.ascontiguousarray(xcodes)
+        votes, dsum = self._ready().vote(xcodes, threads=threads, kernel=self.kernel)
+        margins = hash_margins(dsum, self.theta_sums, bits=self.bits, bags=self.bags)
+        blank = ~xcodes[:, :self.bits // 64].any(axis=1)
+        if blank.any():
+            votes[blank], margins[blank] = self.right_angle_votes()
+        return votes, margins
+
+    def right_angle_votes(self):
+        """The votes [K] and margins [K] of a sample at Hamming distance D'/2
+        from every classifier's code: the zero sample's.  Its code (every
+        projection r.0 = 0, so every bit 0) says nothing of its angle to a
+        normal w, and its distances to the codes -- and so its votes -- were
+        those of an arbitrary direction, changing with the seed; but w.0 + b =
+        b, and at a right angle (the expected distance D'/2) the range query
+        D'/2 < ceil(θ D') with θ = arccos(-b/|w|)/π answers b > 0 for every
+        classifier: the exact decisions.  Bags vote as in the kernel (a
+        majority; an even split to class a when the summed distance is below
+        the summed threshold)."""
+        half = self.bits // 2
+        thr = self.thresholds.astype(np.int64).reshape(-1, self.bags)
+        cnt = (half < thr).sum(axis=1)
+        a_wins = (2 * cnt > self.bags) | ((2 * cnt == self.bags) & (half * self.bags < thr.sum(axis=1)))
+        K = self.n_classes
+        votes = np.bincount(np.where(a_wins, self.pair_a, self.pair_b), minlength=K).astype(np.int32)
+        dsum = half * self.bags * (np.bincount(self.pair_a, minlength=K) - np.bincount(self.pair_b, minlength=K))
+        return votes, hash_margins(dsum.astype(np.float64), self.theta_sums, bits=self.bits, bags=self.bags)

@@ -130,5 +130,12 @@ class ClassScoreFilter(BuildsPlansOnUse):
         with (timings or NullTimings()).phase("filter"):
             if self._codes is None:
                 self._codes = HammingCodes(self.encoder.codes(self.U), bits=self.bits)
-            dist = self._codes.distances(np.ascontiguousarray(xcodes), threads=self.threads, kernel=self.kernel)
-            return self.norms * np.cos(np.pi * dist / self.bits) + self.beta
+            xcodes = np.ascontiguousarray(xcodes)
+            dist = self._codes.distances(xcodes, threads=self.threads, kernel=self.kernel)
+            scores = self.norms * np.cos(np.pi * dist / self.bits) + self.beta
+            # an all-zero code is a sample with no features (HashVoter.votes):
+            # u.0 + β = β, which its distances cannot tell
+            blank = ~xcodes[:, :self.bits // 64].any(axis=1)
+            if blank.any():
+                scores[blank] = self.beta
+            return scores

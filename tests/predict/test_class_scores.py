@@ -2,6 +2,7 @@
 exact (one K x d product) or estimated from codes."""
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from hsvm_cli import OptionError
 from hsvm_cli.models.hashed import hash_model, load_hash_model, save_hash_model
@@ -61,6 +62,17 @@ def test_hashed_scores_estimate_the_scores(digits_model, digits):
     # codes is what scoring the codes gives.
     assert (s.argmax(axis=1) == e.argmax(axis=1)).mean() > 0.9
     assert np.array_equal(e, hashed.scores_of_codes(h.encoder(2048).codes(Xn)))
+
+
+def test_hashed_scores_of_a_sample_without_features_are_the_exact_ones(digits_model):
+    # its all-zero code says nothing of its angles; u.0 + beta = beta
+    h = hash_model(digits_model, bits=256, seed=1)
+    U, beta = class_score_weights(digits_model)
+    hashed = ClassScoreFilter(U, beta, encoder=h.encoder(256))
+    Z = sp.csr_matrix((2, digits_model.n_features))
+    got = hashed.scores(prepare("l2", Z))
+    assert np.array_equal(got, np.tile(beta, (2, 1)))
+    assert np.array_equal(ClassScoreFilter(U, beta).scores(prepare("l2", Z)), got)
 
 
 def test_stored_class_scores_give_the_same_predictions(digits_model, digits, tmp_path):

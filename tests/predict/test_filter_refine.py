@@ -401,3 +401,52 @@ def test_at_small_d_a_refine_cell_s_fixed_part_makes_large_k_score_every_classif
         return SimpleNamespace(n_classes=K, n_features=d, n_classifiers=K * (K - 1) // 2, bags=1)
     assert dense_is_cheaper(500, model(1000, 64)) and not dense_is_cheaper(250, model(1000, 64))
     assert not dense_is_cheaper(121, model(242, 784)) and not dense_is_cheaper(90, model(242, 784))
+
+
+def _blank_rows_model(bags=1):
+    from hsvm_cli.train.ovo import train_ovo
+    rng = np.random.default_rng(4)
+    centres = rng.normal(size=(5, 6)) * 3
+    y = np.repeat(np.arange(5), 12)
+    X = centres[y] + rng.normal(size=(60, 6))
+    return train_ovo(X, y, seed=1, bags=bags) if bags > 1 else train_ovo(X, y, seed=1)
+
+
+def test_samples_without_features_are_voted_as_exact_prediction_votes_them():
+    # A zero sample hashes to the all-zero code, whose distances to the codes
+    # say nothing (its votes had followed the seed); w.0 + b = b decides, and
+    # the filter now votes it so for every seed and prefix.
+    model = _blank_rows_model()
+    Z = sp.csr_matrix((3, model.n_features))
+    exact = Predictor(model).predict_block(Z)
+    for seed in range(6):
+        h = hash_model(model, bits=256, seed=seed)
+        for bits in (64, 256):
+            f = HashFilter(h, bits=bits)
+            votes, _ = f.hash_and_vote(prepare("l2", Z))
+            assert np.array_equal(votes, exact.votes), (seed, bits)
+            got = Predictor(model, h, bits=bits, filter_k=1).predict(Z)
+            assert np.array_equal(got, exact.labels), (seed, bits)
+    # codes given instead of samples: the same
+    codes = np.zeros((3, 4), dtype=np.uint64)
+    assert np.array_equal(HashFilter(h).votes(codes)[0], exact.votes)
+
+
+def test_a_zero_code_among_others_changes_only_its_own_row():
+    model = _blank_rows_model(bags=2)
+    h = hash_model(model, bits=128, seed=3)
+    f = HashFilter(h, bits=128)
+    rng = np.random.default_rng(2)
+    codes = rng.integers(0, 2 ** 63, size=(5, 2), dtype=np.int64).astype(np.uint64)
+    before_v, before_m = f.votes(codes)
+    codes[2] = 0
+    after_v, after_m = f.votes(codes)
+    keep = [0, 1, 3, 4]
+    assert np.array_equal(after_v[keep], before_v[keep]) and np.array_equal(after_m[keep], before_m[keep])
+    # the blank row: every classifier at distance D'/2, as the definition votes it
+    thr = thresholds(h.theta, 128).astype(np.int64).reshape(-1, 2)
+    cnt = (64 < thr).sum(axis=1)
+    a_wins = (2 * cnt > 2) | ((2 * cnt == 2) & (128 < thr.sum(axis=1)))
+    want = np.bincount(np.where(a_wins, h.pair_a, h.pair_b), minlength=model.n_classes)
+    assert np.array_equal(after_v[2], want)
+    assert after_v[2].sum() == model.n_classes * (model.n_classes - 1) // 2
