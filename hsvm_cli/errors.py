@@ -20,9 +20,18 @@ class HsvmError(Exception):
 class OptionError(HsvmError, ValueError):
     """Options that do not fit together or a value out of range, found by the
     library rather than the command-line parser (so it is a ValueError to a
-    Python caller and a bad command line, exit 2, to a shell)."""
+    Python caller and a bad command line, exit 2, to a shell).
+
+    ``message`` says it in the command line's words (``--filter-k``, ``-C``);
+    ``python``, when given, in the library's (``filter_k``, ``calibration=``):
+    ``str(err)`` is then that, for a Python caller, and ``cli_message`` the
+    command line's, which the ``hsvm`` command prints."""
 
     exit_code = EX_CLI_USAGE
+
+    def __init__(self, message, *, python=None):
+        super().__init__(message if python is None else python)
+        self.cli_message = message
 
 
 class InputFormatError(HsvmError):

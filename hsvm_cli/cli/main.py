@@ -78,7 +78,7 @@ class HsvmGroup(click.Group):
             # one line whatever a file name or a file held (control bytes escaped);
             # options the library refused read as the command line's usage errors
             if isinstance(exc, OptionError) and ctx.invoked_subcommand:
-                click.echo(_usage_line("hsvm %s" % ctx.invoked_subcommand, str(exc)), err=True)
+                click.echo(_usage_line("hsvm %s" % ctx.invoked_subcommand, exc.cli_message), err=True)
             else:
                 click.echo("hsvm: %s" % printable(str(exc)), err=True)
             if isinstance(exc, OutputError):

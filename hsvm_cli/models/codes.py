@@ -276,7 +276,7 @@ def _checked_bits(h, bits):
     try:
         return h.check_bits(bits)
     except ValueError as exc:
-        raise OptionError(str(exc)) from None
+        raise OptionError(getattr(exc, "cli_message", str(exc)), python=str(exc)) from None
 
 
 def _kernel_encoder(h, bits, source, zero_based):

@@ -121,6 +121,8 @@ class HashModel:
         bits = int(bits)
         if bits <= 0 or bits % 64 or bits > self.bits:
             raise OptionError("--bits must be a multiple of 64 between 64 and the hashed %d, got %d"
+                              % (self.bits, bits),
+                              python="bits must be a multiple of 64 between 64 and the hash model's %d, got %d"
                               % (self.bits, bits))
         return bits
 

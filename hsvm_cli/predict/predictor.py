@@ -162,18 +162,23 @@ class Predictor:
         if first_stage is not None and first_stage not in FIRST_STAGES:
             raise OptionError("the first stage must be one of %s, not %r" % (", ".join(FIRST_STAGES), first_stage))
         if first_stage in ("votes", "hashed-scores") and hash_model is None:
-            raise OptionError("--first-stage %s needs a hash model (-H)" % first_stage)
+            raise OptionError("--first-stage %s needs a hash model (-H)" % first_stage,
+                              python="first_stage=%r needs a hash model (hash_model)" % first_stage)
         self.first_stage = first_stage
         if first_stage is None:
             if bits is not None:
-                raise OptionError("--bits needs a hash model (-H)")
+                raise OptionError("--bits needs a hash model (-H)", python="bits needs a hash model (hash_model)")
             if epsilon is not None:
                 raise OptionError("--filter-threshold needs the hash filter (-H): the probabilities it thresholds "
-                                  "are calibrated on its vote first stage")
+                                  "are calibrated on its vote first stage",
+                                  python="epsilon needs the hash filter (hash_model): the probabilities it "
+                                  "thresholds are calibrated on its vote first stage")
             if filter_k is not None:
-                raise OptionError("--filter-k needs a first stage (a hash model -H, or --first-stage scores)")
+                raise OptionError("--filter-k needs a first stage (a hash model -H, or --first-stage scores)",
+                                  python="filter_k needs a first stage (hash_model, or first_stage='scores')")
             if not refine:
-                raise OptionError("--no-refine needs a first stage (a hash model -H, or --first-stage scores)")
+                raise OptionError("--no-refine needs a first stage (a hash model -H, or --first-stage scores)",
+                                  python="refine=False needs a first stage (hash_model, or first_stage='scores')")
             self.filter = None
             self.scorer = ExactScorer(model, threads=threads, kernel=kernel) if rule == "vote" else None
             return
@@ -182,24 +187,30 @@ class Predictor:
         K = model.n_classes
         if epsilon is not None:
             if calibration is None:
-                raise OptionError("--filter-threshold needs a calibration (-C)")
+                raise OptionError("--filter-threshold needs a calibration (-C)",
+                                  python="epsilon needs a calibration (calibration)")
             if first_stage != "votes":
-                raise OptionError("--filter-threshold is calibrated for the vote first stage only")
+                raise OptionError("--filter-threshold is calibrated for the vote first stage only",
+                                  python="epsilon is calibrated for the vote first stage only")
             if not 0.0 <= float(epsilon) < 1.0:
-                raise OptionError("--filter-threshold must be in [0, 1)")
+                raise OptionError("--filter-threshold must be in [0, 1)", python="epsilon must be in [0, 1)")
         if filter_k is None:
             filter_k = K if epsilon is not None else default_filter_k(K)
         if isinstance(filter_k, (bool, np.bool_)) or not isinstance(filter_k, (int, np.integer)) or filter_k < 1:
-            raise OptionError("--filter-k must be an integer of at least 1, not %r" % (filter_k,))
+            raise OptionError("--filter-k must be an integer of at least 1, not %r" % (filter_k,),
+                              python="filter_k must be an integer of at least 1, not %r" % (filter_k,))
         if epsilon is not None and (filter_k == 1 or not refine):
             raise OptionError("--filter-threshold chooses the classes to refine: with -k 1 or --no-refine there "
-                              "is only the first stage's best class")
+                              "is only the first stage's best class",
+                              python="epsilon chooses the classes to refine: with filter_k=1 or refine=False "
+                              "there is only the first stage's best class")
         if first_stage == "votes":
             # Models on unnormalised features get per-sample thresholds (raw_filter.py).
             self.filter = make_filter(model, hash_model, bits=bits, threads=threads, kernel=kernel)
         else:
             if first_stage == "scores" and bits is not None:
-                raise OptionError("--bits is for a hashed first stage (votes, hashed-scores)")
+                raise OptionError("--bits is for a hashed first stage (votes, hashed-scores)",
+                                  python="bits is for a hashed first stage (first_stage 'votes' or 'hashed-scores')")
             if first_stage == "hashed-scores" and not unit_length_samples(model):
                 # The estimate ||u|| cos(angle) + beta stands for u.x + beta at ||x|| = 1 only.
                 raise OptionError("--first-stage hashed-scores needs a model on unit-length samples (this one "
@@ -363,12 +374,17 @@ class Predictor:
                 self._proba_twin = Predictor(self.model, **arguments, **common)
             return self._proba_twin._proba_predictor()
         if self.calibration is None:
-            raise OptionError("--proba needs a calibration (-C)")
+            raise OptionError("--proba needs a calibration (-C)",
+                              python="probabilities need a calibration (Predictor.from_calibration, or "
+                              "calibration=)")
         if self.rule == "dag":
             raise OptionError("--proba needs every pair among the refined classes (pairwise coupling): "
-                              "use the vote rule, not --dag or --refine dag")
+                              "use the vote rule, not --dag or --refine dag",
+                              python="probabilities need every pair among the refined classes (pairwise "
+                              "coupling): use rule='vote', not 'dag'")
         if self.first_stage not in (None, "votes"):
-            raise OptionError("--proba is calibrated for the vote first stage only")
+            raise OptionError("--proba is calibrated for the vote first stage only",
+                              python="probabilities are calibrated for the vote first stage only")
         if self.first_stage == "votes":
             self.calibration.alpha(self.filter.bits)     # an OptionError naming the bits calibrated
         return self
@@ -396,7 +412,8 @@ class Predictor:
         be None when nothing is refined."""
         if codes is not None:
             if self.filter is None:
-                raise OptionError("--codes (a hash model's codes) needs the hash filter (-H)")
+                raise OptionError("--codes (a hash model's codes) needs the hash filter (-H)",
+                                  python="codes (a hash model's) need the hash filter (hash_model)")
             if self.first_stage == "scores":
                 raise OptionError("--codes are for a hashed first stage (votes, hashed-scores), not scores")
             codes.check_compatible(self.hash_model, self.filter.bits)

@@ -37,17 +37,28 @@ def test_default_k_is_a_tenth_of_the_classes_at_least_two(digits_model, hm):
     assert Predictor(digits_model, hm).k == default_filter_k(digits_model.n_classes)
 
 
-def test_hash_options_without_a_hash_model_are_option_errors(digits_model):
-    for kw, flag in (({"bits": 64}, "--bits"), ({"filter_k": 3}, "--filter-k"), ({"refine": False}, "--no-refine")):
-        with pytest.raises(OptionError, match=flag):
+def test_hash_options_without_a_hash_model_are_option_errors_in_each_callers_words(digits_model):
+    # a Python caller reads its keyword arguments, the hsvm command its flags
+    for kw, flag, words in (({"bits": 64}, "--bits", "bits needs a hash model (hash_model)"),
+                            ({"filter_k": 3}, "--filter-k", "filter_k needs a first stage"),
+                            ({"refine": False}, "--no-refine", "refine=False needs a first stage")):
+        with pytest.raises(OptionError) as info:
             Predictor(digits_model, **kw)
+        assert str(info.value).startswith(words) and "-H" not in str(info.value)
+        assert info.value.cli_message.startswith(flag) and "-H" in info.value.cli_message
 
 
 def test_probabilities_and_thresholds_need_a_calibration(digits_model, hm, digits):
-    with pytest.raises(OptionError, match="-C"):
+    with pytest.raises(OptionError, match="calibration") as info:
         Predictor(digits_model, hm, epsilon=0.1)
-    with pytest.raises(OptionError, match="-C"):
+    assert info.value.cli_message == "--filter-threshold needs a calibration (-C)"
+    with pytest.raises(OptionError, match="Predictor.from_calibration") as info:
         Predictor(digits_model, hm).predict_proba(digits[2])
+    assert info.value.cli_message == "--proba needs a calibration (-C)"
+    with pytest.raises(OptionError, match="filter_k must be an integer of at least 1, not 0"):
+        Predictor(digits_model, hm, filter_k=0)
+    with pytest.raises(OptionError, match="bits must be a multiple of 64 between 64 and the hash model's"):
+        Predictor(digits_model, hm, bits=hm.bits + 64)
 
 
 def test_from_calibration_takes_the_chosen_hash_setting_unless_overridden(digits_model, hm):
