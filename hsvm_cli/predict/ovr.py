@@ -177,7 +177,13 @@ class OvrPredictor(BuildsPlansOnUse):
             if self._codes is None:
                 self._codes = HammingCodes(np.ascontiguousarray(self.hash_model.codes), bits=self.bits)
             dist = self._codes.distances(codes, threads=self.threads, kernel=self.kernel)
-            return self._estimate(dist, self.bits, norms, self.w_norms, self.b)
+            est = self._estimate(dist, self.bits, norms, self.w_norms, self.b)
+            # A sample with no features: its code (all zeros) says nothing of
+            # its angles, and its exact scores w.0 + b = b rank its classes.
+            blank = np.asarray(norms) == 0
+            if blank.any():
+                est[blank] = np.asarray(self.b, dtype=np.float64)
+            return est
 
     def predict_block(self, X, *, y=None, proba=False, timings=None):
         """A :class:`~hsvm_cli.predict.predictor.Prediction` of the raw samples

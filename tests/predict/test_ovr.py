@@ -197,3 +197,17 @@ def test_an_ovo_hash_model_is_not_an_ovr_one(digits_model, digits_ovr):
     model, _, _, _ = digits_ovr
     with pytest.raises(ModelMismatchError, match="one-vs-one hash model"):
         OvrPredictor(model, hash_model(digits_model, bits=64))
+
+
+def test_a_sample_without_features_is_ranked_by_its_exact_scores(digits_ovr):
+    # w.0 + b = b; its all-zero code says nothing, whatever the seed
+    model, _, Xt, _ = digits_ovr
+    Z = sp.vstack([sp.csr_matrix((1, Xt.shape[1])), Xt[:2]]).tocsr()
+    exact = OvrPredictor(model).predict_block(Z)
+    for seed in range(4):
+        h = hash_ovr_model(model, bits=128, seed=seed)
+        for estimator in ("score", "margin"):
+            hp = OvrPredictor(model, h, filter_k=1, estimator=estimator)
+            est = hp.estimates(Z.astype(np.float32).toarray())
+            assert np.array_equal(est[0], model.b.astype(np.float64)), (seed, estimator)
+            assert hp.predict(Z)[0] == exact.labels[0], (seed, estimator)
