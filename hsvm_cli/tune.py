@@ -251,9 +251,11 @@ def calibrate(model, h, X, y, *, max_loss=0.5, bits_grid=None, k_grid=None, epsi
                                                                     ", ".join(map(str, first_stages))))
     K = model.n_classes
     configs, bits_asked, bits_grid = [], bits_grid, []
-    k_grid = sorted(set(k_grid if k_grid is not None else default_k_grid(K)))
-    if any(k < 1 or k > K for k in k_grid):
-        raise OptionError("every k must be between 1 and %d" % K)
+    k_grid = k_grid if k_grid is not None else default_k_grid(K)
+    if any(k < 1 for k in k_grid):
+        raise OptionError("every k must be at least 1")
+    # a k beyond the classes keeps them all, as predict takes it: tried as K
+    k_grid = sorted({min(int(k), K) for k in k_grid})
     score_ks = [k for k in k_grid if k >= 2] if "scores" in first_stages else []
     if h is not None and "votes" in first_stages:
         bits_grid = sorted(set(bits_asked or default_bits_grid(h.bits)))

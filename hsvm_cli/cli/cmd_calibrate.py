@@ -100,6 +100,12 @@ def command(validation, model_path, hbm_path, output, max_loss, confidence, bits
         notices.append("hsvm: calibrate: the votes first stage needs a hash model (-H): it is not tried")
     stages_left = [stage for stage in (first_stages if first_stages is not None else FIRST_STAGES)
                    if stage != "votes" or h is not None]
+    beyond = sorted(k for k in (k_grid or ()) if k > model.n_classes)
+    if beyond and stages_left and not quiet:
+        # as predict's -k: a recipe's grid may be meant for models of more classes
+        notices.append("hsvm: calibrate: --k %s %s more than the model's %d classes: tried as %d (all kept)"
+                       % (",".join(map(str, beyond)), "is" if len(beyond) == 1 else "are", model.n_classes,
+                          model.n_classes))
     if k_grid is not None and not stages_left and not quiet:
         # every k is for a first stage; with none left the grid is exact alone
         notices.append("hsvm: calibrate: --k is unused: no first stage is tried (exact prediction alone)")

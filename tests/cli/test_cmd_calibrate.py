@@ -312,3 +312,16 @@ def test_k_values_with_no_first_stage_left_are_noted_as_unused(digits_model_file
     assert "hsvm: calibrate: --k is unused: no first stage is tried (exact prediction alone)" in r.stderr
     r = run(base + ["--first-stages", "scores"])       # the class scores use it
     assert "--k is unused" not in r.stderr
+
+
+def test_k_beyond_the_classes_is_tried_as_all_of_them_as_predict_takes_it(digits_model_file, tmp_path):
+    from conftest import run
+    base = ["calibrate", "-m", digits_model_file, DIGITS_TEST, "-o", tmp_path / "c.cal", "--repeat", "1",
+            "--timing-budget", "0", "--first-stages", "scores", "--grid-json", tmp_path / "g.json"]
+    r = run(base + ["--k", "3,10,99"])
+    assert "hsvm: calibrate: --k 99 is more than the model's 10 classes: tried as 10 (all kept)" in r.stderr
+    import json
+    ks = sorted({row["k"] for row in json.load(open(tmp_path / "g.json"))["grid"] if row.get("k") is not None})
+    assert ks == [3, 10]
+    r = run(base + ["--k", "0,3"], exit_code=2)
+    assert "every k must be at least 1" in r.stderr
