@@ -150,7 +150,10 @@ def _evaluate_predictions(truth, predictions, proba, recall_k, reference, zero_b
     y_true = np.concatenate([c.y for c in iter_svmlight(truth, zero_based=True, shard=shard, chunk_rows=4096,
                                                         dtype=np.float32)] or [np.zeros(0, np.int64)])
     if y_true.shape[0] == 0:
-        raise DataError("%s holds no samples to evaluate" % display_name(truth))
+        # a shard of few lines among many shards may hold none: said so, not
+        # that the file is empty
+        raise DataError("%s holds no samples to evaluate" % (
+            display_name(truth) if shard is None else "shard %s of %s" % (as_shard(shard), display_name(truth))))
     # The reference's labels are needed while the scores stream by (their
     # ranks); a fault in that file is reported where it always was, after the
     # predictions file's own.

@@ -441,6 +441,10 @@ def test_scores_without_their_header_and_an_empty_truth_are_refused(tmp_path):
     none = write_text(tmp_path / "n.txt", "")
     run(["eval", "--truth", empty, none], exit_code=65, stdout="",
         stderr="hsvm: %s holds no samples to evaluate\n" % empty)
+    # a shard without lines is named as the shard, not as an empty file
+    blank = write_text(tmp_path / "b.svm", "\n\n\n-3 1:1\n")
+    run(["eval", "--shard", "0/4", "--truth", blank, none], exit_code=65, stdout="",
+        stderr="hsvm: shard 0/4 of %s holds no samples to evaluate\n" % blank)
 
 
 def test_a_file_of_many_blocks_is_reported_as_the_whole_matrix_gives_it(tmp_path):
