@@ -105,6 +105,11 @@ class Calibration:
     # filter setting: {"bits", "k", "epsilon", "sharpness"} (None: none fitted)
     two_stage: dict = None
 
+    def __repr__(self):
+        return "Calibration(%d pairs, first stage at bits %s, setting %s%s)" % (
+            self.platt_A.shape[0], ", ".join(map(str, sorted(self.alphas))) or "none",
+            self.setting, ", path=%r" % self.path if self.path else "")
+
     def second_stage_sharpness(self, bits, k, epsilon):
         """The factor on every refined pair's logit in the two-stage
         probabilities of the hash filter at ``bits`` keeping ``k`` classes

@@ -73,6 +73,11 @@ class HashModel:
     class_b: np.ndarray = None   # float32 [K]
     meta: dict = field(default_factory=dict)
     path: str = None
+
+    def __repr__(self):
+        return "HashModel(%d classes, %d pairs x %d bags, %d bits, seed %d, normalize=%r%s)" % (
+            self.classes.shape[0], self.pair_a.shape[0], self.bags, self.bits, self.seed, self.normalize,
+            ", path=%r" % self.path if self.path else "")
     projection_kind: str = "gaussian"
     # The model's training file numbered its features from 0 (train-ovo
     # --zero-based): hash-data then reads its input 0-based by default, as

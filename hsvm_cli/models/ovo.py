@@ -79,6 +79,13 @@ class OvoModel:
     class_W: np.ndarray = None
     class_b: np.ndarray = None
 
+    def __repr__(self):
+        # its shape, not its arrays (thousands of numbers, and reading a
+        # mapped model's weights)
+        return "OvoModel(%d classes, %d pairs x %d bags, %d features, normalize=%r%s)" % (
+            self.n_classes, self.n_pairs, self.bags, self.n_features, self.normalize,
+            ", path=%r" % self.path if self.path else "")
+
     @property
     def n_classes(self):
         return int(self.classes.shape[0])
