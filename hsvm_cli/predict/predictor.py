@@ -215,7 +215,10 @@ class Predictor:
                 # The estimate ||u|| cos(angle) + beta stands for u.x + beta at ||x|| = 1 only.
                 raise OptionError("--first-stage hashed-scores needs a model on unit-length samples (this one "
                                   "takes them unnormalised: --normalize none, or imported): use --first-stage "
-                                  "scores or votes")
+                                  "scores or votes",
+                                  python="first_stage='hashed-scores' needs a model on unit-length samples (this "
+                                  "one takes them unnormalised: normalize='none', or imported): use "
+                                  "first_stage='scores' or 'votes'")
             if hash_model is not None and hash_model.class_W is not None:
                 U, beta = hash_model.class_W, hash_model.class_b
             else:
@@ -415,7 +418,9 @@ class Predictor:
                 raise OptionError("--codes (a hash model's codes) needs the hash filter (-H)",
                                   python="codes (a hash model's) need the hash filter (hash_model)")
             if self.first_stage == "scores":
-                raise OptionError("--codes are for a hashed first stage (votes, hashed-scores), not scores")
+                raise OptionError("--codes are for a hashed first stage (votes, hashed-scores), not scores",
+                                  python="codes are for a hashed first stage (first_stage 'votes' or "
+                                  "'hashed-scores'), not 'scores'")
             codes.check_compatible(self.hash_model, self.filter.bits)
             if chunks is None:
                 if getattr(self.filter, "needs_samples", False):
