@@ -331,3 +331,16 @@ def test_proba_says_which_path_runs_when_the_calibration_chose_another(digits_fi
     assert "not the calibration's chosen class-score setting" in r.stderr
     r = run(["predict", "-m", model, "-H", hbm, "-C", cal, DIGITS_TEST, "-o", tmp_path / "l.txt"])
     assert "--proba runs" not in r.stderr
+
+
+def test_an_hsvm_binary_file_given_as_samples_is_named_by_its_kind(digits_files, tmp_path):
+    # `predict -m M CODES` for `--codes CODES`: the file's kind, not its bytes as a label
+    model, hbm, _ = digits_files
+    codes = str(tmp_path / "t.codes")
+    run(["hash-data", "-q", "-H", hbm, DIGITS_TEST, "-o", codes])
+    run(["predict", "-m", model, "-H", hbm, codes], exit_code=65, stdout="",
+        stderr="hsvm: %s:1: an hsvm codes file, not svmlight text (codes are given with --codes)\n" % codes)
+    run(["predict", "-m", model, hbm], exit_code=65, stdout="",
+        stderr="hsvm: %s:1: an hsvm hash-model file, not svmlight text\n" % hbm)
+    run(["train-ovo", "-q", model, "-o", str(tmp_path / "m.hsvm")], exit_code=65,
+        stderr="hsvm: %s:1: an hsvm model file, not svmlight text\n" % model)
