@@ -160,6 +160,12 @@ def _shown(tok, limit=40):
     return text if len(text) <= limit and len(tok) <= 4 * limit else text[:limit] + "..."
 
 
+def _second_header(name, lineno):
+    # shard outputs joined with shard 0's (the one with the header) twice or not first
+    return InputFormatError(name, lineno, "a second 'labels' header: only the first line holds one (shard "
+                            "outputs joined out of order, or one twice?)")
+
+
 def _parse_int_label(tok, name, lineno, what="label"):
     """An int64 label, exactly as the svmlight reader takes it: an integer or
     a decimal with a whole value (``3.0``, ``1e3``), never rounded through a
@@ -167,6 +173,8 @@ def _parse_int_label(tok, name, lineno, what="label"):
     if tok.isdigit() and len(tok) < 19:
         return int(tok)
     shown = _shown(tok)
+    if tok == b"labels" and what == "label":
+        raise _second_header(name, lineno)
     if not _DECIMAL.fullmatch(tok):
         raise InputFormatError(name, lineno, "%s %r is not a number" % (what, shown))
     value = decimal.Decimal(tok.decode("ascii"))
@@ -209,6 +217,8 @@ def _convert_rows(flat, linenos, width, name):
                 try:
                     float(tok)
                 except ValueError:
+                    if tok == b"labels" and tok is flat[r * width]:
+                        raise _second_header(name, lineno) from None
                     raise InputFormatError(name, lineno,
                                            "%r is not a number" % _shown(tok)) from None
         raise

@@ -179,8 +179,9 @@ def shard_byte_range(shard, size):
 
 
 def _refuse(name, reason):
-    raise ShardError("%s: %s; shard by file instead (one file per task), or pass the "
-                     "whole input without --shard" % (name, reason))
+    # one remedy for --shard and for --dask, which splits a single file the same way
+    raise ShardError("%s: %s; shard by file instead (one file per task: with --dask a directory or a quoted "
+                     "glob), or read the whole input in one process (without --shard or --dask)" % (name, reason))
 
 
 def _check_range(rng, size):

@@ -510,3 +510,11 @@ def test_an_empty_line_among_the_predictions_is_refused_at_its_line(tmp_path, te
     r = run(["eval", "--truth", truth, preds], exit_code=65)
     assert r.stderr == ("hsvm: %s:%d: empty line among the predictions (one prediction per line, matched to the "
                         "samples by position)\n" % (preds, bad_line))
+
+
+def test_a_second_labels_header_is_named_as_shards_joined_out_of_order(tmp_path):
+    truth = write_text(tmp_path / "t.svm", "1 1:1\n2 1:2\n1 1:3\n")
+    doubled = write_text(tmp_path / "p.txt", "labels 1 2\n1 0.9 0.1\nlabels 1 2\n2 0.2 0.8\n")
+    run(["eval", "--truth", truth, doubled], exit_code=65, stdout="",
+        stderr="hsvm: %s:3: a second 'labels' header: only the first line holds one (shard outputs joined out of "
+               "order, or one twice?)\n" % doubled)

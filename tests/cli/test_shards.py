@@ -208,8 +208,9 @@ def test_compressed_input_is_refused_with_the_remedy(tmp_path, cmd):
     args = cmd + [gz] + ([gz] if cmd[0] == "eval" else []) + ["--shard", "1/2"]
     r = run(args, exit_code=2)
     assert r.stderr == ("hsvm %s: %s: gzip-compressed input cannot be split into byte-range shards (decompression "
-                        "cannot start mid-stream); shard by file instead (one file per task), or pass the whole "
-                        "input without --shard (see 'hsvm %s --help')\n" % (cmd[0], gz, cmd[0]))
+                        "cannot start mid-stream); shard by file instead (one file per task: with --dask a "
+                        "directory or a quoted glob), or read the whole input in one process (without --shard or "
+                        "--dask) (see 'hsvm %s --help')\n" % (cmd[0], gz, cmd[0]))
 
 
 def test_stdin_and_bad_specs_are_refused_with_exit_2(tmp_path, monkeypatch):
