@@ -95,3 +95,7 @@ def command(truth, predictions, confusion, proba, recall_k, reference, grid, plo
                 fh.write(text)
     if output == "-":
         click.echo(text, nl=False)
+    if shard is not None and truth is not None and result.report.get("samples") == 0 and not quiet:
+        # a short file cut into many shards: said, not failed
+        click.echo("hsvm: eval: shard %s of %s holds no samples: its report counts 0 of 0"
+                   % (shard, click.format_filename(truth)), err=True)

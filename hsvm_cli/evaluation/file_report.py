@@ -149,11 +149,11 @@ def _evaluate_predictions(truth, predictions, proba, recall_k, reference, zero_b
         raise OptionError("--recall-k takes whole numbers of at least 1, got %r" % (recall_k,))
     y_true = np.concatenate([c.y for c in iter_svmlight(truth, zero_based=True, shard=shard, chunk_rows=4096,
                                                         dtype=np.float32)] or [np.zeros(0, np.int64)])
-    if y_true.shape[0] == 0:
-        # a shard of few lines among many shards may hold none: said so, not
-        # that the file is empty
-        raise DataError("%s holds no samples to evaluate" % (
-            display_name(truth) if shard is None else "shard %s of %s" % (as_shard(shard), display_name(truth))))
+    if y_true.shape[0] == 0 and shard is None:
+        raise DataError("%s holds no samples to evaluate" % display_name(truth))
+    # A shard may hold no samples (a short file cut into many shards): its
+    # predictions are empty too (predict succeeded on it), and its report
+    # counts 0 of 0, so that an array task per shard does not fail.
     # The reference's labels are needed while the scores stream by (their
     # ranks); a fault in that file is reported where it always was, after the
     # predictions file's own.
@@ -209,7 +209,7 @@ def _evaluate_predictions(truth, predictions, proba, recall_k, reference, zero_b
             raise InputFormatError(ref_name, int(y_ref.shape[0]), "%d labels for the %d predictions of %s"
                                    % (y_ref.shape[0], y_pred.shape[0], pred.name))
         report["reference"] = reference_report(ref_name, y_pred, y_ref, y_true)
-    if has_scores:
+    if has_scores and y_pred.shape[0]:
         K = len(pred.classes)
         ks = sorted(set(recall_k)) if recall_k else default_recall_ks(K)
         if ks[-1] > K:

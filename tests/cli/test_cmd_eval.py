@@ -441,10 +441,18 @@ def test_scores_without_their_header_and_an_empty_truth_are_refused(tmp_path):
     none = write_text(tmp_path / "n.txt", "")
     run(["eval", "--truth", empty, none], exit_code=65, stdout="",
         stderr="hsvm: %s holds no samples to evaluate\n" % empty)
-    # a shard without lines is named as the shard, not as an empty file
+
+def test_a_shard_without_samples_is_evaluated_as_0_of_0_as_predict_wrote_it(tmp_path):
+    # a short file cut into many shards: an array task per shard must not fail
     blank = write_text(tmp_path / "b.svm", "\n\n\n-3 1:1\n")
-    run(["eval", "--shard", "0/4", "--truth", blank, none], exit_code=65, stdout="",
-        stderr="hsvm: shard 0/4 of %s holds no samples to evaluate\n" % blank)
+    none = write_text(tmp_path / "n.txt", "")
+    scored = write_text(tmp_path / "s.txt", "labels -3 1\n")
+    for preds in (none, scored):
+        r = run(["eval", "--shard", "0/4", "--truth", blank, preds])
+        assert r.stdout.startswith("samples              0\naccuracy             0.0000%  (0/0)\n")
+        assert r.stderr == "hsvm: eval: shard 0/4 of %s holds no samples: its report counts 0 of 0\n" % blank
+        r = run(["eval", "-q", "--json", "--shard", "0/4", "--truth", blank, preds], stderr="")
+        assert json.loads(r.stdout)["samples"] == 0
 
 
 def test_a_file_of_many_blocks_is_reported_as_the_whole_matrix_gives_it(tmp_path):
