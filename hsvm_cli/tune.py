@@ -105,13 +105,17 @@ MIN_TIMED_ROWS = 100
 #: Rows of the warm-up run, and of the first run that estimates the time per sample.
 WARMUP_ROWS = 64
 #: Validation rows the sharpness factor is fitted on: at most this many, and
-#: at most _SHARPNESS_CELLS (row, pair) values, at least 100 rows.
+#: at most _SHARPNESS_CELLS (row, pair) values, at least 100 rows -- unless
+#: those 100 rows' float64 decision values pass _SHARPNESS_BYTES (K > 1,000:
+#: at K = 3,000, 4.5 M pairs, 100 rows were 3.6 GB and calibrate ran out of
+#: 8 GB on any validation set), then as many as fit, at least 8.
 SHARPNESS_ROWS = 600
 #: The two-stage sharpness is fitted on every labelled validation row, or on
 #: as many evenly spread rows as keep (rows x refined pairs) within this, at
 #: least SHARPNESS_ROWS: each step of its search predicts them again.
 TWO_STAGE_CELLS = 1 << 22
 _SHARPNESS_CELLS = 30_000_000
+_SHARPNESS_BYTES = 512 << 20
 
 
 def default_bits_grid(D):
@@ -499,6 +503,13 @@ def fit_mass_shift(mass, kept_true, iterations=100):
     return float(d)
 
 
+def sharpness_rows(n_pairs):
+    """How many validation rows the sharpness factor is fitted on, at most
+    (:data:`SHARPNESS_ROWS`)."""
+    P = max(1, int(n_pairs))
+    return min(SHARPNESS_ROWS, max(100, _SHARPNESS_CELLS // P), max(8, _SHARPNESS_BYTES // (8 * P)))
+
+
 def _exact_pass(model, Xn, yi, tick, block_hook=None):
     """One exact pass over the validation set: the exact labels (the model's
     decision rule) and the fitted pairwise sigmoids (:func:`_fit_sigmoids`);
@@ -508,7 +519,7 @@ def _exact_pass(model, Xn, yi, tick, block_hook=None):
     votes = np.empty((n, K), dtype=np.int32)
     conf = np.empty((n, K), dtype=np.float64)
     labelled = np.flatnonzero(yi >= 0)
-    sharp_rows = labelled[spread_rows(labelled.shape[0], min(SHARPNESS_ROWS, max(100, _SHARPNESS_CELLS // P)))]
+    sharp_rows = labelled[spread_rows(labelled.shape[0], sharpness_rows(P))]
     sharp_dec = np.empty((sharp_rows.shape[0], P), dtype=np.float64)
 
     # The float64 bag means in sub-blocks of ~64 MB: for a whole block of
@@ -560,8 +571,11 @@ def _fit_sigmoids(model, values, sharp_dec, sharp_winner, sharp_y, sharp_rows):
         # pooled sigmoid is already fitted there (the same values, so the same bits).
         pooled_fit = halves_pooled.get(not h) if not fit.all() else None
         A, B = fit_platt_shrunk(dec[fit], pair[fit], target[fit], P, prior_samples=n0, pooled=pooled_fit)
-        rows = row_half == h
-        logits[rows] = A[None, :] * logits[rows] + B[None, :]
+        # row by row in place: logits[rows] = A logits[rows] + B made two
+        # copies of the rows (the same products and sums, so the same bits)
+        for r in np.flatnonzero(row_half == h):
+            logits[r] *= A
+            logits[r] += B
     table = PairTable(model.pair_a, model.pair_b, model.n_classes)
 
     def couple(r, winner):
