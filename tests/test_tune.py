@@ -301,7 +301,7 @@ def test_a_setting_whose_loss_the_validation_set_cannot_tell_from_noise_is_not_c
 
 def test_the_sharpness_rows_stay_within_their_memory_at_many_classes():
     # 100 rows x 4.5 M pairs of float64 were 3.6 GB (K = 3,000): then as many as fit
-    from hsvm_cli.tune import SHARPNESS_ROWS, _SHARPNESS_BYTES, sharpness_rows
+    from hsvm_cli.tune import _SHARPNESS_BYTES, SHARPNESS_ROWS, sharpness_rows
     assert sharpness_rows(45) == SHARPNESS_ROWS                     # small K: every row up to the cap
     assert sharpness_rows(29_161) == SHARPNESS_ROWS                 # K = 242, as before
     assert sharpness_rows(499_500) == 100                           # K = 1,000, as before

@@ -84,14 +84,17 @@ class HsvmGroup(click.Group):
             if isinstance(exc, OutputError):
                 _discard_stdout()
             ctx.exit(exc.exit_code)
-        except MemoryError:
+        except MemoryError as exc:
             # An allocation no check foresaw (checks compare with what is free
             # when they run): one line, not a traceback; every `finally` has
-            # run, so no temporary output is left.
+            # run, so no temporary output is left.  What was asked for (numpy
+            # says) and what is free now, once the failed work has let go.
             from ..support.memory import TooLargeError, available_memory, format_bytes
             have = available_memory()
-            click.echo("hsvm: out of memory%s: the input or model is too large for this machine or its limits "
-                       "(ulimit -v, cgroup)" % ("" if have is None else " (%s available)" % format_bytes(have)),
+            size = getattr(exc, "_total_size", None)
+            asked = " allocating %s" % format_bytes(size) if isinstance(size, int) and size > 0 else ""
+            click.echo("hsvm: out of memory%s%s: the input or model is too large for this machine or its limits "
+                       "(ulimit -v, cgroup)" % (asked, "" if have is None else " (%s free after it)" % format_bytes(have)),
                        err=True)
             ctx.exit(TooLargeError.exit_code)
         except BrokenPipeError:

@@ -73,3 +73,22 @@ def test_an_unforeseen_memory_error_is_one_line_and_leaves_no_output(tmp_path, m
     r = run(["train-ovo", train, "-o", tmp_path / "m.hsvm"], exit_code=65)
     assert r.stderr.startswith("hsvm: out of memory") and r.stderr.count("\n") == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.svm"]
+
+
+def test_an_unforeseen_numpy_allocation_failure_says_how_much_it_asked_for(tmp_path, monkeypatch):
+    import numpy as np
+
+    import hsvm_cli.cli.cmd_train_ovo as cmd
+
+    from conftest import TOY, run, write_text
+
+    def exhausted(*args, **kw):
+        try:
+            np.empty(1 << 45, dtype=np.uint8)       # numpy's own MemoryError, with the size asked for
+        except MemoryError:
+            raise
+    monkeypatch.setattr(cmd, "train_ovo_file", exhausted)
+    train = write_text(tmp_path / "t.svm", TOY)
+    r = run(["train-ovo", train, "-o", tmp_path / "m.hsvm"], exit_code=65)
+    assert r.stderr.startswith("hsvm: out of memory allocating 32768.00 GiB ("), r.stderr
+    assert r.stderr.count("\n") == 1
