@@ -85,7 +85,10 @@ def test_an_unforeseen_numpy_allocation_failure_says_how_much_it_asked_for(tmp_p
     def exhausted(*args, **kw):
         # numpy's own MemoryError, as np.empty raises it (made here: a machine
         # that overcommits memory could grant the allocation itself)
-        from numpy._core._exceptions import _ArrayMemoryError
+        try:
+            from numpy._core._exceptions import _ArrayMemoryError
+        except ImportError:                      # numpy 1.x
+            from numpy.core._exceptions import _ArrayMemoryError
         raise _ArrayMemoryError((1 << 45,), np.dtype(np.uint8))
     monkeypatch.setattr(cmd, "train_ovo_file", exhausted)
     train = write_text(tmp_path / "t.svm", TOY)
