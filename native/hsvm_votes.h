@@ -28,6 +28,15 @@ int hsvm_ovo_votes(const float *dec, const float *bias, int64_t n, int64_t n_pai
                    const int32_t *pair_a, const int32_t *pair_b,
                    int32_t n_classes, int32_t *votes, double *conf, int32_t kernel);
 
+/* hsvm_ovo_votes adding to votes and conf instead of overwriting them: the
+ * pairs of a model taken in consecutive ranges, each range's call after the
+ * previous one's, give the bits of one call over all of them (every sum runs
+ * on in pair order).  For exact prediction of models too large for one block
+ * of decision values per block of samples. */
+int hsvm_ovo_votes_add(const float *dec, const float *bias, int64_t n, int64_t n_pairs, int32_t bags,
+                       const int32_t *pair_a, const int32_t *pair_b,
+                       int32_t n_classes, int32_t *votes, double *conf, int32_t kernel);
+
 /* The same rule for per-sample pair lists (the refine step): row i has q
  * candidate pairs (A[i*q+j], B[i*q+j]) with decisions dec[(i*q+j)*bags ..],
  * used where pmask[i*q+j] is nonzero.  The decisions are in the model's

@@ -38,9 +38,9 @@ static int64_t cut_runs(const int32_t *pair_a, const int32_t *pair_b, int64_t n_
     return nr;
 }
 
-int hsvm_ovo_votes(const float *dec, const float *bias, int64_t n, int64_t n_pairs, int32_t bags,
-                   const int32_t *pair_a, const int32_t *pair_b,
-                   int32_t n_classes, int32_t *votes, double *conf, int32_t kernel)
+static int ovo_votes(const float *dec, const float *bias, int64_t n, int64_t n_pairs, int32_t bags,
+                     const int32_t *pair_a, const int32_t *pair_b, int32_t n_classes, int32_t *votes, double *conf,
+                     int32_t kernel, int32_t fresh)
 {
     if (n < 0 || n_pairs < 0 || bags < 1 || n_classes < 1)
         return HSVM_VOTES_EINVAL;
@@ -58,16 +58,30 @@ int hsvm_ovo_votes(const float *dec, const float *bias, int64_t n, int64_t n_pai
         return HSVM_VOTES_ENOMEM;
     const int64_t n_runs = cut_runs(pair_a, pair_b, n_pairs, runs);
     void (*fn)(const votes_run *, int64_t, const float *, const float *, int64_t, int64_t, int32_t,
-               int32_t, int32_t *, double *) = hsvm_votes_runs_portable;
+               int32_t, int32_t *, double *, int32_t) = hsvm_votes_runs_portable;
 #ifdef HSVM_X86
     if (k == HSVM_KERNEL_AVX512)
         fn = hsvm_votes_runs_avx512;
     else if (k == HSVM_KERNEL_AVX2)
         fn = hsvm_votes_runs_avx2;
 #endif
-    fn(runs, n_runs, dec, bias, n, n_pairs * (int64_t)bags, bags, n_classes, votes, conf);
+    fn(runs, n_runs, dec, bias, n, n_pairs * (int64_t)bags, bags, n_classes, votes, conf, fresh);
     free(runs);
     return HSVM_VOTES_OK;
+}
+
+int hsvm_ovo_votes(const float *dec, const float *bias, int64_t n, int64_t n_pairs, int32_t bags,
+                   const int32_t *pair_a, const int32_t *pair_b,
+                   int32_t n_classes, int32_t *votes, double *conf, int32_t kernel)
+{
+    return ovo_votes(dec, bias, n, n_pairs, bags, pair_a, pair_b, n_classes, votes, conf, kernel, 1);
+}
+
+int hsvm_ovo_votes_add(const float *dec, const float *bias, int64_t n, int64_t n_pairs, int32_t bags,
+                       const int32_t *pair_a, const int32_t *pair_b,
+                       int32_t n_classes, int32_t *votes, double *conf, int32_t kernel)
+{
+    return ovo_votes(dec, bias, n, n_pairs, bags, pair_a, pair_b, n_classes, votes, conf, kernel, 0);
 }
 
 int hsvm_cell_votes(const float *dec, const int64_t *A, const int64_t *B, const uint8_t *pmask,

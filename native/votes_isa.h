@@ -46,17 +46,20 @@ bside_bags(const float *d, const float *bias, int64_t len, int32_t bags, int32_t
  * instance. */
 static inline __attribute__((always_inline)) TGT void
 votes_tile(const int S, const int biased, const votes_run *runs, int64_t n_runs, const float *dec,
-           const float *bias, int64_t ncols, int32_t bags, int64_t K, int32_t *votes, double *conf)
+           const float *bias, int64_t ncols, int32_t bags, int64_t K, int32_t *votes, double *conf, int32_t fresh)
 {
     /* Bag means of the current stretch of a run, per row, written by the
      * b-side and summed by the a-side while still in L1. */
     double mean[VOTES_TILE][VOTES_CHUNK] __attribute__((aligned(64)));
     if (!biased)
         bias = (const float *)0;
+    /* fresh: the rows' counts start here; else they go on from the caller's */
+    if (fresh) {
 #pragma GCC unroll 4
-    for (int s = 0; s < S; s++) {
-        memset(votes + s * K, 0, sizeof(int32_t) * (size_t)K);
-        memset(conf + s * K, 0, sizeof(double) * (size_t)K);
+        for (int s = 0; s < S; s++) {
+            memset(votes + s * K, 0, sizeof(int32_t) * (size_t)K);
+            memset(conf + s * K, 0, sizeof(double) * (size_t)K);
+        }
     }
     for (int64_t r = 0; r < n_runs; r++) {
         const votes_run R = runs[r];
@@ -109,9 +112,10 @@ votes_tile(const int S, const int biased, const votes_run *runs, int64_t n_runs,
 #define VOTES_TILE_FN(S, B)                                                                \
     static TGT __attribute__((noinline)) void votes_tile_##S##_##B(                        \
         const votes_run *runs, int64_t n_runs, const float *dec, const float *bias,        \
-        int64_t ncols, int32_t bags, int64_t K, int32_t *votes, double *conf)              \
+        int64_t ncols, int32_t bags, int64_t K, int32_t *votes, double *conf,              \
+        int32_t fresh)                                                                     \
     {                                                                                      \
-        votes_tile(S, B, runs, n_runs, dec, bias, ncols, bags, K, votes, conf);            \
+        votes_tile(S, B, runs, n_runs, dec, bias, ncols, bags, K, votes, conf, fresh);     \
     }
 #define VOTES_TILE_FNS(S) VOTES_TILE_FN(S, 0) VOTES_TILE_FN(S, 1)
 VOTES_TILE_FNS(1)
@@ -121,10 +125,10 @@ VOTES_TILE_FNS(4)
 
 void HSVM_VCAT(hsvm_votes_runs_, ISA)(const votes_run *runs, int64_t n_runs, const float *dec,
                                        const float *bias, int64_t n, int64_t ncols, int32_t bags,
-                                       int32_t n_classes, int32_t *votes, double *conf)
+                                       int32_t n_classes, int32_t *votes, double *conf, int32_t fresh)
 {
     typedef void (*tile_fn)(const votes_run *, int64_t, const float *, const float *, int64_t,
-                            int32_t, int64_t, int32_t *, double *);
+                            int32_t, int64_t, int32_t *, double *, int32_t);
     /* [biased][rows] */
     static const tile_fn fns[2][5] = {
         {0, votes_tile_1_0, votes_tile_2_0, votes_tile_3_0, votes_tile_4_0},
@@ -134,7 +138,7 @@ void HSVM_VCAT(hsvm_votes_runs_, ISA)(const votes_run *runs, int64_t n_runs, con
     for (int64_t i = 0; i < n; i += VOTES_TILE) {
         const int S = n - i >= VOTES_TILE ? VOTES_TILE : (int)(n - i);
         fns[bias != 0][S](runs, n_runs, dec + i * ncols, bias, ncols, bags, K, votes + i * K,
-                          conf + i * K);
+                          conf + i * K, fresh);
     }
 }
 

@@ -37,6 +37,6 @@ typedef struct votes_run {
  * decision matrix dec [n][ncols] (ncols = pairs * bags) plus bias [ncols]
  * (NULL: none), rows of votes and conf [n][n_classes] overwritten.  Only votes.c calls them, after checking
  * the CPU. */
-#define VOTES_DECLARE_KERNEL(isa) void hsvm_votes_runs_##isa(const votes_run *runs, int64_t n_runs, const float *dec, const float *bias, int64_t n, int64_t ncols, int32_t bags, int32_t n_classes, int32_t *votes, double *conf)
+#define VOTES_DECLARE_KERNEL(isa) void hsvm_votes_runs_##isa(const votes_run *runs, int64_t n_runs, const float *dec, const float *bias, int64_t n, int64_t ncols, int32_t bags, int32_t n_classes, int32_t *votes, double *conf, int32_t fresh)
 
 #endif

@@ -30,7 +30,7 @@ def block_rows_for(n_classifiers):
     return int(max(1, min(8192, rows)))
 
 
-def ovo_votes(dec, pair_a, pair_b, *, bags, n_classes, bias=None, kernel=None):
+def ovo_votes(dec, pair_a, pair_b, *, bags, n_classes, bias=None, kernel=None, add_to=None):
     """Votes [n, K] int32 and confidences [n, K] float64 from decision values
     [n, P*bags]: votes[i, c] counts the pairs class c wins, conf[i, c] sums the
     bag-mean decision values of c's pairs signed towards c, in pair order.
@@ -42,7 +42,11 @@ def ovo_votes(dec, pair_a, pair_b, *, bags, n_classes, bias=None, kernel=None):
     ``kernel``: the native code path (:mod:`hsvm_cli.support.kernels`; None
     defers to HSVM_KERNEL, then the best the CPU has).  Every path, and every
     pair order, gives the same bits; train-ovo's canonical order is the fast
-    one (native/votes_runs.h)."""
+    one (native/votes_runs.h).
+
+    ``add_to``: (votes, conf) of the same rows to add to, not fresh arrays:
+    the pairs of a model taken in consecutive ranges, one call each, give
+    the bits of one call over all of them (native/hsvm_votes.h)."""
     kid = kernel_id(kernel)
     dec = np.ascontiguousarray(dec, dtype=np.float32)
     n = dec.shape[0]
@@ -54,13 +58,22 @@ def ovo_votes(dec, pair_a, pair_b, *, bags, n_classes, bias=None, kernel=None):
     if pair_b.shape != pair_a.shape:
         raise ValueError("pair_a and pair_b differ in shape: %s, %s" % (pair_a.shape, pair_b.shape))
     bias, bias_ptr = float_vector_ptr("bias", bias, dec.shape[1])
-    votes = np.empty((n, n_classes), dtype=np.int32)
-    conf = np.empty((n, n_classes), dtype=np.float64)
+    if add_to is None:
+        votes = np.empty((n, n_classes), dtype=np.int32)
+        conf = np.empty((n, n_classes), dtype=np.float64)
+        count = lib.hsvm_ovo_votes
+    else:
+        votes, conf = add_to
+        for a, dtype in ((votes, np.int32), (conf, np.float64)):
+            if a.dtype != dtype or a.shape != (n, n_classes) or not a.flags.c_contiguous:
+                raise ValueError("add_to must be C-contiguous int32 votes and float64 confidences [%d, %d]"
+                                 % (n, n_classes))
+        count = lib.hsvm_ovo_votes_add
     if n == 0:
         return votes, conf
-    rc = lib.hsvm_ovo_votes(ptr("float *", dec), bias_ptr, n, n_pairs, bags,
-                            ptr("int32_t *", pair_a), ptr("int32_t *", pair_b), n_classes,
-                            ptr("int32_t *", votes), ptr("double *", conf), kid)
+    rc = count(ptr("float *", dec), bias_ptr, n, n_pairs, bags,
+               ptr("int32_t *", pair_a), ptr("int32_t *", pair_b), n_classes,
+               ptr("int32_t *", votes), ptr("double *", conf), kid)
     if rc == lib.HSVM_VOTES_ENOMEM:
         raise MemoryError("vote counting: out of memory")
     if rc in (lib.HSVM_CPU_EBADNAME, lib.HSVM_CPU_EUNAVAILABLE):
@@ -172,6 +185,8 @@ class ExactScorer:
         t = timings or NullTimings()
         m = self.model
         n = X.shape[0]
+        if n and not sp.issparse(X) and self.block_rows() < MIN_BLOCK_ROWS:
+            return self._votes_by_pair_ranges(X, t, kernel)
         votes = np.empty((n, m.n_classes), dtype=np.int32)
         conf = np.empty((n, m.n_classes), dtype=np.float64)
         for s, prod in self.product_blocks(X, timings=t):
@@ -179,4 +194,35 @@ class ExactScorer:
             with t.phase("vote"):
                 votes[s:e], conf[s:e] = ovo_votes(prod, m.pair_a, m.pair_b, bags=m.bags, n_classes=m.n_classes,
                                                   bias=self.b, kernel=kernel)
+        return votes, conf
+
+    def _votes_by_pair_ranges(self, X, t, kernel):
+        """:meth:`votes` of dense rows for a model whose block of decision
+        values would hold fewer than MIN_BLOCK_ROWS rows (more than about
+        1,400 classes): every block reads all of W, and at K = 3,000 (4.5 M
+        pairs, 14 rows a block) that read was most of the time -- 23 s where
+        the multiply-adds need about 10.  Here blocks of MIN_BLOCK_ROWS rows
+        go through the pairs in ranges of _BLOCK_BYTES of decision values,
+        the votes added range by range: a product depends on its sample and
+        classifier only, and the sums run on in pair order, so the bits are
+        those of whole blocks."""
+        m = self.model
+        m.verify()
+        n, K, bags = X.shape[0], m.n_classes, m.bags
+        rows = min(n, MIN_BLOCK_ROWS)
+        pairs = max(1, _BLOCK_BYTES // (4 * rows * bags))
+        votes = np.zeros((n, K), dtype=np.int32)
+        conf = np.zeros((n, K), dtype=np.float64)
+        buf = np.empty(rows * pairs * bags, dtype=np.float32)
+        for s in range(0, n, rows):
+            e = min(n, s + rows)
+            for p0 in range(0, m.n_pairs, pairs):
+                p1 = min(m.n_pairs, p0 + pairs)
+                c0, c1 = p0 * bags, p1 * bags
+                with t.phase("score"):
+                    prod = products(X[s:e], self.W[c0:c1], out=buf[:(e - s) * (c1 - c0)].reshape(e - s, c1 - c0),
+                                    threads=self.threads, kernel=self.kernel)
+                with t.phase("vote"):
+                    ovo_votes(prod, m.pair_a[p0:p1], m.pair_b[p0:p1], bags=bags, n_classes=K, bias=self.b[c0:c1],
+                              kernel=kernel, add_to=(votes[s:e], conf[s:e]))
         return votes, conf

@@ -6,7 +6,7 @@ from hsvm_cli.models.pairs import canonical_pairs
 from hsvm_cli.predict.exact import ExactScorer, ovo_votes
 from hsvm_cli.predict.predictor import Predictor
 
-from conftest import shared_set
+from conftest import kernel_params, shared_set
 
 
 def _votes_reference(dec, pa, pb, bags, K):
@@ -108,3 +108,32 @@ def test_decision_blocks_written_into_one_buffer_are_the_fresh_blocks(digits_mod
     reused = [(s, d.copy()) for s, d in scorer.decision_blocks(Xn, rows=64, reuse=True)]
     assert [s for s, _ in fresh] == [s for s, _ in reused] and len(fresh) > 2
     assert all(a.tobytes() == b.tobytes() for (_, a), (_, b) in zip(fresh, reused))
+
+
+@pytest.mark.parametrize("kernel", kernel_params())
+@pytest.mark.parametrize("bags,reordered", [(1, False), (2, False), (1, True)])
+def test_votes_of_many_pairs_taken_range_by_range_are_the_whole_blocks_bits(kernel, bags, reordered, monkeypatch):
+    # A model too large for MIN_BLOCK_ROWS rows of decision values is voted
+    # pairs range by range (hsvm_ovo_votes_add); forced here on a small one
+    # with ranges that cut pair runs anywhere.
+    import hsvm_cli.predict.exact as exact
+
+    from conftest import reorder_and_flip_pairs
+    rng = np.random.default_rng(7 + bags)
+    K, d, n = 23, 17, 301
+    pa, pb = canonical_pairs(K)
+    if reordered:
+        pa, pb = reorder_and_flip_pairs(rng, pa, pb)
+    P = pa.shape[0]
+    model = OvoModel(classes=np.arange(K, dtype=np.int64) * 3, pair_a=pa, pair_b=pb,
+                     W=rng.standard_normal((P * bags, d)).astype(np.float32),
+                     b=rng.standard_normal(P * bags).astype(np.float32), bags=bags)
+    X = rng.standard_normal((n, d)).astype(np.float32)
+    X[5] = 0.0
+    whole = ExactScorer(model, kernel=kernel).votes(X, kernel=kernel)
+    monkeypatch.setattr(exact, "block_rows_for", lambda n_classifiers: 3)
+    monkeypatch.setattr(exact, "_BLOCK_BYTES", 4 * exact.MIN_BLOCK_ROWS * bags * 37)   # 37 pairs a range
+    ranged = ExactScorer(model, kernel=kernel).votes(X, kernel=kernel)
+    assert np.array_equal(ranged[0], whole[0])
+    assert ranged[1].tobytes() == whole[1].tobytes()
+    assert (ranged[0].sum(axis=1) == P).all()
