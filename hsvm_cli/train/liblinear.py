@@ -401,9 +401,14 @@ def train_pairs(X, y, *, C=1.0, solver="l2loss-dual", tol=None, per_class=None, 
         workers = 1
     # The model (float32) and, in each worker, LIBLINEAR's float64 vectors of
     # d + 1 entries, which it allocates unchecked (a failure would be a crash).
-    check_allocation(P * bags * d * 4 + workers * _SOLVER_VECTORS[solver] * (d + 1) * 8,
-                     "a model of %d classifiers x %d features (the widest sample reaches feature index %d) "
-                     "and %d solver%s" % (P * bags, d, d, workers, "s" if workers > 1 else ""))
+    # Workers fill a shared mapping that is copied into ordinary arrays at the
+    # end: the model is then held twice (K = 3,000 on two workers had trained
+    # for minutes and failed there under a limit that one copy fitted).
+    copies = 2 if workers > 1 else 1
+    check_allocation(copies * P * bags * d * 4 + workers * _SOLVER_VECTORS[solver] * (d + 1) * 8,
+                     "a model of %d classifiers x %d features (the widest sample reaches feature index %d)%s "
+                     "and %d solver%s" % (P * bags, d, d, ", twice as -j hands it back," if copies > 1 else "",
+                                          workers, "s" if workers > 1 else ""))
     if workers > 1:
         W = _shared_array((P * bags, d), np.float32)
         b = _shared_array((P * bags,), np.float32)

@@ -360,3 +360,22 @@ def test_float_labels_with_integer_values_are_accepted():
     a = train_pairs(X, y)
     b = train_pairs(X, y.astype(np.float64))
     assert _same_bytes(a.W, b.W) and np.array_equal(a.classes, b.classes)
+
+
+def test_the_memory_check_counts_the_model_twice_when_workers_hand_it_back(monkeypatch):
+    # -j N fills a shared mapping copied into ordinary arrays at the end: the
+    # check must foresee both, or a limit between one and two copies fails
+    # after the whole training (K = 3,000 had trained for minutes)
+    import numpy as np
+
+    import hsvm_cli.train.liblinear as trainer
+    seen = []
+    monkeypatch.setattr(trainer, "check_allocation", lambda nbytes, what: seen.append((nbytes, what)))
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 5))
+    y = np.repeat([1, 2, 3], 10)
+    for jobs in (1, 2):
+        train_pairs(X, y, C=1.0, seed=0, jobs=jobs)
+    (one, what1), (two, what2) = seen
+    model = 3 * 5 * 4
+    assert two - one >= model and "twice as -j hands it back" in what2 and "twice" not in what1
