@@ -239,10 +239,7 @@ def calibrate(model, h, X, y, *, max_loss=0.5, bits_grid=None, k_grid=None, epsi
     X = check_samples(X, model.n_features, extra=default_extra_features(model))
     if X.shape[0] != len(y):
         raise OptionError("X has %d rows but y has %d labels" % (X.shape[0], len(y)))
-    try:
-        y = integer_labels(y, X.shape[0])
-    except ValueError as exc:
-        raise OptionError(str(exc)) from None
+    y = integer_labels(y, X.shape[0])     # a DataError, as train_ovo raises for the same labels
     if X.shape[0] == 0:
         raise DataError("the validation set holds no samples")
     # one name is one rule or stage, not its letters

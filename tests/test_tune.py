@@ -308,3 +308,15 @@ def test_the_sharpness_rows_stay_within_their_memory_at_many_classes():
     P = 3000 * 2999 // 2
     assert 8 <= sharpness_rows(P) < 100 and sharpness_rows(P) * 8 * P <= _SHARPNESS_BYTES
     assert sharpness_rows(10 ** 9) == 8
+
+
+def test_labels_that_are_not_integers_are_a_data_error_as_in_training(digits_model, digits):
+    from hsvm_cli.errors import DataError
+    from hsvm_cli.train.ovo import train_ovo
+    from hsvm_cli.tune import calibrate
+    X, y, Xt, yt = digits
+    with pytest.raises(DataError) as trained:
+        train_ovo(X, y.astype(str))
+    with pytest.raises(DataError) as calibrated:
+        calibrate(digits_model, None, Xt, yt.astype(str), repeat=1, timing_budget=0)
+    assert type(trained.value) is type(calibrated.value)
