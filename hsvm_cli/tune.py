@@ -549,6 +549,15 @@ def _fit_sigmoids(model, values, sharp_dec, sharp_winner, sharp_y, sharp_rows):
     dec, pair, target, sample = values
     target = target.astype(np.int64)
     P = model.n_pairs
+    # A pair whose validation samples are all of one of its classes (the
+    # other has none) would fit a sigmoid saying that class whatever the
+    # decision value: a validation set without classes 6-10 of digits made
+    # --proba never predict them (45.8% against 95.6%).  Such pairs get the
+    # pooled sigmoid, as pairs without samples do.
+    both = (np.bincount(pair, weights=target, minlength=P) > 0) & (np.bincount(pair, weights=1 - target, minlength=P) > 0)
+    keep = both[pair]
+    if not keep.all():
+        dec, pair, target, sample = dec[keep], pair[keep], target[keep], sample[keep]
     halves_pooled = {}
     n0, scores = choose_prior_samples(dec, pair, target, sample, P, pooled_halves=halves_pooled)
     # Cross-fitted logits of the sharpness rows: each row's sigmoids come from

@@ -320,3 +320,24 @@ def test_labels_that_are_not_integers_are_a_data_error_as_in_training(digits_mod
     with pytest.raises(DataError) as calibrated:
         calibrate(digits_model, None, Xt, yt.astype(str), repeat=1, timing_budget=0)
     assert type(trained.value) is type(calibrated.value)
+
+
+def test_classes_missing_from_the_validation_set_are_still_predicted_with_probabilities(digits_model, digits):
+    # A pair whose validation samples are all of one class used to fit a
+    # sigmoid saying that class whatever its decision value: classes absent
+    # from the validation set were never the most probable (45.8% on digits
+    # validated on classes 1-5 alone).  Such pairs take the pooled sigmoid.
+    from hsvm_cli.models.hashed import hash_model
+    from hsvm_cli.predict.predictor import Predictor
+    from hsvm_cli.tune import calibrate
+    _, _, Xt, yt = digits
+    h = hash_model(digits_model, bits=256, seed=0)
+    half = np.arange(Xt.shape[0]) % 2 == 0
+    Xv, yv, Xe, ye = Xt[half], yt[half], Xt[~half], yt[~half]
+    seen = np.isin(yv, digits_model.classes[:5])
+    cal = calibrate(digits_model, h, Xv[seen], yv[seen], repeat=1, timing_budget=0)
+    P = Predictor.from_calibration(digits_model, cal, h).predict_proba(Xe)
+    best = digits_model.classes[P.argmax(axis=1)]
+    assert set(best) == set(digits_model.classes)
+    plain = Predictor(digits_model).predict(Xe)
+    assert (best == ye).mean() > (plain == ye).mean() - 0.08

@@ -92,8 +92,9 @@ def command(validation, model_path, hbm_path, output, max_loss, confidence, bits
         # a pair without validation samples of its classes gets the pooled
         # sigmoid only: probabilities of those classes are then poor
         notices.append("hsvm: calibrate: the validation samples cover %d of the model's %d classes: the pairs of the "
-                       "other classes are fitted on no sample of theirs, and probabilities involving them will be "
-                       "poor; give a validation set with samples of every class" % (covered, model.n_classes))
+                       "other classes take the pooled sigmoid, fitted on no sample of theirs, and probabilities "
+                       "involving them will be rough; give a validation set with samples of every class"
+                       % (covered, model.n_classes))
     asked = click.get_current_context().get_parameter_source("first_stages") != click.core.ParameterSource.DEFAULT
     if h is None and asked and first_stages is not None and "votes" in first_stages and not quiet:
         # only when asked for: the default list names it for runs with -H
