@@ -138,9 +138,13 @@ class Calibration:
         a = self.alphas.get(int(bits))
         if a is None:
             if not self.alphas:
-                raise OptionError("the calibration has no first-stage temperatures (it was made without -H, or "
-                                  "with --first-stages scores only): probabilities and --filter-threshold after the "
-                                  "hash filter need one made with -H and the hash votes among its first stages")
+                imported = str(self.info.get("platt", "")).startswith("LIBSVM probA/probB")
+                raise OptionError("the calibration has no first-stage temperatures (%s): probabilities and "
+                                  "--filter-threshold after the hash filter need one made with -H and the hash "
+                                  "votes among its first stages%s"
+                                  % ("it holds LIBSVM's sigmoids from import-model, for exact prediction" if imported
+                                     else "it was made without -H, or with --first-stages scores only",
+                                     " (hsvm calibrate -m MODEL -H HBM VALID)" if imported else ""))
             raise OptionError("the calibration has first-stage temperatures for %s bits, not %d"
                               % (", ".join(str(b) for b in sorted(self.alphas)), bits))
         return a

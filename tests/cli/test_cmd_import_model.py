@@ -150,3 +150,12 @@ def test_hashed_class_scores_are_refused_for_a_model_on_raw_features(tmp_path):
            "none, or imported)" in r.stderr
     exact = run(["predict", "-q", "--exact", "-m", out, TEST3]).stdout
     run(["predict", "-q", "-m", out, "--first-stage", "scores", "-k", "3", TEST3], stdout=exact)
+
+
+def test_an_imported_calibration_after_the_hash_filter_is_named_as_libsvms(tmp_path):
+    out, cal, hbm = tmp_path / "m.hsvm", tmp_path / "m.cal", tmp_path / "m.hbm"
+    run(["import-model", "-q", TOOL_FIXTURES / "libsvm_c3.model", "-o", out, "--calibration", cal])
+    run(["hash-model", "-q", "-m", out, "--bits", "128", "-o", hbm])
+    r = run(["predict", "-q", "-m", out, "-H", hbm, "-C", cal, "-k", "2", "--proba", TEST3], exit_code=2)
+    assert "it holds LIBSVM's sigmoids from import-model, for exact prediction" in r.stderr
+    assert "(hsvm calibrate -m MODEL -H HBM VALID)" in r.stderr
