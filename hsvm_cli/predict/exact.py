@@ -198,8 +198,8 @@ class ExactScorer:
 
     def _votes_by_pair_ranges(self, X, t, kernel):
         """:meth:`votes` of dense rows for a model whose block of decision
-        values would hold fewer than MIN_BLOCK_ROWS rows (more than about
-        1,400 classes): every block reads all of W, and at K = 3,000 (4.5 M
+        values would hold fewer than MIN_BLOCK_ROWS rows (more than 1,024
+        classes, one bag): every block reads all of W, and at K = 3,000 (4.5 M
         pairs, 14 rows a block) that read was most of the time -- 23 s where
         the multiply-adds need about 10.  Here blocks of MIN_BLOCK_ROWS rows
         go through the pairs in ranges of _BLOCK_BYTES of decision values,
