@@ -61,7 +61,7 @@ from .predict.exact import ExactScorer, ovo_votes
 from .predict.predictor import Predictor
 from .predict.ranking import top_classes
 from .predict.raw_filter import make_filter
-from .predict.refine import RefinedPairs, dense_is_cheaper, refine_decisions
+from .predict.refine import dense_is_cheaper, refine_decisions
 from .predict.samples import check_samples
 from .predict.shared_refine import shared_refine_labels, shares_refine
 from .predict.ties import winners
@@ -447,11 +447,8 @@ def _two_stage_rows(cal, refined, lookup, p1, S_pad, sharpness, *shift):
     parts = []
     for s in range(0, n, step):
         rows = slice(s, s + step)
-        part = RefinedPairs(A=refined.A[rows], B=refined.B[rows], dec=refined.dec[rows], pmask=refined.pmask[rows],
-                            S=refined.S[rows], nvalid=refined.nvalid[rows],
-                            sign=None if refined.sign is None else refined.sign[rows])
-        parts.append(est.combine(p1[rows], S_pad[rows], second_stage_proba(cal, part, lookup, sharpness=sharpness),
-                                 *shift))
+        parts.append(est.combine(p1[rows], S_pad[rows],
+                                 second_stage_proba(cal, refined.rows(rows), lookup, sharpness=sharpness), *shift))
     return np.concatenate(parts) if parts else est.combine(
         p1, S_pad, second_stage_proba(cal, refined, lookup, sharpness=sharpness), *shift)
 

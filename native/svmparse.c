@@ -701,7 +701,7 @@ int hsvm_svm_parse(const char *buf, int64_t len, int32_t zero_based,
                    int64_t *indptr, int32_t *indices, double *values, float *values32,
                    int64_t *labels, hsvm_svm_parse_state *st)
 {
-    int status = SAMPLED, mode;
+    int status, mode;
     int64_t done = 0, done_lines = 0, first_row = -1;
     if (st->value_mode > 0) {
         mode = (int)((st->value_mode - 1) & (FEATURE_SIGN_ARITH | FEATURE_FRAC_WORDS));

@@ -20,12 +20,20 @@ from ..support.kernels import kernel_id as _kernel_id
 from ..support.native import ffi, lib
 from ..support.threads import resolve_threads
 
-__all__ = ["HammingVoter", "HammingCodes", "hamming_vote", "hamming_distances"]
+__all__ = ["HammingVoter", "HammingCodes", "hamming_vote", "hamming_distances", "blank_codes"]
 
 _INT32_MAX = 2**31 - 1
 # Rows per C call are rounded to this (the widest sample tile) so that splitting
 # a batch across threads does not add partial tiles.
 _ROW_GRAIN = 4
+
+
+def blank_codes(xcodes, bits):
+    """Which rows of sample codes are all zeros in their first ``bits`` bits:
+    the code of a sample with no features (every projection r.0 = 0), which
+    says nothing of its angle to any normal -- the filters that read codes
+    give such rows the exact answer instead (w.0 + b = b)."""
+    return ~np.asarray(xcodes)[:, :int(bits) // 64].any(axis=1)
 
 
 def _check_rc(rc, what):

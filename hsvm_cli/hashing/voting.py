@@ -4,7 +4,7 @@ import threading
 import numpy as np
 
 from .angles import class_theta_sums, hash_margins, thresholds
-from .hamming import BuildsPlansOnUse, HammingVoter
+from .hamming import BuildsPlansOnUse, HammingVoter, blank_codes
 
 
 class HashVoter(BuildsPlansOnUse):
@@ -55,7 +55,7 @@ class HashVoter(BuildsPlansOnUse):
         xcodes = np.ascontiguousarray(xcodes)
         votes, dsum = self._ready().vote(xcodes, threads=threads, kernel=self.kernel)
         margins = hash_margins(dsum, self.theta_sums, bits=self.bits, bags=self.bags)
-        blank = ~xcodes[:, :self.bits // 64].any(axis=1)
+        blank = blank_codes(xcodes, self.bits)
         if blank.any():
             votes[blank], margins[blank] = self.right_angle_votes()
         return votes, margins

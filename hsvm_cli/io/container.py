@@ -860,15 +860,27 @@ def container_kind(path):
     fh = open_raw(os.fspath(path))
     with fh:
         head = fh.read(8)
-        if len(head) < 8:
-            return None
-        (hlen,) = struct.unpack("<Q", head)
-        if hlen < 2 or hlen > _MAX_HEADER:
-            return None
-        raw = fh.read(hlen)
+        hlen = _header_length(head)
+        return declared_format(head + fh.read(hlen)) if hlen else None
+
+
+def declared_format(head):
+    """:func:`container_kind` of a file whose first bytes, its header at
+    least, are ``head``: for readers of text given an hsvm file by mistake."""
+    hlen = _header_length(head)
+    if not hlen or len(head) < 8 + hlen:
+        return None
     try:
-        md = json.loads(raw.decode("utf-8")).get("__metadata__")
+        md = json.loads(bytes(head[8:8 + hlen]).decode("utf-8")).get("__metadata__")
     except (UnicodeDecodeError, ValueError, RecursionError, AttributeError):
         return None
     kind = md.get("format") if isinstance(md, dict) else None
     return kind if isinstance(kind, str) else None
+
+
+def _header_length(head):
+    # the 8-byte header length a container opens with, or 0 when it cannot be one
+    if len(head) < 8:
+        return 0
+    (hlen,) = struct.unpack("<Q", bytes(head[:8]))
+    return hlen if 2 <= hlen <= _MAX_HEADER else 0

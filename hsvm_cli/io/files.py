@@ -463,8 +463,8 @@ def atomic_output(path, mode="wb", *, text=None):
             # An open descriptor of ours (/dev/stdout, /dev/fd/N) is used as
             # it is, so that a shell's `>>` keeps appending; anything else is
             # opened as `>` would.
-            fh = os.fdopen(os.dup(target), mode, **_TEXT_ENCODING.get("b" not in mode, {})) \
-                if isinstance(target, int) else open(name, mode, **_TEXT_ENCODING.get("b" not in mode, {}))
+            fh = os.fdopen(os.dup(target), mode, **_text_args(mode)) \
+                if isinstance(target, int) else open(name, mode, **_text_args(mode))
         except OSError as exc:
             raise OutputError("%s: cannot write: %s" % (name, exc.strerror or exc)) from None
         if binary and _is_terminal(fh):
@@ -487,7 +487,7 @@ def atomic_output(path, mode="wb", *, text=None):
     except OSError as exc:
         raise OutputError("%s: cannot write: %s" % (name, exc.strerror or exc)) from None
     try:
-        fh = os.fdopen(fd, mode, **_TEXT_ENCODING.get("b" not in mode, {}))
+        fh = os.fdopen(fd, mode, **_text_args(mode))
         try:
             guarded = GuardedWriter(fh, name)
             yield guarded
@@ -770,10 +770,12 @@ def _copy_mode(tmp, existing):
             os.chown(tmp, existing.st_uid, existing.st_gid)
 
 
-# Text written to files is UTF-8 whatever the locale (under LC_ALL=C a report
-# naming é.json was a UnicodeEncodeError), and a name's undecodable bytes
-# (carried as surrogates) go back out as the bytes they were.
-_TEXT_ENCODING = {True: {"encoding": "utf-8", "errors": "surrogateescape"}}
+def _text_args(mode):
+    # Text written to files is UTF-8 whatever the locale (under LC_ALL=C a
+    # report naming é.json was a UnicodeEncodeError), and a name's
+    # undecodable bytes (carried as surrogates) go back out as the bytes they
+    # were; binary modes take no encoding.
+    return {} if "b" in mode else {"encoding": "utf-8", "errors": "surrogateescape"}
 
 
 class WholeWrites:

@@ -44,9 +44,10 @@ def read_grid(source, *, name=None):
     try:
         data = json.loads(text.decode("utf-8"))
     except UnicodeDecodeError:
-        # an hsvm file opens with its header's length, then '{"': a calibration given for its grid
+        # a calibration (or another hsvm file) given for its grid
+        from .container import declared_format
         hint = ": an hsvm file, not a grid (calibrate writes its grid with --grid-json)" \
-            if text[8:10] == b'{"' else ""
+            if declared_format(text) is not None else ""
         raise GridFormatError("%s: not UTF-8 text%s" % (name, hint)) from None
     except json.JSONDecodeError as exc:
         raise InputFormatError(name, exc.lineno, "not JSON: %s" % exc.msg) from None

@@ -686,10 +686,10 @@ class _ChunkBuilder:
         index_text = _show(index_raw)
         value_text = _show(raw.split(b":", 1)[-1])
         if status == lib.HSVM_SVM_E_LABEL:
-            kind = _container_kind(data, off) if lineno == 1 else None
-            reason = _label_reason(raw) if kind is None else (
-                "an hsvm %s file, not svmlight text%s" % (kind, " (codes are given with --codes)" if kind == "codes"
-                                                          else ""))
+            from .container import declared_format, kind_name  # only here: it loads xxhash
+            kind = declared_format(memoryview(data)[off:]) if lineno == 1 else None
+            reason = _label_reason(raw) if kind is None else "an hsvm %s file, not svmlight text%s" % (
+                kind_name(kind), " (codes are given with --codes)" if kind_name(kind) == "codes" else "")
         elif status == lib.HSVM_SVM_E_COLON:
             reason = "missing ':' in feature '%s'" % token
         elif status == lib.HSVM_SVM_E_INDEX:
@@ -730,19 +730,6 @@ _DECIMAL = re.compile(rb"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+
 _MULTI_LABEL = re.compile(rb"[+-]?[0-9]+(?:,[+-]?[0-9]+)+,?")
 _SIGNED_INDEX = re.compile(rb"\+[0-9]+")
 _BOM = b"\xef\xbb\xbf"
-
-
-_CONTAINER_FORMAT = re.compile(rb'"format":"hsvm-([a-z-]+)"')
-
-
-def _container_kind(data, off):
-    """The kind of hsvm binary file (``codes``, ``model``, ...) whose first
-    bytes stand at ``data[off:]``, or None: an 8-byte header length, then its
-    JSON header naming the format (io/container.py)."""
-    if data[off + 8:off + 9] != b"{":
-        return None
-    found = _CONTAINER_FORMAT.search(bytes(data[off + 8:off + 8 + 65536]))
-    return found.group(1).decode() if found else None
 
 
 def _label_reason(raw):

@@ -21,7 +21,7 @@ F the hash model's projection, ŝ_c = ‖u_c‖·cos(π·d_H(F(x), F(u_c))/D') +
 O(D'·d + K·D'/64) per sample."""
 import numpy as np
 
-from ..hashing.hamming import BuildsPlansOnUse, HammingCodes
+from ..hashing.hamming import BuildsPlansOnUse, HammingCodes, blank_codes
 from ..models.class_weights import compute_class_weights
 from ..support.lazy_sparse import sp
 from .products import products, transposed
@@ -133,9 +133,8 @@ class ClassScoreFilter(BuildsPlansOnUse):
             xcodes = np.ascontiguousarray(xcodes)
             dist = self._codes.distances(xcodes, threads=self.threads, kernel=self.kernel)
             scores = self.norms * np.cos(np.pi * dist / self.bits) + self.beta
-            # an all-zero code is a sample with no features (HashVoter.votes):
-            # u.0 + β = β, which its distances cannot tell
-            blank = ~xcodes[:, :self.bits // 64].any(axis=1)
+            # a sample with no features: u.0 + β = β, which its distances cannot tell
+            blank = blank_codes(xcodes, self.bits)
             if blank.any():
                 scores[blank] = self.beta
             return scores

@@ -8,7 +8,7 @@ classes, grouped by classifier row so the rows are read once from the
 (memory-mapped) model (native/refine.c).  When the cells would cost more than
 scoring every classifier, the votes are read from exact scoring's products."""
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -194,6 +194,11 @@ class RefinedPairs:
     S: np.ndarray
     nvalid: np.ndarray
     sign: np.ndarray = None
+
+    def rows(self, which):
+        """The same pairs of the rows ``which`` (a slice or index array)."""
+        return RefinedPairs(**{f.name: None if getattr(self, f.name) is None else getattr(self, f.name)[which]
+                               for f in fields(self)})
 
     def votes(self, n_classes):
         """Votes and confidences [n, K]: a pair's winner is the majority of its
