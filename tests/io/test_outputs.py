@@ -318,3 +318,53 @@ def test_renames_are_marked_while_they_run_and_counted_once_done(tmp_path, monke
                 fh.write(b"NEW")
     assert seen == [(True, before), (True, before)]
     assert not files.renaming_outputs() and files.outputs_committed() == before + 1
+
+
+@pytest.mark.parametrize("suffix, magic", [(".gz", b"\x1f\x8b"), (".bz2", b"BZh"), (".xz", b"\xfd7zXZ\x00"),
+                                           (".zst", b"\x28\xb5\x2f\xfd"), (".GZ", b"\x1f\x8b")])
+def test_text_output_named_like_a_compressed_file_is_written_compressed(model, expected, tmp_path, suffix, magic):
+    from hsvm_cli.io.files import open_input
+    out = tmp_path / ("pred.txt" + suffix)
+    r = hsvm("predict", "-q", "-m", model, DIGITS_TEST, "-o", out)
+    assert r.returncode == 0, r.stderr
+    assert out.read_bytes().startswith(magic)
+    with open_input(str(out)) as fh:
+        assert fh.read() == expected
+    assert [p.name for p in tmp_path.iterdir()] == [out.name]
+    # every hsvm reader takes it back: eval scores the compressed predictions
+    r = hsvm("eval", "--truth", DIGITS_TEST, out, "--json")
+    assert r.returncode == 0, r.stderr
+    assert b'"accuracy"' in r.stdout
+
+
+def test_compressed_text_output_is_the_same_bytes_on_every_run(model, tmp_path):
+    a, b = tmp_path / "a.txt.gz", tmp_path / "b.txt.gz"
+    for out in (a, b):
+        r = hsvm("predict", "-q", "-m", model, DIGITS_TEST, "-o", out)
+        assert r.returncode == 0, r.stderr
+    assert a.read_bytes() == b.read_bytes()    # no timestamp, no stored name
+
+
+def test_binary_output_named_gz_stays_a_mappable_hsvm_file(model, tmp_path):
+    out = tmp_path / "copy.hbm.gz"
+    r = hsvm("hash-model", "-m", model, "--bits", "64", "-o", out)
+    assert r.returncode == 0, r.stderr
+    assert out.read_bytes()[:4] != b"\x1f\x8b"
+    r = hsvm("predict", "-q", "-m", model, "-H", out, "-k", "2", DIGITS_TEST)
+    assert r.returncode == 0, r.stderr
+
+
+def test_compressed_output_on_a_full_filesystem_is_exit_74_and_leaves_no_temporary(model, tmp_path):
+    full = tmp_path / "full"
+    full.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8k", "tmpfs", str(full)]).returncode != 0:
+        pytest.fail("cannot mount a tmpfs here: run the suite as root to test a full filesystem")
+    try:
+        hbm = tmp_path / "m.hbm"
+        assert hsvm("hash-model", "-q", "-m", model, "--bits", "256", "-o", hbm).returncode == 0
+        r = hsvm("hash-data", "-q", "-H", hbm, "--format", "svm", DIGITS_TEST, "-o", full / "bits.svm.xz")
+        assert r.returncode == 74, r.stderr
+        assert r.stderr.decode().count("\n") == 1 and "cannot write" in r.stderr.decode()
+        assert list(full.iterdir()) == []
+    finally:
+        subprocess.run(["umount", str(full)])
