@@ -55,7 +55,7 @@ class HashedOvoSVC(ClassifierMixin, BaseEstimator):
     accuracy); ``tol=1e-3`` made them agree there.
     ``hash_bits``: None for exact prediction; otherwise the classifiers are
     hashed with that many sign random projections at fit time and
-    prediction keeps ``filter_k`` classes (default: a tenth, at least 2) by
+    prediction keeps ``filter_k`` classes (default: a tenth, at least 5) by
     Hamming votes on the first ``bits`` bits (default: all), then lets the
     exact classifiers among them decide (``refine``, a boolean).
     ``first_stage`` ``"scores"`` ranks classes by their summed pair margins

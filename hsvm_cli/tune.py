@@ -129,7 +129,7 @@ def default_bits_grid(D):
 
 def default_k_grid(K):
     """1 and 1%, 3%, 10%, 20% of K rounded up (at least 2), below K: the 10%
-    point is predict's default -k (:func:`~hsvm_cli.predict.predictor.default_filter_k`)."""
+    point is predict's default -k from K = 50 on (:func:`~hsvm_cli.predict.predictor.default_filter_k`)."""
     ks = {1} | {max(2, math.ceil(f * K - 1e-9)) for f in DEFAULT_K_FRACTIONS}
     return sorted(k for k in ks if k < K)
 

@@ -32,8 +32,9 @@ def test_without_a_hash_model_the_predictor_is_exact(digits_model, digits):
     assert labels.dtype == np.int64 and set(labels) <= set(digits_model.classes.tolist())
 
 
-def test_default_k_is_a_tenth_of_the_classes_at_least_two(digits_model, hm):
-    assert default_filter_k(10) == 2 and default_filter_k(242) == 25 and default_filter_k(2) == 2
+def test_default_k_is_a_tenth_of_the_classes_at_least_five(digits_model, hm):
+    assert default_filter_k(10) == 5 and default_filter_k(242) == 25 and default_filter_k(2) == 2
+    assert default_filter_k(50) == 5 and default_filter_k(51) == 6 and default_filter_k(5) == 5
     assert Predictor(digits_model, hm).k == default_filter_k(digits_model.n_classes)
 
 
