@@ -35,6 +35,10 @@ def command(model_file, output, n_features, calib_path, zero_based, quiet):
     cal = None
     if calib_path is not None:
         cal = imported_calibration(imp)
+        if cal is None and isinstance(imp.model, OvrModel):
+            raise DataError("%s is a LIBLINEAR one-vs-rest model: it carries no probability parameters for "
+                            "--calibration, and hsvm's probabilities (`hsvm calibrate`) are for one-vs-one models"
+                            % model_file)
         if cal is None and imp.tool != "libsvm":
             raise DataError("%s is a LIBLINEAR model: only LIBSVM models carry probability parameters "
                             "(probA/probB) for --calibration; fit a calibration with `hsvm calibrate`"
@@ -49,7 +53,7 @@ def command(model_file, output, n_features, calib_path, zero_based, quiet):
             what = "one-vs-rest model, %d classes" % m.n_classes
         else:
             save_model(m, output)
-            what = "one-vs-one model, %d classes, %d pairs" % (m.n_classes, m.n_pairs)
+            what = "one-vs-one model, %d classes, %d pair%s" % (m.n_classes, m.n_pairs, "" if m.n_pairs == 1 else "s")
         if cal is not None:
             save_calibration(cal, calib_path)
     if not quiet:

@@ -735,9 +735,12 @@ def read_container(path, *, kind, versions, lazy=()):
         raise ModelFormatError(name, "unknown metadata key %r" % unknown[0])
     if md.get("format") != kind:
         found = md.get("format")
-        hint = kind_hint(found)
-        raise ModelFormatError(name, "%s (format is %r%s)" % (what, found, ": " + hint if hint else "")
-                               if found else what)
+        if isinstance(found, str) and found.startswith("hsvm-") and found.isascii() and found.isprintable():
+            # another hsvm file: say which, not that it is none
+            hint = kind_hint(found)
+            raise ModelFormatError(name, "an hsvm %s file, not an hsvm %s file%s"
+                                   % (kind_name(found), kind_name(kind), " (%s)" % hint if hint else ""))
+        raise ModelFormatError(name, "%s (format is %r)" % (what, found) if found else what)
     version_text = md.get("format_version", "")
     if not (version_text.isascii() and version_text.isdigit() and len(version_text) < 6):
         raise ModelFormatError(name, "bad format_version %r" % version_text)

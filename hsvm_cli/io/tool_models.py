@@ -169,8 +169,9 @@ _TOOL_INT_MAX = 2**31 - 1
 
 
 def _ints(lines, tokens, what, count=None, minimum=None, maximum=_TOOL_INT_MAX):
-    """Integers of a header line, each in [minimum, maximum] (labels: the
-    int64 range; counts: the tools' int)."""
+    """Integers of a header line, each in [minimum, maximum]: by default the
+    tools' int, which holds their counts and labels alike (a label beyond it is
+    a hand edit: the tool would read it back wrapped round)."""
     if count is not None and len(tokens) != count:
         lines.error("%s needs %d values, found %d" % (what, count, len(tokens)))
     out = []
@@ -288,7 +289,7 @@ def _parse_libsvm(lines, zero_based):
         elif key == "label":
             if K is None:
                 lines.error("label before nr_class")
-            head[key] = _unique_labels(lines, _ints(lines, args, key, K, maximum=2**63 - 1))
+            head[key] = _unique_labels(lines, _ints(lines, args, key, K))
         elif key == "nr_sv":
             if K is None:
                 lines.error("nr_sv before nr_class")
@@ -501,7 +502,7 @@ def _parse_liblinear(lines):
         elif key == "label":
             if "nr_class" not in head:
                 lines.error("label before nr_class")
-            head[key] = _unique_labels(lines, _ints(lines, args, key, head["nr_class"], maximum=2**63 - 1))
+            head[key] = _unique_labels(lines, _ints(lines, args, key, head["nr_class"]))
         elif key == "nr_feature":
             # the bias feature comes after them, within the tools' int
             head[key] = _ints(lines, args, key, 1, minimum=0, maximum=_TOOL_INT_MAX - 1)[0]

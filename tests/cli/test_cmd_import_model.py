@@ -24,7 +24,7 @@ def test_imported_libsvm_model_predicts_the_fixture_labels(tmp_path):
 def test_imported_liblinear_models_predict_the_fixture_labels(tmp_path):
     for name, kind in (("liblinear_ovr3", "one-vs-rest model, 3 classes"),
                        ("liblinear_cs3", "one-vs-rest model, 3 classes"),
-                       ("liblinear_bin2", "one-vs-one model, 2 classes, 1 pairs")):
+                       ("liblinear_bin2", "one-vs-one model, 2 classes, 1 pair")):
         out = tmp_path / (name + ".hsvm")
         r = run(["import-model", TOOL_FIXTURES / (name + ".model"), "-o", out])
         assert kind in r.stderr
@@ -114,7 +114,7 @@ def test_one_vs_rest_model_refuses_what_is_built_on_pairs(tmp_path):
         assert "needs a one-vs-one model" in r.stderr and not (tmp_path / "o.hbm").exists()
     # Commands that take one-vs-one files only say what the one-vs-rest file is.
     r = run(["calibrate", "-m", out, TEST3, "-o", tmp_path / "o.cal"], exit_code=65)
-    assert r.stderr == ("hsvm: %s: not an hsvm model file (format is 'hsvm-ovr-model': a one-vs-rest model, which "
+    assert r.stderr == ("hsvm: %s: an hsvm ovr-model file, not an hsvm model file (a one-vs-rest model, which "
                         "only predict and hash-model take)\n" % out)
     hbm = tmp_path / "o.hbm"
     run(["hash-model", "-q", "-m", out, "--bits", "64", "-o", hbm])
@@ -126,10 +126,16 @@ def test_one_vs_rest_model_refuses_what_is_built_on_pairs(tmp_path):
 
 
 def test_only_libsvm_models_bring_probability_parameters(tmp_path):
-    r = run(["import-model", TOOL_FIXTURES / "liblinear_lr3.model", "-o", tmp_path / "m.hsvm", "--calibration",
+    r = run(["import-model", TOOL_FIXTURES / "liblinear_bin2.model", "-o", tmp_path / "m.hsvm", "--calibration",
              tmp_path / "m.cal"], exit_code=65)
-    assert "liblinear_lr3.model is a LIBLINEAR model: only LIBSVM models carry probability parameters" in r.stderr
+    assert "liblinear_bin2.model is a LIBLINEAR model: only LIBSVM models carry probability parameters" in r.stderr
+    assert "fit a calibration with `hsvm calibrate`" in r.stderr
     assert not (tmp_path / "m.hsvm").exists() and not (tmp_path / "m.cal").exists()
+    # a one-vs-rest model is not sent to `hsvm calibrate`, which refuses it
+    r = run(["import-model", TOOL_FIXTURES / "liblinear_lr3.model", "-o", tmp_path / "o.hsvm", "--calibration",
+             tmp_path / "o.cal"], exit_code=65)
+    assert "is a LIBLINEAR one-vs-rest model: it carries no probability parameters" in r.stderr
+    assert "hsvm calibrate`) are for one-vs-one models" in r.stderr and not (tmp_path / "o.hsvm").exists()
 
 
 def test_one_vs_rest_shards_concatenate_to_the_whole_output(tmp_path):

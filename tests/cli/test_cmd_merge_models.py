@@ -74,7 +74,7 @@ def test_parts_of_another_seed_or_a_doubled_block_are_refused(parts, tmp_path):
 
 def test_a_model_or_a_missing_file_is_not_a_part(parts, tmp_path, digits_model_file):
     r = run(["merge-models", str(digits_model_file), "-o", tmp_path / "m.hsvm"], exit_code=65)
-    assert r.stderr == "hsvm: %s: not an hsvm model-part file (format is 'hsvm-model')\n" % digits_model_file
+    assert r.stderr == "hsvm: %s: an hsvm model file, not an hsvm model-part file\n" % digits_model_file
     r = run(["merge-models", str(tmp_path / "nope"), "-o", tmp_path / "m.hsvm"], exit_code=66)
     assert r.stderr == "hsvm: %s: no such file\n" % (tmp_path / "nope")
 

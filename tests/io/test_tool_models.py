@@ -71,6 +71,9 @@ def test_the_base_of_the_malformed_cases_imports(tmp_path):
     (lambda t: _replace_line(t, 4, "nr_class 3"), 4, "nr_class given twice"),
     # numbers beyond what the tools or hsvm's float32 model can hold: one line, not a traceback
     (lambda t: _replace_line(t, 6, "label 1 99999999999999999999 3"), 6, "99999999999999999999 is out of range"),
+    # labels are the tools' int: one beyond it they would read back wrapped round
+    (lambda t: _replace_line(t, 6, "label 1 99999999999 3"), 6, "99999999999 is out of range (at most 2147483647)"),
+    (lambda t: _replace_line(t, 6, "label 1 -2147483649 3"), 6, "-2147483649 is out of range"),
     (lambda t: _replace_line(t, 7, "nr_sv 1 1 99999999999999999999"), 7, "99999999999999999999 is out of range"),
     (lambda t: _replace_line(t, 9, "0.5 0.25 1:1 99999999999999999999:1"), 9,
      "feature index 99999999999999999999 is too large"),
@@ -99,6 +102,7 @@ def test_malformed_libsvm_model_names_file_and_line(tmp_path, edit, line, reason
     (lambda t: _replace_line(t, 3, "weights 1 2 3"), 3, "unknown header line 'weights'"),
     (lambda t: _replace_line(t, 5, "nr_feature 2"), 5, "nr_feature given twice"),
     (lambda t: _replace_line(t, 3, "label 99999999999999999999 2 3"), 3, "99999999999999999999 is out of range"),
+    (lambda t: _replace_line(t, 3, "label 2147483648 2 3"), 3, "2147483648 is out of range (at most 2147483647)"),
     (lambda t: _replace_line(t, 4, "nr_feature 2147483647"), 4, "2147483647 is out of range"),
     (lambda t: _replace_line(t, 8, "0.4 5e38 0.6"), 8, "5e38 is beyond float32's range"),
 ])

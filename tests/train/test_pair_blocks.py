@@ -210,7 +210,7 @@ def test_part_files_hold_their_block_and_what_must_match(digits_data, tmp_path):
     assert (part["pair_start"], part["pair_stop"]) == pair_block(np.unique(y, return_counts=True)[1], "1/3")
     assert c.meta["provenance"]["train_sha256"] == sha and c.meta["params"]["seed"] == 3
     assert c.arrays["W"].shape == ((part["pair_stop"] - part["pair_start"]), 64)
-    with pytest.raises(ModelFormatError, match="not an hsvm model file .format is 'hsvm-model-part'"):
+    with pytest.raises(ModelFormatError, match="an hsvm model-part file, not an hsvm model file"):
         load_model(paths[1])     # a part is never mistaken for a model
 
 
@@ -264,7 +264,7 @@ def test_a_model_file_or_a_damaged_part_is_not_a_part(digits_data, single_model_
     X, y, sha = digits_data
     model = tmp_path / "model.hsvm"
     model.write_bytes(single_model_bytes)
-    with pytest.raises(ModelFormatError, match="not an hsvm model-part file .format is 'hsvm-model'"):
+    with pytest.raises(ModelFormatError, match="an hsvm model file, not an hsvm model-part file"):
         merge_models([model], tmp_path / "m.hsvm")
     paths = write_parts(tmp_path, X, y, sha, 2)
     c = read_container(paths[0], kind="hsvm-model-part", versions={1})
