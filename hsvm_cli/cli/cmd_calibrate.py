@@ -68,6 +68,9 @@ def command(validation, model_path, hbm_path, output, max_loss, confidence, bits
     exact prediction, the exact decision DAG and the class-score first stage."""
     model = load_model(model_path)
     h = load_hash_model(hbm_path) if hbm_path is not None else None
+    numbering = options.numbering_note("calibrate", zero_based, trained_zero_based(model), model_path, validation)
+    if numbering is not None and not quiet:
+        click.echo(numbering, err=True)
     if zero_based is None:
         zero_based = trained_zero_based(model)
     X, y = load_svmlight(validation, zero_based=zero_based, n_features=model.n_features,

@@ -9,6 +9,7 @@ from ..models.circulant_hash import CHASH_KIND, load_circulant_hash
 from ..models.codes import hash_data
 from ..models.hashed import HBM_KIND, load_hash_model
 from ..models.kernel_hash import KHM_KIND, load_kernel_hash
+from ..models.provenance import trained_zero_based
 from ..support.progress import StepBar
 from . import options
 
@@ -49,6 +50,10 @@ def command(data, hbm_path, bits, fmt, output, zero_based, extra_features, chunk
         # before the work, with atomic_output's status and words
         raise binary_on_terminal(output if output == "-" else display_name(output),
                                  "use -o FILE, --format svm, or redirect")
+    numbering = options.numbering_note("hash-data", zero_based,
+                                       bool(getattr(h, "zero_based", False)) or trained_zero_based(h), hbm_path, data)
+    if numbering is not None and not quiet:
+        click.echo(numbering, err=True)
     with StepBar(options.show_progress(quiet), unit="row", desc="hash-data") as bar:
         n = hash_data(h, data, output, bits=bits, fmt=fmt, zero_based=zero_based, extra_features=extra_features,
                       chunk_rows=chunk_rows, shard=shard, progress=bar)

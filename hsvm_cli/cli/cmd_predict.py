@@ -117,6 +117,9 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
     if extra_features is None:
         extra_features = default_extra_features(model)
     zero_based_given = zero_based is not None
+    numbering = options.numbering_note("predict", zero_based, trained_zero_based(model), model_path, test)
+    if numbering is not None and not quiet:
+        click.echo(numbering, err=True)      # before the run: it may explain the run's error
     if zero_based is None:
         zero_based = trained_zero_based(model)
     h = codes = None

@@ -74,6 +74,25 @@ zero_based_by_model = click.option(
     "--zero-based/--one-based", "zero_based", default=None,
     help="Feature indices in the svmlight input start at 0, or at 1 as in LIBSVM (default: as in the file the "
          "model was trained on, recorded in it by train-ovo --zero-based; else 1).")
+
+
+def numbering_note(command, zero_based, trained_zero_based, fitted, data):
+    """The note a command prints when ``--zero-based`` / ``--one-based`` was
+    given against the numbering ``fitted`` (a model or hash file) was trained
+    on, or None: every feature is then read one place off the model's, which is
+    right only for a file that numbers the same features the other way.  (An
+    index 0 is refused in a file read 1-based, and its message suggests
+    --zero-based; LIBSVM's svm-predict ignores such a feature instead, so the
+    flag is sometimes given to silence it.)"""
+    if zero_based is None or bool(zero_based) == bool(trained_zero_based):
+        return None
+    return ("hsvm: %s: note: %s was trained on features numbered from %d; %s reads %s's index i as its "
+            "feature i%s1 (right only if %s numbers the same features from %d)"
+            % (command, click.format_filename(fitted), 0 if trained_zero_based else 1,
+               "--zero-based" if zero_based else "--one-based", click.format_filename(data),
+               "+" if zero_based else "-", click.format_filename(data), 0 if zero_based else 1))
+
+
 timings = click.option("--timings", is_flag=True,
                        help="Print a JSON line with the seconds spent in each phase to stderr.")
 as_json = click.option("--json", "as_json", is_flag=True, help="Emit machine-readable JSON instead of text.")

@@ -3,7 +3,7 @@ import pytest
 
 from hsvm_cli.models.ovo import load_model
 
-from conftest import DIGITS_TRAIN, TOY, run, write_text
+from conftest import DIGITS_TEST, DIGITS_TRAIN, TOY, run, write_text
 
 
 def test_training_on_malformed_input_writes_no_model(tmp_path):
@@ -270,6 +270,24 @@ def test_zero_based_training_is_recorded_and_followed_by_predict_calibrate_hash_
     one = str(tmp_path / "one.hsvm")
     run(["train-ovo", write_text(tmp_path / "one.svm", TOY), "-o", one, "-q"])
     assert "zero_based" not in load_model(one).provenance
+
+
+def test_numbering_given_against_the_models_is_noted_before_the_run(tmp_path):
+    # index 0 is refused in a file read 1-based, and the message suggests
+    # --zero-based: given to a model trained 1-based, it shifts every feature
+    model = str(tmp_path / "one.hsvm")
+    run(["train-ovo", DIGITS_TRAIN, "-o", model, "-q"])
+    hbm = str(tmp_path / "one.hbm")
+    run(["hash-model", "-m", model, "-o", hbm, "-q", "--bits", "64"])
+    note = ("note: %s was trained on features numbered from 1; --zero-based reads %s's index i as its feature i+1 "
+            "(right only if %s numbers the same features from 0)")
+    r = run(["predict", "-m", model, DIGITS_TEST, "--zero-based", "--extra-features", "ignore"])
+    assert r.stderr.startswith("hsvm: predict: " + note % (model, DIGITS_TEST, DIGITS_TEST) + "\n")
+    r = run(["hash-data", "-H", hbm, DIGITS_TEST, "--zero-based", "-o", tmp_path / "c"], exit_code=65)
+    assert r.stderr.startswith("hsvm: hash-data: " + note % (hbm, DIGITS_TEST, DIGITS_TEST) + "\n")
+    # the numbering it was trained on, said or not, and --quiet: no note
+    for extra in (["--one-based"], [], ["--zero-based", "--extra-features", "ignore", "-q"]):
+        assert "note:" not in run(["predict", "-m", model, DIGITS_TEST, "-o", tmp_path / "p"] + extra).stderr
 
 
 @pytest.mark.parametrize("value", ["-1", "0"])
