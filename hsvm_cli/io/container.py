@@ -41,7 +41,7 @@ import xxhash
 from ..errors import ModelFormatError, OptionError
 from ..support.arrays import distinct_indices
 from ..support.native import ffi, lib
-from .files import atomic_output, open_raw, require_regular_file
+from .files import atomic_output, open_raw, read_raw, require_regular_file
 
 _DTYPES = {
     "F64": np.dtype("<f8"), "F32": np.dtype("<f4"),
@@ -703,7 +703,7 @@ def read_container(path, *, kind, versions, lazy=()):
         fh.close()
         raise ModelFormatError(name, "cannot read: %s" % (exc.strerror or exc)) from None
     with fh:
-        head = fh.read(8)
+        head = read_raw(fh, 8, name)
         if len(head) < 8:
             raise ModelFormatError(name, "%s (too short)" % what)
         (hlen,) = struct.unpack("<Q", head)
@@ -712,7 +712,7 @@ def read_container(path, *, kind, versions, lazy=()):
                                    "`hsvm import-model %s -o MODEL.hsvm`" % name)
         if hlen < 2 or hlen > _MAX_HEADER:
             raise ModelFormatError(name, "%s (bad header length)" % what)
-        raw = fh.read(hlen)
+        raw = read_raw(fh, hlen, name)
         if 8 + hlen > size:
             # Cut off, if what follows the length opens a JSON header; else
             # another kind of file (a data file, a compressed one) whose first
@@ -862,9 +862,9 @@ def container_kind(path):
     require_regular_file(os.fspath(path), "hsvm files are memory-mapped")
     fh = open_raw(os.fspath(path))
     with fh:
-        head = fh.read(8)
+        head = read_raw(fh, 8, path)
         hlen = _header_length(head)
-        return declared_format(head + fh.read(hlen)) if hlen else None
+        return declared_format(head + read_raw(fh, hlen, path)) if hlen else None
 
 
 def declared_format(head):

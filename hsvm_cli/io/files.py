@@ -383,6 +383,16 @@ def open_raw(path):
         raise InputNotFoundError("%s: cannot open: %s" % (name, _strerror(exc))) from None
 
 
+def read_raw(fh, size, name):
+    """``fh.read(size)`` of a file opened by :func:`open_raw`, a failing read
+    (EIO from a bad disk or a network file system) raised as InputReadError
+    naming ``name`` (exit 66), as the text readers do."""
+    try:
+        return fh.read(size)
+    except OSError as exc:
+        raise InputReadError(display_name(name), _strerror(exc)) from None
+
+
 # How much more of a compressed stream that cannot be read again (stdin, a
 # pipe) is decompressed after a parse error, to tell garbage that a corrupt
 # stream decompressed to (its checksum fails at the end of its member) from a

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from ..errors import ModelFormatError, OptionError, printable
 from ..io.container import container_kind, read_container
-from ..io.files import display_name, open_raw
+from ..io.files import display_name, open_raw, read_raw
 
 __all__ = ["FileInfo", "describe"]
 
@@ -102,7 +102,7 @@ def _flat(meta, prefix=""):
 
 def _not_a_container(name):
     with open_raw(name) as fh:
-        head = fh.read(16)
+        head = read_raw(fh, 16, name)
     if head.startswith((b"svm_type", b"solver_type")):
         return "a LIBSVM or LIBLINEAR model, not an hsvm file: convert it with `hsvm import-model %s -o " \
                "MODEL.hsvm`" % name

@@ -5,7 +5,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import DataError, InputReadError, OptionError
-from ..io.files import HashingReader, display_name, open_input, open_raw
+from ..io.files import HashingReader, display_name, open_input, open_raw, read_raw
 from ..io.svmlight import load_svmlight
 from ..models.provenance import provenance, record_zero_based
 from ..predict.samples import finite_samples
@@ -253,7 +253,7 @@ def _file_sha256(path):
     h = hashlib.sha256()
     with open_raw(path) as fh:
         while True:
-            block = fh.read(1 << 22)
+            block = read_raw(fh, 1 << 22, path)
             if not block:
                 return h.hexdigest()
             h.update(block)

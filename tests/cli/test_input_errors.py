@@ -178,6 +178,19 @@ def test_a_failing_read_is_one_line_exit_66(setup, tmp_path):
         run(args, exit_code=66, stdout="", stderr="hsvm: /proc/self/mem: read error: Input/output error (line 1)\n")
 
 
+def test_a_failing_read_of_a_binary_input_is_one_line_exit_66(setup, tmp_path):
+    # models, hash models, calibrations, codes, parts: their header is read
+    # before they are mapped, and a read error there was a traceback
+    s, bad, out = setup, "/proc/self/mem", str(tmp_path / "out")
+    for args in (["info", bad], ["predict", "-m", bad, s["train"]], ["predict", "-m", s["model"], "-H", bad, s["train"]],
+                 ["predict", "-m", s["model"], "-C", bad, s["train"]],
+                 ["predict", "-m", s["model"], "-H", s["hbm"], "--codes", bad, s["train"]],
+                 ["hash-data", "-H", bad, s["train"], "-o", out], ["merge-models", bad, "-o", out],
+                 ["calibrate", "-m", bad, s["train"], "-o", out]):
+        run(args, exit_code=66, stdout="", stderr="hsvm: /proc/self/mem: read error: Input/output error\n")
+        assert not os.path.exists(out)
+
+
 @pytest.mark.parametrize("option", ["data", "-m", "-H", "-C", "--codes", "--truth", "predictions", "--reference"])
 def test_a_directory_as_input_is_exit_66(setup, tmp_path, option):
     s, d = setup, str(tmp_path)
