@@ -6,7 +6,7 @@ import numpy as np
 from ..errors import DataError, HsvmError, InputFormatError, OptionError
 from ..io.files import display_name
 from ..io.grid import read_grid
-from ..io.predictions import ScoredBlocks, probability_violation, read_predictions
+from ..io.predictions import ScoredBlocks, not_distributions, probability_violation, read_predictions
 from ..io.shard import as_shard
 from ..io.svmlight import iter_svmlight
 from ..support.arrays import is_int
@@ -90,6 +90,7 @@ class ScoredRows:
         self.last_line = None
         self.not_argmax = 0
         self.violation = None
+        self.not_distributions = 0
         self.whole_numbers = True
         self._labels, self._parts = [], []
         self._index = self._ref_index = None
@@ -111,6 +112,8 @@ class ScoredRows:
         self.not_argmax += int((labels != classes[top]).sum())
         if self.violation is None:
             self.violation = probability_violation(scores, lines)
+        if self.violation is not None:
+            self.not_distributions += int(not_distributions(scores).sum())
         self.whole_numbers = self.whole_numbers and bool(np.all(scores == np.round(scores)))
 
     def finish(self):
@@ -128,6 +131,13 @@ class ScoredRows:
         vote row ("1 0" / "0 1") is also a one-hot distribution, and a real
         probability file practically never consists of 0s and 1s alone."""
         return self.n > 0 and self.violation is None and not self.whole_numbers
+
+    def nearly_probabilities(self):
+        """Rows that are distributions but for a few (at most 1%, at least one
+        good row): a --proba file with a damaged row, which auto-detection
+        reads as scores, silently dropping the probability sections."""
+        bad = self.not_distributions
+        return self.violation is not None and not self.whole_numbers and 0 < bad <= 0.01 * self.n < self.n - bad
 
 
 def _rows_of(index, first, m):
@@ -197,6 +207,13 @@ def _evaluate_predictions(truth, predictions, proba, recall_k, reference, zero_b
     report["predictions"] = {"file": pred.name,
                              "kind": "probabilities" if is_proba else "scores" if has_scores else "labels",
                              "classes": [int(c) for c in pred.classes] if has_scores else None}
+    if proba is None and has_scores and rows.nearly_probabilities():
+        line, reason = rows.violation
+        report["predictions"]["not_probabilities"] = (
+            "%d of %d rows %s not a probability distribution (line %d: %s) while the other %d are: read as scores "
+            "(--proba refuses the file there)" % (rows.not_distributions, rows.n,
+                                                   "is" if rows.not_distributions == 1 else "are", line, reason,
+                                                   rows.n - rows.not_distributions))
     if pred.scores_dropped:
         report["predictions"]["scores_not_evaluated"] = (
             "shard %s's scores have no 'labels' header (shard 0's part has it): evaluate the concatenated "

@@ -23,6 +23,9 @@ def format_report(report, *, confusion=False):
             "mean class accuracy  %s" % _pct(report["mean_class_accuracy"]),
             "macro F1             %.4f" % report["macro_f1"],
         ]
+    damaged = report.get("predictions", {}).get("not_probabilities")
+    if damaged:
+        lines.append("probabilities        not evaluated: %s" % damaged)
     dropped = report.get("predictions", {}).get("scores_not_evaluated")
     if dropped:
         lines.append("scores               not evaluated: %s" % dropped)

@@ -116,6 +116,8 @@ def _content_lines(fh, name):
     error).  Empty lines at the end and comment lines are fine."""
     blank = None
     for lineno, raw in enumerate(bounded_lines(fh, name), 1):
+        if lineno == 1:
+            _refuse_hsvm_file(raw, name)
         line = raw.split(b"#", 1)[0].strip()
         if not line:
             blank = blank or (lineno if not raw.strip() else None)
@@ -124,6 +126,19 @@ def _content_lines(fh, name):
             raise InputFormatError(name, blank, "empty line among the predictions (one prediction per line, "
                                    "matched to the samples by position)")
         yield lineno, line
+
+
+def _refuse_hsvm_file(first, name):
+    """An hsvm binary file (a model, a calibration) given as predictions is
+    named as what it is, not as a malformed first line.  ``first`` is the
+    file's first line: its header, unless the 8-byte length before it holds
+    a newline byte, when only the opening brace is left to tell it by."""
+    from .container import declared_format, kind_name
+    kind = declared_format(first)
+    if kind is not None:
+        raise InputFormatError(name, 1, "an hsvm %s file, not predictions" % kind_name(kind))
+    if first[8:10] == b'{"' and b"\0" in first[:8]:
+        raise InputFormatError(name, 1, "an hsvm binary file, not predictions")
 
 
 # --- predictions with a score matrix (``--scores`` votes, ``--proba`` probabilities) ---
@@ -340,12 +355,18 @@ def proba_tolerance(K):
     return PROBA_TOLERANCE + 5e-7 * K
 
 
+def not_distributions(scores):
+    """bool [n]: the rows of ``scores`` that are not probability distributions
+    (a negative value, or a sum beyond :func:`proba_tolerance` of 1)."""
+    tol = proba_tolerance(scores.shape[1])
+    return (scores < 0).any(axis=1) | (np.abs(scores.sum(axis=1) - 1.0) > tol)
+
+
 def _probability_violation(scores):
     """Index of the first row that is not a probability distribution, or -1."""
     if scores.shape[0] == 0:
         return -1
-    tol = proba_tolerance(scores.shape[1])
-    bad = (scores < 0).any(axis=1) | (np.abs(scores.sum(axis=1) - 1.0) > tol)
+    bad = not_distributions(scores)
     return int(np.argmax(bad)) if bad.any() else -1
 
 

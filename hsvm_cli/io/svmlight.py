@@ -689,7 +689,8 @@ class _ChunkBuilder:
             from .container import declared_format, kind_name  # only here: it loads xxhash
             kind = declared_format(memoryview(data)[off:]) if lineno == 1 else None
             reason = _label_reason(raw) if kind is None else "an hsvm %s file, not svmlight text%s" % (
-                kind_name(kind), " (codes are given with --codes)" if kind_name(kind) == "codes" else "")
+                kind_name(kind), " (codes are given to predict --codes, train-ovo --codes or fit-circulant --targets)"
+                if kind_name(kind) == "codes" else "")
         elif status == lib.HSVM_SVM_E_COLON:
             reason = "missing ':' in feature '%s'" % token
         elif status == lib.HSVM_SVM_E_INDEX:

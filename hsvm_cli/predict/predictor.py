@@ -419,6 +419,12 @@ class Predictor:
         with one code per sample, used instead of hashing; ``chunks`` may then
         be None when nothing is refined."""
         if codes is not None:
+            if self.filter is None and self.calibration is not None:
+                # -H may well be given: the calibration chose a setting without the filter
+                raise OptionError("--codes (a hash model's codes) are for the hash filter, which the calibration's "
+                                  "chosen setting does not use: add -k or --bits to predict with the filter",
+                                  python="codes (a hash model's) are for the hash filter, which the calibration's "
+                                  "chosen setting does not use: give filter_k or bits to predict with the filter")
             if self.filter is None:
                 raise OptionError("--codes (a hash model's codes) needs the hash filter (-H)",
                                   python="codes (a hash model's) need the hash filter (hash_model)")

@@ -163,6 +163,25 @@ def test_rounded_probabilities_of_many_classes_are_still_detected(tmp_path):
     assert json.loads(run(["eval", "--truth", truth, preds, "--json"]).stdout)["predictions"]["kind"] == "probabilities"
 
 
+def test_a_probability_file_with_a_damaged_row_says_why_it_is_read_as_scores(tmp_path):
+    rng = np.random.default_rng(1)
+    P, y = random_proba(rng, 200, 5, sharp=0.5)
+    classes = [1, 2, 3, 4, 5]
+    truth = write_text(tmp_path / "t.svm", svm(np.asarray(classes)[y]))
+    P[49, 0] += 0.09                                    # file line 51: the header is line 1
+    preds = write_text(tmp_path / "p.txt", proba_text(classes, np.asarray(classes)[P.argmax(1)], P, "%.9f"))
+    report = json.loads(run(["eval", "--truth", truth, preds, "--json"]).stdout)
+    assert report["predictions"]["kind"] == "scores" and "probability" not in report
+    note = report["predictions"]["not_probabilities"]
+    assert note.startswith("1 of 200 rows is not a probability distribution (line 51: probabilities sum to 1.09")
+    assert note.endswith("while the other 199 are: read as scores (--proba refuses the file there)")
+    assert "probabilities        not evaluated: 1 of 200 rows" in run(["eval", "--truth", truth, preds]).stdout
+    # decision values or votes, far from distributions: no note
+    P[:60, 0] += 0.5
+    preds = write_text(tmp_path / "s.txt", proba_text(classes, np.asarray(classes)[P.argmax(1)], P, "%.9f"))
+    assert "not_probabilities" not in json.loads(run(["eval", "--truth", truth, preds, "--json"]).stdout)["predictions"]
+
+
 def test_vote_counts_of_two_classes_are_not_taken_for_probabilities(tmp_path):
     truth = write_text(tmp_path / "t.svm", svm([1, 2, 2]))
     preds = write_text(tmp_path / "p.txt", "labels 1 2\n1 1 0\n2 0 1\n1 1 0\n")

@@ -339,8 +339,27 @@ def test_an_hsvm_binary_file_given_as_samples_is_named_by_its_kind(digits_files,
     codes = str(tmp_path / "t.codes")
     run(["hash-data", "-q", "-H", hbm, DIGITS_TEST, "-o", codes])
     run(["predict", "-m", model, "-H", hbm, codes], exit_code=65, stdout="",
-        stderr="hsvm: %s:1: an hsvm codes file, not svmlight text (codes are given with --codes)\n" % codes)
+        stderr="hsvm: %s:1: an hsvm codes file, not svmlight text (codes are given to predict --codes, train-ovo "
+               "--codes or fit-circulant --targets)\n" % codes)
     run(["predict", "-m", model, hbm], exit_code=65, stdout="",
         stderr="hsvm: %s:1: an hsvm hash-model file, not svmlight text\n" % hbm)
     run(["train-ovo", "-q", model, "-o", str(tmp_path / "m.hsvm")], exit_code=65,
         stderr="hsvm: %s:1: an hsvm model file, not svmlight text\n" % model)
+    # and as predictions or a reference to eval
+    for args in (["eval", "--truth", DIGITS_TEST, hbm], ["eval", "--truth", DIGITS_TEST, codes, "--reference", model]):
+        run(args, exit_code=65, stdout="", stderr="hsvm: %s:1: an hsvm %s file, not predictions\n"
+            % ((hbm, "hash-model") if args[3] == hbm else (codes, "codes")))
+
+
+def test_codes_with_a_calibration_that_chose_no_filter_say_to_ask_for_it(digits_files, tmp_path):
+    # -H is given: the calibration's chosen setting (exact here) has no filter
+    model, hbm, _ = digits_files
+    cal, codes = str(tmp_path / "c.cal"), str(tmp_path / "t.codes")
+    run(["calibrate", "-q", "-m", model, "-H", hbm, DIGITS_TEST, "-o", cal, "--repeat", "1", "--bits", "64",
+         "--k", "1", "--max-loss", "0", "--confidence", "0"])
+    run(["hash-data", "-q", "-H", hbm, DIGITS_TEST, "-o", codes])
+    r = run(["predict", "-m", model, "-H", hbm, "-C", cal, "--codes", codes, DIGITS_TEST], exit_code=2)
+    assert "--codes (a hash model's codes) are for the hash filter, which the calibration's chosen setting does " \
+           "not use: add -k or --bits to predict with the filter" in r.stderr
+    with_k = run(["predict", "-q", "-m", model, "-H", hbm, "-C", cal, "--codes", codes, "-k", "3", DIGITS_TEST])
+    assert with_k.stdout == run(["predict", "-q", "-m", model, "-H", hbm, "-C", cal, "-k", "3", DIGITS_TEST]).stdout
