@@ -29,6 +29,46 @@ CODES_VERSION = 1
 CODES_VERSION_PROJECTIONS = 2
 
 
+# Sample fingerprints: what a codes file says of each sample it holds, so
+# that `predict --codes TEST` can tell codes of other samples -- another
+# file of the same labels (unlabelled data: all 0), or this file reordered --
+# which it would otherwise filter with, silently (the labels beside the codes
+# tell files apart only when they differ).  A 64-bit mix of each feature's
+# (index, float32 value), summed over the row's nonzero features: independent
+# of how the row is stored (explicit zeros, CSR or dense), exact integer
+# arithmetic, the same on every machine.  Not a cryptographic digest: it
+# tells mistakes apart, not forgeries.
+FINGERPRINTS = "sample_fingerprints"
+_FP_INDEX, _FP_VALUE, _FP_MIX, _FP_COUNT = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F),
+                                            np.uint64(0x165667B19E3779F9), np.uint64(0xD6E8FEB86659FD93))
+
+
+def sample_fingerprints(X):
+    """uint64 [n]: the fingerprint of each row of ``X`` (a CSR matrix or
+    :class:`~hsvm_cli.support.lazy_sparse.CsrArrays` of raw samples, as the
+    svmlight reader gives them; or a dense array), from its nonzero features'
+    0-based indices and float32 values."""
+    if hasattr(X, "indptr"):
+        indptr = np.asarray(X.indptr, dtype=np.int64)
+        values = np.asarray(X.data[indptr[0]:indptr[-1]], dtype=np.float32)
+        indices = np.asarray(X.indices[indptr[0]:indptr[-1]], dtype=np.uint64)
+        rows = np.repeat(np.arange(X.shape[0]), np.diff(indptr))
+    else:
+        dense = np.asarray(X, dtype=np.float32)
+        rows, cols = np.nonzero(dense)
+        values, indices = dense[rows, cols], cols.astype(np.uint64)
+    keep = values != 0                            # explicit zeros, and -0.0, are no features
+    bits = values[keep].view(np.uint32).astype(np.uint64)
+    with np.errstate(over="ignore"):
+        m = (indices[keep] + np.uint64(1)) * _FP_INDEX ^ (bits + np.uint64(1)) * _FP_VALUE
+        m ^= m >> np.uint64(32)
+        m *= _FP_MIX
+        m ^= m >> np.uint64(29)
+        sums = np.zeros(X.shape[0], dtype=np.uint64)
+        np.add.at(sums, rows[keep], m)
+        return sums + np.bincount(rows[keep], minlength=X.shape[0]).astype(np.uint64) * _FP_COUNT
+
+
 def codes_version(meta):
     """The format version of codes with metadata ``meta``."""
     return CODES_VERSION if meta.get("projection_kind", "gaussian") == "gaussian" else CODES_VERSION_PROJECTIONS
@@ -47,6 +87,7 @@ class CodesWriter:
             self._tmpdir = tempfile.mkdtemp(prefix="hsvm-codes-")
             self._codes = open(os.path.join(self._tmpdir, "codes"), "wb")
             self._labels = open(os.path.join(self._tmpdir, "labels"), "wb")
+            self._fingerprints = open(os.path.join(self._tmpdir, "fingerprints"), "wb")
 
     @contextlib.contextmanager
     def _staging(self):
@@ -61,12 +102,13 @@ class CodesWriter:
             raise OutputError("%s: cannot write: %s (staging the codes in %s)"
                               % (self.path, exc.strerror or exc, tempfile.gettempdir())) from None
 
-    def write(self, codes, labels):
+    def write(self, codes, labels, fingerprints):
         codes = np.ascontiguousarray(codes, dtype="<u8")
-        assert codes.shape[1] == self.words
+        assert codes.shape[1] == self.words and fingerprints.shape == (codes.shape[0],)
         with self._staging():
             self._codes.write(codes.tobytes())
             self._labels.write(np.ascontiguousarray(labels, dtype="<i8").tobytes())
+            self._fingerprints.write(np.ascontiguousarray(fingerprints, dtype="<u8").tobytes())
         self.n += codes.shape[0]
 
     def close(self):
@@ -74,18 +116,22 @@ class CodesWriter:
             with self._staging():
                 self._codes.close()
                 self._labels.close()
+                self._fingerprints.close()
             n = self.n
             codes = np.memmap(self._codes.name, dtype="<u8", mode="r", shape=(n, self.words)) if n else \
                 np.zeros((0, self.words), dtype="<u8")
             labels = np.memmap(self._labels.name, dtype="<i8", mode="r", shape=(n,)) if n else \
                 np.zeros(0, dtype="<i8")
-            write_container(self.path, {"codes": codes, "labels": labels},
+            fingerprints = np.memmap(self._fingerprints.name, dtype="<u8", mode="r", shape=(n,)) if n else \
+                np.zeros(0, dtype="<u8")
+            write_container(self.path, {"codes": codes, "labels": labels, FINGERPRINTS: fingerprints},
                             kind=CODES_KIND, version=codes_version(self.meta), meta=self.meta)
         finally:
             shutil.rmtree(self._tmpdir, ignore_errors=True)
 
     def abort(self):
-        for fh in (getattr(self, "_codes", None), getattr(self, "_labels", None)):
+        for fh in (getattr(self, "_codes", None), getattr(self, "_labels", None),
+                   getattr(self, "_fingerprints", None)):
             if fh is not None:
                 try:
                     fh.close()
@@ -98,11 +144,13 @@ class Codes:
     """A codes file: ``codes`` uint64 [n, bits/64] (memory-mapped), ``labels``
     int64 [n], and the metadata naming the projection that made them."""
 
-    def __init__(self, codes, labels, meta, path):
+    def __init__(self, codes, labels, meta, path, fingerprints=None):
         self.codes = codes
         self.labels = labels
         self.meta = meta
         self.path = path
+        # uint64 [n] (sample_fingerprints) or None: files written before them
+        self.fingerprints = fingerprints
 
     @property
     def bits(self):
@@ -183,7 +231,10 @@ def read_codes(path):
     meta_str(c, "projection_layout", default="")
     if (kind == "gaussian") != (c.version == CODES_VERSION):
         raise ModelFormatError(c.path, "codes of a %s projection in a version %d codes file" % (kind, c.version))
-    return Codes(codes, labels, c.meta, c.path)
+    fingerprints = c.arrays.get(FINGERPRINTS)
+    if fingerprints is not None and (fingerprints.dtype != np.uint64 or fingerprints.shape != labels.shape):
+        raise ModelFormatError(c.path, "%s must be U64 [%d]" % (FINGERPRINTS, labels.shape[0]))
+    return Codes(codes, labels, c.meta, c.path, fingerprints)
 
 
 def write_codes_svm(fh, codes, labels, bits):
@@ -262,7 +313,9 @@ def hash_data(h, source, output, *, bits=None, fmt="codes", zero_based=None, ext
     writer = CodesWriter(output, words=bits // 64, meta=meta)
     try:
         for chunk in chunks:
-            writer.write(encode(chunk, writer.n), chunk.y)
+            # fingerprints first: a hash model's encoder may prepare the chunk in place
+            fingerprints = sample_fingerprints(chunk.X)
+            writer.write(encode(chunk, writer.n), chunk.y, fingerprints)
             if progress is not None:
                 progress(writer.n, None)
     except BaseException:

@@ -807,8 +807,15 @@ def _concatenate(parts, y):
     return Prediction(y, cat("labels"), cat("votes"), cat("confidence"), cat("proba"))
 
 
+# Rows of each chunk whose fingerprints are compared with a codes file's:
+# codes of other samples differ at nearly every row, and a few rows cost
+# nothing where all of them would cost a pass over every value.
+FINGERPRINTED_ROWS = 16
+
+
 def _with_codes(codes, chunks):
     """Pair each chunk of the raw samples with its rows of a codes file."""
+    from ..models.codes import sample_fingerprints
     start = 0
     total = codes.codes.shape[0]
     for chunk in chunks:
@@ -825,6 +832,15 @@ def _with_codes(codes, chunks):
                             "were made from another file, or from more of it than this input (a shard's codes "
                             "come from hash-data --shard)" % (start + r + 1, int(chunk.y[r]), codes.path,
                                                               int(codes.labels[start + r])))
+        if codes.fingerprints is not None and n:
+            rows = np.unique(np.linspace(0, n - 1, min(n, FINGERPRINTED_ROWS)).astype(np.int64))
+            mine = np.concatenate([sample_fingerprints(chunk.X[r:r + 1]) for r in rows.tolist()])
+            differ = np.flatnonzero(mine != codes.fingerprints[start + rows])
+            if differ.size:
+                raise DataError("sample %d of the input is not the sample whose code is at that place in %s: the "
+                                "codes were made from other samples (another file, this one reordered, or another "
+                                "part of it; a shard's codes come from hash-data --shard)"
+                                % (start + int(rows[differ[0]]) + 1, codes.path))
         yield chunk, codes.codes[start:start + n]
         start += n
     if start != total:
