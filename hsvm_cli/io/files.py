@@ -44,13 +44,90 @@ def _open_zstd(fh):
     return _zstd().ZstdFile(fh)
 
 
+class _TrailingGarbage(OSError):
+    """Bytes after whole compressed data that start no other stream."""
+
+
+_XZ_MAGIC, _BZ2_MAGIC = b"\xfd7zXZ\x00", b"BZh"
+
+
+class _Streams(io.RawIOBase):
+    """xz or bz2 data read as ``xz -dc`` and ``bzip2 -dc`` read it: every
+    stream of a concatenation, xz's stream padding between them (NUL bytes,
+    a multiple of four), and bytes after the last stream that start no other
+    refused as trailing garbage, as gzip's and zstd's are here.  Python's
+    LZMAFile and BZ2File stop quietly at the first bytes after a stream that
+    do not decode -- xz's padding among them -- and the rest of the input was
+    lost without a word."""
+
+    _READ = 1 << 18
+
+    def __init__(self, fh, kind):
+        self._fh, self._kind = fh, kind
+        self._magic = _XZ_MAGIC if kind == "xz" else _BZ2_MAGIC
+        self._dec = None
+        self._data = b""            # compressed bytes read and not yet handed to a decompressor
+        self._padding = 0
+        self._done = False
+
+    def readable(self):
+        return True
+
+    def _fill(self):
+        more = self._fh.read(self._READ)
+        self._data += more
+        return bool(more)
+
+    def _next_stream(self):
+        while True:
+            if self._kind == "xz":
+                kept = self._data.lstrip(b"\0")
+                self._padding += len(self._data) - len(kept)
+                self._data = kept
+            if len(self._data) >= len(self._magic) or not self._fill():
+                break
+        if self._padding % 4:
+            raise lzma.LZMAError("stream padding of %d bytes, not a multiple of four" % self._padding)
+        if not self._data:
+            self._done = True
+        elif not self._data.startswith(self._magic):
+            raise _TrailingGarbage("bytes after the last stream")
+        else:
+            self._dec = lzma.LZMADecompressor(lzma.FORMAT_XZ) if self._kind == "xz" else bz2.BZ2Decompressor()
+            self._padding = 0
+
+    def readinto(self, buf):
+        while not self._done:
+            if self._dec is None:
+                self._next_stream()
+                continue
+            if self._dec.eof:
+                self._data = self._dec.unused_data + self._data
+                self._dec = None
+                continue
+            data = b""
+            if self._dec.needs_input:
+                if not self._data and not self._fill():
+                    raise EOFError("compressed data ended before the end-of-stream marker was reached")
+                data, self._data = self._data, b""
+            out = self._dec.decompress(data, len(buf))
+            if out:
+                buf[:len(out)] = out
+                return len(out)
+        return 0
+
+
+def _open_streams(kind):
+    return lambda fh: io.BufferedReader(_Streams(fh, kind), buffer_size=1 << 16)
+
+
 # Compressed input is recognised by its first bytes: (magic, name in
 # messages, opener of a binary file object).  A zstd stream may open with a
 # skippable frame (pzstd writes one), whose magic is any of 16.
 _MAGIC = (
     (b"\x1f\x8b", "gzip", lambda fh: _gzip.GzipFile(fileobj=fh, mode="rb")),
-    (b"BZh", "bz2", bz2.BZ2File),
-    (b"\xfd7zXZ\x00", "xz", lzma.LZMAFile),
+    (_BZ2_MAGIC, "bz2", _open_streams("bz2")),
+    (_XZ_MAGIC, "xz", _open_streams("xz")),
     (b"\x28\xb5\x2f\xfd", "zstd", _open_zstd),
 ) + tuple((bytes([0x50 + i]) + b"\x2a\x4d\x18", "zstd", _open_zstd) for i in range(16))
 _MAGIC_LEN = max(len(m) for m, _, _ in _MAGIC)
@@ -269,7 +346,7 @@ class _GuardedDecompressor(io.RawIOBase):
             return self._stream.readinto(buf)
         except self._errors as exc:
             raise CorruptInputError(self._name, self._kind, self._counted.offset,
-                                    truncated=isinstance(exc, EOFError),
+                                    truncated=isinstance(exc, EOFError), trailing=isinstance(exc, _TrailingGarbage),
                                     detail=_unreadable_because(self._kind, exc)) from None
 
     def close(self):
@@ -344,7 +421,7 @@ def scan_compressed(path):
             # finds no gzip header (zstd's, no frame magic): the data before
             # was whole (ISA-L's reader calls that a truncation)
             trailing = (isinstance(exc, gzip.BadGzipFile) and str(exc).startswith("Not a gzipped file")) or \
-                (kind == "zstd" and "Unknown frame descriptor" in str(exc))
+                (kind == "zstd" and "Unknown frame descriptor" in str(exc)) or isinstance(exc, _TrailingGarbage)
             return lines, CorruptInputError(display_name(path), kind, counted.offset,
                                             truncated=isinstance(exc, EOFError), trailing=trailing,
                                             detail=_unreadable_because(kind, exc))

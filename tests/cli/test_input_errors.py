@@ -134,7 +134,7 @@ def test_corrupt_input_through_stdin_names_stdin(setup):
     assert re.match(r"^hsvm: <stdin>: truncated gzip data near byte \d+ \(line 1 or later\)\n\Z", r.stderr), r.stderr
 
 
-@pytest.mark.parametrize("kind", ["gzip", "zstd"])
+@pytest.mark.parametrize("kind", ["gzip", "zstd", "xz", "bz2"])
 def test_bytes_after_whole_compressed_data_are_called_trailing_garbage(setup, tmp_path, kind):
     # gzip -t says "trailing garbage ignored"; hsvm refuses the file, in those
     # words, not as a truncation or corruption of the data before them.
@@ -146,6 +146,28 @@ def test_bytes_after_whole_compressed_data_are_called_trailing_garbage(setup, tm
             err = expect_one_line_65(name, str(path), setup, str(tmp_path / "out"))
             assert re.match(r"^hsvm: %s: trailing garbage after the %s data, near byte \d+ \(line %d\)\n\Z"
                             % (re.escape(str(path)), kind, lines + 1), err), err
+
+
+@pytest.mark.parametrize("kind", ["xz", "bz2"])
+def test_xz_and_bz2_streams_concatenated_are_read_whole_with_xz_padding(setup, tmp_path, kind):
+    # `xz -dc` reads every stream, with NUL padding (a multiple of four bytes)
+    # between and after them; Python's LZMAFile stopped quietly at the padding
+    # and the rest of the input was lost, exit 0
+    clean = run(["predict", "-m", setup["model"], setup["train"], "-q"]).stdout
+    half = TEXT.count(b"\n") // 2
+    head, tail = b"".join(TEXT.splitlines(True)[:half]), b"".join(TEXT.splitlines(True)[half:])
+    pad = b"\0" * 8 if kind == "xz" else b""
+    blob = COMPRESS[kind](head) + pad + COMPRESS[kind](tail) + pad
+    path = tmp_path / ("t." + kind)
+    path.write_bytes(blob)
+    assert run(["predict", "-m", setup["model"], str(path), "-q"]).stdout == clean
+    assert run(["predict", "-m", setup["model"], "-", "-q"], input=blob).stdout == clean
+    if kind == "xz":
+        # padding that is no multiple of four is corrupt data, as xz says
+        path.write_bytes(COMPRESS[kind](head) + b"\0" * 3 + COMPRESS[kind](tail))
+        err = expect_one_line_65("predict", str(path), setup, str(tmp_path / "out"))
+        assert re.match(r"^hsvm: %s: corrupt xz data near byte \d+ \(line %d\)\n\Z" % (re.escape(str(path)), half + 1),
+                        err), err
 
 
 def test_zstd_frames_concatenated_or_after_a_skippable_frame_are_read_whole(setup, tmp_path):
