@@ -4,7 +4,7 @@ Chow's error-reject trade-off; agreement with a reference; an optional plot."""
 import click
 
 from ..evaluation.file_report import evaluate
-from ..io.files import atomic_output, outputs_together
+from ..io.files import atomic_output, outputs_together, reads_stdin
 from . import options
 
 
@@ -65,7 +65,7 @@ def command(truth, predictions, confusion, proba, recall_k, reference, grid, plo
     per line, or with --scores / --proba a 'labels c1 ... cK' header and a score
     per class) with the labels of TRUTH."""
     stdin = [n for n, v in (("--truth", truth), ("PREDICTIONS", predictions), ("--reference", reference),
-                            ("--grid", grid)) if v == "-"]
+                            ("--grid", grid)) if reads_stdin(v)]
     if len(stdin) > 1:
         raise click.BadParameter("only one of %s can be stdin" % " and ".join(stdin))
     if (truth is None) != (predictions is None) or (truth is None and grid is None):

@@ -164,6 +164,20 @@ def compression_of(head):
     return None
 
 
+def reads_stdin(path):
+    """Whether reading ``path`` reads standard input: ``-``, or a name of the
+    same open file (``/dev/stdin``, ``/dev/fd/0``, ``/proc/self/fd/0``)."""
+    if path == "-":
+        return True
+    if path is None or hasattr(path, "read"):
+        return False
+    try:
+        mine, theirs = os.fstat(0), os.stat(path)
+    except (OSError, ValueError):
+        return False
+    return (mine.st_dev, mine.st_ino) == (theirs.st_dev, theirs.st_ino)
+
+
 def display_name(path):
     """How a path is named in messages (``<stdin>`` / ``<stdout>`` for ``-``)."""
     if path == "-" or path is None:

@@ -545,3 +545,14 @@ def test_a_second_labels_header_is_named_as_shards_joined_out_of_order(tmp_path)
     run(["eval", "--truth", truth, doubled], exit_code=65, stdout="",
         stderr="hsvm: %s:3: a second 'labels' header: only the first line holds one (shard outputs joined out of "
                "order, or one twice?)\n" % doubled)
+
+
+@pytest.mark.parametrize("truth, preds", [("-", "-"), ("/dev/stdin", "-"), ("-", "/dev/fd/0"),
+                                          ("/proc/self/fd/0", "/dev/stdin")])
+def test_stdin_by_any_name_for_two_inputs_is_a_usage_error(truth, preds):
+    # a real process: its descriptor 0 is the pipe that /dev/stdin names
+    import subprocess
+    text = "1 1:0.5\n2 1:0.25\n"
+    r = subprocess.run([sys.executable, "-m", "hsvm_cli", "eval", "--truth", truth, preds], input=text,
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "only one of --truth and PREDICTIONS can be stdin" in r.stderr, r.stderr
