@@ -171,4 +171,4 @@ def test_missing_targets_file_is_exit_66(tmp_path):
 
 def test_a_hash_model_as_targets_is_bad_input(files, tmp_path):
     _refused([DIGITS_TRAIN, "--targets", files["g64.hbm"], "--bits", 64], tmp_path, 65,
-             contains="%s: not an hsvm codes file" % files["g64.hbm"])
+             contains="%s: an hsvm hash-model file, not an hsvm codes file" % files["g64.hbm"])
