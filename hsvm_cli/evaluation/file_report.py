@@ -6,15 +6,15 @@ import numpy as np
 from ..errors import DataError, HsvmError, InputFormatError, OptionError
 from ..io.files import display_name
 from ..io.grid import read_grid
-from ..io.predictions import ScoredBlocks, not_distributions, probability_violation, read_predictions
+from ..io.predictions import ScoredBlocks, iter_prediction_labels, not_distributions, probability_violation
 from ..io.shard import as_shard
 from ..io.svmlight import iter_svmlight
 from ..support.arrays import is_int
 from ..support.labels import class_index
 from .calibration_metrics import row_summary
 from .formatting import format_json, format_report
-from .metrics import class_ranks, default_recall_ks, label_metrics
-from .sections import probability_report, recall_report, reference_report
+from .metrics import PairCounts, class_ranks, default_recall_ks, rank_counts
+from .sections import probability_report, recall_report
 
 
 @dataclass
@@ -74,41 +74,110 @@ def evaluate(truth=None, predictions=None, *, proba=None, recall_k=None, referen
     return Evaluation(report, curves, display_name(predictions) if predictions is not None else None)
 
 
+class LabelStream:
+    """The labels of an input read block by block (``blocks``: an iterable of
+    int64 arrays), handed out ``m`` at a time, so that the truth, the
+    predictions and a reference are read side by side and none is held
+    whole.  ``total``: the labels handed out (and, after :meth:`count_rest`,
+    all of them)."""
+
+    def __init__(self, blocks):
+        self._blocks = iter(blocks)
+        self._buffer = np.zeros(0, dtype=np.int64)
+        self.total = 0
+
+    def take(self, m):
+        """The next ``m`` labels (fewer at the end of the input)."""
+        parts, have = [self._buffer], self._buffer.shape[0]
+        while have < m:
+            block = next(self._blocks, None)
+            if block is None:
+                break
+            parts.append(block)
+            have += block.shape[0]
+        labels = np.concatenate(parts) if len(parts) > 1 else parts[0]
+        out, self._buffer = labels[:m], labels[m:]
+        self.total += out.shape[0]
+        return out
+
+    def empty(self):
+        """Whether no label is left (reads a block to tell)."""
+        while self._buffer.shape[0] == 0:
+            block = next(self._blocks, None)
+            if block is None:
+                return True
+            self._buffer = block
+        return False
+
+    def count_rest(self):
+        """Read the rest of the input; returns :attr:`total`, all of them."""
+        self.total += self._buffer.shape[0]
+        self._buffer = np.zeros(0, dtype=np.int64)
+        for block in self._blocks:
+            self.total += block.shape[0]
+        return self.total
+
+
 class ScoredRows:
     """What the report needs of each row of a predictions file, gathered
     block by block as :class:`~hsvm_cli.io.predictions.ScoredBlocks` reads
-    them, so that memory grows by a few numbers per row, not by the n x K
-    scores (a million rows of 1,000 probabilities are 8 GB as float64):
-    the labels; for scored rows the rank of the true class and of the
-    reference's label, p_y, the top score, whether its class is the true
-    one, how many labels are not the top class; the first row that is not a
-    probability distribution, and whether every score is a whole number."""
+    them beside the truth (and the reference): counts of (true, predicted)
+    label pairs, of the ranks of the true class and of the reference's label,
+    of agreements; how many labels are not the top class; the first row that
+    is not a probability distribution, and whether every score is a whole
+    number -- none of which grows with the rows -- and, for scored rows,
+    p_y, the top score and whether its class is the true one (17 bytes a
+    row: the error-reject curve sorts every sample's top probability), not
+    the n x K scores (a million rows of 1,000 probabilities are 8 GB as
+    float64)."""
 
-    def __init__(self, y_true, y_ref):
-        self.y_true, self.y_ref = y_true, y_ref
+    def __init__(self, truth, reference=None):
+        self.truth, self.reference = truth, reference
+        self.reference_fault = None         # raised after the predictions' own faults
         self.n = 0
         self.last_line = None
         self.not_argmax = 0
         self.violation = None
         self.not_distributions = 0
         self.whole_numbers = True
-        self._labels, self._parts = [], []
-        self._index = self._ref_index = None
+        self.pairs = PairCounts()
+        self.identical = self.reference_correct = 0
+        self.outside_classes = 0
+        self.rank_counts = self.ref_rank_counts = None
+        self._parts = []
+
+    def _reference(self, m):
+        if self.reference is None or self.reference_fault is not None:
+            return None
+        try:
+            return self.reference.take(m)
+        except HsvmError as exc:
+            self.reference_fault = exc
+            return None
 
     def add(self, classes, labels, scores, lines):
-        first, m = self.n, labels.shape[0]
+        m = labels.shape[0]
         self.n += m
-        self._labels.append(labels)
+        y_true = self.truth.take(m)
+        known = y_true.shape[0]                 # rows beyond the truth's: refused once the file is read
+        self.pairs.add(y_true, labels[:known])
+        y_ref = self._reference(m)
+        if y_ref is not None:
+            both = min(known, y_ref.shape[0])
+            self.identical += int((labels[:y_ref.shape[0]] == y_ref).sum())
+            self.reference_correct += int((y_ref[:both] == y_true[:both]).sum())
         if scores is None:
             return
         self.last_line = int(lines[-1])
-        if self._index is None:
-            self._index = class_index(classes, self.y_true)
-            self._ref_index = None if self.y_ref is None else class_index(classes, self.y_ref)
-        y = _rows_of(self._index, first, m)
+        K = len(classes)
+        y = _padded(class_index(classes, y_true), m)
+        self.outside_classes += int((y[:known] < 0).sum())
         p_true, conf, correct, top = row_summary(scores, y)
-        ref_ranks = None if self._ref_index is None else class_ranks(scores, _rows_of(self._ref_index, first, m))
-        self._parts.append((class_ranks(scores, y), ref_ranks, p_true, conf, correct))
+        self.rank_counts = _added(self.rank_counts, rank_counts(class_ranks(scores, y), K))
+        if y_ref is not None:
+            ranks = class_ranks(scores, _padded(class_index(classes, y_ref), m))
+            self.ref_rank_counts = _added(self.ref_rank_counts, rank_counts(ranks, K))
+        self._parts.append((p_true, conf, correct))
         self.not_argmax += int((labels != classes[top]).sum())
         if self.violation is None:
             self.violation = probability_violation(scores, lines)
@@ -117,12 +186,10 @@ class ScoredRows:
         self.whole_numbers = self.whole_numbers and bool(np.all(scores == np.round(scores)))
 
     def finish(self):
-        self.labels = np.concatenate(self._labels) if self._labels else np.zeros(0, np.int64)
-        self.ranks = self.ref_ranks = self.p_true = self.conf = self.correct = None
+        self.p_true = self.conf = self.correct = None
         if self._parts:
-            self.ranks, self.ref_ranks, self.p_true, self.conf, self.correct = (
-                np.concatenate(p) if p[0] is not None else None for p in zip(*self._parts))
-        del self._labels, self._parts
+            self.p_true, self.conf, self.correct = (np.concatenate(p) for p in zip(*self._parts))
+        del self._parts
         return self
 
     def looks_like_probabilities(self):
@@ -140,54 +207,52 @@ class ScoredRows:
         return self.violation is not None and not self.whole_numbers and 0 < bad <= 0.01 * self.n < self.n - bad
 
 
-def _rows_of(index, first, m):
+def _padded(index, m):
     # rows beyond the truth's (a count mismatch, refused once the file is read)
     # have no true class
-    part = index[first:first + m]
-    return part if part.shape[0] == m else np.r_[part, np.full(m - part.shape[0], -1, dtype=np.int64)]
+    return index if index.shape[0] == m else np.r_[index, np.full(m - index.shape[0], -1, dtype=np.int64)]
+
+
+def _added(total, counts):
+    return counts if total is None else total + counts
 
 
 def _evaluate_predictions(truth, predictions, proba, recall_k, reference, zero_based, shard):
     # Only the labels count: small float32 chunks bound the memory (the
     # features of a 65,536-row chunk of dense text took gigabytes), and index 0
-    # is no error in a file whose features are never used.
+    # is no error in a file whose features are never used.  The truth, the
+    # predictions and the reference are read side by side, block by block:
+    # memory does not grow with the rows, but for the 17 bytes a scored row
+    # keeps for the probability sections.
     del zero_based
     if isinstance(recall_k, (int, np.integer)) and not isinstance(recall_k, bool):
         recall_k = [recall_k]                      # one k, as --recall-k 3 gives it
     if recall_k is not None and (isinstance(recall_k, (str, bytes)) or not hasattr(recall_k, "__iter__")
                                  or any(not is_int(k) or k < 1 for k in recall_k)):
         raise OptionError("--recall-k takes whole numbers of at least 1, got %r" % (recall_k,))
-    y_true = np.concatenate([c.y for c in iter_svmlight(truth, zero_based=True, shard=shard, chunk_rows=4096,
-                                                        dtype=np.float32)] or [np.zeros(0, np.int64)])
-    if y_true.shape[0] == 0 and shard is None:
+    truth_labels = LabelStream(c.y for c in iter_svmlight(truth, zero_based=True, shard=shard, chunk_rows=4096,
+                                                          dtype=np.float32))
+    if truth_labels.empty() and shard is None:
         raise DataError("%s holds no samples to evaluate" % display_name(truth))
     # A shard may hold no samples (a short file cut into many shards): its
     # predictions are empty too (predict succeeded on it), and its report
     # counts 0 of 0, so that an array task per shard does not fail.
-    # The reference's labels are needed while the scores stream by (their
-    # ranks); a fault in that file is reported where it always was, after the
-    # predictions file's own.
-    y_ref, ref_fault = None, None
-    if reference is not None:
-        try:
-            y_ref = read_predictions(reference)
-        except HsvmError as exc:
-            ref_fault = exc
+    ref_labels = None if reference is None else LabelStream(iter_prediction_labels(reference))
     # A later shard's --scores/--proba part has no header (shard 0's has it):
     # its labels are evaluated, its scores only in the concatenated output.
     pred = ScoredBlocks(predictions, headerless_scores=shard is not None and not as_shard(shard).is_first)
-    rows = ScoredRows(y_true, y_ref)
+    rows = ScoredRows(truth_labels, ref_labels)
     for labels, scores, lines in pred:
         rows.add(pred.classes, labels, scores, lines)
     rows.finish()
     has_scores = pred.classes is not None
-    y_pred = rows.labels
-    if y_pred.shape[0] != y_true.shape[0]:
+    n_true = truth_labels.count_rest()
+    if rows.n != n_true:
         # the file's last line: after a header, rows are not line numbers
-        last = rows.last_line if rows.last_line is not None else (1 if has_scores else int(y_pred.shape[0]))
+        last = rows.last_line if rows.last_line is not None else (1 if has_scores else int(rows.n))
         raise InputFormatError(pred.name, last,
                                "%d predictions for the %d samples of %s"
-                               % (y_pred.shape[0], y_true.shape[0], display_name(truth)
+                               % (rows.n, n_true, display_name(truth)
                                   + ("" if shard is None else " (shard %s)" % (as_shard(shard),))))
     if proba and pred.scores_dropped:
         raise OptionError("--proba: shard %s's part of the output has no 'labels' header (shard 0's has it): "
@@ -202,7 +267,7 @@ def _evaluate_predictions(truth, predictions, proba, recall_k, reference, zero_b
                           "(`hsvm predict --scores` or `--proba` writes one)" % pred.name)
     is_proba = has_scores and (proba if proba is not None else rows.looks_like_probabilities())
 
-    report = label_metrics(y_true, y_pred)
+    report = rows.pairs.metrics()
     curves = {}
     report["predictions"] = {"file": pred.name,
                              "kind": "probabilities" if is_proba else "scores" if has_scores else "labels",
@@ -219,20 +284,24 @@ def _evaluate_predictions(truth, predictions, proba, recall_k, reference, zero_b
             "shard %s's scores have no 'labels' header (shard 0's part has it): evaluate the concatenated "
             "output for them" % (as_shard(shard),))
     if reference is not None:
-        if ref_fault is not None:
-            raise ref_fault
+        if rows.reference_fault is not None:
+            raise rows.reference_fault
         ref_name = display_name(reference)
-        if y_ref.shape[0] != y_pred.shape[0]:
-            raise InputFormatError(ref_name, int(y_ref.shape[0]), "%d labels for the %d predictions of %s"
-                                   % (y_ref.shape[0], y_pred.shape[0], pred.name))
-        report["reference"] = reference_report(ref_name, y_pred, y_ref, y_true)
-    if has_scores and y_pred.shape[0]:
+        n_ref = ref_labels.count_rest() if rows.reference_fault is None else None
+        if n_ref != rows.n:
+            raise InputFormatError(ref_name, int(n_ref), "%d labels for the %d predictions of %s"
+                                   % (n_ref, rows.n, pred.name))
+        n = rows.n
+        report["reference"] = {"file": ref_name, "identical": rows.identical,
+                               "agreement": rows.identical / n if n else 0.0,
+                               "accuracy": float(rows.reference_correct / n) if n else 0.0}
+    if has_scores and rows.n:
         K = len(pred.classes)
         ks = sorted(set(recall_k)) if recall_k else default_recall_ks(K)
         if ks[-1] > K:
             raise OptionError("--recall-k %d: %s has only %d classes" % (ks[-1], pred.name, K))
-        report["outside_classes"] = int((class_index(pred.classes, y_true) < 0).sum())
+        report["outside_classes"] = rows.outside_classes
         report["recall"], curves["recall"] = recall_report(rows, K, ks)
-        if is_proba and y_pred.shape[0]:
+        if is_proba and rows.n:
             report["probability"], curves["reject"] = probability_report(rows)
     return report, curves

@@ -22,17 +22,46 @@ def label_metrics(y_true, y_pred):
     y_pred = np.asarray(y_pred, dtype=np.int64)
     if y_true.shape != y_pred.shape:
         raise ValueError("%d predictions for %d samples" % (y_pred.shape[0], y_true.shape[0]))
-    labels = np.union1d(y_true, y_pred)
-    cm = confusion_matrix(y_true, y_pred, labels)
+    counts = PairCounts()
+    counts.add(y_true, y_pred)
+    return counts.metrics()
+
+
+class PairCounts:
+    """How often each (true label, predicted label) pair occurs, added block
+    by block: what :func:`label_metrics` needs, in memory that grows with the
+    labels, not the samples."""
+
+    def __init__(self):
+        self._counts = {}
+
+    def add(self, y_true, y_pred):
+        if y_true.shape[0] == 0:
+            return
+        pairs, counts = np.unique(np.stack([y_true, y_pred], axis=1), axis=0, return_counts=True)
+        for (t, p), c in zip(pairs.tolist(), counts.tolist()):
+            self._counts[t, p] = self._counts.get((t, p), 0) + c
+
+    def metrics(self):
+        """:func:`label_metrics` of the pairs added."""
+        labels = np.array(sorted({v for pair in self._counts for v in pair}), dtype=np.int64)
+        index = {int(c): i for i, c in enumerate(labels)}
+        cm = np.zeros((len(labels), len(labels)), dtype=np.int64)
+        for (t, p), c in self._counts.items():
+            cm[index[t], index[p]] += c
+        return _metrics_of_confusion(labels, cm)
+
+
+def _metrics_of_confusion(labels, cm):
     tp = np.diag(cm).astype(np.float64)
     support = cm.sum(axis=1).astype(np.float64)
     predicted = cm.sum(axis=0).astype(np.float64)
-    n = int(y_true.shape[0])
     recall = np.divide(tp, support, out=np.zeros_like(tp), where=support > 0)
     precision = np.divide(tp, predicted, out=np.zeros_like(tp), where=predicted > 0)
     denom = precision + recall
     f1 = np.divide(2 * precision * recall, denom, out=np.zeros_like(tp), where=denom > 0)
     present = support > 0
+    n = int(cm.sum())
     return {
         "samples": n,
         "correct": int(tp.sum()),
@@ -70,11 +99,21 @@ def class_ranks(scores, index):
 
 def recall_curve(ranks, K):
     """recall[k-1] = share of samples whose class has rank < k, for k = 1..K."""
-    n = ranks.shape[0]
+    return recall_curve_of_counts(rank_counts(ranks, K), K)
+
+
+def rank_counts(ranks, K):
+    """int64 [K + 1]: how many samples have each rank (K: no class of the
+    header), which blocks of ranks add up to."""
+    return np.bincount(ranks, minlength=K + 1)[:K + 1]
+
+
+def recall_curve_of_counts(counts, K):
+    """:func:`recall_curve` from :func:`rank_counts`."""
+    n = int(counts.sum())
     if n == 0:
         return np.zeros(K)
-    counts = np.bincount(ranks[ranks < K], minlength=K)[:K]
-    return np.cumsum(counts) / n
+    return np.cumsum(counts[:K]) / n
 
 
 def default_recall_ks(K):

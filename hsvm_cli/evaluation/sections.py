@@ -4,7 +4,7 @@ reference prediction."""
 import numpy as np
 
 from .calibration_metrics import expected_calibration_error_of, nll_of, reject_at_error_of, reject_curve_of
-from .metrics import recall_curve, subsample
+from .metrics import recall_curve_of_counts, subsample
 
 ERROR_TARGETS = (0.005, 0.004, 0.003, 0.002, 0.001)
 ECE_BINS = 15
@@ -41,11 +41,11 @@ def recall_report(rows, K, ks):
     """Share of samples whose true class (and the reference's label) is among
     the k highest scores, at ``ks`` and as a subsampled curve over k = 1..K;
     also the full curves for plotting.  ``rows``: as for
-    :func:`probability_report` (the ranks of the true class and of the
-    reference's label)."""
-    curves = {"true_class": recall_curve(rows.ranks, K)}
-    if rows.ref_ranks is not None:
-        curves["reference"] = recall_curve(rows.ref_ranks, K)
+    :func:`probability_report` (the counts of each rank of the true class and
+    of the reference's label)."""
+    curves = {"true_class": recall_curve_of_counts(rows.rank_counts, K)}
+    if rows.ref_rank_counts is not None:
+        curves["reference"] = recall_curve_of_counts(rows.ref_rank_counts, K)
     keep = subsample(K)
     summary = {
         "at_k": [dict({"k": int(k)}, **{key: float(c[k - 1]) for key, c in curves.items()}) for k in ks],
@@ -53,10 +53,3 @@ def recall_report(rows, K, ks):
                       **{key: [float(v) for v in c[keep]] for key, c in curves.items()}),
     }
     return summary, curves
-
-
-def reference_report(name, y_pred, y_ref, y_true):
-    n = int(y_pred.shape[0])
-    same = int((y_pred == y_ref).sum())
-    return {"file": name, "identical": same, "agreement": same / n if n else 0.0,
-            "accuracy": float((y_ref == y_true).mean()) if n else 0.0}

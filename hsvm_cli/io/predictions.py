@@ -89,6 +89,13 @@ def read_predictions(source, *, name=None):
     """Predicted labels, one per line: the first token of each line (as written by
     ``hsvm predict``; a ``labels ...`` header line, as in ``--scores`` / ``--proba``
     output, is skipped)."""
+    blocks = list(iter_prediction_labels(source, name=name))
+    return np.concatenate(blocks) if blocks else np.zeros(0, dtype=np.int64)
+
+
+def iter_prediction_labels(source, *, name=None):
+    """:func:`read_predictions`'s labels in blocks (int64 arrays of up to
+    4,096), read as they are asked for."""
     name = name or display_name(source)
     out = []
     first = True
@@ -101,10 +108,14 @@ def read_predictions(source, *, name=None):
                 continue
             first = False
             out.append(_parse_int_label(tok, name, lineno))
+            if len(out) == _CHUNK:
+                yield np.asarray(out, dtype=np.int64)
+                out = []
+        if out:
+            yield np.asarray(out, dtype=np.int64)
     finally:
         if fh is not source:
             fh.close()
-    return np.asarray(out, dtype=np.int64)
 
 
 def _content_lines(fh, name):
