@@ -587,6 +587,17 @@ class Container:
             blocks = distinct_indices(np.concatenate([np.arange(f, l + 1) for f, l in zip(first, last)]))
         self.verify(name, blocks)
 
+    def verify_row_digests(self, name):
+        """Compare every row of array ``name`` with its row digest (what
+        ``hsvm info --verify`` adds to the block checks): a digest array that
+        does not describe its rows is refused even where the blocks, digests
+        included, match their checksums."""
+        arr = self.arrays[name]
+        if name not in self.row_digests or arr.shape[0] == 0:
+            return
+        self._rows_done.setdefault(name, np.zeros(arr.shape[0], dtype=bool))
+        self._verify_each_row(name, np.arange(arr.shape[0], dtype=np.int64), arr.nbytes // arr.shape[0])
+
     def _verify_each_row(self, name, rows, row_bytes):
         # rows: distinct, sorted; a list comprehension of digests and one C
         # call for the finite check keep this near 0.4 us a row
@@ -841,6 +852,9 @@ def _checksums(name, md, kind, version_text, meta_text, specs):
                                                                         else None,))
     block = cs.get("block_bytes")
     arrays = cs.get("arrays")
+    if isinstance(block, int) and not isinstance(block, bool) and block != BLOCK_BYTES:
+        # the identities of models are built from 16 MiB block digests
+        raise ModelFormatError(name, "checksums of %d-byte blocks: hsvm files have %d" % (block, BLOCK_BYTES))
     if not isinstance(block, int) or isinstance(block, bool) or block < 4096 or block > (1 << 30) \
             or block & (block - 1) or not isinstance(arrays, dict) \
             or not all(isinstance(v, list) and all(isinstance(d, str) and len(d) == 16 and _HEX.fullmatch(d)

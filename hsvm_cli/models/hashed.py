@@ -169,6 +169,11 @@ class HashModel:
                       and np.array_equal(model.pair_a, self.pair_a) and np.array_equal(model.pair_b, self.pair_b))
         if not same_shape or model.content_sha256() != self.model_sha256:
             model.verify()      # a corrupt digest in the model file is its fault, not a mismatch
+            if model.content_sha256() == self.model_sha256:
+                # the digest agrees but the hash model's own copy of the classes or pairs does not
+                raise ModelMismatchError("hash model %s does not match %s: its classes, pairs or bags differ from "
+                                         "the model's (its model digest is the model's: a damaged or hand-made "
+                                         "hash model)" % (self.path or "<hbm>", model.path or "<model>"))
             raise ModelMismatchError(
                 "hash model %s was made from another model (model digest %s..., %s has %s...)"
                 % (self.path or "<hbm>", self.model_sha256[:12], model.path or "<model>", model.content_sha256()[:12]))

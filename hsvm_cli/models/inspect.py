@@ -132,6 +132,8 @@ def describe(path, *, verify=False):
     if verify:
         for key in c.arrays:
             c.verify(key)
+        for key in c.row_digests:
+            c.verify_row_digests(key)
     arrays = {key: {"dtype": str(a.dtype), "shape": list(a.shape), "bytes": int(a.nbytes)}
               for key, a in c.arrays.items()}
     classes = [int(v) for v in c.arrays["classes"]] if "classes" in c.arrays else None

@@ -3,6 +3,7 @@ files named with their exit status while the others are still described."""
 import json
 import struct
 
+import numpy as np
 import pytest
 
 from hsvm_cli import describe, load_model
@@ -103,3 +104,16 @@ def test_stdin_is_a_usage_error_and_a_broken_header_is_called_damaged(files, tmp
     bad.write_bytes(bytes(data))
     r = run(["info", str(bad)], exit_code=65)
     assert r.stderr == "hsvm: %s: a damaged hsvm file: its header is not valid JSON\n" % bad
+
+
+def test_verify_compares_every_row_of_w_with_its_digest(digits_model, tmp_path, monkeypatch):
+    from hsvm_cli.io import container
+    from hsvm_cli.models.ovo import save_model
+    monkeypatch.setattr(container, "row_digests", lambda arr: np.zeros(arr.shape[0], dtype=np.uint64))
+    stale = tmp_path / "stale.hsvm"
+    save_model(digits_model, stale)
+    monkeypatch.undo()
+    run(["info", str(stale)])                                       # the blocks all match their checksums
+    r = run(["info", "--verify", str(stale)], exit_code=65)
+    assert r.stderr == "hsvm: %s: array 'W' is corrupt: checksum mismatch in its row 0 (bytes 0 to %d)\n" % (
+        stale, 4 * digits_model.n_features)

@@ -312,3 +312,27 @@ def test_rows_outside_the_array_are_a_callers_error(tmp_path):
     for bad in ([10], [-1]):
         with pytest.raises(IndexError):
             c.verify_rows("W", bad)
+
+
+def test_checksums_of_another_block_size_are_refused(tmp_path, monkeypatch):
+    # a model's identity is built from its 16 MiB block digests: a file
+    # checksummed in other blocks would name the same content differently
+    monkeypatch.setattr(container, "BLOCK_BYTES", 4096)
+    p = _write(tmp_path / "f.bin", arrays={"k": np.arange(5000, dtype=np.int64)})
+    monkeypatch.undo()
+    with pytest.raises(ModelFormatError, match="checksums of 4096-byte blocks: hsvm files have 16777216"):
+        read_container(p, kind="hsvm-test", versions={1})
+
+
+def test_row_digests_that_do_not_describe_their_rows_fail_a_full_row_check(tmp_path, monkeypatch):
+    W = np.random.default_rng(3).standard_normal((300, 16)).astype(np.float32)
+    monkeypatch.setattr(container, "row_digests", lambda arr: np.zeros(arr.shape[0], dtype=np.uint64))
+    p = _row_checked(tmp_path / "f.bin", W)     # block checksums over the wrong digests: they match
+    monkeypatch.undo()
+    c = read_container(p, kind="hsvm-test", versions={1}, lazy=("W",))
+    c.verify("W")
+    c.verify("W.row_xxh3")
+    with pytest.raises(ModelFormatError, match="checksum mismatch in its row 0"):
+        c.verify_row_digests("W")
+    good = read_container(_row_checked(tmp_path / "g.bin", W), kind="hsvm-test", versions={1}, lazy=("W",))
+    good.verify_row_digests("W")

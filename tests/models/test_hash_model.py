@@ -27,6 +27,14 @@ def test_hash_model_refuses_a_different_exact_model(digits_model, digits, tmp_pa
         Predictor(other, h, filter_k=3)
 
 
+def test_hash_model_whose_pairs_differ_under_the_models_digest_says_so(digits_model):
+    # the digest names the model, the hash model's own pairs do not: not "another model"
+    h = hash_model(digits_model, bits=64, seed=0)
+    h.pair_a, h.pair_b = h.pair_b.copy(), h.pair_a.copy()
+    with pytest.raises(ModelMismatchError, match="its classes, pairs or bags differ from the model's"):
+        h.check_model(digits_model)
+
+
 def test_bits_must_be_a_multiple_of_64_within_the_hashed_length(digits_model):
     h = hash_model(digits_model, bits=256, seed=0)
     for bad in (100, 320, 0):
