@@ -133,7 +133,9 @@ class ScoredRows:
 
     def __init__(self, truth, reference=None):
         self.truth, self.reference = truth, reference
-        self.reference_fault = None         # raised after the predictions' own faults
+        # a fault of the reference is reported where it always was, after
+        # the predictions file's own (and its reading stops there)
+        self.reference_fault = None
         self.n = 0
         self.last_line = None
         self.not_argmax = 0
@@ -287,7 +289,7 @@ def _evaluate_predictions(truth, predictions, proba, recall_k, reference, zero_b
         if rows.reference_fault is not None:
             raise rows.reference_fault
         ref_name = display_name(reference)
-        n_ref = ref_labels.count_rest() if rows.reference_fault is None else None
+        n_ref = ref_labels.count_rest()
         if n_ref != rows.n:
             raise InputFormatError(ref_name, int(n_ref), "%d labels for the %d predictions of %s"
                                    % (n_ref, rows.n, pred.name))
