@@ -33,7 +33,7 @@ from . import options
               help="Bits of the codes to use: a multiple of 64 up to the hashed D (default: D).")
 @click.option("-k", "--filter-k", type=click.IntRange(min=1), default=None,
               help="Classes kept by the hash filter and refined exactly (default: 10% of the classes rounded up, "
-                   "at least 2; 1 = pure hash classifier; K = exact).")
+                   "at least 5; 1 = pure hash classifier; K = exact).")
 @click.option("--no-refine", is_flag=True, help="Pure hash classifier: the filter's best class is the prediction.")
 @click.option("--codes", "codes_path", type=options.INPUT_FILE,
               help="Sample codes from `hsvm hash-data` instead of hashing on the fly (TEST still gives the raw "
@@ -131,9 +131,10 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
             codes = read_codes(codes_path)
             if codes.bits < h.bits:
                 bits = codes.bits
-    elif refine_rule == "dag" and not dag and first_stage is None:
-        raise click.UsageError("--refine dag needs a first stage (-H, or --first-stage scores) and no --exact; "
-                               "--dag is the exact DAG")
+    elif refine_rule is not None and first_stage is None and calib_path is None:
+        # (with -C, the calibration's setting may be the first stage: checked once it is read)
+        raise click.UsageError("--refine %s is the rule after a first stage (-H, or --first-stage scores): none was "
+                               "given%s" % (refine_rule, "; --dag is the exact DAG" if refine_rule == "dag" else ""))
     if exact and first_stage is not None:
         raise click.UsageError("--first-stage and --exact are exclusive")
     if isinstance(model, OvrModel):
@@ -161,13 +162,20 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
         if calib_path:
             from ..models.calibration import load_calibration
             calibration = load_calibration(calib_path)
+            setting = calibration.setting
+            if h is None and first_stage is None and not exact and not dag and setting is not None \
+                    and setting.mode == "exact":
+                # the options that shape a first stage, where the calibration's setting has none
+                for flag, given in (("--no-refine", no_refine), ("--refine %s" % refine_rule, refine_rule)):
+                    if given:
+                        raise click.UsageError("%s needs a first stage (-H, or --first-stage scores): the "
+                                               "calibration's chosen setting is exact prediction" % flag)
             # --dag is exact prediction by a DAG: it overrides the calibration's
             # setting as --exact does (no -H needed for a hash setting)
             predictor = Predictor.from_calibration(model, calibration, h, exact=exact or dag, proba=proba,
                                                    scores=scores, **settings)
             chosen_alone = first_stage is None and bits is None and filter_k is None and epsilon is None \
                 and not exact and not dag
-            setting = calibration.setting
             if h is not None and not quiet and chosen_alone and setting is not None \
                     and predictor.first_stage not in ("votes", "hashed-scores"):
                 # the calibration's setting does not hash: say so rather than ignore -H

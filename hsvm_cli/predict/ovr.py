@@ -101,7 +101,7 @@ class OvrPredictor(BuildsPlansOnUse):
     """Prediction with an :class:`~hsvm_cli.models.ovr.OvrModel`: exact
     scoring of every class (``hash_model`` None), or the hash filter
     (an :class:`~hsvm_cli.models.ovr.OvrHashModel`) at ``bits`` keeping
-    ``filter_k`` classes (default: 10% of K, at least 2) ranked by
+    ``filter_k`` classes (default: 10% of K, at least 5) ranked by
     ``estimator`` (``margin`` or ``score``, module docstring) and, unless
     ``refine`` is False, scored exactly.  The interface of
     :class:`~hsvm_cli.predict.predictor.Predictor` for what one-vs-rest

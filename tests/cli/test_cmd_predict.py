@@ -356,8 +356,13 @@ def test_codes_with_a_calibration_that_chose_no_filter_say_to_ask_for_it(digits_
     model, hbm, _ = digits_files
     cal, codes = str(tmp_path / "c.cal"), str(tmp_path / "t.codes")
     run(["calibrate", "-q", "-m", model, "-H", hbm, DIGITS_TEST, "-o", cal, "--repeat", "1", "--bits", "64",
-         "--k", "1", "--max-loss", "0", "--confidence", "0"])
+         "--k", "1", "--max-loss", "0", "--confidence", "0", "--first-stages", "votes"])
     run(["hash-data", "-q", "-H", hbm, DIGITS_TEST, "-o", codes])
+    # without -H nothing makes a first stage: the options that shape one say so
+    for extra in (["--no-refine"], ["--refine", "vote"], ["--refine", "dag"]):
+        r = run(["predict", "-m", model, "-C", cal, DIGITS_TEST] + extra, exit_code=2)
+        assert "%s needs a first stage (-H, or --first-stage scores): the calibration's chosen setting is exact " \
+               "prediction" % " ".join(extra) in r.stderr
     r = run(["predict", "-m", model, "-H", hbm, "-C", cal, "--codes", codes, DIGITS_TEST], exit_code=2)
     assert "--codes (a hash model's codes) are for the hash filter, which the calibration's chosen setting does " \
            "not use: add -k or --bits to predict with the filter" in r.stderr

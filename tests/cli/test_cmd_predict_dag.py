@@ -34,5 +34,8 @@ def test_dag_refuses_what_needs_vote_counts_or_pairwise_coupling(digits_files):
     # --dag is the exact DAG: with a first stage it was silently --refine dag
     r = run(["predict", "--dag", "--first-stage", "scores", "-k", "3", "-m", model, DIGITS_TEST], exit_code=2)
     assert "no --first-stage" in r.stderr and "--refine dag" in r.stderr
-    r = run(["predict", "--refine", "dag", "-m", model, DIGITS_TEST], exit_code=2)
-    assert "needs a first stage" in r.stderr
+    # --refine of either rule without a first stage: refused alike (vote was ignored)
+    for rule in ("dag", "vote"):
+        r = run(["predict", "--refine", rule, "-m", model, DIGITS_TEST], exit_code=2)
+        assert "--refine %s is the rule after a first stage (-H, or --first-stage scores): none was given" % rule \
+            in r.stderr
