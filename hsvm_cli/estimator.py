@@ -139,6 +139,18 @@ class HashedOvoSVC(ClassifierMixin, BaseEstimator):
             raise ValueError("refine must be True or False, not %r" % (self.refine,))
         if self.rule not in ("vote", "dag"):
             raise ValueError("rule must be 'vote' or 'dag', not %r" % (self.rule,))
+        # checked before training, which may take minutes, in this estimator's words
+        for name, value in (("hash_bits", self.hash_bits), ("bits", self.bits)):
+            if value is not None and (isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral)
+                                      or value < 64 or value % 64):
+                raise ValueError("%s must be a positive multiple of 64, not %r" % (name, value))
+        if self.bits is not None and self.hash_bits is not None and self.bits > self.hash_bits:
+            raise ValueError("bits=%d is more than hash_bits=%d, the bits hashed" % (self.bits, self.hash_bits))
+        if self.filter_k is not None and (isinstance(self.filter_k, (bool, np.bool_))
+                                          or not isinstance(self.filter_k, numbers.Integral) or self.filter_k < 1):
+            raise ValueError("filter_k must be a whole number of at least 1, not %r" % (self.filter_k,))
+        if not self.refine and self.rule == "dag":
+            raise ValueError("refine=False refines nothing: rule='dag' (the refine's rule) does not apply")
         stage = self.first_stage if self.first_stage is not None else ("votes" if self.hash_bits is not None
                                                                         else None)
         if self.hash_bits is None and self.bits is not None:

@@ -292,6 +292,8 @@ class Predictor:
         """The timing phases of a prediction run in this mode (``features``:
         making a codes-trained model's features, from raw samples or codes)."""
         phases = HASH_PHASES if self.filter is not None else DAG_PHASES if self.rule == "dag" else EXACT_PHASES
+        if self.first_stage == "scores":
+            phases = tuple(p for p in phases if p != "hash")        # the class scores hash nothing
         if self.model.trained_on_codes:
             phases = phases[:1] + ("features",) + phases[1:]
         return phases

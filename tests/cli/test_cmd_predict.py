@@ -54,6 +54,7 @@ def test_cli_hashed_timings_report_phases_and_refined_classes(digits_files):
              "--timings", "-q"])
     t = json.loads(r.stderr.strip().splitlines()[-1])
     assert t["refine_rule"] == "dag" and t["first_stage"] == "scores" and t["bits"] is None
+    assert "hash" not in t and {"filter", "refine"} <= set(t)      # the class scores hash nothing
 
 
 def test_cli_rejects_bits_beyond_the_hash_model(digits_files):

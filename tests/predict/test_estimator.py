@@ -107,8 +107,21 @@ def test_random_state_seeds_the_projection_and_none_draws_one(digits):
     (dict(bias="x"), "bias must be 'auto' or a finite number"),
     (dict(n_jobs=0), "n_jobs must be"),
     (dict(n_jobs=2.0), "n_jobs must be"),
+    (dict(hash_bits=100), "hash_bits must be a positive multiple of 64, not 100"),
+    (dict(hash_bits=True), "hash_bits must be a positive multiple of 64"),
+    (dict(hash_bits=256, bits=96), "bits must be a positive multiple of 64, not 96"),
+    (dict(hash_bits=256, bits=512), "bits=512 is more than hash_bits=256"),
+    (dict(hash_bits=256, filter_k=0), "filter_k must be a whole number of at least 1, not 0"),
+    (dict(hash_bits=256, filter_k=2.5), "filter_k must be a whole number"),
+    (dict(hash_bits=256, refine=False, rule="dag"), "refine=False refines nothing: rule='dag'"),
 ])
-def test_bad_parameters_are_value_errors_naming_the_parameter(digits, params, message):
+def test_bad_parameters_are_value_errors_naming_the_parameter_before_training(digits, params, message,
+                                                                               monkeypatch):
+    import hsvm_cli.estimator as estimator
+
+    def trained(*args, **kwargs):
+        raise AssertionError("trained before the parameters were checked")
+    monkeypatch.setattr(estimator, "train_ovo", trained)
     X, y, _, _ = digits
     with pytest.raises(ValueError, match=message):
         HashedOvoSVC(**params).fit(X, y)
