@@ -882,6 +882,11 @@ def _setting_arguments(*, model, calibration, hash_model, exact, bits, filter_k,
                 fitted = sorted(calibration.alphas or {})
                 if hash_model is not None and fitted:
                     bits = fitted[-1]
+                    two = calibration.two_stage
+                    if filter_k is None and two and two.get("bits") == bits and two.get("epsilon") is None:
+                        # the k its two-stage parameters were fitted at (the
+                        # default k of the hsvm that calibrated it)
+                        filter_k = int(two["k"])
                 else:
                     exact = filter_k is None
             else:

@@ -144,3 +144,22 @@ def test_predict_file_reports_the_rows_done_after_each_chunk(digits_model, tmp_p
     Predictor(digits_model).predict_file(DIGITS_TEST, str(out), chunk_rows=100,
                                          progress=lambda done, total: calls.append((done, total)))
     assert calls == [(100, None), (200, None), (300, None), (400, None), (450, None)]
+
+
+def test_probabilities_after_a_class_score_setting_use_the_k_their_second_stage_was_fitted_at():
+    # a calibration from an hsvm whose default k was 2 (K = 10): --proba runs
+    # the hash filter at the k its two-stage sharpness was fitted at, not
+    # today's default k, where the fitted sharpness would not apply
+    from types import SimpleNamespace
+
+    from hsvm_cli.predict.predictor import _setting_arguments
+    cal = SimpleNamespace(setting=SimpleNamespace(mode="scores", k=2, rule=None, bits=None, epsilon=None),
+                          alphas={128: 1.0, 256: 2.0},
+                          two_stage={"bits": 256, "k": 2, "epsilon": None, "sharpness": 7.96})
+    args = dict(model=None, calibration=cal, hash_model=object(), exact=False, bits=None, epsilon=None, rule=None,
+                first_stage=None, scores=False)
+    assert _setting_arguments(filter_k=None, proba=True, **args)["filter_k"] == 2
+    assert _setting_arguments(filter_k=None, proba=True, **args)["bits"] == 256
+    assert _setting_arguments(filter_k=7, proba=True, **args)["filter_k"] == 7          # said: kept
+    cal.two_stage = {"bits": 128, "k": 2, "epsilon": None, "sharpness": 7.96}         # fitted at other bits
+    assert _setting_arguments(filter_k=None, proba=True, **args)["filter_k"] is None
