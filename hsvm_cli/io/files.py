@@ -636,16 +636,46 @@ def renaming_outputs():
     return _renames["running"] > 0
 
 
+@contextlib.contextmanager
+def _directories_locked(targets):
+    """Hold an exclusive flock on the directory of each target while a group
+    of outputs is renamed, so that two processes writing the same group
+    (`make -j` running one recipe twice) rename theirs one group after the
+    other: the files left are all one run's, never a calibration of one run
+    beside the grid of another.  Where a directory cannot be locked (a file
+    system without flock) the renames go ahead unlocked, as before."""
+    import fcntl
+    held = []
+    try:
+        for directory in sorted({os.path.dirname(os.path.abspath(t)) for t in targets}):
+            try:
+                fd = os.open(directory, os.O_RDONLY)
+            except OSError:
+                continue
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            except OSError:
+                os.close(fd)
+                continue
+            held.append(fd)
+        yield
+    finally:
+        for fd in held:
+            os.close(fd)            # closing releases the lock
+
+
 def _rename_into_place(pairs):
     """Rename each (temporary, target) pair; when a rename fails the
     temporaries not yet renamed are removed (an OSError carries how many
-    were renamed, ``done``)."""
+    were renamed, ``done``).  A group of two or more is renamed under the
+    lock of its directories (:func:`_directories_locked`)."""
     _renames["running"] += 1
     done = 0
     try:
-        for tmp, target in pairs:
-            os.replace(tmp, target)
-            done += 1
+        with _directories_locked([t for _, t in pairs]) if len(pairs) > 1 else contextlib.nullcontext():
+            for tmp, target in pairs:
+                os.replace(tmp, target)
+                done += 1
     except BaseException as exc:
         for later, _ in pairs[done:]:
             with contextlib.suppress(OSError):

@@ -368,3 +368,35 @@ def test_compressed_output_on_a_full_filesystem_is_exit_74_and_leaves_no_tempora
         assert list(full.iterdir()) == []
     finally:
         subprocess.run(["umount", str(full)])
+
+
+def test_two_runs_renaming_the_same_group_of_outputs_leave_one_runs_files(tmp_path, monkeypatch):
+    # `make -j` running a two-output recipe twice: each group is renamed under
+    # its directory's lock, so the calibration and the grid left are one run's
+    import time
+
+    from hsvm_cli.io import files
+    replace = os.replace
+
+    def slow_replace(src, dst):
+        replace(src, dst)
+        if src.endswith(".a.tmp"):
+            time.sleep(0.3)        # run a, between its two renames: run b's chance to cut in
+    monkeypatch.setattr(files.os, "replace", slow_replace)
+    targets = [str(tmp_path / "c.cal"), str(tmp_path / "g.json")]
+
+    def run_group(tag, delay):
+        time.sleep(delay)
+        pairs = []
+        for t in targets:
+            tmp = "%s.%s.tmp" % (t, tag)
+            with open(tmp, "w") as fh:
+                fh.write(tag)
+            pairs.append((tmp, t))
+        files._rename_into_place(pairs)
+    runs = [threading.Thread(target=run_group, args=(tag, delay)) for tag, delay in (("a", 0.0), ("b", 0.05))]
+    for t in runs:
+        t.start()
+    for t in runs:
+        t.join()
+    assert len({Path(t).read_text() for t in targets}) == 1
