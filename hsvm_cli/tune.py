@@ -75,8 +75,10 @@ from .proba.shrinkage import (
     fit_platt_shrunk,
     fit_sharpness,
     golden_log_search,
+    label_loss,
     pooled_sigmoid,
     sample_halves,
+    smoothing_for,
 )
 from .proba.stages import pairwise_values, second_stage_proba
 from .support.labels import class_index, integer_labels
@@ -414,11 +416,14 @@ def _fit_two_stage(cal, model, h, X, yi, threads):
     refined = refine_decisions(model, Xn, kept, lookup=p.lookup, valid=valid, threads=threads or 1)
     S_pad = np.where(np.arange(refined.S.shape[1])[None, :] < refined.nvalid[:, None], refined.S, -1)
 
-    def loss(log_g):
-        P = _two_stage_rows(cal, refined, p.lookup, p1, S_pad, float(np.exp(log_g)))
-        return float(np.mean(-np.log(np.maximum(P[np.arange(yr.shape[0]), yr], 1e-15))))
+    # separable rows: fitted to Platt's smoothed targets (shrinkage.smoothing_for)
+    eps = smoothing_for(_two_stage_rows(cal, refined, p.lookup, p1, S_pad, 1.0), yr)
 
-    g = golden_log_search(loss, *SHARPNESS_RANGE)
+    def loss(log_g):
+        return label_loss(_two_stage_rows(cal, refined, p.lookup, p1, S_pad, float(np.exp(log_g))), yr, eps)
+
+    # two classes couple nothing: the factor would only steepen the one sigmoid
+    g = golden_log_search(loss, *SHARPNESS_RANGE) if model.n_classes > 2 else 1.0
     # The kept classes' mass: how likely the true class is to have been kept
     # at all, which the first stage's one temperature may under- or
     # overstate (γ₂ only shares the kept mass out; the two parts of the
@@ -585,7 +590,9 @@ def _fit_sigmoids(model, values, sharp_dec, sharp_winner, sharp_y, sharp_rows):
         return np.concatenate([couple_mass(r[s:s + 64], winner[s:s + 64], table)
                                for s in range(0, r.shape[0], 64)]) if r.shape[0] else np.zeros((0, table.K))
 
-    gamma = fit_sharpness(logits, sharp_winner, sharp_y, couple)
+    # Two classes couple nothing: the sharpness, which undoes the coupling's
+    # flattening, would only steepen the one sigmoid fitted on these samples.
+    gamma = fit_sharpness(logits, sharp_winner, sharp_y, couple) if model.n_classes > 2 else 1.0
     # How good the exact probabilities are, on rows whose sigmoids were fitted
     # without them: what calibrate reports beside its chosen setting.
     known = sharp_y >= 0

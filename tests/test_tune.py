@@ -341,3 +341,44 @@ def test_classes_missing_from_the_validation_set_are_still_predicted_with_probab
     assert set(best) == set(digits_model.classes)
     plain = Predictor(digits_model).predict(Xe)
     assert (best == ye).mean() > (plain == ye).mean() - 0.08
+
+
+def _two_digits(digits, a=1, b=8):
+    X, y, Xt, yt = digits
+    keep, keep_t = np.isin(y, [a, b]), np.isin(yt, [a, b])
+    return X[keep], y[keep], Xt[keep_t], yt[keep_t]
+
+
+def test_two_class_probabilities_on_a_separable_validation_set_are_not_saturated(digits):
+    # The hard-target likelihood of one separable pair has no finite optimum:
+    # every probability was 1 or 1e-7, and one error cost the NLL of a sure
+    # mistake.  The pair's sigmoid takes Platt's smoothed targets, as LIBSVM's,
+    # and two classes take no sharpness (they couple nothing).
+    from hsvm_cli.train.ovo import train_ovo
+    X, y, Xt, yt = _two_digits(digits)
+    model = train_ovo(X[::2], y[::2], C=1.0, seed=0)
+    Xv, yv = X[1::2], y[1::2]
+    decisions = ExactScorer(model).decision(prepare(model.normalize, Xv))[:, 0]
+    assert ((decisions > 0) == (yv == model.classes[0])).all()          # separable: the case at hand
+    cal = calibrate(model, None, Xv, yv, repeat=1)
+    assert cal.info["sharpness"] == 1.0 and abs(cal.info["pooled_sigmoid"][0]) < 50
+    P = Predictor.from_calibration(model, cal, exact=True).predict_proba(Xt)
+    assert np.isfinite(P).all() and np.median(P.max(axis=1)) < 1.0 - 1e-4 and P.max() < 1.0 - 1e-6
+
+
+def test_sharpness_on_rows_that_are_all_right_is_fitted_to_smoothed_targets():
+    # every label the most probable class at gamma = 1: the likelihood grows
+    # with gamma to the range's end; Platt's smoothed targets stop it short
+    from hsvm_cli.proba.shrinkage import SHARPNESS_RANGE, fit_sharpness, label_loss, smoothing_for
+    rng = np.random.default_rng(0)
+    z = -np.abs(rng.standard_normal((40, 1))) - 0.5        # one pair, class a always the more probable
+    winner = np.zeros(40, dtype=np.int64)
+
+    def couple(r, w):
+        return np.column_stack([r[:, 0], 1.0 - r[:, 0]])
+    y = np.zeros(40, dtype=np.int64)
+    g = fit_sharpness(z, winner, y, couple)
+    assert SHARPNESS_RANGE[0] < g < SHARPNESS_RANGE[1]
+    P = couple(1.0 / (1.0 + np.exp(z)), winner)
+    assert smoothing_for(P, y) == 1.0 / 42 and smoothing_for(P, 1 - y) == 0.0
+    assert label_loss(P, y) == pytest.approx(np.mean(-np.log(P[:, 0])))

@@ -60,7 +60,7 @@ from ..support.arrays import float_array, int_array
 from .estimators import _log1p_exp, _sigmoid_neg
 
 __all__ = ["fit_platt_shrunk", "choose_prior_samples", "PRIOR_SAMPLES_GRID", "pooled_sigmoid", "sample_halves",
-           "fit_sharpness", "SHARPNESS_RANGE", "golden_log_search"]
+           "fit_sharpness", "SHARPNESS_RANGE", "golden_log_search", "smoothing_for", "label_loss"]
 
 #: The range searched for the sharpness factor gamma.
 SHARPNESS_RANGE = (0.25, 8.0)
@@ -121,11 +121,22 @@ def _newton(f, pair, t, P, theta0, H, n0, *, max_iter=100, eps=1e-5, min_step=1e
 
 def pooled_sigmoid(dec, target):
     """theta_0 = (A_0, B_0) fitted to all samples of all pairs together (hard
-    targets), and Hbar, the Hessian of its log-loss per sample at theta_0."""
+    targets), and Hbar, the Hessian of its log-loss per sample at theta_0.
+
+    When one threshold separates every pair's samples (a small or separable
+    validation set, a two-class model's few samples) the hard-target
+    likelihood grows without bound as the sigmoid steepens, and its optimum
+    would give probabilities of 0 and 1 to any other sample; the sigmoid is
+    then fitted to Platt's smoothed targets, (N+ + 1)/(N+ + 2) and
+    1/(N- + 2), whose optimum is finite -- the rule the first stage's
+    temperature follows (:func:`hsvm_cli.proba.estimators.fit_temperature`)."""
     f = float_array(dec, "dec", ndim=1)
     t = int_array(target, "target").astype(np.float64)
     if f.shape[0] == 0:
         raise ValueError("no samples to fit a pooled sigmoid")
+    pos, neg = t == 1, t == 0
+    if pos.any() and neg.any() and f[pos].min() > f[neg].max():
+        t = np.where(pos, (pos.sum() + 1.0) / (pos.sum() + 2.0), 1.0 / (neg.sum() + 2.0))
     A, B = _newton(f, np.zeros(f.shape[0], dtype=np.int64), t, 1, (0.0, 0.0), np.zeros((2, 2)), 0.0)
     p = _sigmoid_neg(A[0] * f + B[0])
     w = p * (1.0 - p)
@@ -154,6 +165,10 @@ def fit_platt_shrunk(dec, pair, target, n_pairs, *, prior_samples, pooled=None):
     if not (n0 >= 0 and np.isfinite(n0)):
         raise ValueError("prior_samples must be a finite number >= 0, got %r" % prior_samples)
     theta0, H = pooled if pooled is not None else pooled_sigmoid(f, t)
+    if P == 1 and f.shape[0]:
+        # one pair (a two-class model): its samples are the pooled samples,
+        # and the pooled fit is its own (smoothed where it is separable)
+        return np.array([theta0[0]]), np.array([theta0[1]])
     if n0 == 0.0:
         # Each pair's own maximum-likelihood fit (hard targets); a pair whose
         # samples are separable has no finite one, so a vanishing prior keeps
@@ -220,6 +235,26 @@ def sharpened(logits, gamma):
     return 1.0 / (1.0 + np.exp(np.minimum(gamma * logits, 700.0)))
 
 
+def smoothing_for(P, y):
+    """Platt's smoothing eps = 1/(m + 2) for the m rows of class
+    distributions ``P`` when every row's label ``y`` is its most probable
+    class (where a sharpening factor's likelihood has no finite optimum), else
+    0."""
+    return 1.0 / (y.shape[0] + 2) if P.shape[1] > 1 and bool(np.all(np.argmax(P, axis=1) == y)) else 0.0
+
+
+def label_loss(P, y, eps=0.0):
+    """Mean negative log-likelihood of labels ``y`` under the rows of ``P``
+    (floored at 1e-15); with ``eps`` > 0, the cross-entropy against Platt's
+    smoothed targets, 1 - eps for the label and eps spread over the others."""
+    logp = np.log(np.maximum(P, 1e-15))
+    own = logp[np.arange(y.shape[0]), y]
+    if eps == 0.0:
+        return float(np.mean(-own))
+    rest = (logp.sum(axis=1) - own) / (P.shape[1] - 1)
+    return float(np.mean(-((1.0 - eps) * own + eps * rest)))
+
+
 def fit_sharpness(logits, winner, y_index, couple, *, lo=SHARPNESS_RANGE[0], hi=SHARPNESS_RANGE[1], steps=12):
     """gamma minimising the mean negative log-likelihood of the coupled class
     distributions ``couple(r, winner)`` with r = 1/(1 + exp(gamma z)), z =
@@ -228,17 +263,23 @@ def fit_sharpness(logits, winner, y_index, couple, *, lo=SHARPNESS_RANGE[0], hi=
     Golden-section search on log gamma over [lo, hi] (``steps`` shrinkings:
     the bracket ends 1% wide in gamma); the likelihood is unimodal in gamma in
     practice (too flat, then too sharp), and a boundary is returned when the
-    optimum lies beyond it."""
+    optimum lies beyond it.
+
+    When every row's label is its most probable class at gamma = 1 (a small
+    or separable validation set) the likelihood only grows as gamma does, to
+    the range's end; gamma is then fitted to Platt's smoothed targets, 1 -
+    eps for the label and eps spread over the other classes, eps = 1/(m + 2)
+    for m rows (the first stage's temperature's rule)."""
     z = np.asarray(logits, dtype=np.float64)
     y = np.asarray(y_index, dtype=np.int64)
     keep = np.flatnonzero(y >= 0)
     if not keep.size:
         return 1.0
     y = y[keep]
+    eps = smoothing_for(coupled_rows(z, 1.0, winner, couple, rows=keep), y)
 
     def loss(log_g):
-        P = coupled_rows(z, np.exp(log_g), winner, couple, rows=keep)
-        return float(np.mean(-np.log(np.maximum(P[np.arange(y.shape[0]), y], 1e-15))))
+        return label_loss(coupled_rows(z, np.exp(log_g), winner, couple, rows=keep), y, eps)
 
     return golden_log_search(loss, lo, hi, steps=steps)
 
