@@ -100,7 +100,8 @@ class HashedOvoSVC(ClassifierMixin, BaseEstimator):
         check_classification_targets(y)
         classes, codes = np.unique(y, return_inverse=True)
         if classes.shape[0] < 2:
-            raise ValueError("HashedOvoSVC needs samples of at least two classes; got 1 class (%r)" % (classes[0],))
+            raise ValueError("HashedOvoSVC needs samples of at least two classes; got 1 class (%r)"
+                             % (classes[0].item() if hasattr(classes[0], "item") else classes[0],))
         seed = self._seed()
         # Integer labels are trained on as they are, so that the model is the
         # one `hsvm train-ovo` and train_ovo make of the same data and seed

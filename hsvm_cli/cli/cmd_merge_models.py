@@ -17,5 +17,6 @@ def command(parts, output, quiet):
     and any pair missing or held twice; streams, holding one part at a time."""
     report = merge_models(parts, output, progress=options.show_progress(quiet))
     if not quiet:
-        click.echo("hsvm: merge-models: %d parts, %d pairs, %d classifiers -> %s (%.1f s)"
-                   % (report.n_parts, report.n_pairs, report.n_classifiers, output, report.seconds), err=True)
+        click.echo("hsvm: merge-models: %s, %s, %s -> %s (%.1f s)"
+                   % (options.counted(report.n_parts, "part"), options.counted(report.n_pairs, "pair"),
+                      options.counted(report.n_classifiers, "classifier"), output, report.seconds), err=True)

@@ -130,8 +130,9 @@ def command(train, codes_path, bits, output, C, c_grid, cv_folds, solver, tol, p
                                      bags=bags, seed=seed, jobs=jobs, progress=options.show_progress(quiet))
         save_model(model, output)
         if not quiet:
-            click.echo("hsvm: %d classes, %d pairs x %d bags, %d bits (codes) -> %s"
-                       % (model.n_classes, model.n_pairs, model.bags, model.n_features, output), err=True)
+            click.echo("hsvm: %d classes, %s x %s, %d bits (codes) -> %s"
+                       % (model.n_classes, options.counted(model.n_pairs, "pair"), options.counted(model.bags, "bag"),
+                          model.n_features, output), err=True)
         return
     if train is None:
         raise click.UsageError("missing TRAIN (or --codes CODES)")
@@ -166,9 +167,9 @@ def command(train, codes_path, bits, output, C, c_grid, cv_folds, solver, tol, p
                                      log=log, **kw)
         save_part(part, output)
         if log is not None:
-            log("block %s: %d of %d pairs x %d bags, %d features -> %s"
-                % (block, part.pair_stop - part.pair_start, part.n_pairs, part.model.bags, part.model.n_features,
-                   output))
+            log("block %s: %d of %s x %s, %d features -> %s"
+                % (block, part.pair_stop - part.pair_start, options.counted(part.n_pairs, "pair"),
+                   options.counted(part.model.bags, "bag"), part.model.n_features, output))
         return
     if dask_address is not None:
         if jobs != 1:
@@ -195,9 +196,9 @@ def command(train, codes_path, bits, output, C, c_grid, cv_folds, solver, tol, p
         if search is not None:
             click.echo(search.table(), nl=False, err=table_to_stderr)
     if not quiet:
-        click.echo("hsvm: %d classes, %d pairs x %d bags, %d features, C = %s -> %s"
-                   % (model.n_classes, model.n_pairs, model.bags, model.n_features, c_text(model.params["C"]), output),
-                   err=True)
+        click.echo("hsvm: %d classes, %s x %s, %d features, C = %s -> %s"
+                   % (model.n_classes, options.counted(model.n_pairs, "pair"), options.counted(model.bags, "bag"),
+                      model.n_features, c_text(model.params["C"]), output), err=True)
         if model.n_features == 1 and model.normalize == "l2":
             # a one-feature sample normalised to unit length is +-1: only its sign is left
             click.echo("hsvm: train-ovo: with one feature, --normalize l2 keeps only each sample's sign; "

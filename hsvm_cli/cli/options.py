@@ -76,6 +76,11 @@ zero_based_by_model = click.option(
          "model was trained on, recorded in it by train-ovo --zero-based; else 1).")
 
 
+def counted(n, noun):
+    """``n`` and ``noun``, plural unless n is 1: "1 pair", "45 pairs"."""
+    return "%d %s%s" % (n, noun, "" if n == 1 else "s")
+
+
 def numbering_note(command, zero_based, trained_zero_based, fitted, data):
     """The note a command prints when ``--zero-based`` / ``--one-based`` was
     given against the numbering ``fitted`` (a model or hash file) was trained

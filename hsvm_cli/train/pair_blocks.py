@@ -188,9 +188,10 @@ def train_pair_block_file(path, *, block, zero_based=False, log=None, **kw):
     start, stop = pair_block(counts, block, per_class=kw.get("per_class"))
     n_pairs = classes.shape[0] * (classes.shape[0] - 1) // 2
     if log is not None:
-        log("block %s: pairs %d..%d of %d (%d pair%s), %d samples read in %.1f s"
-            % (block, start, stop - 1, n_pairs, stop - start, "" if stop - start == 1 else "s", X.shape[0],
-               time.perf_counter() - t0))
+        held = "no pairs" if stop == start else "pairs %d..%d (%d pair%s)" % (
+            start, stop - 1, stop - start, "" if stop - start == 1 else "s")
+        log("block %s: %s of %d, %d samples read in %.1f s" % (block, held, n_pairs, X.shape[0],
+                                                              time.perf_counter() - t0))
     part = train_pair_block(X, y, block=block, train_path=display_name(path), train_sha256=sha, **kw)
     record_zero_based(part.model.provenance, zero_based)
     if log is not None:

@@ -81,7 +81,7 @@ def test_c_auto_prints_the_table_trains_at_the_chosen_c_and_records_it(tmp_path)
     rec = m.params["cross_validation"]
     assert lines[-1].startswith("Best C = %g  CV accuracy = %g%% (3-fold" % (m.params["C"], 100 * rec["chosen_accuracy"]))
     assert rec["chosen_C"] == m.params["C"] and rec["folds"] == 3 and rec["seed"] == 4
-    assert r.stderr == "hsvm: 10 classes, 45 pairs x 1 bags, 64 features, C = %g -> %s\n" % (m.params["C"], out)
+    assert r.stderr == "hsvm: 10 classes, 45 pairs x 1 bag, 64 features, C = %g -> %s\n" % (m.params["C"], out)
 
 
 def test_c_grid_searches_the_given_values(tmp_path):
@@ -310,3 +310,14 @@ def test_c_grid_with_an_explicit_c_is_a_usage_error(tmp_path):
     assert "--c-grid searches C among its values" in r.stderr and not (tmp_path / "m").exists()
     r = run(["train-ovo", DIGITS_TRAIN, "-B", "inf", "-o", tmp_path / "m"], exit_code=2)
     assert "expected a finite number (<= 0: no bias term) or 'auto'" in r.stderr
+
+
+def test_a_two_class_model_is_counted_in_the_singular(tmp_path):
+    train = write_text(tmp_path / "two.svm", "".join("%d 1:%g 2:%g\n" % (1 + i % 2, i % 2 + 0.1 * i, 1 - i % 2)
+                                                    for i in range(20)))
+    out, hbm = tmp_path / "m.hsvm", tmp_path / "m.hbm"
+    assert run(["train-ovo", train, "-o", out]).stderr.startswith("hsvm: 2 classes, 1 pair x 1 bag, 2 features")
+    assert run(["hash-model", "-m", out, "--bits", "64", "-o", hbm]).stderr.startswith("hsvm: 1 classifier x 64 bits")
+    part = tmp_path / "p0"
+    r = run(["train-ovo", train, "--pairs", "0/2", "-o", part])        # block 1/2 holds the one pair
+    assert "block 0/2: no pairs of 1, 20 samples read" in r.stderr

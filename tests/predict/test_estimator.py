@@ -139,3 +139,9 @@ def test_rule_dag_is_the_librarys_dag(digits):
     model = train_ovo(X, y, seed=0)
     expected = Predictor(model, hash_model(model, bits=128, seed=0), filter_k=3, rule="dag").predict(Xt)
     assert np.array_equal(HashedOvoSVC(hash_bits=128, filter_k=3, rule="dag").fit(X, y).predict(Xt), expected)
+
+
+def test_one_class_is_refused_naming_the_label_as_python_prints_it(digits):
+    X, y, _, _ = digits
+    with pytest.raises(ValueError, match=r"got 1 class \(3\)$"):
+        HashedOvoSVC().fit(X[y == 3], y[y == 3])
