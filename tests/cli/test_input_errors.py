@@ -204,7 +204,8 @@ def test_a_failing_read_of_a_binary_input_is_one_line_exit_66(setup, tmp_path):
     # models, hash models, calibrations, codes, parts: their header is read
     # before they are mapped, and a read error there was a traceback
     s, bad, out = setup, "/proc/self/mem", str(tmp_path / "out")
-    for args in (["info", bad], ["predict", "-m", bad, s["train"]], ["predict", "-m", s["model"], "-H", bad, s["train"]],
+    for args in (["info", bad], ["predict", "-m", bad, s["train"]],
+                 ["predict", "-m", s["model"], "-H", bad, s["train"]],
                  ["predict", "-m", s["model"], "-C", bad, s["train"]],
                  ["predict", "-m", s["model"], "-H", s["hbm"], "--codes", bad, s["train"]],
                  ["hash-data", "-H", bad, s["train"], "-o", out], ["merge-models", bad, "-o", out],
