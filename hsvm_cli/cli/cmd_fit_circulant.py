@@ -9,7 +9,7 @@ from . import options
 
 @click.command("fit-circulant")
 @options.input_path(name="data")
-@click.option("--targets", required=True, metavar="CODES|itq",
+@click.option("--targets", required=True, metavar="CODES|itq", type=options.INPUT_FILE,
               help="The codes to fit: 'itq' (iterative quantisation of DATA, fitted here) or a codes file from "
                    "`hsvm hash-data` with one code per sample of DATA, in the same order (./itq for a file so "
                    "named).")

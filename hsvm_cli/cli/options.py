@@ -115,15 +115,28 @@ extra_features_by_model = click.option(
 # Input paths are checked by the library as it opens them: a missing,
 # unreadable or directory path is then one line and exit 66, where click's own
 # checks would print a usage message and exit 2.
+class _NamedPath(click.Path):
+    """A path that is not empty: `-o ''` had been written as the directory
+    '' names ("cannot write: is a directory"), `-H ''` looked for a file
+    named nothing, and `-C ''` or `--grid-json ''` was taken as not given at
+    all.  An empty name (a recipe's unset variable) is a usage error naming
+    the option."""
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, (str, bytes)) and not value:
+            self.fail("empty file name (an unset variable in the command line?)", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 #: A data file: a path or '-' for stdin.
-INPUT = click.Path(allow_dash=True, readable=False)
+INPUT = _NamedPath(allow_dash=True, readable=False)
 #: A model, hash model, calibration or codes file (no stdin: they are mapped).
-INPUT_FILE = click.Path(readable=False)
+INPUT_FILE = _NamedPath(readable=False)
 #: A file to write, and one that may be '-' (stdout): opened as written,
 #: where click's check of an existing file's read permission had refused an
 #: output that is write-only to us.
-OUTPUT_FILE = click.Path(readable=False)
-OUTPUT = click.Path(allow_dash=True, readable=False)
+OUTPUT_FILE = _NamedPath(readable=False)
+OUTPUT = _NamedPath(allow_dash=True, readable=False)
 
 model = click.option("-m", "--model", "model_path", required=True, type=INPUT_FILE,
                      help="Exact model (.hsvm).")

@@ -130,6 +130,9 @@ class _Lines:
                 raise InputNotFoundError("%s: is a directory" % self.name) from None
             except PermissionError:
                 raise InputNotFoundError("%s: permission denied" % self.name) from None
+            except OSError as exc:
+                # a loop of links, a file as a directory, a name too long: in the words every input uses
+                raise InputNotFoundError("%s: cannot open: %s" % (self.name, exc.strerror or exc)) from None
         elif source == "-" or source is None:
             raw = sys.stdin.buffer
         else:

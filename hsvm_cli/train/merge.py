@@ -124,8 +124,12 @@ def _check_block_counts(spans):
     # would otherwise be reported as pairs doubled or missing
     counts = sorted({block.count for _, _, _, block in spans})
     if len(counts) > 1:
+        # one part of each split, named with its block
+        first = {}
+        for _, _, path, block in spans:
+            first.setdefault(block.count, "%s (block %d/%d)" % (path, block.index, block.count))
         raise ModelMismatchError("the parts come from splits into different numbers of blocks (%s): merge the "
-                                 "parts of one split" % ", ".join(str(n) for n in counts))
+                                 "parts of one split" % ", ".join(first[n] for n in counts))
 
 
 def _check_blocks(spans):

@@ -108,10 +108,12 @@ def test_an_empty_block_given_twice_missing_or_from_another_split_is_refused(tmp
     for i, p in enumerate(thirds):
         run(["train-ovo", DIGITS_TRAIN, "--pairs", "%d/3" % i, "-q", "-o", p])
     r = run(["merge-models"] + thirds + [empty, "-o", tmp_path / "m.hsvm"], exit_code=65)
-    assert "splits into different numbers of blocks (3, 50)" in r.stderr
+    assert "splits into different numbers of blocks (%s (block 0/3), %s (block %d/50))" % (thirds[0], empty, parts.index(empty)) \
+        in r.stderr
     # a part of another split that overlaps: the split is named, not the pairs it doubles
     r = run(["merge-models"] + thirds + [parts[9], "-o", tmp_path / "m.hsvm"], exit_code=65)
-    assert "splits into different numbers of blocks (3, 50)" in r.stderr
+    assert "splits into different numbers of blocks (%s (block 0/3), %s (block 9/50))" % (thirds[0], parts[9]) \
+        in r.stderr
     assert not (tmp_path / "m.hsvm").exists()
     run(["merge-models"] + parts + ["-o", tmp_path / "m.hsvm", "-q"])
     run(["merge-models"] + thirds + ["-o", tmp_path / "t.hsvm", "-q"])

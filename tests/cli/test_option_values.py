@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from conftest import run
+from conftest import DIGITS_TEST, run
 
 
 @pytest.mark.parametrize("seed", ["-1", str(2**64)])
@@ -52,3 +52,21 @@ def test_calibrate_epsilon_out_of_range_is_blamed_on_epsilon(toy_model, tmp_path
     train, model = toy_model
     r = run(["calibrate", train, "-m", model, "-o", tmp_path / "c", "--epsilon", "0.1,1.5"], exit_code=2)
     assert "'--epsilon'" in r.stderr and "1.5" in r.stderr and "filter-threshold" not in r.stderr
+
+
+@pytest.mark.parametrize("args, option", [
+    (["predict", "-m", "{model}", "{test}", "-o", ""], "'-o' / '--output'"),
+    (["predict", "-m", "{model}", "-H", "", "{test}"], "'-H' / '--hash-model'"),
+    (["predict", "-m", "{model}", "-C", "", "{test}"], "'-C' / '--calibration'"),
+    (["predict", "-m", "", "{test}"], "'-m' / '--model'"),
+    (["calibrate", "-m", "{model}", "{test}", "-o", "{out}", "--grid-json", ""], "'--grid-json'"),
+    (["eval", "--truth", "{test}", ""], "'[PREDICTIONS]'"),
+    (["info", ""], "'FILES...'"),
+    (["fit-circulant", "{test}", "--targets", "", "--bits", "64", "-o", "{out}"], "'--targets'"),
+])
+def test_an_empty_file_name_is_a_usage_error_naming_its_option(digits_model_file, tmp_path, args, option):
+    # a recipe's unset variable: -o '' was "cannot write: is a directory", -C '' was taken as not given
+    out = tmp_path / "out"
+    values = {"model": digits_model_file, "test": DIGITS_TEST, "out": str(out)}
+    r = run([a.format(**values) for a in args], exit_code=2)
+    assert "Invalid value for %s: empty file name" % option in r.stderr and not out.exists()

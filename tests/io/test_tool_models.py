@@ -142,3 +142,14 @@ def test_models_stream_from_file_objects_and_stdin(monkeypatch):
 def test_liblinear_two_class_models_store_one_column_except_crammer_singer():
     assert read_liblinear_model(str(TOOL_FIXTURES / "liblinear_bin2.model")).nr_w == 1
     assert read_liblinear_model(str(TOOL_FIXTURES / "liblinear_cs2.model")).nr_w == 2
+
+
+@pytest.mark.parametrize("make", [lambda d: (d / "loop").symlink_to("loop") or d / "loop",
+                                  lambda d: d / "file" / "x", lambda d: d / ("n" * 300)])
+def test_a_path_that_cannot_be_opened_is_one_line_exit_66(tmp_path, make):
+    # a loop of links, a file as a directory, a name too long: a traceback before
+    from conftest import run
+    (tmp_path / "file").write_text("x\n")
+    path = make(tmp_path)
+    r = run(["import-model", str(path), "-o", str(tmp_path / "o.hsvm")], exit_code=66)
+    assert r.stderr.startswith("hsvm: %s: cannot open: " % path) and r.stderr.count("\n") == 1
