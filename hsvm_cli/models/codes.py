@@ -20,6 +20,7 @@ from ..io.container import read_container, write_container
 from ..io.files import atomic_output, refuse_overwriting_input
 from ..io.svmlight import MAX_FEATURES, iter_svmlight
 from ..preprocess import prepare
+from ..support.native import lib, ptr
 from .metadata import meta_int, meta_str
 from .provenance import trained_zero_based
 
@@ -49,14 +50,18 @@ def sample_fingerprints(X):
     svmlight reader gives them; or a dense array), from its nonzero features'
     0-based indices and float32 values."""
     if hasattr(X, "indptr"):
-        indptr = np.asarray(X.indptr, dtype=np.int64)
-        values = np.asarray(X.data[indptr[0]:indptr[-1]], dtype=np.float32)
-        indices = np.asarray(X.indices[indptr[0]:indptr[-1]], dtype=np.uint64)
-        rows = np.repeat(np.arange(X.shape[0]), np.diff(indptr))
-    else:
-        dense = np.asarray(X, dtype=np.float32)
-        rows, cols = np.nonzero(dense)
-        values, indices = dense[rows, cols], cols.astype(np.uint64)
+        # one C pass (native/fingerprint.c); the numpy form below is its definition
+        indptr = np.ascontiguousarray(X.indptr, dtype=np.int64)
+        indices = np.ascontiguousarray(X.indices, dtype=np.int32)
+        values = np.ascontiguousarray(X.data, dtype=np.float32)
+        out = np.empty(X.shape[0], dtype=np.uint64)
+        if X.shape[0]:
+            lib.hsvm_row_fingerprints(ptr("int64_t *", indptr), X.shape[0], ptr("int32_t *", indices),
+                                      ptr("float *", values), ptr("uint64_t *", out))
+        return out
+    dense = np.asarray(X, dtype=np.float32)
+    rows, cols = np.nonzero(dense)
+    values, indices = dense[rows, cols], cols.astype(np.uint64)
     keep = values != 0                            # explicit zeros, and -0.0, are no features
     bits = values[keep].view(np.uint32).astype(np.uint64)
     with np.errstate(over="ignore"):
@@ -64,9 +69,12 @@ def sample_fingerprints(X):
         m ^= m >> np.uint64(32)
         m *= _FP_MIX
         m ^= m >> np.uint64(29)
-        sums = np.zeros(X.shape[0], dtype=np.uint64)
-        np.add.at(sums, rows[keep], m)
-        return sums + np.bincount(rows[keep], minlength=X.shape[0]).astype(np.uint64) * _FP_COUNT
+        # row sums as differences of one running sum (rows come in order;
+        # uint64 arithmetic wraps, so the differences are the sums mod 2^64)
+        counts = np.bincount(rows[keep], minlength=X.shape[0])
+        ends = np.cumsum(counts)
+        running = np.concatenate([np.zeros(1, dtype=np.uint64), np.cumsum(m, dtype=np.uint64)])
+        return running[ends] - running[ends - counts] + counts.astype(np.uint64) * _FP_COUNT
 
 
 def codes_version(meta):

@@ -40,3 +40,13 @@ def test_other_samples_have_other_fingerprints():
     assert sample_fingerprints(moved)[0] != sample_fingerprints(ROWS)[0]
     moved[0] = [0, 0.5, 0, -2.0000002]                 # one float32 step
     assert sample_fingerprints(moved)[0] != sample_fingerprints(ROWS)[0]
+
+
+def test_the_compiled_pass_is_the_numpy_definition():
+    # CSR rows go through native/fingerprint.c, dense ones through numpy
+    rng = np.random.default_rng(7)
+    X = (rng.random((300, 50)) < 0.2) * rng.standard_normal((300, 50)).astype(np.float32)
+    X[::7, 3] = -0.0
+    csr = sp.csr_matrix(X)
+    csr.data[::5] = 0.0                                   # explicit zeros stored in the CSR arrays
+    assert np.array_equal(sample_fingerprints(csr), sample_fingerprints(csr.toarray()))
