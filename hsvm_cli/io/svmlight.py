@@ -723,6 +723,12 @@ class _ChunkBuilder:
             reason = "bad qid '%s'" % token
         else:  # pragma: no cover - the C and Python lists are kept in step
             reason = "parse error %d at '%s'" % (status, token)
+        begin = data.rfind(b"\n", 0, off) + 1
+        end = data.find(b"\n", off)
+        text = data[begin:end if end >= 0 else len(data)]
+        if b"\r" in text.rstrip(b"\r"):
+            # a CR inside the line: lines that end in CR alone run into one
+            reason += " (the lines end in CR alone, as old Mac files do: convert them, e.g. tr '\\r' '\\n')"
         return InputFormatError(self.name, lineno, reason)
 
 
@@ -747,6 +753,9 @@ def _label_reason(raw):
             return "bad label '%s': out of the int64 range" % shown
     if raw.startswith(_BOM):
         return "bad label '%s': the line starts with a byte-order mark" % shown
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return ("bad label '%s': the file looks like UTF-16 text, and svmlight is ASCII (convert it, e.g. iconv -f "
+                "UTF-16 -t UTF-8)" % shown)
     return "bad label '%s': labels must be integers" % shown
 
 

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputFormatError, InputNotFoundError
-from ..support.arrays import FLOAT32_MAX
+from ..support.arrays import beyond_float32
 from ..support.lazy_sparse import sp
 from ..support.memory import check_allocation
 from .files import HashingReader, bounded_lines, display_name, open_input
@@ -204,8 +204,8 @@ def _floats(lines, tokens, what, count=None, infinite=False, float32=False):
         lines.error("%s: %r is not a number" % (what, bad))
     if not np.all(np.isfinite(arr) | (infinite & np.isinf(arr))):
         lines.error("%s: value is not finite" % what)
-    if float32 and np.any(np.abs(arr) > FLOAT32_MAX):
-        bad = tokens[int(np.argmax(np.abs(arr) > FLOAT32_MAX))]
+    if float32 and np.any(beyond_float32(arr)):
+        bad = tokens[int(np.argmax(beyond_float32(arr)))]
         lines.error("%s: %s is beyond float32's range, hsvm's storage type" % (what, bad))
     return arr
 

@@ -33,7 +33,7 @@ import numpy as np
 from ..errors import DataError, OptionError
 from ..io.files import require_regular_file
 from ..io.tool_models import read_liblinear_model, read_libsvm_model, sniff_model_kind
-from ..support.arrays import FLOAT32_MAX
+from ..support.arrays import beyond_float32
 from ..support.memory import check_allocation
 from .ovo import OvoModel
 from .ovr import OvrModel
@@ -99,7 +99,7 @@ def _widen(W, n_features, name):
 def _fits_float32(a, what, name):
     """Refuse values the model's float32 copy would make infinite."""
     big = float(np.max(np.abs(a))) if np.size(a) else 0.0
-    if big > FLOAT32_MAX:
+    if beyond_float32(big):
         raise DataError("%s: the %s reach %.4g, beyond float32's range (hsvm's storage type)" % (name, what, big))
 
 

@@ -6,7 +6,7 @@ public entry points, finite."""
 import numpy as np
 
 from ..errors import SampleError
-from ..support.arrays import FLOAT32_MAX
+from ..support.arrays import beyond_float32
 from ..support.lazy_sparse import CsrArrays, sp
 
 __all__ = ["as_samples", "finite_samples", "fit_width", "check_samples"]
@@ -54,7 +54,7 @@ def finite_samples(X):
         lo, hi = float(values.min()), float(values.max())
         if not (np.isfinite(lo) and np.isfinite(hi)):
             raise SampleError("X contains NaN or infinite values")
-        if max(-lo, hi) > FLOAT32_MAX:
+        if beyond_float32(max(-lo, hi)):
             raise SampleError("X holds values beyond float32's range (about 3.4e38), hsvm's storage type")
     return X
 

@@ -5,6 +5,17 @@ import numpy as np
 
 #: The largest finite float32, hsvm's storage type for samples and models.
 FLOAT32_MAX = float(np.finfo(np.float32).max)
+#: The smallest magnitude a float32 conversion rounds to infinity: half a
+#: step above FLOAT32_MAX (the tie rounds to even, which is infinity).  A
+#: double below it -- 3.4028235e38, FLT_MAX's shortest spelling, among them --
+#: becomes a finite float32, as the svmlight reader reads it.
+FLOAT32_OVERFLOW = float.fromhex("0x1.ffffffp+127")
+
+
+def beyond_float32(x):
+    """Whether the magnitude ``x`` (a float, or an array of them) would
+    become infinite as a float32."""
+    return np.abs(x) >= FLOAT32_OVERFLOW
 
 
 def is_int(v):

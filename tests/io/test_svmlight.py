@@ -176,6 +176,17 @@ def test_control_bytes_and_bom_in_labels_are_shown_escaped():
         "t.svm:1: bad label '\\x7f\\x80\\u2028': labels must be integers"
 
 
+def test_lines_ending_in_cr_alone_and_utf16_text_are_named_as_such():
+    # the message named the next line's label as a feature without ':'
+    assert str(parse_error(b"3 3:1\r1 3:1\r5 4:1\r")) == (
+        "t.svm:1: missing ':' in feature '1' (the lines end in CR alone, as old Mac files do: convert them, "
+        "e.g. tr '\\r' '\\n')")
+    assert "UTF-16" not in str(parse_error(b"3 3:1\r\n1 x:1\r\n"))       # CRLF is fine: no hint
+    assert "CR alone" not in str(parse_error(b"3 3:1\r\n1 x:1\r\n"))
+    assert str(parse_error("3 3:1\n".encode("utf-16"))).startswith(
+        "t.svm:1: bad label '\\xff\\xfe3\\x00': the file looks like UTF-16 text")
+
+
 def test_comments_whole_line_and_trailing():
     X, y = dense(b"# header\n1 1:1 # tail\n2 2:3#glued\n  # indented comment\n3 # only a label\n")
     assert X.tolist() == [[1, 0], [0, 3], [0, 0]]

@@ -191,3 +191,26 @@ def test_calibration_takes_the_labels_training_takes(digits_model, digits):
             calibrate(digits_model, None, Xt, labels)
     with pytest.raises(DataError, match="the validation set holds no samples"):
         calibrate(digits_model, None, Xt[:0], yt[:0])
+
+
+def test_values_that_round_to_the_largest_float32_are_samples(digits_model, digits):
+    # 3.4028235e38, FLT_MAX's shortest spelling, is a little above FLT_MAX as
+    # a double and rounds to it: the svmlight reader takes it, and so must the
+    # checks after it (train-ovo refused it as "beyond float32's range")
+    from hsvm_cli import SampleError
+    from hsvm_cli.support.arrays import FLOAT32_OVERFLOW
+    _, _, Xt, _ = digits
+    X = Xt[:3].toarray()
+    X[1, 5] = 3.4028235e38
+    assert np.isfinite(np.float32(X[1, 5]))
+    Predictor(digits_model).predict(X)
+    X[1, 5] = FLOAT32_OVERFLOW                    # the tie, which rounds to infinity
+    with pytest.raises(SampleError, match="beyond float32"):
+        Predictor(digits_model).predict(X)
+
+
+def test_training_and_calibration_take_the_largest_float32_spelled_as_the_readme_says(tmp_path):
+    from conftest import run, write_text
+    train = write_text(tmp_path / "t.svm", "3 3:3.4028235e38\n1 3:1\n5 4:1\n3 2:1\n1 1:1\n5 4:2\n")
+    run(["train-ovo", "-q", train, "-o", tmp_path / "m.hsvm"])
+    run(["calibrate", "-q", "-m", tmp_path / "m.hsvm", train, "-o", tmp_path / "c.cal", "--repeat", "1"])
