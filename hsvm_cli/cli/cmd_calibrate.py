@@ -30,9 +30,10 @@ from . import options
               help="Standard errors of the loss, paired on the VALIDATION rows where a setting and exact "
                    "prediction disagree, added to it before it is compared with --max-loss (0: the plain loss).")
 @click.option("--bits", "bits_grid", callback=options.comma_list(int, "integers"), default=None,
-              help="Bit counts to try (default: 64, 128, ... up to the hashed D).")
+              help="Bit counts to try (default: 64, 128, 256, ... doubling up to the hashed D).")
 @click.option("--k", "k_grid", callback=options.comma_list(int, "integers"), default=None,
-              help="Numbers of refined classes to try (default: 1 and 1%, 3%, 10%, 20% of the classes, rounded up).")
+              help="Numbers of refined classes to try (default: 1 and 1%, 3%, 10%, 20% of the classes, rounded up, "
+                   "at least 2, below K).")
 @click.option("--epsilon", "epsilons", default=None,
               callback=options.comma_list(float, "probabilities in [0, 1)", check=lambda e: 0 <= e < 1),
               help="First-stage probability thresholds to try (default: 0.1, 0.03, 0.01, 0.003, 0.001).")

@@ -49,7 +49,7 @@ _path = options.INPUT
 @options.as_json
 @options.output(what="The report")
 @click.option("-q", "--quiet", is_flag=True,
-              help="Accepted for recipes that pass it to every command: eval writes its report and nothing else.")
+              help="No note on stderr (eval writes its report, and a note for an empty --shard).")
 @click.option("--zero-based", is_flag=True,
               help="Accepted for recipes that pass it to every command: eval reads only TRUTH's labels, so its "
                    "feature indices may start at 0 or 1 either way.")

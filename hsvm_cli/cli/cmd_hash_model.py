@@ -16,13 +16,14 @@ from . import options
 @options.output(required=True, what="Hash model to write (.hbm)")
 @click.option("--projection", type=click.Choice(["gaussian", "circulant"]), default="gaussian", show_default=True,
               help="gaussian: a dense D x d matrix; circulant: blocks of circ(r) diag(s) applied by FFT, "
-                   "O(d log d) per sample and O(D) parameters (faster for d >= 4096 and D >= 1024).")
+                   "O(d log d) per sample and O(D) parameters (faster for d >= 4096 and D >= 1024; one-vs-one models "
+                   "only).")
 @click.option("--store-projection", is_flag=True,
               help="Store the projection in the file (the D x d matrix, or the circulant's D floats and signs; "
                    "default: derive it from the seed when needed).")
 @click.option("--class-scores", is_flag=True,
               help="Also store the K x d class-score summaries, so that predict --first-stage scores or "
-                   "hashed-scores need no pass over the model's weights.")
+                   "hashed-scores need no pass over the model's weights (one-vs-one models only).")
 @options.seed
 @options.quiet
 @options.outputs_apart((("output", "-o"),), ("model_path",), binary=("output",))

@@ -19,7 +19,10 @@ from . import options
 @click.option("--calibration", "calib_path", type=options.OUTPUT_FILE, default=None,
               help="Also write LIBSVM's probability parameters (probA/probB, from svm-train -b 1) as a "
                    "calibration for `hsvm predict --exact --proba -C`.")
-@options.zero_based
+@click.option("--zero-based", is_flag=True,
+              help="A LIBSVM model whose support vectors number features from 0 (trained on 0-based data): "
+                   "recorded, so that predict reads its input 0-based by default.  Refused for LIBLINEAR models, "
+                   "which number features from 1.")
 @options.quiet
 @options.outputs_apart((("output", "-o"), ("calib_path", "--calibration")), ("model_file",),
                        binary=("output", "calib_path"))

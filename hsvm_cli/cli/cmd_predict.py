@@ -30,7 +30,8 @@ from . import options
                    "their pairs (the default, or the calibration's choice with -C), or a decision DAG over them "
                    "(k-1 evaluations; no --scores or --proba).")
 @click.option("--bits", type=int, default=None,
-              help="Bits of the codes to use: a multiple of 64 up to the hashed D (default: D).")
+              help="Bits of the codes to use: a multiple of 64 up to the hashed D (default: D, or the bits --codes "
+                   "holds when fewer).")
 @click.option("-k", "--filter-k", type=click.IntRange(min=1), default=None,
               help="Classes kept by the hash filter and refined exactly (default: 10% of the classes rounded up, "
                    "at least 5; 1 = pure hash classifier; K = exact).")
@@ -49,9 +50,12 @@ from . import options
                    "--filter-threshold.")
 @click.option("--filter-threshold", "epsilon", type=options.FiniteFloat(0, 1, max_open=True), default=None,
               help="Keep, per sample, the classes whose calibrated first-stage probability exceeds this "
-                   "(at least 1, at most --filter-k). Needs -C.")
+                   "(at least 1, at most --filter-k when given, else any number). Needs -C.")
 @options.output()
-@click.option("--scores", is_flag=True, help="Add each class's vote count after the label (header line 'labels ...').")
+@click.option("--scores", is_flag=True,
+              help="Add each class's vote count after the label (header line 'labels ...'): after a first stage the "
+                   "refine's votes among the kept classes, 0 for the others; a one-vs-rest model's decision values. "
+                   "Not with --proba.")
 @click.option("--proba", is_flag=True,
               help="Write probabilities as LIBSVM's svm-predict -b 1 does: a 'labels ...' header, then the label "
                    "and one probability per class. Needs -C.")

@@ -52,7 +52,9 @@ def _parse_grid(ctx, param, value):
 @options.input_path(name="train", required=False)
 @click.option("--codes", "codes_path", type=options.INPUT_FILE, default=None,
               help="Train on the packed bits of this codes file (`hsvm hash-data -H KERNEL.khm`: Hash-SVM) instead of "
-                   "svmlight TRAIN; the bits are the features, as +-1/sqrt(bits), and are never expanded.")
+                   "svmlight TRAIN; the bits are the features, as +-1/sqrt(bits), and are never expanded.  A dual "
+                   "solver, a fixed C and one process: not with l2loss-primal, -c auto, --c-grid, --cv, --normalize, "
+                   "-B, --zero-based, --pairs or --dask.")
 @click.option("--bits", type=int, default=None, help="With --codes: use the first BITS bits (default: all).")
 @click.option("-o", "--output", type=options.OUTPUT_FILE, default=None,
               help="Model file to write (.hsvm; with --pairs, the part file).  Without it, --cv, -c auto and "
@@ -65,7 +67,8 @@ def _parse_grid(ctx, param, value):
               help="Choose C among these values by cross-validation (implies -c auto).")
 @click.option("-v", "--cv", "cv_folds", type=click.IntRange(min=2), default=None, metavar="F",
               help="Folds of the cross-validation (stratified by class, from --seed; default 5 with -c auto). "
-                   "With a fixed C: report the F-fold accuracy, and train only with -o.")
+                   "With a fixed C: report the F-fold accuracy, and train only with -o.  Cross-validation (--cv, "
+                   "-c auto, --c-grid) does not combine with --bags or --per-class.")
 @click.option("--solver", type=click.Choice(sorted(SOLVERS)), default="l2loss-dual", show_default=True,
               help="LIBLINEAR solver: L2-regularised L2-loss SVC dual (-s 1) or primal (-s 2), L1-loss SVC dual (-s 3).")
 @click.option("-e", "--eps", "tol", type=options.FiniteFloat(min=0, min_open=True), default=None,

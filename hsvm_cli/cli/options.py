@@ -168,7 +168,7 @@ def _threads_callback(ctx, param, value):
 
 
 threads = click.option("--threads", default=None, callback=_threads_callback, metavar="N",
-                       help="Threads for the native kernels (default: the CPUs this process may use, "
+                       help="Threads for the native kernels (default, or 0 or 'auto': the CPUs this process may use, "
                             "honouring OMP_NUM_THREADS and SLURM_CPUS_PER_TASK).")
 
 

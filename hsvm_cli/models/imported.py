@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import DataError, OptionError
-from ..io.files import require_regular_file
+from ..io.files import display_name, require_regular_file
 from ..io.tool_models import read_liblinear_model, read_libsvm_model, sniff_model_kind
 from ..support.arrays import beyond_float32
 from ..support.memory import check_allocation
@@ -190,6 +190,11 @@ def import_model(path, *, n_features=None, zero_based=False, name=None):
         # its support vectors numbered as the data it was trained on
         record_zero_based(model.provenance, zero_based)
         return ImportedModel(model, tool, A, B, model.provenance)
+    if zero_based:
+        # liblinear-train refuses index 0: its weights are of features 1..n
+        raise OptionError("--zero-based is for LIBSVM models (whose support vectors may number features from 0); "
+                          "%s is a LIBLINEAR model, whose features are numbered from 1 (liblinear-train refuses "
+                          "index 0)" % (name or display_name(path)))
     lm = read_liblinear_model(path, name=name)
     model = liblinear_to_hsvm(lm, n_features=n_features)
     return ImportedModel(model, tool, None, None, model.provenance)

@@ -165,3 +165,13 @@ def test_an_imported_calibration_after_the_hash_filter_is_named_as_libsvms(tmp_p
     r = run(["predict", "-q", "-m", out, "-H", hbm, "-C", cal, "-k", "2", "--proba", TEST3], exit_code=2)
     assert "it holds LIBSVM's sigmoids from import-model, for exact prediction" in r.stderr
     assert "(hsvm calibrate -m MODEL -H HBM VALID)" in r.stderr
+
+
+def test_zero_based_is_for_libsvm_models_and_refused_for_liblinear_ones(tmp_path):
+    # LIBLINEAR's weights are of features 1..n: the flag was ignored and not recorded
+    out = tmp_path / "o.hsvm"
+    r = run(["import-model", TOOL_FIXTURES / "liblinear_lr3.model", "--zero-based", "-o", out], exit_code=2)
+    assert "--zero-based is for LIBSVM models" in r.stderr and not out.exists()
+    run(["import-model", "-q", TOOL_FIXTURES / "libsvm_c3.model", "--zero-based", "-o", out])
+    from hsvm_cli.models.ovo import load_model
+    assert load_model(str(out)).provenance["zero_based"] is True
