@@ -75,8 +75,10 @@ class HashModel:
     path: str = None
 
     def __repr__(self):
-        return "HashModel(%d classes, %d pairs x %d bags, %d bits, seed %d, normalize=%r%s)" % (
-            self.classes.shape[0], self.pair_a.shape[0], self.bags, self.bits, self.seed, self.normalize,
+        pairs = self.pair_a.shape[0]
+        return "HashModel(%d classes, %d pair%s x %d bag%s, %d bits, seed %d, normalize=%r%s)" % (
+            self.classes.shape[0], pairs, "" if pairs == 1 else "s", self.bags, "" if self.bags == 1 else "s",
+            self.bits, self.seed, self.normalize,
             ", path=%r" % self.path if self.path else "")
     projection_kind: str = "gaussian"
     # The model's training file numbered its features from 0 (train-ovo

@@ -82,8 +82,9 @@ class OvoModel:
     def __repr__(self):
         # its shape, not its arrays (thousands of numbers, and reading a
         # mapped model's weights)
-        return "OvoModel(%d classes, %d pairs x %d bags, %d features, normalize=%r%s)" % (
-            self.n_classes, self.n_pairs, self.bags, self.n_features, self.normalize,
+        return "OvoModel(%d classes, %d pair%s x %d bag%s, %d features, normalize=%r%s)" % (
+            self.n_classes, self.n_pairs, "" if self.n_pairs == 1 else "s", self.bags, "" if self.bags == 1 else "s",
+            self.n_features, self.normalize,
             ", path=%r" % self.path if self.path else "")
 
     @property
