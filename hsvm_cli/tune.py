@@ -69,16 +69,13 @@ from .preprocess import prepare
 from .proba import estimators as est
 from .proba.mass_coupling import PairTable, couple_mass
 from .proba.shrinkage import (
-    SHARPNESS_RANGE,
     choose_prior_samples,
     coupled_rows,
     fit_platt_shrunk,
     fit_sharpness,
-    golden_log_search,
-    label_loss,
     pooled_sigmoid,
     sample_halves,
-    smoothing_for,
+    sharpness_search,
 )
 from .proba.stages import pairwise_values, second_stage_proba
 from .support.labels import class_index, integer_labels
@@ -416,14 +413,10 @@ def _fit_two_stage(cal, model, h, X, yi, threads):
     refined = refine_decisions(model, Xn, kept, lookup=p.lookup, valid=valid, threads=threads or 1)
     S_pad = np.where(np.arange(refined.S.shape[1])[None, :] < refined.nvalid[:, None], refined.S, -1)
 
-    # separable rows: fitted to Platt's smoothed targets (shrinkage.smoothing_for)
-    eps = smoothing_for(_two_stage_rows(cal, refined, p.lookup, p1, S_pad, 1.0), yr)
-
-    def loss(log_g):
-        return label_loss(_two_stage_rows(cal, refined, p.lookup, p1, S_pad, float(np.exp(log_g))), yr, eps)
-
-    # two classes couple nothing: the factor would only steepen the one sigmoid
-    g = golden_log_search(loss, *SHARPNESS_RANGE) if model.n_classes > 2 else 1.0
+    # two classes couple nothing: the factor would only steepen the one sigmoid;
+    # separable rows at the range's end: Platt's smoothed targets (sharpness_search)
+    g = sharpness_search(lambda s: _two_stage_rows(cal, refined, p.lookup, p1, S_pad, float(s)), yr) \
+        if model.n_classes > 2 else 1.0
     # The kept classes' mass: how likely the true class is to have been kept
     # at all, which the first stage's one temperature may under- or
     # overstate (γ₂ only shares the kept mass out; the two parts of the
@@ -598,7 +591,7 @@ def _fit_sigmoids(model, values, sharp_dec, sharp_winner, sharp_y, sharp_rows):
     known = sharp_y >= 0
     quality = _quality(coupled_rows(logits, gamma, sharp_winner, couple, rows=np.flatnonzero(known)),
                        sharp_y[known]) if known.any() else None
-    pooled = pooled_sigmoid(dec, target)
+    pooled = pooled_sigmoid(dec, target, one_pair=P == 1)
     A, B = fit_platt_shrunk(dec, pair, target, P, prior_samples=n0, pooled=pooled)
     info = {"platt": "per-pair Platt sigmoids shrunk toward the pooled sigmoid (prior worth n0 samples, n0 by "
                      "two-fold cross-fitting) and sharpened by gamma fitted on the coupled probabilities",
