@@ -244,8 +244,17 @@ def _evaluate_predictions(truth, predictions, proba, recall_k, reference, zero_b
     # its labels are evaluated, its scores only in the concatenated output.
     pred = ScoredBlocks(predictions, headerless_scores=shard is not None and not as_shard(shard).is_first)
     rows = ScoredRows(truth_labels, ref_labels)
-    for labels, scores, lines in pred:
-        rows.add(pred.classes, labels, scores, lines)
+    try:
+        for labels, scores, lines in pred:
+            rows.add(pred.classes, labels, scores, lines)
+    except HsvmError:
+        # TEST's own fault is reported first, wherever it lies, as when TEST
+        # was read whole before the predictions: read the rest of it
+        try:
+            truth_labels.count_rest()
+        except HsvmError as fault:
+            raise fault from None
+        raise
     rows.finish()
     has_scores = pred.classes is not None
     n_true = truth_labels.count_rest()

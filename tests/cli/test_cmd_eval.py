@@ -556,3 +556,14 @@ def test_stdin_by_any_name_for_two_inputs_is_a_usage_error(truth, preds):
     r = subprocess.run([sys.executable, "-m", "hsvm_cli", "eval", "--truth", truth, preds], input=text,
                        capture_output=True, text=True)
     assert r.returncode == 2 and "only one of --truth and PREDICTIONS can be stdin" in r.stderr, r.stderr
+
+
+def test_a_bad_test_line_past_the_first_block_is_reported_before_the_predictions_fault(tmp_path):
+    # TEST is read block by block beside the predictions: its fault still comes
+    # first, as when it was read whole before them
+    lines = ["%d 1:0.5\n" % (1 + i % 3) for i in range(6000)]
+    lines[4999] = "abc 1:0.5\n"
+    truth = write_text(tmp_path / "t.svm", "".join(lines))
+    preds = write_text(tmp_path / "p.txt", "".join("%d\n" % (1 + i % 3) if i != 99 else "bogus\n" for i in range(6000)))
+    r = run(["eval", "--truth", truth, preds], exit_code=65)
+    assert r.stderr == "hsvm: %s:5000: bad label 'abc': labels must be integers\n" % truth
