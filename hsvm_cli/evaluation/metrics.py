@@ -4,15 +4,6 @@ the scores (the recall a filter keeping k classes would have)."""
 import numpy as np
 
 
-def confusion_matrix(y_true, y_pred, labels):
-    index = {int(c): i for i, c in enumerate(labels)}
-    t = np.fromiter((index[int(v)] for v in y_true), dtype=np.int64, count=len(y_true))
-    p = np.fromiter((index[int(v)] for v in y_pred), dtype=np.int64, count=len(y_pred))
-    cm = np.zeros((len(labels), len(labels)), dtype=np.int64)
-    np.add.at(cm, (t, p), 1)
-    return cm
-
-
 def label_metrics(y_true, y_pred):
     """Accuracy, mean per-class accuracy (mean recall over the true classes),
     macro-F1 (over every label that occurs in truth or prediction, F1 = 0 where

@@ -855,8 +855,7 @@ def _checksums(name, md, kind, version_text, meta_text, specs):
     if isinstance(block, int) and not isinstance(block, bool) and block != BLOCK_BYTES:
         # the identities of models are built from 16 MiB block digests
         raise ModelFormatError(name, "checksums of %d-byte blocks: hsvm files have %d" % (block, BLOCK_BYTES))
-    if not isinstance(block, int) or isinstance(block, bool) or block < 4096 or block > (1 << 30) \
-            or block & (block - 1) or not isinstance(arrays, dict) \
+    if not isinstance(block, int) or isinstance(block, bool) or not isinstance(arrays, dict) \
             or not all(isinstance(v, list) and all(isinstance(d, str) and len(d) == 16 and _HEX.fullmatch(d)
                                                    for d in v)
                        for v in arrays.values()):

@@ -40,41 +40,30 @@ CODES_VERSION_PROJECTIONS = 2
 # arithmetic, the same on every machine.  Not a cryptographic digest: it
 # tells mistakes apart, not forgeries.
 FINGERPRINTS = "sample_fingerprints"
-_FP_INDEX, _FP_VALUE, _FP_MIX, _FP_COUNT = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F),
-                                            np.uint64(0x165667B19E3779F9), np.uint64(0xD6E8FEB86659FD93))
 
 
 def sample_fingerprints(X):
     """uint64 [n]: the fingerprint of each row of ``X`` (a CSR matrix or
     :class:`~hsvm_cli.support.lazy_sparse.CsrArrays` of raw samples, as the
     svmlight reader gives them; or a dense array), from its nonzero features'
-    0-based indices and float32 values."""
+    0-based indices and float32 values: one pass of native/fingerprint.c
+    (docs/formats.md defines the sums)."""
     if hasattr(X, "indptr"):
-        # one C pass (native/fingerprint.c); the numpy form below is its definition
         indptr = np.ascontiguousarray(X.indptr, dtype=np.int64)
         indices = np.ascontiguousarray(X.indices, dtype=np.int32)
         values = np.ascontiguousarray(X.data, dtype=np.float32)
-        out = np.empty(X.shape[0], dtype=np.uint64)
-        if X.shape[0]:
-            lib.hsvm_row_fingerprints(ptr("int64_t *", indptr), X.shape[0], ptr("int32_t *", indices),
-                                      ptr("float *", values), ptr("uint64_t *", out))
-        return out
-    dense = np.asarray(X, dtype=np.float32)
-    rows, cols = np.nonzero(dense)
-    values, indices = dense[rows, cols], cols.astype(np.uint64)
-    keep = values != 0                            # explicit zeros, and -0.0, are no features
-    bits = values[keep].view(np.uint32).astype(np.uint64)
-    with np.errstate(over="ignore"):
-        m = (indices[keep] + np.uint64(1)) * _FP_INDEX ^ (bits + np.uint64(1)) * _FP_VALUE
-        m ^= m >> np.uint64(32)
-        m *= _FP_MIX
-        m ^= m >> np.uint64(29)
-        # row sums as differences of one running sum (rows come in order;
-        # uint64 arithmetic wraps, so the differences are the sums mod 2^64)
-        counts = np.bincount(rows[keep], minlength=X.shape[0])
-        ends = np.cumsum(counts)
-        running = np.concatenate([np.zeros(1, dtype=np.uint64), np.cumsum(m, dtype=np.uint64)])
-        return running[ends] - running[ends - counts] + counts.astype(np.uint64) * _FP_COUNT
+    else:
+        # a dense array as CSR rows of its nonzeros (the C pass skips zeros anyway)
+        dense = np.asarray(X, dtype=np.float32)
+        rows, cols = np.nonzero(dense)
+        indptr = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(np.bincount(rows, minlength=dense.shape[0]))])
+        indices = np.ascontiguousarray(cols, dtype=np.int32)
+        values = np.ascontiguousarray(dense[rows, cols])
+    out = np.empty(X.shape[0], dtype=np.uint64)
+    if X.shape[0]:
+        lib.hsvm_row_fingerprints(ptr("int64_t *", indptr), X.shape[0], ptr("int32_t *", indices),
+                                  ptr("float *", values), ptr("uint64_t *", out))
+    return out
 
 
 def codes_version(meta):

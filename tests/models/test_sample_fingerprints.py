@@ -42,8 +42,8 @@ def test_other_samples_have_other_fingerprints():
     assert sample_fingerprints(moved)[0] != sample_fingerprints(ROWS)[0]
 
 
-def test_the_compiled_pass_is_the_numpy_definition():
-    # CSR rows go through native/fingerprint.c, dense ones through numpy
+def test_a_dense_array_and_its_csr_form_with_explicit_zeros_have_one_fingerprint():
+    # dense rows are made CSR of their nonzeros; the CSR form stores zeros too
     rng = np.random.default_rng(7)
     X = (rng.random((300, 50)) < 0.2) * rng.standard_normal((300, 50)).astype(np.float32)
     X[::7, 3] = -0.0
