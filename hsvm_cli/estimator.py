@@ -47,7 +47,10 @@ class HashedOvoSVC(ClassifierMixin, BaseEstimator):
     chosen value is ``C_``).  ``normalize``: ``"l2"`` (samples scaled to unit
     length, as hashing needs), ``"none"``, or ``"auto"`` (chosen with C by
     cross-validation; needs ``C="auto"``).  ``solver``, ``tol``, ``bias``:
-    as ``train-ovo``'s (LIBLINEAR's -s, -e and -B).  ``tol`` None is
+    as ``train-ovo``'s (LIBLINEAR's -s, -e and -B).  ``class_weight``:
+    None, ``"balanced"`` (n / (K n_c)) or a dict from labels of ``y`` to
+    weights, each class's C multiplier in every pair (``train-ovo -w``,
+    ``SVC``'s ``class_weight``).  ``tol`` None is
     LIBLINEAR's 0.1 for the dual solvers (so that the model is ``train-ovo``'s),
     looser than ``LinearSVC``'s 1e-4: relabelling the classes, shuffling the
     rows or another ``random_state`` can then change a few percent of the
@@ -74,10 +77,11 @@ class HashedOvoSVC(ClassifierMixin, BaseEstimator):
     ``hash_model_`` (None when exact), ``cv_results_`` (the search's table
     when C was chosen by cross-validation, else None)."""
 
-    def __init__(self, C=1.0, *, normalize="l2", solver="l2loss-dual", tol=None, bias="auto", cv_folds=None,
-                 hash_bits=None, bits=None, filter_k=None, refine=True, first_stage=None, rule="vote",
+    def __init__(self, C=1.0, *, normalize="l2", solver="l2loss-dual", tol=None, bias="auto", class_weight=None,
+                 cv_folds=None, hash_bits=None, bits=None, filter_k=None, refine=True, first_stage=None, rule="vote",
                  random_state=0, n_jobs=None):
         self.C = C
+        self.class_weight = class_weight
         self.normalize = normalize
         self.solver = solver
         self.tol = tol
@@ -109,7 +113,8 @@ class HashedOvoSVC(ClassifierMixin, BaseEstimator):
         fits = classes.dtype.kind in "iu" and int(classes[-1]) <= np.iinfo(np.int64).max
         labels = y.astype(np.int64) if fits else codes.astype(np.int64)
         model = train_ovo(X, labels, C=self.C, normalize=self.normalize, solver=self.solver,
-                          tol=self.tol, bias=self.bias, cv_folds=self.cv_folds, seed=seed, jobs=threads or 1)
+                          tol=self.tol, bias=self.bias, cv_folds=self.cv_folds, seed=seed, jobs=threads or 1,
+                          class_weight=self._training_class_weight(classes, labels if fits else None))
         hashed = None
         if self.hash_bits is not None:
             hashed = hash_model(model, bits=self.hash_bits, seed=seed)
@@ -127,6 +132,26 @@ class HashedOvoSVC(ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         X = _validate_data(self, X, accept_sparse="csr", dtype=(np.float64, np.float32), order="C", reset=False)
         return self.classes_[np.searchsorted(self.model_.classes, self.predictor_.predict(X))]
+
+    def _training_class_weight(self, classes, integer_labels):
+        """class_weight keyed by the labels trained on (y's integers, or
+        positions in ``classes``); a key that is not a class of y refused,
+        as SVC refuses it."""
+        cw = self.class_weight
+        if cw is None or isinstance(cw, str):
+            if cw not in (None, "balanced"):
+                raise ValueError("class_weight must be None, 'balanced' or a dict, not %r" % (cw,))
+            return cw
+        if not isinstance(cw, dict):
+            raise ValueError("class_weight must be None, 'balanced' or a dict, not %r" % (cw,))
+        out = {}
+        for key, weight in cw.items():
+            at = np.flatnonzero(classes == key)
+            if at.size != 1:
+                raise ValueError("class_weight names %r, which is not a class of y (classes_: %s%s)"
+                                 % (key, ", ".join(str(c) for c in classes[:10]), ", ..." if len(classes) > 10 else ""))
+            out[int(classes[at[0]]) if integer_labels is not None else int(at[0])] = weight
+        return out
 
     def _check_params(self):
         """Refuse what the library would refuse in its command-line words,

@@ -9,7 +9,8 @@
  *     Q_ij = y_i y_j (x_i.x_j + bias^2),
  *
  * D_ii = 1/(2C), U = inf for the L2 (squared hinge) loss, D = 0, U = C for the
- * L1 (hinge) loss; w = sum_i a_i y_i (x_i, bias).  One coordinate step sets
+ * L1 (hinge) loss (C of each class under class weights: cvpath_dcd.h, dual_box);
+ * w = sum_i a_i y_i (x_i, bias).  One coordinate step sets
  * a_i <- clip(a_i - G_i / (Q_ii + D_ii), 0, U) with G_i the i-th gradient; the
  * stopping rule is the paper's: the projected gradients of a pass span at most
  * eps.  Along a path of increasing C the previous solution stays feasible
@@ -129,10 +130,15 @@ static int64_t pair_rows(const int64_t *block, int32_t F, int32_t K, int32_t fol
 
 static int check_args(int64_t n, const int64_t *block, int32_t F, int32_t K, int32_t fold,
                       const int32_t *pair_a, const int32_t *pair_b, int64_t p0, int64_t p1,
-                      const int64_t *alpha_off, double C, int32_t loss, int32_t max_iter)
+                      const int64_t *alpha_off, double C, const double *class_weight, int32_t loss,
+                      int32_t max_iter)
 {
     if (F < 2 || K < 2 || fold < 0 || fold >= F || p0 < 0 || p1 < p0 || !(C > 0.0) || max_iter < 1)
         return -1;
+    if (class_weight)
+        for (int32_t k = 0; k < K; k++)
+            if (!(class_weight[k] > 0.0) || !isfinite(class_weight[k]) || !isfinite(C * class_weight[k]))
+                return -1;
     if ((loss != 1 && loss != 2) || block[0] != 0 || block[(int64_t)F * K] != n)
         return -1;
     for (int64_t i = 0; i < (int64_t)F * K; i++)
@@ -171,7 +177,12 @@ static int pair_work_alloc(pair_work *b, int64_t lmax, int64_t wlen)
     b->index = malloc(sizeof(int64_t) * (size_t)lmax);
     b->y = malloc(sizeof(double) * (size_t)lmax);
     b->qd = malloc(sizeof(double) * (size_t)lmax);
-    b->w = malloc(sizeof(double) * (size_t)(wlen > 0 ? wlen : 1));
+    /* On a cache line: the primal form reads a feature's CV_LANES weights
+     * (64 bytes) together, one line instead of two; malloc's alignment
+     * varied with the heap's history, and the search's speed with it (5-7%
+     * on reuters-r52 from one build to the next). */
+    void *w = NULL;
+    b->w = posix_memalign(&w, 64, sizeof(double) * (size_t)(wlen > 0 ? wlen : 1)) == 0 ? w : NULL;
     return b->rows && b->index && b->y && b->qd && b->w ? 0 : -2;
 }
 
@@ -200,9 +211,11 @@ static inline void vote(double f, int32_t a, int32_t b, int64_t nh, int32_t *v, 
 /* ray: start along the ray (cvpath_dcd.h, ray_scale); Q alpha is in the
  * gradient, so |w~|^2 = alpha^T Q alpha costs O(l) here. */
 static int64_t solve_kernel(const float *gram, int64_t n, const int64_t *rows, const double *y, int64_t l,
-                            double *alpha, float *Q, double *grad, double *qd, int64_t *index, double diag,
-                            double upper, double eps, int32_t max_iter, int ray, uint64_t *rng)
+                            double *alpha, float *Q, double *grad, double *qd, int64_t *index,
+                            const dual_box *box, double eps, int32_t max_iter, int ray, uint64_t *rng)
 {
+    const double diag_pos = box->diag[0], diag_neg = box->diag[1], upper_pos = box->upper[0],
+                 upper_neg = box->upper[1];
     for (int64_t i = 0; i < l; i++) {
         /* gram already holds x_i.x_j + bias^2: Q is its entries with the signs y_i y_j */
         const float *g = gram + rows[i] * n;
@@ -210,6 +223,7 @@ static int64_t solve_kernel(const float *gram, int64_t n, const int64_t *rows, c
         const double yi = y[i];
         for (int64_t j = 0; j < l; j++)
             q[j] = y[j] == yi ? g[rows[j]] : -g[rows[j]];
+        const double diag = yi < 0.0 ? diag_neg : diag_pos;
         qd[i] = (double)q[i] + diag;
         grad[i] = -1.0 + diag * alpha[i];
         index[i] = i;
@@ -224,10 +238,11 @@ static int64_t solve_kernel(const float *gram, int64_t n, const int64_t *rows, c
     if (ray) {
         double wsq = 0.0;
         for (int64_t i = 0; i < l; i++)
-            wsq += alpha[i] * (grad[i] + 1.0 - diag * alpha[i]);
-        const double s = ray_scale(alpha, l, wsq, diag, upper);
+            wsq += alpha[i] * (grad[i] + 1.0 - (y[i] < 0.0 ? diag_neg : diag_pos) * alpha[i]);
+        const double s = ray_scale(alpha, y, l, wsq, box);
         if (s != 1.0)
             for (int64_t i = 0; i < l; i++) {
+                const double diag = y[i] < 0.0 ? diag_neg : diag_pos;
                 const double qa = grad[i] + 1.0 - diag * alpha[i];   /* (Q alpha)_i */
                 alpha[i] *= s;
                 grad[i] = s * qa - 1.0 + diag * alpha[i];
@@ -240,6 +255,8 @@ static int64_t solve_kernel(const float *gram, int64_t n, const int64_t *rows, c
         double pg_max = -HUGE_VAL, pg_min = HUGE_VAL;
         for (int64_t s = 0; s < l; s++) {
             const int64_t i = index[s];
+            const int neg = y[i] < 0.0;
+            const double upper = neg ? upper_neg : upper_pos;
             const double G = grad[i];
             double pg = G;
             if (alpha[i] == 0.0)
@@ -261,7 +278,7 @@ static int64_t solve_kernel(const float *gram, int64_t n, const int64_t *rows, c
             const float *q = Q + i * l;
             for (int64_t j = 0; j < l; j++)
                 grad[j] += d * (double)q[j];
-            grad[i] += d * diag;
+            grad[i] += d * (neg ? diag_neg : diag_pos);
         }
         if (l == 0 || pg_max - pg_min <= eps)
             break;
@@ -271,14 +288,14 @@ static int64_t solve_kernel(const float *gram, int64_t n, const int64_t *rows, c
 
 int hsvm_cv_gram_solve(const float *gram, int64_t n, const int64_t *block, int32_t n_folds, int32_t n_classes,
                        int32_t fold, const int32_t *pair_a, const int32_t *pair_b, int64_t p0, int64_t p1,
-                       const int64_t *alpha_off, double *alpha, const uint64_t *seeds, double C, int32_t loss,
-                       double eps, int32_t max_iter, int32_t ray, int64_t *passes)
+                       const int64_t *alpha_off, double *alpha, const uint64_t *seeds, double C,
+                       const double *class_weight, int32_t loss, double eps, int32_t max_iter, int32_t ray,
+                       int64_t *passes)
 {
     const int32_t F = n_folds, K = n_classes;
-    if (check_args(n, block, F, K, fold, pair_a, pair_b, p0, p1, alpha_off, C, loss, max_iter))
+    if (check_args(n, block, F, K, fold, pair_a, pair_b, p0, p1, alpha_off, C, class_weight, loss, max_iter))
         return -1;
     const int64_t lmax = max_pair_rows(block, F, K, fold, pair_a, pair_b, p0, p1);
-    const double diag = loss == 2 ? 0.5 / C : 0.0, upper = loss == 2 ? HUGE_VAL : C;
     pair_work b;
     int rc = pair_work_alloc(&b, lmax, lmax);   /* w: the gradient */
     float *Q = malloc(sizeof(float) * (size_t)lmax * (size_t)lmax);
@@ -290,8 +307,9 @@ int hsvm_cv_gram_solve(const float *gram, int64_t n, const int64_t *block, int32
     for (int64_t p = p0; p < p1; p++) {
         const int64_t l = pair_rows(block, F, K, fold, pair_a[p], pair_b[p], b.rows, b.y);
         uint64_t rng = seeds[p];
-        total += solve_kernel(gram, n, b.rows, b.y, l, alpha + alpha_off[p], Q, b.w, b.qd, b.index, diag, upper,
-                              eps, max_iter, ray, &rng);
+        const dual_box box = pair_box(C, loss, class_weight, pair_a[p], pair_b[p]);
+        total += solve_kernel(gram, n, b.rows, b.y, l, alpha + alpha_off[p], Q, b.w, b.qd, b.index, &box, eps,
+                              max_iter, ray, &rng);
     }
     *passes = total;
 done:
@@ -336,8 +354,8 @@ int hsvm_cv_primal_path(const int64_t *indptr, const void *indices, int32_t inde
                         int64_t n, int32_t d, const double *sqnorm, const int64_t *block, int32_t n_folds,
                         int32_t n_classes, int32_t fold, const int32_t *pair_a, const int32_t *pair_b, int64_t p0,
                         int64_t p1, const int64_t *alpha_off, double *alpha, const uint64_t *seeds, double bias,
-                        double C, int32_t loss, double eps, int32_t max_iter, double *ray, int32_t kernel_request,
-                        int32_t *votes, int64_t *conf, int64_t *passes)
+                        double C, const double *class_weight, int32_t loss, double eps, int32_t max_iter,
+                        double *ray, int32_t kernel_request, int32_t *votes, int64_t *conf, int64_t *passes)
 {
     const int32_t F = n_folds, K = n_classes;
     /* The rows' indices are checked once by the caller (hsvm_cv_check_rows),
@@ -345,10 +363,9 @@ int hsvm_cv_primal_path(const int64_t *indptr, const void *indices, int32_t inde
      * over every non-zero each time cost more than the solves at small C. */
     if (!index_width_ok(d, index_bytes))
         return -1;
-    if (check_args(n, block, F, K, fold, pair_a, pair_b, p0, p1, alpha_off, C, loss, max_iter))
+    if (check_args(n, block, F, K, fold, pair_a, pair_b, p0, p1, alpha_off, C, class_weight, loss, max_iter))
         return -1;
     const int64_t lmax = max_pair_rows(block, F, K, fold, pair_a, pair_b, p0, p1);
-    const double diag = loss == 2 ? 0.5 / C : 0.0, upper = loss == 2 ? HUGE_VAL : C;
     const int32_t kernel = hsvm_resolve_kernel(kernel_request);
     if (kernel < 0)
         return kernel;
@@ -356,12 +373,12 @@ int hsvm_cv_primal_path(const int64_t *indptr, const void *indices, int32_t inde
     const int rc = pair_work_alloc(&b, lmax, ((int64_t)d + 1) * CV_LANES);
     if (rc == 0 && index_bytes == 2)
         *passes = pairs_u16(indptr, indices, data, d, sqnorm, block, F, K, fold, pair_a, pair_b, p0, p1, alpha_off,
-                            alpha, seeds, bias, diag, upper, eps, max_iter, b.rows, b.y, b.qd, b.index, b.w, ray, kernel,
-                            votes, conf);
+                            alpha, seeds, bias, C, class_weight, loss, eps, max_iter, b.rows, b.y, b.qd, b.index, b.w,
+                            ray, kernel, votes, conf);
     else if (rc == 0)
         *passes = pairs_i32(indptr, indices, data, d, sqnorm, block, F, K, fold, pair_a, pair_b, p0, p1, alpha_off,
-                            alpha, seeds, bias, diag, upper, eps, max_iter, b.rows, b.y, b.qd, b.index, b.w, ray, kernel,
-                            votes, conf);
+                            alpha, seeds, bias, C, class_weight, loss, eps, max_iter, b.rows, b.y, b.qd, b.index, b.w,
+                            ray, kernel, votes, conf);
     pair_work_free(&b);
     return rc;
 }
@@ -486,25 +503,26 @@ static row_ops dense_ops(const dense_rows *m, int32_t kernel)
 static __attribute__((noinline)) int64_t solve_dense(row_ops ops, int64_t dp, const double *sqnorm,
                                                      const int64_t *rows, const double *y, int64_t l, double *alpha,
                                                      double *w, int kept, double *qd, int64_t *index, double bias,
-                                                     double diag, double upper, double eps, int32_t max_iter,
+                                                     const dual_box *box, double eps, int32_t max_iter,
                                                      double *wsq, uint64_t *rng)
 {
     if (!kept)
         memset(w, 0, sizeof(double) * ((size_t)dp + 1));
-    return dcd_primal(ops, sqnorm, rows, y, l, alpha, w, w + dp, !kept, dp, wsq, qd, index, bias, diag, upper, eps,
+    return dcd_primal(ops, sqnorm, rows, y, l, alpha, w, w + dp, !kept, dp, wsq, qd, index, bias, box, eps,
                       max_iter, rng);
 }
 
 int hsvm_cv_dense_path(const float *X, int64_t n, int64_t dp, const double *sqnorm, const int64_t *block,
                        int32_t n_folds, int32_t n_classes, int32_t fold, const int32_t *pair_a, const int32_t *pair_b,
                        int64_t p0, int64_t p1, const int64_t *alpha_off, double *alpha, const uint64_t *seeds,
-                       double bias, double C, int32_t loss, double eps, int32_t max_iter, double *W_kept,
-                       double *ray, int32_t kernel_request, int32_t *votes, int64_t *conf, int64_t *passes)
+                       double bias, double C, const double *class_weight, int32_t loss, double eps,
+                       int32_t max_iter, double *W_kept, double *ray, int32_t kernel_request, int32_t *votes,
+                       int64_t *conf, int64_t *passes)
 {
     const int32_t F = n_folds, K = n_classes;
     if (dp < 0 || dp % CV_DENSE_LANES != 0)
         return -1;
-    if (check_args(n, block, F, K, fold, pair_a, pair_b, p0, p1, alpha_off, C, loss, max_iter))
+    if (check_args(n, block, F, K, fold, pair_a, pair_b, p0, p1, alpha_off, C, class_weight, loss, max_iter))
         return -1;
     const int32_t kernel = hsvm_resolve_kernel(kernel_request);
     if (kernel < 0)
@@ -513,7 +531,6 @@ int hsvm_cv_dense_path(const float *X, int64_t n, int64_t dp, const double *sqno
     const row_ops ops = dense_ops(&m, kernel);
     const int64_t h0 = block[(int64_t)fold * K], h1 = block[(int64_t)(fold + 1) * K], nh = h1 - h0;
     const int64_t lmax = max_pair_rows(block, F, K, fold, pair_a, pair_b, p0, p1);
-    const double diag = loss == 2 ? 0.5 / C : 0.0, upper = loss == 2 ? HUGE_VAL : C;
     pair_work b;
     const int rc = pair_work_alloc(&b, lmax, dp + 1);
     int64_t total = 0;
@@ -521,8 +538,9 @@ int hsvm_cv_dense_path(const float *X, int64_t n, int64_t dp, const double *sqno
         const int64_t l = pair_rows(block, F, K, fold, pair_a[p], pair_b[p], b.rows, b.y);
         uint64_t rng = seeds[p];
         double *w = W_kept ? W_kept + p * (dp + CV_KEPT_PAD) : b.w;
+        const dual_box box = pair_box(C, loss, class_weight, pair_a[p], pair_b[p]);
         total += solve_dense(ops, dp, sqnorm, b.rows, b.y, l, alpha + alpha_off[p], w, W_kept != NULL, b.qd, b.index,
-                             bias, diag, upper, eps, max_iter, ray ? ray + p : NULL, &rng);
+                             bias, &box, eps, max_iter, ray ? ray + p : NULL, &rng);
         if (pair_trained(block, F, K, fold, pair_a[p], pair_b[p]))
             for (int64_t x = h0; x < h1; x++)
                 vote(ops.dot(&m, x, w) + w[dp] * bias, pair_a[p], pair_b[p], nh, votes + (x - h0),

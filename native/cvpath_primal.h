@@ -64,12 +64,12 @@ static inline void CV_NAME(lane_axpy)(const void *rows, int64_t r, double c, dou
 
 static int64_t CV_NAME(solve_primal)(const CV_NAME(csr_rows) *m, int32_t d, const double *sqnorm, const int64_t *rows,
                                      const double *y, int64_t l, double *alpha, double *w, double *qd,
-                                     int64_t *index, double bias, double diag, double upper, double eps,
+                                     int64_t *index, double bias, const dual_box *box, double eps,
                                      int32_t max_iter, double *wsq, uint64_t *rng)
 {
     const row_ops ops = {m, CV_NAME(lane_dot), CV_NAME(lane_axpy), NULL};
-    return dcd_primal(ops, sqnorm, rows, y, l, alpha, w, w + (int64_t)d * CV_LANES, 1, 0, wsq, qd, index, bias, diag,
-                      upper, eps, max_iter, rng);
+    return dcd_primal(ops, sqnorm, rows, y, l, alpha, w, w + (int64_t)d * CV_LANES, 1, 0, wsq, qd, index, bias, box,
+                      eps, max_iter, rng);
 }
 
 /* The held-out decisions of a block of CV_LANES pairs on row r: Wb holds
@@ -176,7 +176,8 @@ static int64_t CV_NAME(pairs)(const int64_t *indptr, const CV_INDEX *indices, co
                               const double *sqnorm, const int64_t *block, int32_t F, int32_t K, int32_t fold,
                               const int32_t *pair_a, const int32_t *pair_b, int64_t p0, int64_t p1,
                               const int64_t *alpha_off, double *alpha, const uint64_t *seeds, double bias,
-                              double diag, double upper, double eps, int32_t max_iter, int64_t *rows, double *y,
+                              double C, const double *class_weight, int32_t loss, double eps, int32_t max_iter,
+                              int64_t *rows, double *y,
                               double *qd, int64_t *index, double *Wb, double *ray, int32_t kernel, int32_t *votes,
                               int64_t *conf)
 {
@@ -191,8 +192,9 @@ static int64_t CV_NAME(pairs)(const int64_t *indptr, const CV_INDEX *indices, co
             const int64_t p = q0 + q;
             const int64_t l = pair_rows(block, F, K, fold, pair_a[p], pair_b[p], rows, y);
             uint64_t rng = seeds[p];
+            const dual_box box = pair_box(C, loss, class_weight, pair_a[p], pair_b[p]);
             total += CV_NAME(solve_primal)(&m, d, sqnorm, rows, y, l, alpha + alpha_off[p], Wb + q, qd, index, bias,
-                                           diag, upper, eps, max_iter, ray ? ray + p : NULL, &rng);
+                                           &box, eps, max_iter, ray ? ray + p : NULL, &rng);
         }
         const double *wbias = Wb + (int64_t)d * CV_LANES;
         double out[CV_LANES];

@@ -9,7 +9,9 @@
  * [block[f*K + c], block[f*K + c + 1]), block has F*K + 1 entries, block[F*K] = n.
  * Pair p (p0 <= p < p1) opposes class pair_a[p] (label +1) to pair_b[p] (-1)
  * and is trained on their rows outside fold `fold`, extended by a constant
- * feature `bias` (LIBLINEAR's -B): its dual variables are
+ * feature `bias` (LIBLINEAR's -B), with C = C * class_weight[c] for the
+ * rows of class c (class_weight: K positive weights, NULL: all 1, as
+ * LIBLINEAR's -wi): its dual variables are
  * alpha[alpha_off[p] .. alpha_off[p+1]), in row order, read as the warm start
  * and overwritten with the solution at C.  loss 2: L2-loss SVM (dual diagonal
  * 1/(2C), no upper bound), loss 1: L1-loss (upper bound C).  Coordinate
@@ -34,8 +36,9 @@
  * forms the held-out decisions from the dual variables). */
 int hsvm_cv_gram_solve(const float *gram, int64_t n, const int64_t *block, int32_t n_folds, int32_t n_classes,
                        int32_t fold, const int32_t *pair_a, const int32_t *pair_b, int64_t p0, int64_t p1,
-                       const int64_t *alpha_off, double *alpha, const uint64_t *seeds, double C, int32_t loss,
-                       double eps, int32_t max_iter, int32_t ray, int64_t *passes);
+                       const int64_t *alpha_off, double *alpha, const uint64_t *seeds, double C,
+                       const double *class_weight, int32_t loss, double eps, int32_t max_iter, int32_t ray,
+                       int64_t *passes);
 
 /* Whether CSR rows (indptr int64 [n+1], indices int32) are well formed with
  * d features: 0, or -1.  hsvm_cv_primal_path trusts rows that passed it. */
@@ -53,8 +56,8 @@ int hsvm_cv_primal_path(const int64_t *indptr, const void *indices, int32_t inde
                         int64_t n, int32_t d, const double *sqnorm, const int64_t *block, int32_t n_folds,
                         int32_t n_classes, int32_t fold, const int32_t *pair_a, const int32_t *pair_b, int64_t p0,
                         int64_t p1, const int64_t *alpha_off, double *alpha, const uint64_t *seeds, double bias,
-                        double C, int32_t loss, double eps, int32_t max_iter, double *ray, int32_t kernel_request,
-                        int32_t *votes, int64_t *conf, int64_t *passes);
+                        double C, const double *class_weight, int32_t loss, double eps, int32_t max_iter,
+                        double *ray, int32_t kernel_request, int32_t *votes, int64_t *conf, int64_t *passes);
 
 /* The primal form's held-out products, exposed for tests: out[(r - r0) *
  * n_pairs + p] = sum over row r's non-zeros of W[p][column] * value, for
@@ -75,8 +78,9 @@ int hsvm_cv_products(const double *W, int64_t n_pairs, int32_t d, const int64_t 
 int hsvm_cv_dense_path(const float *X, int64_t n, int64_t dp, const double *sqnorm, const int64_t *block,
                        int32_t n_folds, int32_t n_classes, int32_t fold, const int32_t *pair_a, const int32_t *pair_b,
                        int64_t p0, int64_t p1, const int64_t *alpha_off, double *alpha, const uint64_t *seeds,
-                       double bias, double C, int32_t loss, double eps, int32_t max_iter, double *W_kept,
-                       double *ray, int32_t kernel_request, int32_t *votes, int64_t *conf, int64_t *passes);
+                       double bias, double C, const double *class_weight, int32_t loss, double eps,
+                       int32_t max_iter, double *W_kept, double *ray, int32_t kernel_request, int32_t *votes,
+                       int64_t *conf, int64_t *passes);
 
 /* The dense form's product w.x (w double, x float32, dp a multiple of 32)
  * on a code path (tests): *out; returns 0, -1 or HSVM_CPU_E*. */

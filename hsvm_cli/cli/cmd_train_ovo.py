@@ -9,6 +9,7 @@ from ..io.files import outputs_together, writes_to_stdout
 from ..models.ovo import save_model
 from ..train.bits_solver import BITS_SOLVERS
 from ..train.c_search import c_text
+from ..train.class_weight import parse_class_weight
 from ..train.liblinear import SOLVERS
 from ..train.ovo import cross_validate_file, train_ovo_codes_file, train_ovo_file
 from . import options
@@ -38,6 +39,13 @@ def _parse_bias(ctx, param, value):
     if not math.isfinite(b):
         raise click.BadParameter("expected a finite number (<= 0: no bias term) or 'auto', got %r" % value)
     return 0.0 if b <= 0 else b         # LIBLINEAR's -B -1 (any B <= 0): no bias term, every b = 0
+
+
+def _parse_class_weight(ctx, param, value):
+    try:
+        return parse_class_weight(list(value))
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
 
 
 def _parse_grid(ctx, param, value):
@@ -73,6 +81,12 @@ def _parse_grid(ctx, param, value):
               help="LIBLINEAR solver: L2-regularised L2-loss SVC dual (-s 1) or primal (-s 2), L1-loss SVC dual (-s 3).")
 @click.option("-e", "--eps", "tol", type=options.FiniteFloat(min=0, min_open=True), default=None,
               help="Stopping tolerance (default: LIBLINEAR's for the solver).")
+@click.option("-w", "--class-weight", "class_weight", multiple=True, callback=_parse_class_weight,
+              metavar="LABEL:WEIGHT|balanced",
+              help="Class LABEL's C is WEIGHT x C in every pair it is in (LIBSVM's and LIBLINEAR's -wLABEL WEIGHT; "
+                   "repeat for more classes; others weigh 1), also in the cross-validation of -c auto / --cv; "
+                   "balanced: n / (K n_c) for every class c, from the class counts of TRAIN (scikit-learn's "
+                   "class_weight='balanced').  Recorded in the model.")
 @click.option("--per-class", type=click.IntRange(min=1), default=None,
               help="At most N random training samples of each class per pair.")
 @click.option("--bags", type=click.IntRange(min=1), default=1, show_default=True,
@@ -98,8 +112,8 @@ def _parse_grid(ctx, param, value):
 @options.zero_based
 @options.quiet
 @options.outputs_apart((("output", "-o"),), ("train", "codes_path"), binary=("output",))
-def command(train, codes_path, bits, output, C, c_grid, cv_folds, solver, tol, per_class, bags, normalize, bias,
-            block, dask_address, seed, jobs, zero_based, quiet):
+def command(train, codes_path, bits, output, C, c_grid, cv_folds, solver, tol, class_weight, per_class, bags,
+            normalize, bias, block, dask_address, seed, jobs, zero_based, quiet):
     """Train a one-vs-one linear SVM model from the svmlight file TRAIN ('-': stdin),
     or from the codes file given with --codes.
 
@@ -130,7 +144,8 @@ def command(train, codes_path, bits, output, C, c_grid, cv_folds, solver, tol, p
             raise click.BadParameter("training on codes takes a dual solver: %s" % ", ".join(sorted(BITS_SOLVERS)),
                                      param_hint="--solver")
         model = train_ovo_codes_file(codes_path, bits=bits, C=C, solver=solver, tol=tol, per_class=per_class,
-                                     bags=bags, seed=seed, jobs=jobs, progress=options.show_progress(quiet))
+                                     bags=bags, seed=seed, jobs=jobs, progress=options.show_progress(quiet),
+                                     class_weight=class_weight)
         save_model(model, output)
         if not quiet:
             click.echo("hsvm: %d classes, %s x %s, %d bits (codes) -> %s"
@@ -156,10 +171,11 @@ def command(train, codes_path, bits, output, C, c_grid, cv_folds, solver, tol, p
                                    "without one: they report, and write no model)")
         search = cross_validate_file(train, C=C, c_grid=c_grid, folds=cv_folds or 5, progress=progress, solver=solver,
                                      tol=tol, normalize=normalize, seed=seed, jobs=jobs, zero_based=zero_based,
-                                     bias=bias, bags=bags, per_class=per_class)
+                                     bias=bias, bags=bags, per_class=per_class, class_weight=class_weight)
         click.echo(search.table(), nl=False)
         return
-    kw = dict(C=C, solver=solver, tol=tol, per_class=per_class, bags=bags, normalize=normalize, seed=seed, bias=bias)
+    kw = dict(C=C, solver=solver, tol=tol, per_class=per_class, bags=bags, normalize=normalize, seed=seed, bias=bias,
+              class_weight=class_weight)
     log = None if quiet else (lambda msg: click.echo("hsvm: train-ovo: " + msg, err=True))
     if block is not None and dask_address is not None:
         raise click.UsageError("--pairs and --dask are exclusive (--dask splits the pairs itself)")

@@ -190,7 +190,7 @@ def _train_block_task(data, start, stop, options):
 
 def train_ovo_dask(X, y, client, *, output, normalize="l2", C=1.0, solver="l2loss-dual", tol=None, per_class=None,
                    bags=1, seed=0, n_blocks=None, train_path=None, train_sha256=None, argv=None, progress=False,
-                   log=None, on_block=None, bias="auto", zero_based=False):
+                   log=None, on_block=None, bias="auto", zero_based=False, class_weight=None):
     """Train the one-vs-one model of ``(X, y)`` on the Dask ``client`` and
     write it to ``output`` -- the file :func:`hsvm_cli.train.ovo.train_ovo` +
     :func:`hsvm_cli.models.ovo.save_model` give with the same options, byte for
@@ -206,6 +206,7 @@ def train_ovo_dask(X, y, client, *, output, normalize="l2", C=1.0, solver="l2los
     require_distributed()
     from .. import __version__ as here_version
     from ..preprocess import apply_normalization
+    from ..train.class_weight import class_weight_vector
     from ..train.liblinear import SOLVERS
     from ..train.ovo import resolve_bias
     from ..train.sampling import check_options
@@ -216,6 +217,7 @@ def train_ovo_dask(X, y, client, *, output, normalize="l2", C=1.0, solver="l2los
     K = classes.shape[0]
     if K < 2:
         raise ValueError("y must contain at least two classes, found %d" % K)
+    class_weight_vector(class_weight, classes, np.searchsorted(classes, labels))     # refused here, not on a worker
     n_pairs = K * (K - 1) // 2
     if n_blocks is None:
         n_blocks = default_blocks(client, n_pairs)
@@ -223,7 +225,7 @@ def train_ovo_dask(X, y, client, *, output, normalize="l2", C=1.0, solver="l2los
     Xn = apply_normalization(X.astype(np.float64), normalize, copy=True)
     # The bias feature is resolved here, from all the samples, as train_ovo does.
     options = dict(C=C, solver=solver, tol=tol, per_class=per_class, bags=bags, seed=seed,
-                   bias=resolve_bias(Xn, normalize, bias))
+                   bias=resolve_bias(Xn, normalize, bias), class_weight=class_weight)
     prov = record_zero_based(_provenance(train_path, train_sha256), zero_based)
     prov["command"] = recorded_command(argv)
     blocks = [(i, int(bounds[i]), int(bounds[i + 1])) for i in range(n_blocks) if bounds[i] < bounds[i + 1]]

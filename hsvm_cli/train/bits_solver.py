@@ -39,6 +39,7 @@ from ..support.arrays import is_int
 from ..support.kernels import kernel_id
 from ..support.labels import integer_labels
 from ..support.native import ffi, lib, ptr
+from .class_weight import class_weight_record, class_weight_vector
 from .liblinear import DEFAULT_TOL
 from .sampling import bootstrap_pair, check_options, solver_seeds, subsample_pair
 
@@ -69,9 +70,11 @@ def _check_codes(codes, bits):
 
 
 def dcd_pair(codes, rows, y, *, bits=None, C=1.0, solver="l2loss-dual", tol=None, seed=0, max_iter=MAX_ITER,
-             kernel=None):
+             kernel=None, weights=(1.0, 1.0)):
     """Train one binary SVM on the codes ``codes[rows]`` with labels ``y``
-    (+1 / -1).  ``seed`` is the ``srand`` seed LIBLINEAR would get.
+    (+1 / -1).  ``seed`` is the ``srand`` seed LIBLINEAR would get;
+    ``weights``: the C multipliers of the +1 and the -1 rows (LIBLINEAR's
+    ``-w1`` and ``-w-1``).
 
     Returns ``(w float64 [bits], bias, alpha float64 [len(rows)], info)`` with
     ``info = {"iterations", "objective", "n_sv"}``."""
@@ -91,7 +94,7 @@ def dcd_pair(codes, rows, y, *, bits=None, C=1.0, solver="l2loss-dual", tol=None
     res = ffi.new("hsvm_dcd_result *")
     rc = lib.hsvm_dcd_bits(ptr("uint64_t *", codes), codes.shape[1], bits // 64, ptr("int64_t *", rows),
                            ptr("int8_t *", yy), rows.shape[0], 1 if solver == "l1loss-dual" else 0,
-                           float(C), float(C), tol, int(max_iter), int(seed) & 0xFFFFFFFF,
+                           float(C) * weights[0], float(C) * weights[1], tol, int(max_iter), int(seed) & 0xFFFFFFFF,
                            kernel_id(kernel),
                            ptr("double *", w), bias, ptr("double *", alpha), res)
     if rc == -2:
@@ -103,7 +106,7 @@ def dcd_pair(codes, rows, y, *, bits=None, C=1.0, solver="l2loss-dual", tol=None
 
 
 def train_ovo_codes(codes, y, *, bits=None, C=1.0, solver="l2loss-dual", tol=None, bags=1, per_class=None,
-                    seed=0, jobs=1, progress=False, kernel_hash=None):
+                    seed=0, jobs=1, progress=False, kernel_hash=None, class_weight=None):
     """Train one linear SVM per class pair on packed sign codes.
 
     Parameters
@@ -115,7 +118,7 @@ def train_ovo_codes(codes, y, *, bits=None, C=1.0, solver="l2loss-dual", tol=Non
         Labels, at least two classes.
     bits : int or None
         Use the first ``bits`` bits (a multiple of 64); default all.
-    C, solver, tol, bags, per_class, seed
+    C, solver, tol, bags, per_class, seed, class_weight
         As :func:`hsvm_cli.train.liblinear.train_pairs` (``solver`` ``"l2loss-dual"`` or
         ``"l1loss-dual"``); the same row subsets, bootstrap draws and solver
         seeds are used, so a pair sees the rows it would see there.
@@ -154,6 +157,7 @@ def train_ovo_codes(codes, y, *, bits=None, C=1.0, solver="l2loss-dual", tol=Non
     tol = float(DEFAULT_TOL[solver] if tol is None else tol)
     seed, bags = int(seed), int(bags)
     per_class = None if per_class is None else int(per_class)
+    weights = class_weight_vector(class_weight, classes, y_idx)
     order = np.argsort(y_idx, kind="stable")
     bounds = np.searchsorted(y_idx[order], np.arange(K + 1))
     class_rows = [order[bounds[k]:bounds[k + 1]].astype(np.int64) for k in range(K)]
@@ -182,7 +186,8 @@ def train_ovo_codes(codes, y, *, bits=None, C=1.0, solver="l2loss-dual", tol=Non
             else:
                 rows = np.concatenate(bootstrap_pair(ra, rb, la, lb, bag, seed))
             w, bias, _, info = dcd_pair(codes, rows, yv, bits=bits, C=C, solver=solver, tol=tol,
-                                        seed=int(seeds[j]), kernel=kernel)
+                                        seed=int(seeds[j]), kernel=kernel,
+                                        weights=(1.0, 1.0) if weights is None else (weights[a], weights[c]))
             W[j] = w
             b[j] = bias
             counts[j] = (na, nb)
@@ -207,6 +212,8 @@ def train_ovo_codes(codes, y, *, bits=None, C=1.0, solver="l2loss-dual", tol=Non
     params = {"solver": solver, "liblinear_solver": BITS_SOLVERS[solver], "C": float(C), "tol": tol,
               "bias": 1.0, "per_class": per_class, "bags": bags, "seed": seed, "bits": bits,
               "features": "sign codes as +-1/sqrt(bits)", "max_iter": MAX_ITER, "trainer": "dcd_bits"}
+    if weights is not None:
+        params["class_weight"] = class_weight_record(class_weight, classes, weights)
     if kernel_hash is not None:
         meta = kernel_hash.codes_meta(bits)
         params["codes"] = {"kernel_hash_sha256": meta["kernel_hash_sha256"], "kernel": meta["kernel"],

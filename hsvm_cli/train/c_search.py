@@ -45,6 +45,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import OptionError
+from .class_weight import class_weight_vector
 from .cross_validation import CV_LOSSES, DUAL_EPS, PathCrossValidation
 
 __all__ = ["CSearch", "search_c", "choose_normalization", "default_grid", "c_text", "MAX_C", "PATIENCE"]
@@ -156,22 +157,24 @@ class CSearch:
         return "\n".join(lines + self.warnings) + "\n"
 
 
-def default_grid(X, y, n_folds, bias=1.0):
+def default_grid(X, y, n_folds, bias=1.0, max_weight=1.0):
     """The doubling grid's values 2^k from LIBLINEAR's start (module
-    docstring) up to :data:`MAX_C`."""
+    docstring) up to :data:`MAX_C`; ``max_weight``, the largest class
+    weight, moves the start down so that the heaviest class's C starts
+    there."""
     X = X if sp.issparse(X) else sp.csr_matrix(X)
     sq = np.asarray(X.multiply(X).sum(axis=1)).reshape(-1)
     max_sq = float(sq.max()) + bias * bias if sq.size else bias * bias
     _, counts = np.unique(y, return_inverse=False, return_counts=True)
     pair_rows = (counts[:, None] + counts[None, :])[np.triu_indices(counts.shape[0], 1)]
     rows = max(1.0, float(np.median(pair_rows)) * (n_folds - 1) / n_folds)
-    k0 = math.floor(math.log2(1.0 / (2.0 * rows * max_sq)))
+    k0 = math.floor(math.log2(1.0 / (2.0 * rows * max_sq * max_weight)))
     k0 = min(k0, int(math.log2(MAX_C)))
     return [2.0 ** k for k in range(k0, int(math.log2(MAX_C)) + 1)]
 
 
 def search_c(X, y, *, grid=None, folds=5, seed=0, solver="l2loss-dual", tol=None, jobs=1, progress=None,
-             patience=PATIENCE, bias=1.0, fixed=False):
+             patience=PATIENCE, bias=1.0, fixed=False, class_weight=None):
     """Cross-validate one-vs-one SVMs on the (already normalised) samples X
     and labels y at each C of ``grid`` (a list; None: the default doubling
     grid with early stopping) and return a :class:`CSearch`.
@@ -179,8 +182,9 @@ def search_c(X, y, *, grid=None, folds=5, seed=0, solver="l2loss-dual", tol=None
     ``solver``: train-ovo's solver (its problem is what is cross-validated);
     ``tol``: the dual stopping tolerance (default LIBLINEAR's 0.1);
     ``jobs``: threads; ``progress``: a callable receiving (done, total)
-    after each fold; ``fixed``: ``grid`` is the one C of ``--cv F -c C``
-    (reported as svm-train -v reports it, not as a search)."""
+    after each fold; ``class_weight``: as train_pairs takes it; ``fixed``:
+    ``grid`` is the one C of ``--cv F -c C`` (reported as svm-train -v
+    reports it, not as a search)."""
     if solver not in CV_LOSSES:
         raise OptionError("solver must be one of %s, not %r" % (", ".join(sorted(CV_LOSSES)), solver))
     folds = int(folds)
@@ -189,12 +193,13 @@ def search_c(X, y, *, grid=None, folds=5, seed=0, solver="l2loss-dual", tol=None
         grid = sorted({float(c) for c in grid})
         if not grid or any(not (math.isfinite(c) and c > 0) for c in grid):
             raise OptionError("every C of the grid must be a positive number")
-    else:
-        grid = default_grid(X, y, folds, bias)
     t0 = time.perf_counter()
     cv = PathCrossValidation(X, y, n_folds=folds, seed=seed, loss=CV_LOSSES[solver],
                              eps=DUAL_EPS if tol is None or solver == "l2loss-primal" else float(tol),
-                             bias=bias, jobs=jobs)
+                             bias=bias, jobs=jobs, class_weight=class_weight)
+    if not explicit:
+        weights = class_weight_vector(class_weight, *np.unique(np.asarray(y), return_inverse=True))
+        grid = default_grid(X, y, folds, bias, 1.0 if weights is None else float(weights.max()))
     total = folds * len(grid)
     done = [0]
 

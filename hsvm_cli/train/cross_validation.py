@@ -52,6 +52,7 @@ from ..support.labels import integer_labels
 from ..support.memory import check_allocation
 from ..support.native import ffi, lib, ptr
 from ..support.threads import single_threaded_blas
+from .class_weight import class_weight_vector
 
 __all__ = ["stratified_folds", "PathCrossValidation", "CV_LOSSES"]
 
@@ -143,10 +144,12 @@ class PathCrossValidation:
     used) instead of :func:`stratified_folds`; ``ray``: each warm start
     moved along the ray of the previous solution to its best multiple for
     the new C (False: the previous solution as it is, as LIBLINEAR's -C
-    starts).  Call :meth:`run` with increasing C values."""
+    starts); ``class_weight``: each class's C multiplier, as
+    :func:`~hsvm_cli.train.liblinear.train_pairs` takes it.  Call :meth:`run`
+    with increasing C values."""
 
     def __init__(self, X, y, *, n_folds=5, seed=0, loss=2, eps=DUAL_EPS, max_passes=MAX_PASSES, bias=1.0,
-                 jobs=1, form=None, folds=None, ray=True):
+                 jobs=1, form=None, folds=None, ray=True, class_weight=None):
         if loss not in (1, 2):
             raise OptionError("loss must be 1 or 2")
         X = sp.csr_matrix(X, dtype=np.float64) if not sp.issparse(X) else X.tocsr().astype(np.float64)
@@ -158,6 +161,8 @@ class PathCrossValidation:
         K = self.classes.shape[0]
         if K < 2:
             raise OptionError("cross-validation needs samples of at least two classes")
+        # From the whole set's counts, as the final model's weights (train/class_weight.py)
+        self.class_weight = class_weight_vector(class_weight, self.classes, yi)
         n, d = X.shape
         if folds is None:
             F = int(n_folds)
@@ -447,7 +452,8 @@ class PathCrossValidation:
         pairs = (ptr("int64_t *", self.block), self.F, self.K, f,
                  ptr("int32_t *", self.pair_a), ptr("int32_t *", self.pair_b), p0, p1,
                  ptr("int64_t *", self.alpha_off[f]), ptr("double *", self.alpha[f]), ptr("uint64_t *", self.seeds[f]))
-        solver = (C, self.loss, self.eps, self.max_passes)
+        weights = ffi.NULL if self.class_weight is None else ptr("double *", self.class_weight)
+        solver = (C, weights, self.loss, self.eps, self.max_passes)
         ray = ptr("double *", self.ray[f]) if self.ray is not None else ffi.NULL
         # The kernel form's Gram matrix holds the bias term; the others take it.
         if self.form == "dense":

@@ -62,6 +62,7 @@ from ..models.ovo import OvoModel, TrainingRecord
 from ..models.pairs import canonical_pairs
 from ..support.labels import integer_labels
 from ..support.memory import check_allocation
+from .class_weight import class_weight_record, class_weight_vector
 from .sampling import bootstrap_pair, check_options, solver_seeds, subsample_pair
 
 __all__ = ["SOLVERS", "DEFAULT_TOL", "train_pairs", "solver_seeds"]
@@ -154,8 +155,9 @@ class _Job:
     children share it copy-on-write."""
 
     def __init__(self, pool, class_addr, classes, pair_a, pair_b, d, solver, C, tol,
-                 per_class, bags, seed, seeds, W, b, counts, bias=1.0):
+                 per_class, bags, seed, seeds, W, b, counts, bias=1.0, class_weight=None):
         self.pool = pool                # keeps the row addresses valid
+        self.class_weight = class_weight    # float64 [K], or None
         self.class_addr = class_addr
         self.classes = classes
         self.pair_a = pair_a
@@ -202,6 +204,13 @@ class _Trainer:
         param.solver_type = SOLVERS[job.solver]
         param.C = float(job.C)
         param.eps = float(job.tol)
+        if job.class_weight is not None:
+            # LIBLINEAR's -w+1 w_a -w-1 w_b: the pair's labels are +1 (class a) and -1
+            self.weight_label = (ctypes.c_int * 2)(1, -1)
+            self.weight = (ctypes.c_double * 2)(1.0, 1.0)
+            param.nr_weight = 2
+            param.weight_label = ctypes.cast(self.weight_label, type(param.weight_label))
+            param.weight = ctypes.cast(self.weight, _DOUBLE_P)
         self.param = param
         self.prob_ref = ctypes.byref(prob)
         self.param_ref = ctypes.byref(param)
@@ -224,6 +233,9 @@ class _Trainer:
         ybuf[:na] = 1.0
         ybuf[na:l] = -1.0
         self.prob.l = l
+        if job.class_weight is not None:
+            self.weight[0] = job.class_weight[a]
+            self.weight[1] = job.class_weight[c]
         d = job.d
         bags = job.bags
         for bag in range(bags):
@@ -303,7 +315,7 @@ def _progress_bar(total, enabled):
 
 
 def train_pairs(X, y, *, C=1.0, solver="l2loss-dual", tol=None, per_class=None, bags=1,
-                seed=0, jobs=1, progress=False, bias=1.0, pairs=None):
+                seed=0, jobs=1, progress=False, bias=1.0, pairs=None, class_weight=None):
     """Train one linear SVM per pair of classes (one-vs-one) with LIBLINEAR.
 
     Parameters
@@ -351,6 +363,11 @@ def train_pairs(X, y, *, C=1.0, solver="l2loss-dual", tol=None, per_class=None, 
         ``save_model`` refuses (a part file holds it) -- and each classifier is
         bit-identical to the full run's, since it depends on the pair's labels,
         data and the seed only.
+    class_weight : None, "balanced" or mapping of label to weight
+        The cost of class c's rows is C times its weight in every pair
+        (LIBLINEAR's ``-wi``); "balanced": n / (K n_c) from the class counts
+        of ``y``.  See :mod:`hsvm_cli.train.class_weight`.  None: every
+        weight 1, the unweighted problem bit for bit.
 
     Returns
     -------
@@ -384,6 +401,7 @@ def train_pairs(X, y, *, C=1.0, solver="l2loss-dual", tol=None, per_class=None, 
     per_class = None if per_class is None else int(per_class)
     n, d = X.shape
 
+    weights = class_weight_vector(class_weight, classes, y_idx)
     pool, row_addr = _build_pool(X, bias)
     order = np.argsort(y_idx, kind="stable")
     bounds = np.searchsorted(y_idx[order], np.arange(K + 1))
@@ -419,7 +437,7 @@ def train_pairs(X, y, *, C=1.0, solver="l2loss-dual", tol=None, per_class=None, 
         counts = np.empty((P * bags, 2), dtype=np.int32)
 
     job = _Job(pool, class_addr, classes, pair_a, pair_b, d, solver, C, tol,
-               per_class, bags, seed, seeds, W, b, counts, bias)
+               per_class, bags, seed, seeds, W, b, counts, bias, weights)
     solver_seconds = 0.0
     if workers == 1:
         trainer = _Trainer(job)
@@ -444,6 +462,8 @@ def train_pairs(X, y, *, C=1.0, solver="l2loss-dual", tol=None, per_class=None, 
         "seed": seed,
         "liblinear_version": int(ctypes.c_int.in_dll(_ll.liblinear, "liblinear_version").value),
     }
+    if weights is not None:
+        params["class_weight"] = class_weight_record(class_weight, classes, weights)
     record = TrainingRecord(counts=counts, solver_seeds=seeds, solver_seconds=solver_seconds,
                             wall_seconds=time.perf_counter() - t_start, jobs=workers)
     return OvoModel(classes=classes.astype(np.int64), pair_a=pair_a, pair_b=pair_b, W=W, b=b, bags=bags,

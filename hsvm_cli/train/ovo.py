@@ -58,13 +58,15 @@ def _refuse_c_beside_grid(C, c_grid):
 
 
 def cross_validate_ovo(X, y, *, C=1.0, c_grid=None, folds=5, normalize="l2", solver="l2loss-dual", tol=None,
-                       seed=0, jobs=1, progress=False, bias="auto"):
+                       seed=0, jobs=1, progress=False, bias="auto", class_weight=None):
     """F-fold cross-validated accuracy of one-vs-one SVMs on ``X``, ``y``
     (normalised as ``normalize`` says first): at ``C`` (a number), or the
     search of ``C="auto"`` (the default doubling grid) or of the values of
     ``c_grid``.  Returns a :class:`~hsvm_cli.train.c_search.CSearch`
     (``.best_C``, ``.steps``, ``.table()``).  ``progress``: a tqdm bar on
-    stderr.  See :mod:`hsvm_cli.train.c_search`.
+    stderr.  ``class_weight``: each class's C multiplier in every fold's
+    pairs (:mod:`hsvm_cli.train.class_weight`).  See
+    :mod:`hsvm_cli.train.c_search`.
 
     ``normalize="auto"`` cross-validates with each of ``l2`` and ``none`` (each
     with its own default bias unless ``bias`` is a number) and returns the
@@ -75,7 +77,7 @@ def cross_validate_ovo(X, y, *, C=1.0, c_grid=None, folds=5, normalize="l2", sol
     if normalize == "auto":
         return choose_normalization({
             name: cross_validate_ovo(X, y, C=C, c_grid=c_grid, folds=folds, normalize=name, solver=solver, tol=tol,
-                                     seed=seed, jobs=jobs, progress=progress, bias=bias)
+                                     seed=seed, jobs=jobs, progress=progress, bias=bias, class_weight=class_weight)
             for name in AUTO_NORMALIZATIONS})
     if c_grid is not None:
         grid = list(c_grid)
@@ -88,12 +90,13 @@ def cross_validate_ovo(X, y, *, C=1.0, c_grid=None, folds=5, normalize="l2", sol
     Xn = apply_normalization(X.astype(np.float64), normalize, copy=True)
     with StepBar(progress, unit="fold", desc="cross-validation") as tick:
         return search_c(Xn, y, grid=grid, folds=folds, seed=seed, solver=solver, tol=tol, jobs=jobs, progress=tick,
-                        bias=resolve_bias(Xn, normalize, bias), fixed=c_grid is None and not isinstance(C, str))
+                        bias=resolve_bias(Xn, normalize, bias), fixed=c_grid is None and not isinstance(C, str),
+                        class_weight=class_weight)
 
 
 def train_ovo(X, y, *, C=1.0, normalize="l2", solver="l2loss-dual", tol=None, per_class=None, bags=1,
               seed=0, jobs=1, progress=False, train_path=None, train_sha256=None, c_grid=None, cv_folds=None,
-              bias="auto", pairs=None):
+              bias="auto", pairs=None, class_weight=None):
     """Train a one-vs-one linear SVM model on samples ``X`` (CSR matrix or
     dense array [n, d]) with integer labels ``y``.
 
@@ -113,6 +116,9 @@ def train_ovo(X, y, *, C=1.0, normalize="l2", solver="l2loss-dual", tol=None, pe
     ``train_sha256`` name the training input in the model's provenance.
     ``pairs``: train only these canonical pair indices (a block of
     :mod:`hsvm_cli.train.pair_blocks`; the model then holds only them).
+    ``class_weight``: None, ``"balanced"`` or a mapping of label to weight,
+    each class's C multiplier in the training and the search (LIBLINEAR's
+    ``-wi``; :mod:`hsvm_cli.train.class_weight`).
     Returns an :class:`~hsvm_cli.models.ovo.OvoModel` (save it with
     :func:`~hsvm_cli.models.ovo.save_model`)."""
     search = None
@@ -135,7 +141,8 @@ def train_ovo(X, y, *, C=1.0, normalize="l2", solver="l2loss-dual", tol=None, pe
                               "(train-ovo --cv F -c auto without -o), then train the blocks with -c C")
         _refuse_resampling(bags, per_class)
         search = cross_validate_ovo(X, y, C=C, c_grid=c_grid, folds=cv_folds or 5, normalize=normalize,
-                                    solver=solver, tol=tol, seed=seed, jobs=jobs, progress=progress, bias=bias)
+                                    solver=solver, tol=tol, seed=seed, jobs=jobs, progress=progress, bias=bias,
+                                    class_weight=class_weight)
         C = search.best_C
         if normalize == "auto":
             normalize = search.normalize
@@ -144,7 +151,7 @@ def train_ovo(X, y, *, C=1.0, normalize="l2", solver="l2loss-dual", tol=None, pe
     elif isinstance(C, str):
         raise OptionError("C must be a positive number or 'auto', not %r" % C)
     model = train_pairs(Xn, y, C=C, solver=solver, tol=tol, per_class=per_class, bags=bags, seed=seed,
-                        jobs=jobs, progress=progress, bias=bias, pairs=pairs)
+                        jobs=jobs, progress=progress, bias=bias, pairs=pairs, class_weight=class_weight)
     model.normalize = normalize
     model.params = dict(model.params, normalize=normalize)
     if search is not None:

@@ -146,7 +146,7 @@ def part_command(argv=None):
 
 def train_pair_block(X, y, *, block, normalize="l2", C=1.0, solver="l2loss-dual", tol=None, per_class=None,
                      bags=1, seed=0, jobs=1, progress=False, train_path=None, train_sha256=None, argv=None,
-                     bias="auto"):
+                     bias="auto", class_weight=None):
     """Train block ``block`` (``Shard(i, N)``, ``"i/N"``, ``(i, N)`` or
     ``"slurm"``) of the class pairs of ``(X, y)``: the same classifiers, bit for
     bit, that :func:`hsvm_cli.train.ovo.train_ovo` with the same options gives
@@ -164,7 +164,7 @@ def train_pair_block(X, y, *, block, normalize="l2", C=1.0, solver="l2loss-dual"
     start, stop = pair_block(counts, block, per_class=per_class)
     model = train_ovo(X, labels, normalize=normalize, C=C, solver=solver, tol=tol, per_class=per_class,
                       bags=bags, seed=seed, jobs=jobs, progress=progress, train_path=train_path,
-                      train_sha256=train_sha256, pairs=range(start, stop), bias=bias)
+                      train_sha256=train_sha256, pairs=range(start, stop), bias=bias, class_weight=class_weight)
     command, span = part_command(argv)
     model.provenance = dict(model.provenance, command=command)
     K = classes.shape[0]

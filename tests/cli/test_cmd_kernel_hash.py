@@ -317,3 +317,12 @@ def test_options_of_another_kernel_and_an_indefinite_poly_kernel_are_usage_error
     run(["kernel-hash", "--kernel", "linear", "--gamma", "auto"] + common)
     r = run(["kernel-hash", "--kernel", "rbf", "--degree", "5"] + common[:-1])
     assert "--degree is for the poly kernel; the rbf kernel ignores it" in r.stderr
+
+
+def test_train_ovo_codes_takes_class_weights_and_records_them(pipeline, tmp_path):
+    out = tmp_path / "w.hsvm"
+    run(["train-ovo", "--codes", pipeline["train.codes"], "-o", out, "-c", "1", "-w", "4:3", "-q"])
+    plain, weighted = load_model(pipeline["m.hsvm"]), load_model(out)
+    assert dict(map(tuple, weighted.params["class_weight"]["weights"]))[4] == 3.0
+    touched = (weighted.classes[weighted.pair_a] == 4) | (weighted.classes[weighted.pair_b] == 4)
+    assert np.array_equal(np.any(plain.W != weighted.W, axis=1), touched)

@@ -20,12 +20,13 @@ def hsvm(*args, cwd):
     return res
 
 
-def test_merged_parts_are_the_single_run_file_byte_for_byte(tmp_path):
+@pytest.mark.parametrize("weights", [[], ["-w", "2:3", "-w", "9:0.25"]])
+def test_merged_parts_are_the_single_run_file_byte_for_byte(tmp_path, weights):
     single, blocks = tmp_path / "single", tmp_path / "blocks"
     for d in (single, blocks):
         d.mkdir()
         shutil.copy(DIGITS_TRAIN, d / "train.svm.gz")
-    hsvm("train-ovo", "train.svm.gz", "-c", "0.5", "--seed", "3", "--bags", "2", "--per-class", "90",
+    hsvm("train-ovo", "train.svm.gz", "-c", "0.5", "--seed", "3", "--bags", "2", "--per-class", "90", *weights,
          "-o", "model.hsvm", cwd=single)
     # --pairs, --jobs and --quiet in the spellings click accepts, anywhere
     spellings = [(["--pairs", "0/3"], ["-j2"]), (["--pairs=1/3", "--jobs=2"], ["-q"]),
@@ -33,7 +34,7 @@ def test_merged_parts_are_the_single_run_file_byte_for_byte(tmp_path):
     logs = []
     for i, (before, after) in enumerate(spellings):
         res = hsvm("train-ovo", *before, "train.svm.gz", *after, "-c", "0.5", "--seed", "3", "--bags", "2",
-                   "--per-class", "90", "-o", "part.%d" % i, cwd=blocks)
+                   "--per-class", "90", *weights, "-o", "part.%d" % i, cwd=blocks)
         logs.append(res.stderr)
     assert logs[0].splitlines()[0].startswith("hsvm: train-ovo: block 0/3: pairs 0..")
     assert logs[0].splitlines()[-1].startswith("hsvm: train-ovo: block 0/3: ") and "-> part.0" in logs[0]

@@ -3,7 +3,7 @@ import pytest
 
 from hsvm_cli.models.ovo import load_model
 
-from conftest import DIGITS_TEST, DIGITS_TRAIN, TOY, run, write_text
+from conftest import DIGITS_TEST, DIGITS_TRAIN, TOY, run, tool_run, write_text
 
 
 def test_training_on_malformed_input_writes_no_model(tmp_path):
@@ -321,3 +321,69 @@ def test_a_two_class_model_is_counted_in_the_singular(tmp_path):
     part = tmp_path / "p0"
     r = run(["train-ovo", train, "--pairs", "0/2", "-o", part])        # block 1/2 holds the one pair
     assert "block 0/2: no pairs of 1, 20 samples read" in r.stderr
+
+
+def test_class_weights_are_recorded_and_change_the_classifiers_of_their_classes(tmp_path):
+    plain, weighted = tmp_path / "plain.hsvm", tmp_path / "w.hsvm"
+    run(["train-ovo", DIGITS_TRAIN, "-q", "-o", plain])
+    run(["train-ovo", DIGITS_TRAIN, "-q", "-w", "3:4", "--class-weight", "7:0.5", "-o", weighted])
+    p, w = load_model(plain), load_model(weighted)
+    assert w.params["class_weight"]["rule"] == "given"
+    assert dict(map(tuple, w.params["class_weight"]["weights"])) == {c: {3: 4.0, 7: 0.5}.get(c, 1.0)
+                                                                     for c in range(1, 11)}
+    touched = np.isin(w.classes[w.pair_a], [3, 7]) | np.isin(w.classes[w.pair_b], [3, 7])
+    changed = np.any(p.W != w.W, axis=1)
+    assert np.array_equal(changed, touched)
+    info = run(["info", weighted]).stdout
+    assert 'params.class_weight.rule: "given"' in info
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-w", "3"], "LIBSVM's -wLABEL WEIGHT is -w LABEL:WEIGHT here"),
+    (["-w", "3:-1"], "positive finite"),
+    (["-w", "balanced", "-w", "3:2"], "give it alone"),
+])
+def test_class_weights_that_are_not_weights_are_a_usage_error(args, message):
+    r = run(["train-ovo", DIGITS_TRAIN, "-q", "-o", "/nonexistent/m.hsvm"] + args, exit_code=2, stdout="")
+    assert message in r.stderr and "-w" in r.stderr
+
+
+def test_a_class_weight_for_a_label_the_data_lacks_is_refused_naming_it(tmp_path):
+    out = tmp_path / "m.hsvm"
+    r = run(["train-ovo", DIGITS_TRAIN, "-q", "-w", "11:2", "-o", out], exit_code=2, stdout="")
+    assert "label 11, which the training data does not have" in r.stderr and len(r.stderr.splitlines()) == 1
+    assert not out.exists()
+
+
+def test_weighted_cross_validation_reports_as_svm_train_v_and_searches_with_the_weights(tmp_path):
+    r = run(["train-ovo", DIGITS_TRAIN, "--cv", "3", "-c", "0.5", "-w", "balanced", "-q"], stderr="")
+    assert r.stdout.startswith("Cross Validation Accuracy = ")
+    out = tmp_path / "m.hsvm"
+    run(["train-ovo", DIGITS_TRAIN, "-c", "auto", "--cv", "3", "-w", "2:5", "-q", "-o", out])
+    m = load_model(out)
+    assert m.params["class_weight"]["weights"][1] == [2, 5.0] and m.params["cross_validation"]
+
+
+def test_two_class_weighted_model_is_liblinear_trains(tools, tmp_path):
+    # LIBLINEAR's own -w on a two-class problem (its one model is hsvm's one
+    # pair), both solved to a tight tolerance: the same hyperplane
+    rows = [line for line in _text_lines(DIGITS_TRAIN) if line.split()[0] in ("3", "8")]
+    train = write_text(tmp_path / "38.svm", "".join(rows))
+    ours = tmp_path / "m.hsvm"
+    run(["train-ovo", train, "-q", "--normalize", "none", "-B", "1", "-c", "0.05", "-e", "1e-7",
+         "-w", "3:4", "-w", "8:0.5", "-o", ours])
+    theirs = tmp_path / "ll.model"
+    tool_run(tools["liblinear-train"], "-s", "1", "-B", "1", "-c", "0.05", "-e", "1e-7", "-w3", "4", "-w8", "0.5",
+             "-q", train, theirs)
+    lines = theirs.read_text().splitlines()
+    labels = lines[[i for i, x in enumerate(lines) if x.startswith("label")][0]].split()[1:]
+    w = np.array([float(x) for x in lines[lines.index("w") + 1:]])
+    w = w if labels[0] == "3" else -w       # hsvm's pair: class 3 positive
+    m = load_model(ours)
+    assert np.allclose(m.W[0], w[:-1], atol=1e-4) and abs(m.b[0] - w[-1]) < 1e-4
+
+
+def _text_lines(path):
+    import gzip
+    with gzip.open(path, "rt") as fh:
+        return fh.readlines()

@@ -251,9 +251,10 @@ def test_a_failing_prediction_task_leaves_no_output(client, digits_files, tmp_pa
 
 # --------------------------------------------------------------------- CLI
 
-def test_cli_train_ovo_dask_gives_the_single_process_file(client, tmp_path):
+@pytest.mark.parametrize("weights", [[], ["-w", "3:2", "-w", "7:0.5"], ["-w", "balanced"]])
+def test_cli_train_ovo_dask_gives_the_single_process_file(client, tmp_path, weights):
     single, dask_out = tmp_path / "single.hsvm", tmp_path / "dask.hsvm"
-    flags = ["-c", "0.5", "--seed", "4", "--bags", "2", "-q"]
+    flags = ["-c", "0.5", "--seed", "4", "--bags", "2", "-q"] + weights
     run(["train-ovo", DIGITS_TRAIN, "-o", single] + flags)
     run(["train-ovo", DIGITS_TRAIN, "-o", dask_out, "--dask", client.scheduler.address] + flags)
     assert dask_out.read_bytes() == single.read_bytes()

@@ -145,3 +145,27 @@ def test_one_class_is_refused_naming_the_label_as_python_prints_it(digits):
     X, y, _, _ = digits
     with pytest.raises(ValueError, match=r"got 1 class \(3\)$"):
         HashedOvoSVC().fit(X[y == 3], y[y == 3])
+
+
+def test_class_weight_takes_the_labels_of_y_whatever_their_type(digits):
+    X, y, _, _ = digits
+    names = np.array(["d%d" % v for v in y])
+    by_name = HashedOvoSVC(class_weight={"d3": 4.0, "d7": 0.5}).fit(X, names)
+    by_int = HashedOvoSVC(class_weight={3: 4.0, 7: 0.5}).fit(X, y)
+    # string labels train as their positions in classes_, integers as themselves
+    recorded = dict(map(tuple, by_name.model_.params["class_weight"]["weights"]))
+    assert recorded == {k: {"d3": 4.0, "d7": 0.5}.get(c, 1.0) for k, c in enumerate(by_name.classes_)}
+    recorded = dict(map(tuple, by_int.model_.params["class_weight"]["weights"]))
+    assert recorded == {c: {3: 4.0, 7: 0.5}.get(c, 1.0) for c in by_int.classes_}
+    assert np.mean(by_name.predict(X) == np.char.add("d", by_int.predict(X).astype(str))) > 0.97
+    assert not np.array_equal(by_int.model_.W, HashedOvoSVC().fit(X, y).model_.W)
+    assert HashedOvoSVC(class_weight="balanced").fit(X, y).model_.params["class_weight"]["rule"] == "balanced"
+
+
+@pytest.mark.parametrize("cw, message", [({"d3": 2.0}, "names 'd3', which is not a class of y"),
+                                         ("heavy", "None, 'balanced' or a dict"),
+                                         ([1.0, 2.0], "None, 'balanced' or a dict")])
+def test_class_weight_that_names_no_class_is_refused_before_training(digits, cw, message):
+    X, y, _, _ = digits
+    with pytest.raises(ValueError, match=message):
+        HashedOvoSVC(class_weight=cw).fit(X, y)

@@ -125,7 +125,8 @@ def test_hsvm_kernel_env_selects_the_path(digit_codes, monkeypatch):
 def test_ovo_on_codes_equals_train_ovo_on_expanded_features(digit_codes):
     codes, y, tcodes, _ = digit_codes
     F = expand_codes(codes, dtype=np.float64)
-    for kw in ({}, {"per_class": 60, "bags": 2, "solver": "l1loss-dual"}):
+    for kw in ({}, {"per_class": 60, "bags": 2, "solver": "l1loss-dual"}, {"class_weight": {3: 4.0, 8: 0.25}},
+               {"class_weight": "balanced", "solver": "l1loss-dual"}):
         ours = train_ovo_codes(codes, y, C=0.5, seed=3, **kw)
         ref = train_pairs(F, y, C=0.5, seed=3, **kw)
         assert isinstance(ours, OvoModel) and ours.normalize == "none"
@@ -134,6 +135,7 @@ def test_ovo_on_codes_equals_train_ovo_on_expanded_features(digit_codes):
         assert ours.training.counts.tolist() == ref.training.counts.tolist()
         assert ours.training.solver_seeds.tolist() == ref.training.solver_seeds.tolist()
         assert ours.training.not_converged == 0
+        assert ours.params.get("class_weight") == ref.params.get("class_weight")
         np.testing.assert_allclose(ours.W, ref.W, atol=2e-6)
         np.testing.assert_allclose(ours.b, ref.b, atol=2e-6)
         Ft = expand_codes(tcodes)

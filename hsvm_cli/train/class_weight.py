@@ -1,0 +1,101 @@
+"""Class weights: the C of each class's rows, as LIBSVM's and LIBLINEAR's
+``-wi`` and scikit-learn's ``class_weight``.
+
+In the pair of classes a and b, a's rows take cost C * w_a and b's C * w_b
+(LIBLINEAR's weighted C; LIBSVM's one-vs-one does the same for each of its
+sub-problems), so a heavier class is harder to misclassify where it meets each
+other class.  ``"balanced"`` is scikit-learn's rule, w_c = n / (K n_c), from
+the class counts of the whole training set (also for every cross-validation
+fold and every block of a distributed run: the folds are stratified, and
+each block then trains its pairs exactly as the whole run does)."""
+import math
+import numbers
+
+import numpy as np
+
+from ..errors import OptionError
+
+__all__ = ["class_weight_vector", "class_weight_record", "parse_class_weight"]
+
+
+def class_weight_vector(class_weight, classes, y_index=None):
+    """The weight of each of ``classes`` (sorted labels) as float64 [K], or
+    None when ``class_weight`` is None (every weight 1: the unweighted
+    problem, bit for bit).  ``class_weight``: ``"balanced"`` (needs
+    ``y_index``, each sample's position in ``classes``), or a mapping from
+    label to a positive finite weight (labels not named weigh 1; a label the
+    training data does not have is refused, as a mistyped label would
+    otherwise be ignored)."""
+    if class_weight is None:
+        return None
+    K = len(classes)
+    if isinstance(class_weight, str):
+        if class_weight != "balanced":
+            raise OptionError("class_weight must be 'balanced' or a mapping of labels to weights, not %r"
+                              % (class_weight,))
+        if y_index is None:
+            raise OptionError("class_weight 'balanced' needs the training labels")
+        counts = np.bincount(np.asarray(y_index), minlength=K).astype(np.float64)
+        return counts.sum() / (K * counts)
+    if not hasattr(class_weight, "items"):
+        raise OptionError("class_weight must be 'balanced' or a mapping of labels to weights, not %r"
+                          % (class_weight,))
+    known = {int(c): k for k, c in enumerate(classes)}
+    weights = np.ones(K, dtype=np.float64)
+    for label, weight in class_weight.items():
+        if isinstance(label, (bool, np.bool_)) or not isinstance(label, numbers.Integral):
+            raise OptionError("class_weight labels must be integers, not %r" % (label,))
+        if isinstance(weight, (bool, np.bool_)) or not isinstance(weight, numbers.Real) or \
+                not (math.isfinite(weight) and weight > 0):
+            raise OptionError("class %d: the weight must be a positive finite number, not %r" % (label, weight))
+        if int(label) not in known:
+            raise OptionError("class weight for label %d, which the training data does not have (its labels: %s)"
+                              % (label, _labels_text(classes)))
+        weights[known[int(label)]] = float(weight)
+    return weights
+
+
+def class_weight_record(class_weight, classes, weights):
+    """What a model records of its class weights (``params["class_weight"]``):
+    the rule (``"balanced"`` or ``"given"``) and each class's weight as
+    ``[label, weight]`` pairs; None without weights."""
+    if weights is None:
+        return None
+    return {"rule": "balanced" if isinstance(class_weight, str) else "given",
+            "weights": [[int(c), float(w)] for c, w in zip(classes, weights)]}
+
+
+def parse_class_weight(values):
+    """train-ovo's ``-w`` values (``LABEL:WEIGHT`` each, or one
+    ``balanced``) as the ``class_weight`` argument; raises ValueError with
+    the reason.  A label given twice is refused."""
+    if not values:
+        return None
+    if any(v.strip().lower() == "balanced" for v in values):
+        if len(values) > 1:
+            raise ValueError("'balanced' sets every class's weight: give it alone")
+        return "balanced"
+    weights = {}
+    for v in values:
+        label, sep, weight = v.partition(":")
+        if not sep:
+            raise ValueError("expected LABEL:WEIGHT (LIBSVM's -wLABEL WEIGHT is -w LABEL:WEIGHT here), got %r" % v)
+        try:
+            label = int(label.strip())
+        except ValueError:
+            raise ValueError("the label of %r is not an integer" % v) from None
+        try:
+            w = float(weight)
+        except ValueError:
+            w = math.nan
+        if not (math.isfinite(w) and w > 0):
+            raise ValueError("the weight of %r must be a positive finite number" % v)
+        if label in weights:
+            raise ValueError("label %d is given twice" % label)
+        weights[label] = w
+    return weights
+
+
+def _labels_text(classes, limit=10):
+    shown = ", ".join(str(int(c)) for c in classes[:limit])
+    return shown + (", ..." if len(classes) > limit else "")
