@@ -429,7 +429,7 @@ def fit_circulant_file(path, *, bits, targets="itq", zero_based=False, **kw):
     the parameters cannot do is a :class:`~hsvm_cli.errors.DataError` (exit
     65) naming the file.  Records the training input's SHA-256, the targets
     and the command line (``h.meta["provenance"]``)."""
-    from ..models.codes import read_codes
+    from ..models.codes import read_codes, sample_fingerprints
     from .ovo import read_training_file
     name = display_name(path)
     codes = None
@@ -449,6 +449,15 @@ def fit_circulant_file(path, *, bits, targets="itq", zero_based=False, **kw):
             raise ModelMismatchError("%s: the label of code %d is %d, sample %d of %s has %d: not the codes of "
                                      "these samples" % (codes.path, differ[0] + 1, codes.labels[differ[0]],
                                                         differ[0] + 1, name, y[differ[0]]))
+        if codes.fingerprints is not None:
+            # the labels agree for another file of the same labels (unlabelled
+            # data: all 0) or this one reordered within a class: the fit would
+            # learn to reproduce other samples' codes
+            differ = np.flatnonzero(sample_fingerprints(X) != codes.fingerprints)
+            if differ.size:
+                raise ModelMismatchError("%s: code %d was made from another sample than sample %d of %s: not the "
+                                         "codes of these samples (another file, or this one reordered)"
+                                         % (codes.path, differ[0] + 1, differ[0] + 1, name))
         Z = targets_from_codes(codes.codes, bits)
     else:
         Z = "itq"

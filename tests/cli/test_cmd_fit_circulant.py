@@ -152,6 +152,18 @@ def test_targets_of_other_samples_are_refused_by_their_labels(files, tmp_path):
     assert r.stderr.startswith("hsvm: %s: the label of code 1 is " % files["g64.codes"])
 
 
+def test_targets_of_other_samples_with_the_same_labels_are_refused_by_their_fingerprints(files, tmp_path):
+    # two samples of one class swapped: every label still agrees with its code's
+    lines = gzip.open(DIGITS_TRAIN, "rt").read().splitlines(keepends=True)
+    label = lines[0].split()[0]
+    other = next(i for i in range(1, len(lines)) if lines[i].split()[0] == label)
+    lines[0], lines[other] = lines[other], lines[0]
+    swapped = write_text(tmp_path.parent / "swapped.svm", "".join(lines))
+    _refused([swapped, "--targets", files["g64.codes"], "--bits", 64], tmp_path, 65,
+             stderr="hsvm: %s: code 1 was made from another sample than sample 1 of %s: not the codes of these "
+                    "samples (another file, or this one reordered)\n" % (files["g64.codes"], swapped))
+
+
 def test_more_bits_than_the_targets_hold_are_refused(files, tmp_path):
     _refused([DIGITS_TRAIN, "--targets", files["g64.codes"], "--bits", 128], tmp_path, 65,
              stderr="hsvm: %s: --bits 128 exceeds the codes' 64 bits\n" % files["g64.codes"])
