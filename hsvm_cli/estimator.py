@@ -150,6 +150,9 @@ class HashedOvoSVC(ClassifierMixin, BaseEstimator):
             if at.size != 1:
                 raise ValueError("class_weight names %r, which is not a class of y (classes_: %s%s)"
                                  % (key, ", ".join(str(c) for c in classes[:10]), ", ..." if len(classes) > 10 else ""))
+            if isinstance(weight, (bool, np.bool_)) or not isinstance(weight, numbers.Real) or \
+                    not (np.isfinite(weight) and weight > 0):
+                raise ValueError("class_weight[%r] must be a positive finite number, not %r" % (key, weight))
             out[int(classes[at[0]]) if integer_labels is not None else int(at[0])] = weight
         return out
 

@@ -236,6 +236,9 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
     if not quiet and shard is not None:
         click.echo("hsvm: predict: shard %s: %d samples -> %s" % (shard, writer.total, output), err=True)
     if not quiet and writer.labelled:
+        note = writer.unknown_labels_note("predict")
+        if note:
+            click.echo(note, err=True)
         click.echo(writer.accuracy_line(), err=True)
     if timings:
         click.echo(t.json_line(), err=True)
@@ -267,4 +270,7 @@ def _predict_dask(address, test, output, *, model_path, hbm_path, calib_path, ex
     summary.total, summary.correct = counts.get("total", 0), counts.get("correct", 0)
     summary.labelled_rows = counts.get("labelled", 0)
     if not quiet and summary.labelled:
+        note = summary.unknown_labels_note("predict --dask")    # the count: the workers keep the labels
+        if note:
+            click.echo(note, err=True)
         click.echo(summary.accuracy_line(), err=True)

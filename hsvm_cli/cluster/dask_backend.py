@@ -206,7 +206,7 @@ def train_ovo_dask(X, y, client, *, output, normalize="l2", C=1.0, solver="l2los
     require_distributed()
     from .. import __version__ as here_version
     from ..preprocess import apply_normalization
-    from ..train.class_weight import class_weight_vector
+    from ..train.class_weight import check_weighted_c, class_weight_vector
     from ..train.liblinear import SOLVERS
     from ..train.ovo import resolve_bias
     from ..train.sampling import check_options
@@ -217,7 +217,9 @@ def train_ovo_dask(X, y, client, *, output, normalize="l2", C=1.0, solver="l2los
     K = classes.shape[0]
     if K < 2:
         raise ValueError("y must contain at least two classes, found %d" % K)
-    class_weight_vector(class_weight, classes, np.searchsorted(classes, labels))     # refused here, not on a worker
+    # refused here, not on a worker
+    check_weighted_c(C, class_weight_vector(class_weight, classes, np.searchsorted(classes, labels),
+                                            per_class=per_class))
     n_pairs = K * (K - 1) // 2
     if n_blocks is None:
         n_blocks = default_blocks(client, n_pairs)

@@ -11,6 +11,8 @@ from ..errors import InputFormatError
 from ..support.timing import NullTimings
 from .files import atomic_output, bounded_lines, display_name, open_input
 
+_UNKNOWN_SHOWN = 5
+
 
 class PredictionWriter:
     """One predicted label per line; with ``scores`` a ``labels c1 c2 ...`` header
@@ -26,6 +28,7 @@ class PredictionWriter:
         self.total = 0
         self.correct = 0
         self.labelled_rows = 0
+        self.unknown_labels = set()     # the first few labels of rows that are no class of the model
 
     @property
     def labelled(self):
@@ -53,6 +56,8 @@ class PredictionWriter:
         self.total += int(y.shape[0])
         self.labelled_rows += int(known.sum())
         self.correct += int((block.labels == y).sum())
+        if len(self.unknown_labels) <= _UNKNOWN_SHOWN and not known.all():
+            self.unknown_labels.update(np.unique(y[~known])[:_UNKNOWN_SHOWN].tolist())
 
     def write_all(self, blocks, output, *, timings=None, header=True):
         """Write the predictions of ``blocks`` to ``output``: a path (``-``:
@@ -78,6 +83,20 @@ class PredictionWriter:
     @property
     def accuracy(self):
         return self.correct / self.total if self.total else 0.0
+
+    def unknown_labels_note(self, command):
+        """The line saying how many labelled rows' labels are no class of the
+        model (they count as errors in the accuracy), or None: rows of a
+        placeholder label alone (unlabelled input) give no accuracy and no
+        note."""
+        unknown = self.total - self.labelled_rows
+        if not (self.labelled and unknown):
+            return None
+        shown = ", ".join(str(v) for v in sorted(self.unknown_labels)[:_UNKNOWN_SHOWN])
+        if len(self.unknown_labels) > _UNKNOWN_SHOWN:
+            shown += ", ..."
+        return ("hsvm: %s: %d of %d samples have labels the model lacks%s: the accuracy counts them as errors"
+                % (command, unknown, self.total, " (%s)" % shown if shown else ""))
 
     def accuracy_line(self):
         # svm-predict's line to the digit: printf("%g", (double)correct/total*100).

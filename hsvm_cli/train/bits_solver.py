@@ -39,7 +39,7 @@ from ..support.arrays import is_int
 from ..support.kernels import kernel_id
 from ..support.labels import integer_labels
 from ..support.native import ffi, lib, ptr
-from .class_weight import class_weight_record, class_weight_vector
+from .class_weight import check_weighted_c, class_weight_record, class_weight_vector
 from .liblinear import DEFAULT_TOL
 from .sampling import bootstrap_pair, check_options, solver_seeds, subsample_pair
 
@@ -157,7 +157,8 @@ def train_ovo_codes(codes, y, *, bits=None, C=1.0, solver="l2loss-dual", tol=Non
     tol = float(DEFAULT_TOL[solver] if tol is None else tol)
     seed, bags = int(seed), int(bags)
     per_class = None if per_class is None else int(per_class)
-    weights = class_weight_vector(class_weight, classes, y_idx)
+    weights = class_weight_vector(class_weight, classes, y_idx, per_class=per_class)
+    check_weighted_c(C, weights)
     order = np.argsort(y_idx, kind="stable")
     bounds = np.searchsorted(y_idx[order], np.arange(K + 1))
     class_rows = [order[bounds[k]:bounds[k + 1]].astype(np.int64) for k in range(K)]

@@ -197,9 +197,17 @@ def search_c(X, y, *, grid=None, folds=5, seed=0, solver="l2loss-dual", tol=None
     cv = PathCrossValidation(X, y, n_folds=folds, seed=seed, loss=CV_LOSSES[solver],
                              eps=DUAL_EPS if tol is None or solver == "l2loss-primal" else float(tol),
                              bias=bias, jobs=jobs, class_weight=class_weight)
+    stops_from = 0.0
     if not explicit:
         weights = class_weight_vector(class_weight, *np.unique(np.asarray(y), return_inverse=True))
         grid = default_grid(X, y, folds, bias, 1.0 if weights is None else float(weights.max()))
+        if weights is not None:
+            # Under class weights the accuracy can sit on a plateau while the
+            # lightest classes' C (C x weight) is still below where an
+            # unweighted search starts, and rise again past it (reuters-r52,
+            # -w balanced: 85% from C = 2^-8 to 2^-5, 94% at 2^4): no stop
+            # before every class's C has reached that start.
+            stops_from = default_grid(X, y, folds, bias)[0] / float(weights.min())
     total = folds * len(grid)
     done = [0]
 
@@ -217,7 +225,7 @@ def search_c(X, y, *, grid=None, folds=5, seed=0, solver="l2loss-dual", tol=None
             top, since_top = step, 0
         else:
             since_top += 1
-            if not explicit and since_top >= patience and has_risen(cv.steps[0], top):
+            if not explicit and since_top >= patience and has_risen(cv.steps[0], top) and C >= stops_from:
                 stopped = C != grid[-1]
                 break
     if progress is not None and done[0] < total:
@@ -233,34 +241,34 @@ def search_c(X, y, *, grid=None, folds=5, seed=0, solver="l2loss-dual", tol=None
 def _search_warnings(y, folds, explicit, best, steps):
     notes = []
     labels, counts = np.unique(np.asarray(y), return_counts=True)
-    least = int(np.argmin(counts)) if counts.size else None
-    fewest = int(counts[least]) if counts.size else folds
-    if fewest == 1:
-        ones = int(np.count_nonzero(counts == 1))
-        if ones == 1:
-            notes.append("Warning: class %d has 1 sample: held out, it has none to train on, so it is an error in "
-                         "every cross-validation" % labels[least])
-        else:
-            notes.append("Warning: %d classes have 1 sample (class %d, ...): held out, such a sample has none to "
-                         "train on, so it is an error in every cross-validation" % (ones, labels[least]))
-    elif fewest < folds:
-        # Each fold then holds out a sample of the class that some training
-        # folds lack: at small C, where the biases decide, the held-out
-        # class is the one with fewer training samples and loses -- the
-        # accuracy can fall below chance.  (scikit-learn's StratifiedKFold warns too.)
-        short = int(np.count_nonzero(counts < folds))
-        if short == counts.size:
-            # leave-one-out and the like: every class alike, no class favoured
-            notes.append("Note: every class has fewer samples than the %d folds: each held-out sample trains with "
-                         "one sample of its class fewer (as in leave-one-out)" % folds)
-        elif short == 1:
+    ones = np.flatnonzero(counts == 1)
+    if ones.size == 1:
+        notes.append("Warning: class %d has 1 sample: held out, it has none to train on, so it is an error in "
+                     "every cross-validation" % labels[ones[0]])
+    elif ones.size:
+        notes.append("Warning: %d classes have 1 sample (class %d, ...): held out, such a sample has none to "
+                     "train on, so it is an error in every cross-validation" % (ones.size, labels[ones[0]]))
+    # Classes of 2 to F-1 samples: each fold then holds out a sample of the
+    # class that some training folds lack; at small C, where the biases
+    # decide, the held-out class is the one with fewer training samples and
+    # loses -- the accuracy can fall below chance.  (scikit-learn's
+    # StratifiedKFold warns too.)
+    short = np.flatnonzero((counts > 1) & (counts < folds))
+    if counts.size and np.all(counts < folds) and short.size:
+        # leave-one-out and the like: every class alike, no class favoured
+        notes.append("Note: every class has fewer samples than the %d folds: each held-out sample trains with "
+                     "one sample of its class fewer (as in leave-one-out)" % folds)
+    elif short.size:
+        least = short[int(np.argmin(counts[short]))]
+        if short.size == 1:
             notes.append("Warning: class %d has %d samples, fewer than the %d folds: its held-out samples train "
                          "with one sample fewer than the other classes; use fewer folds (--cv %d) for a fairer "
-                         "estimate" % (labels[least], fewest, folds, fewest))
+                         "estimate" % (labels[least], counts[least], folds, counts[least]))
         else:
             notes.append("Warning: %d classes have fewer samples than the %d folds (class %d has %d): their "
                          "held-out samples train with one sample fewer than the other classes; use fewer folds "
-                         "(--cv %d) for a fairer estimate" % (short, folds, labels[least], fewest, fewest))
+                         "(--cv %d) for a fairer estimate" % (short.size, folds, labels[least], counts[least],
+                                                                counts[least]))
     if not explicit and best is steps[-1] and best.C >= MAX_C:
         notes.append("Warning: the best C is the grid's largest (%s); the accuracy may still rise beyond it "
                      "(--c-grid tries larger values), as LIBLINEAR's -C warns 'maximum C reached'" % c_text(best.C))

@@ -7,7 +7,8 @@ sub-problems), so a heavier class is harder to misclassify where it meets each
 other class.  ``"balanced"`` is scikit-learn's rule, w_c = n / (K n_c), from
 the class counts of the whole training set (also for every cross-validation
 fold and every block of a distributed run: the folds are stratified, and
-each block then trains its pairs exactly as the whole run does)."""
+each block then trains its pairs exactly as the whole run does); with a
+per-class limit, from the rows a class brings to its pairs, min(n_c, limit)."""
 import math
 import numbers
 
@@ -15,14 +16,17 @@ import numpy as np
 
 from ..errors import OptionError
 
-__all__ = ["class_weight_vector", "class_weight_record", "parse_class_weight"]
+__all__ = ["class_weight_vector", "class_weight_record", "check_weighted_c", "parse_class_weight"]
 
 
-def class_weight_vector(class_weight, classes, y_index=None):
+def class_weight_vector(class_weight, classes, y_index=None, *, per_class=None):
     """The weight of each of ``classes`` (sorted labels) as float64 [K], or
     None when ``class_weight`` is None (every weight 1: the unweighted
     problem, bit for bit).  ``class_weight``: ``"balanced"`` (needs
-    ``y_index``, each sample's position in ``classes``), or a mapping from
+    ``y_index``, each sample's position in ``classes``; with ``per_class``,
+    the limit of rows each class brings to a pair, from the rows the pairs
+    train on: min(n_c, per_class), whose balance the limit already evens
+    out), or a mapping from
     label to a positive finite weight (labels not named weigh 1; a label the
     training data does not have is refused, as a mistyped label would
     otherwise be ignored)."""
@@ -36,6 +40,8 @@ def class_weight_vector(class_weight, classes, y_index=None):
         if y_index is None:
             raise OptionError("class_weight 'balanced' needs the training labels")
         counts = np.bincount(np.asarray(y_index), minlength=K).astype(np.float64)
+        if per_class is not None:
+            counts = np.minimum(counts, float(per_class))
         return counts.sum() / (K * counts)
     if not hasattr(class_weight, "items"):
         raise OptionError("class_weight must be 'balanced' or a mapping of labels to weights, not %r"
@@ -53,6 +59,19 @@ def class_weight_vector(class_weight, classes, y_index=None):
                               % (label, _labels_text(classes)))
         weights[known[int(label)]] = float(weight)
     return weights
+
+
+def check_weighted_c(C, weights):
+    """Refuses a C that some class's weight takes to infinity or to zero
+    (C = 1e-300 with a weight of 1e-300): the solver would run on it and
+    return garbage or all-zero weights without a word."""
+    if weights is None:
+        return
+    for w in (weights.max(), weights.min()):
+        c = float(C) * float(w)
+        if not (math.isfinite(c) and c > 0):
+            raise OptionError("C = %g times the class weight %g is %g: not a cost the solver can use"
+                              % (float(C), float(w), c))
 
 
 def class_weight_record(class_weight, classes, weights):
@@ -78,6 +97,11 @@ def parse_class_weight(values):
     weights = {}
     for v in values:
         label, sep, weight = v.partition(":")
+        if "," in v:
+            raise ValueError("one LABEL:WEIGHT per -w, got %r: repeat -w for more classes" % v)
+        if "_" in v:
+            # int() and float() read 1_0 as 10; a C parser (LIBSVM's) would not
+            raise ValueError("%r is not LABEL:WEIGHT (digits without '_')" % v)
         if not sep:
             raise ValueError("expected LABEL:WEIGHT (LIBSVM's -wLABEL WEIGHT is -w LABEL:WEIGHT here), got %r" % v)
         try:

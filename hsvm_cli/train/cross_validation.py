@@ -52,7 +52,7 @@ from ..support.labels import integer_labels
 from ..support.memory import check_allocation
 from ..support.native import ffi, lib, ptr
 from ..support.threads import single_threaded_blas
-from .class_weight import class_weight_vector
+from .class_weight import check_weighted_c, class_weight_vector
 
 __all__ = ["stratified_folds", "PathCrossValidation", "CV_LOSSES"]
 
@@ -380,6 +380,7 @@ class PathCrossValidation:
         C = float(C)
         if not (math.isfinite(C) and C > 0):
             raise OptionError("C must be a positive finite number, not %r" % C)
+        check_weighted_c(C, self.class_weight)
         t0 = time.perf_counter()
         fold_correct, passes = [], 0
         for f in range(self.F):

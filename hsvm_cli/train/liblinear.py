@@ -62,7 +62,7 @@ from ..models.ovo import OvoModel, TrainingRecord
 from ..models.pairs import canonical_pairs
 from ..support.labels import integer_labels
 from ..support.memory import check_allocation
-from .class_weight import class_weight_record, class_weight_vector
+from .class_weight import check_weighted_c, class_weight_record, class_weight_vector
 from .sampling import bootstrap_pair, check_options, solver_seeds, subsample_pair
 
 __all__ = ["SOLVERS", "DEFAULT_TOL", "train_pairs", "solver_seeds"]
@@ -401,7 +401,8 @@ def train_pairs(X, y, *, C=1.0, solver="l2loss-dual", tol=None, per_class=None, 
     per_class = None if per_class is None else int(per_class)
     n, d = X.shape
 
-    weights = class_weight_vector(class_weight, classes, y_idx)
+    weights = class_weight_vector(class_weight, classes, y_idx, per_class=per_class)
+    check_weighted_c(C, weights)
     pool, row_addr = _build_pool(X, bias)
     order = np.argsort(y_idx, kind="stable")
     bounds = np.searchsorted(y_idx[order], np.arange(K + 1))

@@ -60,9 +60,16 @@ def _summary(info):
     }
 
 
+def _shown(value, limit=80):
+    # a long value (a class weight per class) cut short: the message stays a line
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def _describe_difference(key, a, b):
     if key == "parameters" and isinstance(a, dict) and isinstance(b, dict):
-        diffs = ["%s %r vs %r" % (k, a.get(k), b.get(k)) for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+        diffs = ["%s %s vs %s" % (k, _shown(a.get(k)), _shown(b.get(k)))
+                 for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
         return "different parameters (%s)" % ", ".join(diffs)
     return "different %s (%r vs %r)" % (key, a, b)
 

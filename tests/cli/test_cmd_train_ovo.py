@@ -367,7 +367,7 @@ def test_weighted_cross_validation_reports_as_svm_train_v_and_searches_with_the_
 def test_two_class_weighted_model_is_liblinear_trains(tools, tmp_path):
     # LIBLINEAR's own -w on a two-class problem (its one model is hsvm's one
     # pair), both solved to a tight tolerance: the same hyperplane
-    rows = [line for line in _text_lines(DIGITS_TRAIN) if line.split()[0] in ("3", "8")]
+    rows = [line for line in gzip_lines(DIGITS_TRAIN) if line.split()[0] in ("3", "8")]
     train = write_text(tmp_path / "38.svm", "".join(rows))
     ours = tmp_path / "m.hsvm"
     run(["train-ovo", train, "-q", "--normalize", "none", "-B", "1", "-c", "0.05", "-e", "1e-7",
@@ -383,7 +383,30 @@ def test_two_class_weighted_model_is_liblinear_trains(tools, tmp_path):
     assert np.allclose(m.W[0], w[:-1], atol=1e-4) and abs(m.b[0] - w[-1]) < 1e-4
 
 
-def _text_lines(path):
+def test_the_search_warns_of_single_sample_classes_and_of_classes_short_of_folds_alike():
+    # both faults at once (reuters-r52's training file has both): two warnings
+    from hsvm_cli.train.c_search import _search_warnings
+    y = np.r_[[1], [2], [3] * 3, [4] * 3, [5] * 4, np.repeat([6, 7], 9)]
+    notes = _search_warnings(y, 5, True, None, [None])
+    assert notes[0].startswith("Warning: 2 classes have 1 sample (class 1, ...)")
+    assert notes[1].startswith("Warning: 3 classes have fewer samples than the 5 folds (class 3 has 3)")
+    assert len(notes) == 2
+
+
+def test_predict_notes_labels_the_model_lacks_before_the_accuracy(tmp_path):
+    lines = gzip_lines(DIGITS_TEST)[:20]
+    mixed = write_text(tmp_path / "mixed.svm", "".join(lines) + "".join("99" + ln[ln.index(" "):] for ln in lines[:5]))
+    model = tmp_path / "m.hsvm"
+    run(["train-ovo", DIGITS_TRAIN, "-q", "-o", model])
+    r = run(["predict", "-m", model, mixed, "-o", tmp_path / "p.txt"])
+    note, accuracy = r.stderr.splitlines()
+    assert note == "hsvm: predict: 5 of 25 samples have labels the model lacks (99): the accuracy counts them as errors"
+    assert accuracy.startswith("Accuracy = ") and accuracy.endswith("/25) (classification)")
+    unlabelled = write_text(tmp_path / "u.svm", "".join("0" + ln[ln.index(" "):] for ln in lines))
+    assert run(["predict", "-m", model, unlabelled, "-o", tmp_path / "q.txt"]).stderr == ""
+
+
+def gzip_lines(path):
     import gzip
     with gzip.open(path, "rt") as fh:
         return fh.readlines()

@@ -163,6 +163,7 @@ def test_class_weight_takes_the_labels_of_y_whatever_their_type(digits):
 
 
 @pytest.mark.parametrize("cw, message", [({"d3": 2.0}, "names 'd3', which is not a class of y"),
+                                         ({3: 0}, r"class_weight\[3\] must be a positive finite number, not 0"),
                                          ("heavy", "None, 'balanced' or a dict"),
                                          ([1.0, 2.0], "None, 'balanced' or a dict")])
 def test_class_weight_that_names_no_class_is_refused_before_training(digits, cw, message):

@@ -85,6 +85,26 @@ def test_early_stopping_waits_for_the_accuracy_to_rise_above_the_flat_start(digi
     assert len(search_c(X, y, folds=3).steps) == 4
 
 
+def test_under_class_weights_no_stop_before_every_classs_c_reaches_the_unweighted_start(digits_l2, monkeypatch):
+    # reuters-r52 with -w balanced: a plateau while the lightest classes' C
+    # (C x weight) is below where an unweighted search starts, then a rise
+    from hsvm_cli.train import c_search
+    X, y = digits_l2
+    weights = {1: 8.0, 2: 0.25}                     # the grid starts 3 doublings lower, stops count from 2 above
+    grid = default_grid(X, y, 3, max_weight=8.0)
+    stops_from = default_grid(X, y, 3)[0] / 0.25
+    assert grid[0] == default_grid(X, y, 3)[0] / 8
+    first = next(i for i, C in enumerate(grid) if C >= stops_from)
+    assert first == 5
+    curve = [100, 150, 200, 199, 198, 250, 249, 248] + [200] * (len(grid) - 8)
+    monkeypatch.setattr(c_search, "PathCrossValidation", _ScriptedPath(curve))
+    s = search_c(X, y, folds=3, class_weight=weights)
+    assert [st.correct for st in s.steps] == curve[:8] and s.best.correct == 249
+    # unweighted, the same curve stops at its plateau
+    monkeypatch.setattr(c_search, "PathCrossValidation", _ScriptedPath(curve))
+    assert [st.correct for st in search_c(X, y, folds=3).steps] == curve[:5]
+
+
 def test_an_explicit_grid_is_run_in_full_in_increasing_order(digits_l2):
     X, y = digits_l2
     s = search_c(X, y, grid=[10, 0.01, 1], folds=3)

@@ -92,6 +92,8 @@ def test_w_values_parse_as_labels_and_weights(values, expected):
     (("1:nan",), "positive finite"),
     (("1:2", "1:3"), "given twice"),
     (("balanced", "1:2"), "give it alone"),
+    (("1:2,3:4",), "one LABEL:WEIGHT per -w"),
+    (("1_0:2",), "digits without '_'"),
 ])
 def test_w_values_that_cannot_be_weights_are_refused(values, message):
     with pytest.raises(ValueError, match=message):
@@ -161,3 +163,24 @@ def test_the_default_grid_starts_lower_by_the_largest_weight(digits_l2):  # noqa
     X, y = digits_l2
     plain, heavy = default_grid(X, y, 5), default_grid(X, y, 5, max_weight=8.0)
     assert heavy[0] == plain[0] / 8 and heavy[-1] == plain[-1]
+
+
+def test_balanced_weights_under_a_per_class_limit_come_from_the_rows_the_pairs_train_on():
+    y_index = np.array([0] * 60 + [1] * 20 + [2] * 5)
+    w = class_weight_vector("balanced", np.array([1, 2, 3]), y_index, per_class=10)
+    assert np.allclose(w, 25 / (3 * np.array([10, 10, 5])))
+    X, y = _blobs(K=3, per=(4, 9, 15))
+    m = train_pairs(X, y, class_weight="balanced", per_class=6)
+    counts = np.minimum(np.bincount(np.searchsorted(m.classes, y)), 6)
+    assert np.allclose([w for _, w in m.params["class_weight"]["weights"]], counts.sum() / (3 * counts))
+
+
+def test_a_c_that_a_weight_takes_to_zero_or_infinity_is_refused():
+    X, y = _blobs(K=3, labels=[1, 2, 3])
+    with pytest.raises(OptionError, match="not a cost the solver can use"):
+        train_pairs(X, y, C=1e-300, class_weight={1: 1e-300})
+    with pytest.raises(OptionError, match="not a cost the solver can use"):
+        train_pairs(X, y, C=1e10, class_weight={2: 1e300})
+    cv = PathCrossValidation(X, y, n_folds=2, class_weight={2: 1e300})
+    with pytest.raises(OptionError, match="not a cost the solver can use"):
+        cv.run(1e10)
