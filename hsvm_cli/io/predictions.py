@@ -57,7 +57,8 @@ class PredictionWriter:
         self.labelled_rows += int(known.sum())
         self.correct += int((block.labels == y).sum())
         if len(self.unknown_labels) <= _UNKNOWN_SHOWN and not known.all():
-            self.unknown_labels.update(np.unique(y[~known])[:_UNKNOWN_SHOWN].tolist())
+            # one more than shown: the note then knows to say "..."
+            self.unknown_labels.update(np.unique(y[~known])[:_UNKNOWN_SHOWN + 1].tolist())
 
     def write_all(self, blocks, output, *, timings=None, header=True):
         """Write the predictions of ``blocks`` to ``output``: a path (``-``:

@@ -402,6 +402,10 @@ def test_predict_notes_labels_the_model_lacks_before_the_accuracy(tmp_path):
     note, accuracy = r.stderr.splitlines()
     assert note == "hsvm: predict: 5 of 25 samples have labels the model lacks (99): the accuracy counts them as errors"
     assert accuracy.startswith("Accuracy = ") and accuracy.endswith("/25) (classification)")
+    many = write_text(tmp_path / "many.svm", "".join(lines) + "".join("%d%s" % (90 + i, ln[ln.index(" "):])
+                                                                    for i, ln in enumerate(lines[:7])))
+    r = run(["predict", "-m", model, many, "-o", tmp_path / "p.txt"])
+    assert "7 of 27 samples have labels the model lacks (90, 91, 92, 93, 94, ...)" in r.stderr
     unlabelled = write_text(tmp_path / "u.svm", "".join("0" + ln[ln.index(" "):] for ln in lines))
     assert run(["predict", "-m", model, unlabelled, "-o", tmp_path / "q.txt"]).stderr == ""
 
