@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from hsvm_cli.errors import OptionError
+from hsvm_cli.errors import OptionError, SampleError
 from hsvm_cli.predict.predictor import Predictor
 from hsvm_cli.preprocess import l2_normalize
 from hsvm_cli.support.kernels import kernel_id
@@ -365,3 +365,28 @@ def test_a_solve_stopped_by_the_pass_limit_keeps_no_norm_for_the_ray(digits_l2):
     cv = PathCrossValidation(X, y, n_folds=3, seed=1, eps=1e-12, max_passes=2, form="primal")
     cv.run(0.5)
     assert all(not r.any() for r in cv.ray)
+
+
+def test_samples_too_large_for_a_float32_gram_matrix_take_the_primal_form():
+    # raw features of 1e20: their Gram entries (1e40) overflow float32, and
+    # the kernel form reported 10% where the data are separable
+    # The same problem scaled by s (X s, bias s, C / s^2) takes the same steps
+    rng = np.random.default_rng(5)
+    X = sp.csr_matrix(np.vstack([rng.normal(0, 1, (6, 20)) + rng.normal(0, 1, 20) for _ in range(4)]))
+    y = np.repeat(np.arange(4), 6)
+    small = PathCrossValidation(X, y, n_folds=3, bias=1.0, form="primal")
+    cv = PathCrossValidation(X * 1e20, y, n_folds=3, bias=1e20)
+    assert cv.form != "kernel"
+    for C in (0.01, 1.0):
+        assert cv.run(C * 1e-40).correct == small.run(C).correct
+    with pytest.raises(SampleError, match="do not fit the kernel form"):
+        PathCrossValidation(X, y, n_folds=3, bias=1e20, form="kernel")
+
+
+def test_c_values_must_not_decrease_along_the_path(digits_l2):
+    X, y = digits_l2
+    cv = PathCrossValidation(X, y, n_folds=3, loss=1)
+    cv.run(1.0)
+    cv.run(1.0)
+    with pytest.raises(OptionError, match="increasing order: 0.5 after 1"):
+        cv.run(0.5)
