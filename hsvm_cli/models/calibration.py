@@ -133,12 +133,18 @@ class Calibration:
             return t
         return None
 
+    @property
+    def from_libsvm(self):
+        """Whether these are LIBSVM's sigmoids (``import-model
+        --calibration``), whose probabilities should be svm-predict -b 1's."""
+        return str(self.info.get("platt", "")).startswith("LIBSVM probA/probB")
+
     def alpha(self, bits):
         """The first-stage temperature fitted at ``bits``."""
         a = self.alphas.get(int(bits))
         if a is None:
             if not self.alphas:
-                imported = str(self.info.get("platt", "")).startswith("LIBSVM probA/probB")
+                imported = self.from_libsvm
                 raise OptionError("the calibration has no first-stage temperatures (%s): probabilities and "
                                   "--filter-threshold after the hash filter need one made with -H and the hash "
                                   "votes among its first stages%s"

@@ -13,7 +13,7 @@ from ..predict.exact import ovo_votes
 from ..predict.ties import winners
 from ..support.timing import NullTimings
 from . import estimators as est
-from .mass_coupling import K_MAX, PairTable, couple_mass
+from .mass_coupling import K_FULL_LIBSVM, K_MAX, PairTable, couple_mass
 
 
 def first_stage_proba(votes, margins, alpha):
@@ -111,9 +111,11 @@ def exact_proba(model, cal, Xn, *, scorer, timings=None):
     """Exact votes, confidences and probabilities: every pair's sigmoid on its
     bag-mean decision value, coupled over the classes that carry mass
     (:func:`hsvm_cli.proba.mass_coupling.couple_mass`: all of them when K <= 64,
-    as ``svm-predict -b 1`` does)."""
+    as ``svm-predict -b 1`` does, and up to K_FULL_LIBSVM for LIBSVM's own
+    sigmoids imported with a model)."""
     t = timings or NullTimings()
     n, K = Xn.shape[0], model.n_classes
+    k_max = K_FULL_LIBSVM if getattr(cal, "from_libsvm", False) and K <= K_FULL_LIBSVM else K_MAX
     votes = np.empty((n, K), dtype=np.int32)
     conf = np.empty((n, K))
     proba = np.empty((n, K))
@@ -122,7 +124,7 @@ def exact_proba(model, cal, Xn, *, scorer, timings=None):
     # blocks of 16 rows, at K = 1,000 and d = 64, reading W took 3.7x the
     # scoring); the coupling's [rows, k, K] and [rows, P] float64
     # temporaries in sub-blocks of ~64 MB.
-    sub = max(1, (64 << 20) // (8 * max(model.n_pairs, K * min(K, K_MAX))))
+    sub = max(1, (64 << 20) // (8 * max(model.n_pairs, K * min(K, k_max))))
     for s, dec in scorer.decision_blocks(Xn, timings=t, reuse=True):
         e = s + dec.shape[0]
         with t.phase("vote"):
@@ -132,5 +134,5 @@ def exact_proba(model, cal, Xn, *, scorer, timings=None):
             for u in range(0, e - s, sub):
                 r = est.pairwise_proba(bag_mean(dec[u:u + sub], model.bags), cal.platt_A[None, :],
                                        cal.platt_B[None, :])
-                proba[s + u:s + u + r.shape[0]] = couple_mass(r, best[u:u + sub], table)
+                proba[s + u:s + u + r.shape[0]] = couple_mass(r, best[u:u + sub], table, k_max=k_max)
     return votes, conf, proba

@@ -355,3 +355,28 @@ def test_zero_based_model_maps_index_i_to_column_i(tmp_path):
     # w = 1.0 * sv_0 + (-1.0) * sv_1 over columns 0, 1, 2.
     assert lm.W.tolist() == [[2.0, -4.0, 1.0]]
     assert import_model(path, zero_based=True).model.n_features == 3
+
+
+def test_libsvm_sigmoids_are_coupled_over_every_class_beyond_the_mass_couplings_cap(monkeypatch):
+    # svm-predict -b 1 couples every class: on omniglot-242 (K > 64) the mass
+    # coupling of 64 differed from it by up to 0.058.  Here the cap is made
+    # 2 of 3 classes: LIBSVM's sigmoids still get method 2 over all three,
+    # hsvm's own calibration the capped coupling.
+    import dataclasses
+
+    from hsvm_cli.proba import estimators as est
+    from hsvm_cli.proba import stages
+    from hsvm_cli.proba.mass_coupling import PairTable
+    monkeypatch.setattr(stages, "K_MAX", 2)
+    imp = import_model(str(TOOL_FIXTURES / "libsvm_c3.model"))
+    cal, m = imported_calibration(imp), imp.model
+    assert cal.from_libsvm
+    X, _ = load_svmlight(str(TOOL_FIXTURES / "digits3.test.svm"), n_features=m.n_features, extra_features="ignore")
+    P = Predictor(m, calibration=cal).predict_proba(X)
+    r = est.pairwise_proba(Predictor(m).scorer.decision(X), cal.platt_A[None, :], cal.platt_B[None, :])
+    table = PairTable(m.pair_a, m.pair_b, m.n_classes)
+    rows, cls = np.arange(r.shape[0])[:, None, None], np.arange(3)
+    full = est.couple(table.r_of(r, rows, cls[None, :, None], cls[None, None, :]))
+    assert np.abs(P - full).max() < 1e-12
+    own = dataclasses.replace(cal, info=dict(cal.info, platt="hsvm"))
+    assert not own.from_libsvm and np.abs(Predictor(m, calibration=own).predict_proba(X) - full).max() > 1e-6
