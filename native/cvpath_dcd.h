@@ -91,9 +91,9 @@ static inline double ray_scale(const double *alpha, const double *y, int64_t l, 
  * worth; 0 when the pass limit stopped the solve).
  * Returns the passes made. */
 static inline __attribute__((always_inline)) int64_t
-dcd_primal_box(row_ops ops, const double *sqnorm, const int64_t *rows, const double *y, int64_t l, double *alpha,
-               double *w, double *wb, int rebuild, int64_t wlen, double *wsq, double *qd, int64_t *index, double bias,
-               const dual_box *box, double eps, int32_t max_iter, uint64_t *rng, const int weighted)
+dcd_primal(row_ops ops, const double *sqnorm, const int64_t *rows, const double *y, int64_t l, double *alpha,
+           double *w, double *wb, int rebuild, int64_t wlen, double *wsq, double *qd, int64_t *index, double bias,
+           const dual_box *box, double eps, int32_t max_iter, uint64_t *rng)
 {
     const double diag_pos = box->diag[0], diag_neg = box->diag[1], upper_pos = box->upper[0],
                  upper_neg = box->upper[1];
@@ -112,7 +112,7 @@ dcd_primal_box(row_ops ops, const double *sqnorm, const int64_t *rows, const dou
             ops.axpy(ops.rows, rows[i], alpha[i] * y[i], w);
             *wb += alpha[i] * y[i] * bias;
         }
-        qd[i] = sqnorm[rows[i]] + bias * bias + (weighted && y[i] < 0.0 ? diag_neg : diag_pos);
+        qd[i] = sqnorm[rows[i]] + bias * bias + (y[i] < 0.0 ? diag_neg : diag_pos);
         index[i] = i;
     }
     /* Shrinking (Hsieh et al., Algorithm 3): a variable at a bound whose
@@ -130,7 +130,7 @@ dcd_primal_box(row_ops ops, const double *sqnorm, const int64_t *rows, const dou
             const int64_t i = index[s];
             if (ops.prefetch && s + 1 < active)   /* rows come in random order: fetch the next early */
                 ops.prefetch(ops.rows, rows[index[s + 1]]);
-            const int neg = weighted && y[i] < 0.0;
+            const int neg = y[i] < 0.0;
             const double diag = neg ? diag_neg : diag_pos, upper = neg ? upper_neg : upper_pos;
             const double G = y[i] * (ops.dot(ops.rows, rows[i], w) + *wb * bias) - 1.0 + diag * alpha[i];
             double pg = 0.0;
@@ -189,21 +189,6 @@ dcd_primal_box(row_ops ops, const double *sqnorm, const int64_t *rows, const dou
     if (wsq)   /* at the pass limit w moved during the sum: unknown */
         *wsq = converged || l == 0 ? norm : 0.0;
     return pass;
-}
-
-/* An unweighted pair (one diagonal, one bound: every pair without class
- * weights) runs a copy of the loop in which they are constants; choosing
- * between two per row cost the cross-validation 6-8% on reuters-r52. */
-static inline __attribute__((always_inline)) int64_t
-dcd_primal(row_ops ops, const double *sqnorm, const int64_t *rows, const double *y, int64_t l, double *alpha,
-           double *w, double *wb, int rebuild, int64_t wlen, double *wsq, double *qd, int64_t *index, double bias,
-           const dual_box *box, double eps, int32_t max_iter, uint64_t *rng)
-{
-    if (box->diag[0] == box->diag[1] && box->upper[0] == box->upper[1])
-        return dcd_primal_box(ops, sqnorm, rows, y, l, alpha, w, wb, rebuild, wlen, wsq, qd, index, bias, box, eps,
-                              max_iter, rng, 0);
-    return dcd_primal_box(ops, sqnorm, rows, y, l, alpha, w, wb, rebuild, wlen, wsq, qd, index, bias, box, eps,
-                          max_iter, rng, 1);
 }
 
 #endif
