@@ -24,12 +24,11 @@ def class_weight_vector(class_weight, classes, y_index=None, *, per_class=None):
     None when ``class_weight`` is None (every weight 1: the unweighted
     problem, bit for bit).  ``class_weight``: ``"balanced"`` (needs
     ``y_index``, each sample's position in ``classes``; with ``per_class``,
-    the limit of rows each class brings to a pair, from the rows the pairs
-    train on: min(n_c, per_class), whose balance the limit already evens
-    out), or a mapping from
-    label to a positive finite weight (labels not named weigh 1; a label the
-    training data does not have is refused, as a mistyped label would
-    otherwise be ignored)."""
+    the limit of rows each class brings to a pair, counted from the rows the
+    pairs train on, min(n_c, per_class), whose balance the limit already
+    evens out), or a mapping from label to a positive finite weight (labels
+    not named weigh 1; a label the training data does not have is refused,
+    as a mistyped label would otherwise be ignored)."""
     if class_weight is None:
         return None
     K = len(classes)
