@@ -139,7 +139,29 @@ def libsvm_to_ovo(lm, *, n_features=None):
                      b=b.astype(np.float32), bags=1, normalize="none",
                      params={"imported": "libsvm", "svm_type": lm.svm_type, "kernel_type": lm.kernel_type},
                      provenance=source, tie_order=label_tie_order(lm.labels))
-    return model, lm.probA, lm.probB
+    A, B = lm.probA, lm.probB
+    if A is not None and constant.any():
+        A, B = _constant_pair_sigmoids(np.asarray(A, dtype=np.float64), np.asarray(B, dtype=np.float64),
+                                       constant, np.sign(-lm.rho))
+    return model, A, B
+
+
+def _constant_pair_sigmoids(A, B, constant, sign):
+    """probA/probB of the rho = +-inf pairs made to give what svm-predict -b 1
+    gives them.  Its sigmoid sees the decision -+inf: A * dec + B is NaN for
+    A = 0 (the usual value there), which its clamp max(NaN, 1e-7) turns into
+    1e-7 for the pair's first class -- whichever way the pair votes -- and
+    +-inf otherwise, a probability of 0 or 1, clamped.  The imported pair
+    decides by the constant +-1 instead, so its sigmoid becomes A = 0 and B
+    = +-1e300: the same clamped values (an A * +-1 + B of 0.5-ish had
+    changed most probable classes of whole test sets)."""
+    A, B = A.copy(), B.copy()
+    with np.errstate(invalid="ignore"):
+        z = A[constant] * sign[constant] * np.inf
+    first_low = np.isnan(z) | (z > 0)          # P(first class) = 1 / (1 + e^z): 0 -> clamped to 1e-7
+    A[constant] = 0.0
+    B[constant] = np.where(first_low, 1e300, -1e300)
+    return A, B
 
 
 def liblinear_to_hsvm(lm, *, n_features=None):

@@ -30,15 +30,9 @@ import numpy as np
 from ..support.native import lib, ptr
 from . import estimators as est
 
-__all__ = ["couple_mass", "K_MAX", "K_FULL_LIBSVM", "DELTA", "PairTable"]
+__all__ = ["couple_mass", "K_MAX", "DELTA", "PairTable"]
 
 K_MAX = 64
-#: LIBSVM's own sigmoids (an imported calibration) are coupled over every
-#: class up to this many, as svm-predict -b 1 couples them: on omniglot-242
-#: the mass coupling of K_MAX classes differed from svm-predict by up to
-#: 0.058 and changed the most probable class of 144 of 1,210 rows.  Past it
-#: the O(K^3) solve per sample costs more than the approximation's error.
-K_FULL_LIBSVM = 256
 DELTA = 1e-3
 
 

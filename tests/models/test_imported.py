@@ -380,3 +380,41 @@ def test_libsvm_sigmoids_are_coupled_over_every_class_beyond_the_mass_couplings_
     assert np.abs(P - full).max() < 1e-12
     own = dataclasses.replace(cal, info=dict(cal.info, platt="hsvm"))
     assert not own.from_libsvm and np.abs(Predictor(m, calibration=own).predict_proba(X) - full).max() > 1e-6
+
+
+def test_pairs_of_a_weight_zero_class_give_svm_predicts_clamped_probabilities():
+    # rho = +-inf: svm-predict's sigmoid sees a decision of -+inf, A * dec is
+    # NaN for A = 0 and its clamp gives the pair's first class 1e-7, whichever
+    # way the pair votes; +-inf otherwise (0 or 1, clamped)
+    from hsvm_cli.models.imported import _constant_pair_sigmoids
+    from hsvm_cli.proba.estimators import MIN_PAIR_PROBA, pairwise_proba
+    A, B = np.array([0.0, 0.0, -2.0, 3.0, -1.5]), np.array([0.1, -0.2, 0.3, 0.4, 0.5])
+    constant = np.array([True, True, True, True, False])
+    sign = np.array([1.0, -1.0, 1.0, 1.0, 1.0])               # of -rho: the way each pair votes
+    A2, B2 = _constant_pair_sigmoids(A, B, constant, sign)
+    dec = np.array([[1.0, -1.0, 1.0, 1.0, 0.7]])              # the imported constant pairs decide by +-1
+    r = pairwise_proba(dec, A2[None, :], B2[None, :])[0]
+    assert r[:2].tolist() == [MIN_PAIR_PROBA] * 2             # NaN -> first class 1e-7
+    assert r[2] == 1.0 - MIN_PAIR_PROBA and r[3] == MIN_PAIR_PROBA   # -inf -> 1, +inf -> 0, clamped
+    assert r[4] == pairwise_proba(dec[:, 4:], A[4:][None, :], B[4:][None, :])[0, 0]
+
+
+def test_a_weight_zero_class_model_has_svm_predicts_probabilities(tools, dataset_files, tmp_path):
+    train, test = dataset_files("digits")
+    sub_train, sub_test = tmp_path / "tr.svm", tmp_path / "te.svm"
+    for src, dst in ((train, sub_train), (test, sub_test)):
+        dst.write_text("".join(ln for ln in Path(src).read_text().splitlines(True) if ln.split()[0] in ("3", "8", "5")))
+    model, pred = tmp_path / "m.model", tmp_path / "m.pred"
+    tool_run("svm-train", "-q", "-t", "0", "-c", "1", "-b", "1", "-w3", "0", sub_train, model)
+    tool_run("svm-predict", "-b", "1", sub_test, model, pred)
+    lines = Path(pred).read_text().splitlines()
+    order = [int(v) for v in lines[0].split()[1:]]
+    ref = np.array([[float(v) for v in line.split()[1:]] for line in lines[1:]])
+    imp = import_model(str(model))
+    X, _ = load_svmlight(str(sub_test), n_features=imp.model.n_features, extra_features="ignore")
+    P = Predictor(imp.model, calibration=imported_calibration(imp)).predict_proba(X)
+    cols = np.searchsorted(imp.model.classes, order)
+    assert np.abs(P[:, cols] - ref).max() < 5e-3
+    top2 = np.sort(ref, axis=1)[:, -2:]
+    clear = top2[:, 1] - top2[:, 0] > 1e-3      # svm-predict prints 6 digits: near-ties are not told apart
+    assert clear.sum() > 50 and np.array_equal(P[clear][:, cols].argmax(axis=1), ref[clear].argmax(axis=1))
