@@ -405,7 +405,10 @@ class _PairNormals:
 
     The normals are kept as column blocks of _COLUMNS features, added as the
     largest index grows, so a model read as a stream never copies what it has
-    accumulated until the one final assembly."""
+    accumulated until the one final assembly.  The last block is only as wide
+    as the features seen need (doubling, up to _COLUMNS): with 15 features and
+    K = 600 a full block was 5.9 GB of zeros, made resident by the huge pages
+    numpy asks for, for 11 MB of weights."""
 
     _COLUMNS = 4096
 
@@ -436,14 +439,13 @@ class _PairNormals:
         data = np.concatenate(batch.val)
         lo, hi = int(indices.min()), int(indices.max()) + 1
         self.width = max(self.width, hi)
-        if len(self.blocks) * self._COLUMNS < hi:
+        if self._capacity() < hi:
             # The blocks (float64), the assembled W (float64) and the model's
             # float32 copy: 20 bytes per pair and feature at the end.
-            check_allocation(self.P * hi * 20 - self.P * len(self.blocks) * self._COLUMNS * 8,
+            check_allocation(self.P * hi * 20 - self.P * self._capacity() * 8,
                              "%s: %d pair normals x %d features (a support vector uses feature %d)"
                              % (self.name, self.P, hi, hi))
-        while len(self.blocks) * self._COLUMNS < hi:
-            self.blocks.append(np.zeros((self.P, self._COLUMNS), dtype=np.float64))
+            self._widen(hi)
         S = sp.csr_matrix((data, indices - lo, indptr), shape=(batch.rows, hi - lo))
         A = np.array(batch.coefs, dtype=np.float64).reshape(batch.rows, batch.ncoef)
         # Row t of the (K-1) x (hi-lo) product is sum_s A[s, t] sv_s over the
@@ -456,11 +458,27 @@ class _PairNormals:
             self.blocks[blk][rows, s - blk * C:e - blk * C] += part[:, s - lo:e - lo]
         batch.clear()
 
+    def _capacity(self):
+        # every block but the last is _COLUMNS wide
+        return (len(self.blocks) - 1) * self._COLUMNS + self.blocks[-1].shape[1] if self.blocks else 0
+
+    def _widen(self, hi):
+        C = self._COLUMNS
+        while self._capacity() < hi:
+            last = self.blocks[-1] if self.blocks else None
+            if last is not None and last.shape[1] < C:
+                need = hi - (len(self.blocks) - 1) * C
+                wider = np.zeros((self.P, min(C, max(need, 2 * last.shape[1]))), dtype=np.float64)
+                wider[:, :last.shape[1]] = last
+                self.blocks[-1] = wider
+            else:
+                self.blocks.append(np.zeros((self.P, min(C, hi - len(self.blocks) * C)), dtype=np.float64))
+
     def result(self):
         W = np.empty((self.P, self.width), dtype=np.float64)
         C = self._COLUMNS
         for blk, block in enumerate(self.blocks):
-            s, e = blk * C, min(self.width, (blk + 1) * C)
+            s, e = blk * C, min(self.width, blk * C + block.shape[1])
             W[:, s:e] = block[:, :e - s]
         return W
 

@@ -153,3 +153,28 @@ def test_a_path_that_cannot_be_opened_is_one_line_exit_66(tmp_path, make):
     path = make(tmp_path)
     r = run(["import-model", str(path), "-o", str(tmp_path / "o.hsvm")], exit_code=66)
     assert r.stderr.startswith("hsvm: %s: cannot open: " % path) and r.stderr.count("\n") == 1
+
+
+def test_pair_normals_grow_only_as_wide_as_the_features_seen():
+    # a block of 4,096 columns per pair for a model of 15 features was 5.9 GB
+    # at K = 600; the last block now grows with the widest index, doubling
+    from hsvm_cli.io.tool_models import _PairNormals, _SvBatch
+    rng = np.random.default_rng(3)
+    K = 4
+    acc = _PairNormals(K, "m")
+    ref = np.zeros((K * (K - 1) // 2, 9000))
+    widths = []
+    for c, top in ((0, 12), (1, 15), (2, 700), (3, 5000), (1, 9000), (0, 30)):
+        batch = _SvBatch(K - 1)
+        for _ in range(3):
+            idx = np.unique(rng.integers(0, top, size=6))
+            idx[-1] = top - 1
+            val, coef = rng.normal(size=idx.size), rng.normal(size=K - 1)
+            batch.append(coef, idx, val)
+            for t, p in enumerate(acc.rows_of_class(c)):
+                ref[p, idx] += coef[t] * val
+        acc.add(c, batch)
+        widths.append([b.shape[1] for b in acc.blocks])
+    assert widths[:3] == [[12], [24], [700]]
+    assert widths[3] == [4096, 904] and widths[4][:2] == [4096, 4096] and sum(widths[4]) >= 9000
+    np.testing.assert_allclose(acc.result(), ref, atol=1e-12)
