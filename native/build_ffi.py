@@ -52,6 +52,9 @@ ffibuilder.set_source(
     "".join('#include "%s"\n' % os.path.basename(h) for h in _public_headers()),
     sources=[os.path.relpath(p, os.path.dirname(HERE)) for p in sorted(glob.glob(os.path.join(HERE, "*.c")))],
     include_dirs=[os.path.relpath(HERE, os.path.dirname(HERE))],
+    # every header, private ones too: an edit to cvpath_dcd.h alone left
+    # `setup.py build_ext --inplace` calling the extension up to date
+    depends=[os.path.relpath(p, os.path.dirname(HERE)) for p in sorted(glob.glob(os.path.join(HERE, "*.h")))],
     extra_compile_args=_compile_args(),
 )
 
