@@ -163,6 +163,14 @@ class Calibration:
             # be reported as the model's fault, not as a mismatch.
             model.verify()
             raise ModelMismatchError("calibration %s was fitted for another model" % (self.path or "<calibration>"))
+        if self.from_libsvm and "infinite_rho" not in self.info and 0 in (model.provenance or {}).get("nr_sv", []):
+            # imported before the pairs of a class without support vectors
+            # (rho = +-inf) got svm-predict's probabilities: its B values
+            # would give them ~0.5 each, far from svm-predict's
+            raise ModelMismatchError("calibration %s was imported by an older hsvm, whose probabilities for the pairs "
+                                     "of a class without support vectors differ from svm-predict -b 1's: import it "
+                                     "again (hsvm import-model MODEL_FILE -o MODEL --calibration %s)"
+                                     % (self.path or "<calibration>", self.path or "CAL"))
         if h is not None and self.hash_identity and hash_identity(h) != self.hash_identity:
             raise ModelMismatchError("calibration %s was fitted with another hash model" % (self.path or "<calibration>"))
 

@@ -242,4 +242,6 @@ def imported_calibration(imported):
                        platt_B=np.asarray(imported.platt_B, dtype=np.float64), model_sha256=m.content_sha256(),
                        hash_identity=None, setting=Setting("exact"),
                        info={"platt": "LIBSVM probA/probB of %s" % imported.source.get("imported_from"),
+                             # what a pair of rho = +-inf gives (libsvm_to_ovo); older files lack it
+                             "infinite_rho": "svm-predict -b 1",
                              "why": "exact prediction: probabilities from the imported model's own sigmoids"})

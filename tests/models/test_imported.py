@@ -418,3 +418,18 @@ def test_a_weight_zero_class_model_has_svm_predicts_probabilities(tools, dataset
     top2 = np.sort(ref, axis=1)[:, -2:]
     clear = top2[:, 1] - top2[:, 0] > 1e-3      # svm-predict prints 6 digits: near-ties are not told apart
     assert clear.sum() > 50 and np.array_equal(P[clear][:, cols].argmax(axis=1), ref[clear].argmax(axis=1))
+
+
+def test_a_weight_zero_calibration_imported_before_the_fix_is_refused_until_imported_again():
+    import dataclasses
+
+    from hsvm_cli.errors import ModelMismatchError
+    imp = import_model(str(TOOL_FIXTURES / "libsvm_c3.model"))
+    cal, m = imported_calibration(imp), imp.model
+    assert cal.info["infinite_rho"] == "svm-predict -b 1"
+    old = dataclasses.replace(cal, info={k: v for k, v in cal.info.items() if k != "infinite_rho"})
+    old.check(m)                                    # every class has support vectors: the old file is right
+    m.provenance = dict(m.provenance, nr_sv=[0] + list(m.provenance["nr_sv"][1:]))
+    cal.check(m)
+    with pytest.raises(ModelMismatchError, match="import it again"):
+        old.check(m)
