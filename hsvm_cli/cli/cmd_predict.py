@@ -269,8 +269,9 @@ def _predict_dask(address, test, output, *, model_path, hbm_path, calib_path, ex
     summary = PredictionWriter(classes)
     summary.total, summary.correct = counts.get("total", 0), counts.get("correct", 0)
     summary.labelled_rows = counts.get("labelled", 0)
+    summary.unknown_labels = set(counts.get("unknown_labels", ()))
     if not quiet and summary.labelled:
-        note = summary.unknown_labels_note("predict --dask")    # the count: the workers keep the labels
+        note = summary.unknown_labels_note("predict")
         if note:
             click.echo(note, err=True)
         click.echo(summary.accuracy_line(), err=True)

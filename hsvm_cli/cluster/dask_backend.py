@@ -378,7 +378,9 @@ def predict_shards(client, sources, predict_fn, output, *, n_shards=None, log=No
                 fh.write(data)
                 fut.release()
                 for key, value in counts.items():
-                    totals[key] = totals.get(key, 0) + value
+                    # counts add up; lists of labels join
+                    totals[key] = sorted(set(totals.get(key, ())) | set(value)) if isinstance(value, list) \
+                        else totals.get(key, 0) + value
                 if log is not None:
                     item = items[k]
                     log("task %d/%d (%s%s): %d bytes written"
@@ -411,7 +413,7 @@ class PredictTask:
     ``calibration_path``); ``threads`` is left to the worker (Dask's worker
     processes run single-threaded, see the module docstring).  Returns
     ``(bytes, counts)`` with ``total``, ``correct`` and ``labelled`` rows for
-    the accuracy line."""
+    the accuracy line, and the first few ``unknown_labels`` for its note."""
 
     def __init__(self, model_path, *, hash_model_path=None, calibration_path=None, exact=False, settings=None,
                  scores=False, proba=False, zero_based=False, extra_features="error", chunk_rows=16384):
@@ -463,7 +465,8 @@ class PredictTask:
         writer = predictor.predict_file(item.path, out, scores=self.scores, proba=self.proba,
                                         zero_based=self.zero_based, extra_features=self.extra_features,
                                         chunk_rows=self.chunk_rows, shard=item.shard, header=item.index == 0)
-        counts = {"total": writer.total, "correct": writer.correct, "labelled": writer.labelled_rows}
+        counts = {"total": writer.total, "correct": writer.correct, "labelled": writer.labelled_rows,
+                  "unknown_labels": sorted(writer.unknown_labels)}
         return out.getvalue().encode("ascii"), counts
 
 

@@ -365,3 +365,15 @@ def test_without_dask_installed_the_backend_is_one_line_and_exit_69(tmp_path, di
     assert (r.returncode, r.stderr) == (69, "hsvm: the Dask backend needs the 'dask' extra: pip install "
                                             "'hsvm[dask]'\n"), r.stderr
     assert not any(tmp_path.iterdir())
+
+
+def test_cli_predict_dask_notes_labels_the_model_lacks_as_one_process_does(client, tmp_path):
+    lines = (FIX / "test.svm").read_text().splitlines(True)
+    # unknown labels spread over the shards, more of them than the note lists
+    mixed = "".join(("%d%s" % (90 + i % 7, ln[ln.index(" "):]) if i % 9 == 0 else ln) for i, ln in enumerate(lines))
+    test = tmp_path / "mixed.svm"
+    test.write_text(mixed)
+    base = ["predict", "-m", FIX / "digits.hsvm", test]
+    here = run(base + ["-o", tmp_path / "a"]).stderr.splitlines()[-2:]
+    there = run(base + ["--dask", client.scheduler.address, "-o", tmp_path / "b"]).stderr.splitlines()[-2:]
+    assert there == here and here[0].startswith("hsvm: predict: ") and "(90, 91, 92, 93, 94, ...)" in here[0]
