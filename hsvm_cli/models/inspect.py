@@ -107,8 +107,26 @@ def _not_a_container(name):
         return "a LIBSVM or LIBLINEAR model, not an hsvm file: convert it with `hsvm import-model %s -o " \
                "MODEL.hsvm`" % name
     if head[8:9] == b"{":
-        return "a damaged hsvm file: its header is not valid JSON"
+        return _damaged_header(name, int.from_bytes(head[:8], "little"))
     return "not an hsvm file (no container header)"
+
+
+def _damaged_header(name, length):
+    # what is wrong with a header that starts as safetensors' do
+    import os
+    size = os.path.getsize(name)
+    if 8 + length > size:
+        return "a damaged hsvm file: its header length (%d bytes) runs past the end of the file (%d bytes)" \
+            % (length, size)
+    with open_raw(name) as fh:
+        text = read_raw(fh, 8 + length, name)[8:]
+    try:
+        header = json.loads(text)
+    except ValueError:
+        return "a damaged hsvm file: its header is not valid JSON"
+    if not isinstance(header, dict) or "format" not in (header.get("__metadata__") or {}):
+        return "not an hsvm file: a safetensors-style header without hsvm's metadata (__metadata__.format)"
+    return "a damaged hsvm file: its header is not one hsvm reads"
 
 
 def describe(path, *, verify=False):
@@ -127,16 +145,27 @@ def describe(path, *, verify=False):
         raise ModelFormatError(name, "format %r is unknown to this hsvm" % kind)
     import importlib
     module, loader = _LOADERS[kind]
-    getattr(importlib.import_module("." + module, __package__), loader)(path)
+    loaded = getattr(importlib.import_module("." + module, __package__), loader)(path)
     c = read_container(path, kind=kind, versions=_Any(), lazy=_Any())
+    meta = c.meta
     if verify:
         for key in c.arrays:
             c.verify(key)
         for key in c.row_digests:
             c.verify_row_digests(key)
+    identity = getattr(loaded, "content_sha256", None)
+    if callable(identity) and "content_sha256" in meta:
+        # A model's identity is recomputed from its block digests, never
+        # taken from the header (docs/formats.md): show that one, and have
+        # --verify refuse a header that records another.
+        real = identity()
+        if verify and meta["content_sha256"] != real:
+            raise ModelFormatError(name, "content digest mismatch: the header records %s, the arrays give %s"
+                                   % (printable(str(meta["content_sha256"])), real))
+        meta = dict(meta, content_sha256=real)
     arrays = {key: {"dtype": str(a.dtype), "shape": list(a.shape), "bytes": int(a.nbytes)}
               for key, a in c.arrays.items()}
     classes = [int(v) for v in c.arrays["classes"]] if "classes" in c.arrays else None
     return FileInfo(path=name, format=kind, version=c.version, bytes=c.size, checksummed=c.checksummed,
                     verified=bool(c.checksummed and (verify or kind not in _LAZY_W)), arrays=arrays,
-                    classes=classes, meta=c.meta)
+                    classes=classes, meta=meta)

@@ -265,3 +265,31 @@ def test_a_refine_reads_and_checks_only_its_own_rows_of_w(digits_files, tmp_path
         else:
             assert (tmp_path / "p.txt").read_text() == (tmp_path / "exact.txt").read_text()
         run(["predict", "-q", "--exact", "-m", bad, one, "-o", tmp_path / "p.txt"], exit_code=65)
+
+
+def test_info_shows_a_models_recomputed_identity_and_verify_refuses_a_header_that_records_another(
+        digits_model_file, tmp_path):
+    real = run(["info", "--json", digits_model_file]).stdout
+    real_sha = json.loads(real)["meta"]["content_sha256"]
+    bad = _rewrite(digits_model_file, tmp_path / "m.hsvm", MODEL_KIND,
+                   edit_meta=lambda m: m.update(content_sha256="0" * 64))
+    assert json.loads(run(["info", "--json", bad]).stdout)["meta"]["content_sha256"] == real_sha
+    r = run(["info", "--verify", bad], exit_code=65)
+    assert r.stderr == "hsvm: %s: content digest mismatch: the header records %s, the arrays give %s\n" % (
+        bad, "0" * 64, real_sha)
+
+
+def test_info_names_what_is_wrong_with_a_header_that_looks_like_safetensors(digits_model_file, tmp_path):
+    blob = open(digits_model_file, "rb").read()
+    past = tmp_path / "past.hsvm"
+    past.write_bytes(struct.pack("<Q", len(blob) + 10) + blob[8:])
+    r = run(["info", past], exit_code=65)
+    assert "its header length (%d bytes) runs past the end of the file (%d bytes)" % (len(blob) + 10, len(blob)) \
+        in r.stderr
+    header = b'{"x": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}'
+    plain = tmp_path / "plain.safetensors"
+    plain.write_bytes(struct.pack("<Q", len(header)) + header + b"\0" * 4)
+    assert "a safetensors-style header without hsvm's metadata" in run(["info", plain], exit_code=65).stderr
+    broken = tmp_path / "broken.hsvm"
+    broken.write_bytes(struct.pack("<Q", 8) + b'{"x": 1,')
+    assert "its header is not valid JSON" in run(["info", broken], exit_code=65).stderr
