@@ -276,6 +276,18 @@ def test_cli_predict_dask_gives_the_single_process_output(client, tmp_path, flag
     assert r.stderr.startswith("hsvm: predict --dask: task 0/4 (%s shard 0/4): " % test)
 
 
+def test_cli_predict_dask_notes_labels_the_model_lacks_as_one_process_does(client, tmp_path):
+    lines = (FIX / "test.svm").read_text().splitlines(True)
+    # unknown labels spread over the shards, more of them than the note lists
+    mixed = "".join(("%d%s" % (90 + i % 7, ln[ln.index(" "):]) if i % 9 == 0 else ln) for i, ln in enumerate(lines))
+    test = tmp_path / "mixed.svm"
+    test.write_text(mixed)
+    base = ["predict", "-m", FIX / "digits.hsvm", test]
+    here = run(base + ["-o", tmp_path / "a"]).stderr.splitlines()[-2:]
+    there = run(base + ["--dask", client.scheduler.address, "-o", tmp_path / "b"]).stderr.splitlines()[-2:]
+    assert there == here and here[0].startswith("hsvm: predict: ") and "(90, 91, 92, 93, 94, ...)" in here[0]
+
+
 def test_cli_predict_dask_refuses_codes_timings_and_shard(client, tmp_path):
     base = ["predict", "-m", FIX / "digits.hsvm", FIX / "test.svm", "--dask", client.scheduler.address]
     for extra, words in ((["--shard", "0/2"], "exclusive"), (["--timings"], "--timings"),
@@ -366,14 +378,3 @@ def test_without_dask_installed_the_backend_is_one_line_and_exit_69(tmp_path, di
                                             "'hsvm[dask]'\n"), r.stderr
     assert not any(tmp_path.iterdir())
 
-
-def test_cli_predict_dask_notes_labels_the_model_lacks_as_one_process_does(client, tmp_path):
-    lines = (FIX / "test.svm").read_text().splitlines(True)
-    # unknown labels spread over the shards, more of them than the note lists
-    mixed = "".join(("%d%s" % (90 + i % 7, ln[ln.index(" "):]) if i % 9 == 0 else ln) for i, ln in enumerate(lines))
-    test = tmp_path / "mixed.svm"
-    test.write_text(mixed)
-    base = ["predict", "-m", FIX / "digits.hsvm", test]
-    here = run(base + ["-o", tmp_path / "a"]).stderr.splitlines()[-2:]
-    there = run(base + ["--dask", client.scheduler.address, "-o", tmp_path / "b"]).stderr.splitlines()[-2:]
-    assert there == here and here[0].startswith("hsvm: predict: ") and "(90, 91, 92, 93, 94, ...)" in here[0]
