@@ -28,7 +28,7 @@ class PredictionWriter:
         self.total = 0
         self.correct = 0
         self.labelled_rows = 0
-        self.unknown_labels = set()     # the first few labels of rows that are no class of the model
+        self.unknown_labels = set()     # the smallest labels of rows that are no class of the model
 
     @property
     def labelled(self):
@@ -56,9 +56,11 @@ class PredictionWriter:
         self.total += int(y.shape[0])
         self.labelled_rows += int(known.sum())
         self.correct += int((block.labels == y).sum())
-        if len(self.unknown_labels) <= _UNKNOWN_SHOWN and not known.all():
-            # one more than shown: the note then knows to say "..."
-            self.unknown_labels.update(np.unique(y[~known])[:_UNKNOWN_SHOWN + 1].tolist())
+        if not known.all():
+            # the smallest labels so far, one more than the note shows (it
+            # then knows to say "..."): the same whatever the chunks or tasks
+            seen = self.unknown_labels.union(np.unique(y[~known])[:_UNKNOWN_SHOWN + 1].tolist())
+            self.unknown_labels = set(sorted(seen)[:_UNKNOWN_SHOWN + 1])
 
     def write_all(self, blocks, output, *, timings=None, header=True):
         """Write the predictions of ``blocks`` to ``output``: a path (``-``:

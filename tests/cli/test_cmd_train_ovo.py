@@ -406,6 +406,11 @@ def test_predict_notes_labels_the_model_lacks_before_the_accuracy(tmp_path):
                                                                     for i, ln in enumerate(lines[:7])))
     r = run(["predict", "-m", model, many, "-o", tmp_path / "p.txt"])
     assert "7 of 27 samples have labels the model lacks (90, 91, 92, 93, 94, ...)" in r.stderr
+    # the smallest labels whatever the chunks: 96 first, the others after it, three rows a chunk
+    late = write_text(tmp_path / "late.svm", "".join(lines) + "".join("%d%s" % (96 - i, ln[ln.index(" "):])
+                                                                    for i, ln in enumerate(lines[:7])))
+    r = run(["predict", "-m", model, late, "--chunk-rows", "3", "-o", tmp_path / "p.txt"])
+    assert "7 of 27 samples have labels the model lacks (90, 91, 92, 93, 94, ...)" in r.stderr
     unlabelled = write_text(tmp_path / "u.svm", "".join("0" + ln[ln.index(" "):] for ln in lines))
     assert run(["predict", "-m", model, unlabelled, "-o", tmp_path / "q.txt"]).stderr == ""
 
