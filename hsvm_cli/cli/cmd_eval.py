@@ -15,7 +15,9 @@ def _parse_ks(ctx, param, value):
         ks = sorted({int(v) for v in value.split(",") if v.strip()})
     except ValueError:
         raise click.BadParameter("expected integers separated by commas, such as 1,5,24") from None
-    if not ks or ks[0] < 1:
+    if not ks:
+        raise click.BadParameter("no k given: expected integers separated by commas, such as 1,5,24")
+    if ks[0] < 1:
         raise click.BadParameter("every k must be at least 1")
     return ks
 

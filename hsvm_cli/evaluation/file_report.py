@@ -261,10 +261,11 @@ def _evaluate_predictions(truth, predictions, proba, recall_k, reference, zero_b
     if rows.n != n_true:
         # the file's last line: after a header, rows are not line numbers
         last = rows.last_line if rows.last_line is not None else (1 if has_scores else int(rows.n))
-        raise InputFormatError(pred.name, last,
-                               "%d predictions for the %d samples of %s"
-                               % (rows.n, n_true, display_name(truth)
-                                  + ("" if shard is None else " (shard %s)" % (as_shard(shard),))))
+        reason = "%d predictions for the %d samples of %s" % (
+            rows.n, n_true, display_name(truth) + ("" if shard is None else " (shard %s)" % (as_shard(shard),)))
+        if last == 0:           # an empty file has no line to name
+            raise DataError("%s: %s" % (pred.name, reason))
+        raise InputFormatError(pred.name, last, reason)
     if proba and pred.scores_dropped:
         raise OptionError("--proba: shard %s's part of the output has no 'labels' header (shard 0's has it): "
                           "evaluate the concatenated output" % (as_shard(shard),))

@@ -567,3 +567,12 @@ def test_a_bad_test_line_past_the_first_block_is_reported_before_the_predictions
     preds = write_text(tmp_path / "p.txt", "".join("%d\n" % (1 + i % 3) if i != 99 else "bogus\n" for i in range(6000)))
     r = run(["eval", "--truth", truth, preds], exit_code=65)
     assert r.stderr == "hsvm: %s:5000: bad label 'abc': labels must be integers\n" % truth
+
+
+def test_an_empty_predictions_file_is_named_without_a_line_and_an_empty_k_list_says_so(tmp_path):
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    r = run(["eval", "--truth", DIGITS_TEST, empty], exit_code=65, stdout="")
+    assert r.stderr == "hsvm: %s: 0 predictions for the 450 samples of %s\n" % (empty, DIGITS_TEST)
+    r = run(["eval", "--truth", DIGITS_TEST, empty, "--recall-k", ""], exit_code=2, stdout="")
+    assert "no k given" in r.stderr
