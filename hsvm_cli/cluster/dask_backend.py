@@ -130,7 +130,7 @@ class connect:
             kw = dict(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0",
                       silence_logs=logging.CRITICAL)
             kw.update(self.cluster_kw)
-            self.cluster = LocalCluster(**kw)
+            self.cluster = _without_terminal_interrupts(lambda: LocalCluster(**kw))
             addr = self.cluster
         try:
             self.client = Client(addr)
@@ -158,6 +158,26 @@ class connect:
             if self.cluster is not None:
                 self.cluster.close()
         return False
+
+
+def _without_terminal_interrupts(start):
+    """``start()`` (the local cluster's start-up) with SIGINT ignored, so
+    that the worker processes it spawns inherit the ignoring: Ctrl-C at a
+    terminal signals the whole process group, and each worker printed its
+    own KeyboardInterrupt traceback while this process, which stops them,
+    printed its one line.  Ignoring survives exec, and neither Python nor
+    asyncio installs a KeyboardInterrupt handler over it (a blocked signal
+    did not stay blocked in the workers).  The price: a Ctrl-C during the
+    start-up itself, under a second, is lost.  Off the main thread, as is."""
+    import signal
+    import threading
+    if threading.current_thread() is not threading.main_thread():
+        return start()
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        return start()
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def parse_local(address):
