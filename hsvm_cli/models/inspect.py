@@ -33,6 +33,7 @@ _LAZY_W = {"hsvm-model", "hsvm-model-part", "hsvm-ovr-model"}
 # Shown in full by text(); longer lists are counted (json() has them all).
 _LIST_ITEMS = 12
 _CLASSES_SHOWN = 20
+_STRING_CHARS = 200
 
 
 class _Any:
@@ -96,6 +97,10 @@ def _flat(meta, prefix=""):
         elif isinstance(value, list) and (len(value) > _LIST_ITEMS or any(isinstance(v, (dict, list))
                                                                           for v in value)):
             yield name, "[%d items] (--json shows them)" % len(value)
+        elif isinstance(value, str) and len(value) > _STRING_CHARS:
+            # a command line of thousands of files: lists are counted, so are these
+            yield name, "%s... [%d characters] (--json shows them)" % (json.dumps(value[:_STRING_CHARS])[:-1],
+                                                                      len(value))
         else:
             yield name, json.dumps(value)
 

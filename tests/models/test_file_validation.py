@@ -293,3 +293,12 @@ def test_info_names_what_is_wrong_with_a_header_that_looks_like_safetensors(digi
     broken = tmp_path / "broken.hsvm"
     broken.write_bytes(struct.pack("<Q", 8) + b'{"x": 1,')
     assert "its header is not valid JSON" in run(["info", broken], exit_code=65).stderr
+
+
+def test_info_text_shortens_a_long_string_and_json_keeps_it(digits_model_file, tmp_path):
+    command = "hsvm train-ovo " + " ".join("part-%04d.svm" % i for i in range(400))
+    long = _rewrite(digits_model_file, tmp_path / "m.hsvm", MODEL_KIND,
+                    edit_meta=lambda m: m["provenance"].update(command=command))
+    line = [ln for ln in run(["info", long]).stdout.splitlines() if "provenance.command" in ln][0]
+    assert line.endswith("... [%d characters] (--json shows them)" % len(command)) and len(line) < 300
+    assert json.loads(run(["info", "--json", long]).stdout)["meta"]["provenance"]["command"] == command
