@@ -32,6 +32,7 @@ except ImportError:             # pragma: no cover - older scikit-learn
 from .models.hashed import hash_model
 from .predict.predictor import Predictor
 from .support.threads import default_threads
+from .train.class_weight import is_weight
 from .train.ovo import train_ovo
 
 __all__ = ["HashedOvoSVC"]
@@ -150,8 +151,7 @@ class HashedOvoSVC(ClassifierMixin, BaseEstimator):
             if at.size != 1:
                 raise ValueError("class_weight names %r, which is not a class of y (classes_: %s%s)"
                                  % (key, ", ".join(str(c) for c in classes[:10]), ", ..." if len(classes) > 10 else ""))
-            if isinstance(weight, (bool, np.bool_)) or not isinstance(weight, numbers.Real) or \
-                    not (np.isfinite(weight) and weight > 0):
+            if not is_weight(weight):
                 raise ValueError("class_weight[%r] must be a positive finite number, not %r" % (key, weight))
             out[int(classes[at[0]]) if integer_labels is not None else int(at[0])] = weight
         return out

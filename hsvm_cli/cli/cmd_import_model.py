@@ -56,7 +56,7 @@ def command(model_file, output, n_features, calib_path, zero_based, quiet):
             what = "one-vs-rest model, %d classes" % m.n_classes
         else:
             save_model(m, output)
-            what = "one-vs-one model, %d classes, %d pair%s" % (m.n_classes, m.n_pairs, "" if m.n_pairs == 1 else "s")
+            what = "one-vs-one model, %d classes, %s" % (m.n_classes, options.counted(m.n_pairs, "pair"))
         if cal is not None:
             save_calibration(cal, calib_path)
     if not quiet:

@@ -235,11 +235,8 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
         click.echo(line, err=True)
     if not quiet and shard is not None:
         click.echo("hsvm: predict: shard %s: %d samples -> %s" % (shard, writer.total, output), err=True)
-    if not quiet and writer.labelled:
-        note = writer.unknown_labels_note("predict")
-        if note:
-            click.echo(note, err=True)
-        click.echo(writer.accuracy_line(), err=True)
+    if not quiet:
+        _report_accuracy(writer)
     if timings:
         click.echo(t.json_line(), err=True)
 
@@ -270,8 +267,15 @@ def _predict_dask(address, test, output, *, model_path, hbm_path, calib_path, ex
     summary.total, summary.correct = counts.get("total", 0), counts.get("correct", 0)
     summary.labelled_rows = counts.get("labelled", 0)
     summary.unknown_labels = set(counts.get("unknown_labels", ()))
-    if not quiet and summary.labelled:
-        note = summary.unknown_labels_note("predict")
+    if not quiet:
+        _report_accuracy(summary)
+
+
+def _report_accuracy(writer):
+    # svm-predict's accuracy line when the input is labelled, after the note
+    # of labels the model lacks (counted there as errors)
+    if writer.labelled:
+        note = writer.unknown_labels_note("predict")
         if note:
             click.echo(note, err=True)
-        click.echo(summary.accuracy_line(), err=True)
+        click.echo(writer.accuracy_line(), err=True)

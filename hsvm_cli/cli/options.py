@@ -7,6 +7,7 @@ import click
 
 from ..errors import OptionError
 from ..io.files import binary_on_terminal, output_is_terminal, refuse_overwriting_input, same_output
+from ..support.text import counted  # noqa: F401  (the subcommands' messages use it as options.counted)
 from ..support.threads import resolve_threads
 
 
@@ -74,11 +75,6 @@ zero_based_by_model = click.option(
     "--zero-based/--one-based", "zero_based", default=None,
     help="Feature indices in the svmlight input start at 0, or at 1 as in LIBSVM (default: as in the file the "
          "model was trained on, recorded in it by train-ovo --zero-based; else 1).")
-
-
-def counted(n, noun):
-    """``n`` and ``noun``, plural unless n is 1: "1 pair", "45 pairs"."""
-    return "%d %s%s" % (n, noun, "" if n == 1 else "s")
 
 
 def numbering_note(command, zero_based, trained_zero_based, fitted, data):

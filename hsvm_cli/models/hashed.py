@@ -30,6 +30,7 @@ from ..io.svmlight import MAX_FEATURES
 from ..support.arrays import check_seed, is_int
 from ..support.labels import strictly_increasing
 from ..support.memory import check_allocation
+from ..support.text import counted
 from .metadata import meta_bool, meta_dict, meta_digest, meta_int, meta_str
 from .ovo import OvoModel
 from .pairs import check_complete_pairs
@@ -75,9 +76,8 @@ class HashModel:
     path: str = None
 
     def __repr__(self):
-        pairs = self.pair_a.shape[0]
-        return "HashModel(%d classes, %d pair%s x %d bag%s, %d bits, seed %d, normalize=%r%s)" % (
-            self.classes.shape[0], pairs, "" if pairs == 1 else "s", self.bags, "" if self.bags == 1 else "s",
+        return "HashModel(%d classes, %s x %s, %d bits, seed %d, normalize=%r%s)" % (
+            self.classes.shape[0], counted(self.pair_a.shape[0], "pair"), counted(self.bags, "bag"),
             self.bits, self.seed, self.normalize,
             ", path=%r" % self.path if self.path else "")
     projection_kind: str = "gaussian"

@@ -13,6 +13,7 @@ from ..io.container import BLOCK_BYTES, array_digests, read_container, write_con
 from ..preprocess import NORMALIZATIONS
 from ..support.arrays import all_finite
 from ..support.labels import strictly_increasing
+from ..support.text import counted
 from .metadata import check_arrays, meta_dict, meta_int, meta_str
 from .pairs import canonical_pairs, check_complete_pairs
 
@@ -82,9 +83,8 @@ class OvoModel:
     def __repr__(self):
         # its shape, not its arrays (thousands of numbers, and reading a
         # mapped model's weights)
-        return "OvoModel(%d classes, %d pair%s x %d bag%s, %d features, normalize=%r%s)" % (
-            self.n_classes, self.n_pairs, "" if self.n_pairs == 1 else "s", self.bags, "" if self.bags == 1 else "s",
-            self.n_features, self.normalize,
+        return "OvoModel(%d classes, %s x %s, %d features, normalize=%r%s)" % (
+            self.n_classes, counted(self.n_pairs, "pair"), counted(self.bags, "bag"), self.n_features, self.normalize,
             ", path=%r" % self.path if self.path else "")
 
     @property

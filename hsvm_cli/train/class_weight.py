@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import OptionError
 
-__all__ = ["class_weight_vector", "class_weight_record", "check_weighted_c", "parse_class_weight"]
+__all__ = ["class_weight_vector", "class_weight_record", "check_weighted_c", "is_weight", "parse_class_weight"]
 
 
 def class_weight_vector(class_weight, classes, y_index=None, *, per_class=None):
@@ -50,14 +50,20 @@ def class_weight_vector(class_weight, classes, y_index=None, *, per_class=None):
     for label, weight in class_weight.items():
         if isinstance(label, (bool, np.bool_)) or not isinstance(label, numbers.Integral):
             raise OptionError("class_weight labels must be integers, not %r" % (label,))
-        if isinstance(weight, (bool, np.bool_)) or not isinstance(weight, numbers.Real) or \
-                not (math.isfinite(weight) and weight > 0):
+        if not is_weight(weight):
             raise OptionError("class %d: the weight must be a positive finite number, not %r" % (label, weight))
         if int(label) not in known:
             raise OptionError("class weight for label %d, which the training data does not have (its labels: %s)"
                               % (label, _labels_text(classes)))
         weights[known[int(label)]] = float(weight)
     return weights
+
+
+def is_weight(value):
+    """Whether ``value`` can be a class weight: a positive finite number
+    (not a bool)."""
+    return not isinstance(value, (bool, np.bool_)) and isinstance(value, numbers.Real) and \
+        math.isfinite(value) and value > 0
 
 
 def check_weighted_c(C, weights):

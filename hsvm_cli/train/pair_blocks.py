@@ -38,6 +38,7 @@ from ..io.shard import parse_shard
 from ..models.parts import ModelPart
 from ..models.provenance import record_zero_based, recorded_command
 from ..support.labels import integer_labels
+from ..support.text import counted
 from .ovo import read_training_file, train_ovo
 
 __all__ = ["pair_costs", "block_bounds", "pair_block", "part_command", "train_pair_block",
@@ -188,14 +189,12 @@ def train_pair_block_file(path, *, block, zero_based=False, log=None, **kw):
     start, stop = pair_block(counts, block, per_class=kw.get("per_class"))
     n_pairs = classes.shape[0] * (classes.shape[0] - 1) // 2
     if log is not None:
-        held = "no pairs" if stop == start else "pairs %d..%d (%d pair%s)" % (
-            start, stop - 1, stop - start, "" if stop - start == 1 else "s")
+        held = "no pairs" if stop == start else "pairs %d..%d (%s)" % (start, stop - 1, counted(stop - start, "pair"))
         log("block %s: %s of %d, %d samples read in %.1f s" % (block, held, n_pairs, X.shape[0],
                                                               time.perf_counter() - t0))
     part = train_pair_block(X, y, block=block, train_path=display_name(path), train_sha256=sha, **kw)
     record_zero_based(part.model.provenance, zero_based)
     if log is not None:
-        log("block %s: %d classifier%s trained in %.1f s" % (block, part.model.n_classifiers,
-                                                              "" if part.model.n_classifiers == 1 else "s",
-                                                              time.perf_counter() - t0))
+        log("block %s: %s trained in %.1f s" % (block, counted(part.model.n_classifiers, "classifier"),
+                                                 time.perf_counter() - t0))
     return part
