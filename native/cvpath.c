@@ -27,7 +27,9 @@
  *   with BLAS from the Gram matrix's columns, which hold the bias term too);
  * - primal form (the paper's Algorithm 3, with its shrinking; cvpath_dcd.h):
  *   w kept, each gradient a product with a row, held-out decisions w.x; on
- *   sparse rows (cvpath_primal.h) or, for dense-ish data, dense rows (below).
+ *   sparse rows (cvpath_primal.h) or, for dense-ish data, dense rows (below);
+ *   on sparse rows a pair's folds can also be solved together, one pass over
+ *   its rows serving every fold (cvpath_folds.h).
  *
  * Every step is plain double arithmetic in a fixed order (the vector loops of
  * the primal form keep the portable order on every instruction set), the
@@ -128,6 +130,94 @@ static int64_t pair_rows(const int64_t *block, int32_t F, int32_t K, int32_t fol
     return l;
 }
 
+/* The fused-fold form's buffers (cvpath_folds.h): a pair's rows over every
+ * fold (lmax of them), its dual variables by row and fold, the scratch
+ * weights of its folds and the F blocks of CV_LANES pairs' weights the
+ * held-out rows are voted on from. */
+typedef struct {
+    int64_t *rows, *index;
+    double *y, *qd, *alpha, *w, *Wf;
+    uint8_t *fold_of, *mask;
+} fold_work;
+
+static void *aligned_block(size_t bytes)
+{
+    void *p = NULL;
+    return posix_memalign(&p, 64, bytes > 0 ? bytes : 64) == 0 ? p : NULL;
+}
+
+static int fold_work_alloc(fold_work *b, int64_t lmax, int32_t d, int32_t F)
+{
+    const int64_t wlen = ((int64_t)d + 1) * CV_LANES;
+    b->rows = malloc(sizeof(int64_t) * (size_t)lmax);
+    b->index = malloc(sizeof(int64_t) * (size_t)lmax);
+    b->y = malloc(sizeof(double) * (size_t)lmax);
+    b->qd = malloc(sizeof(double) * (size_t)lmax);
+    b->alpha = malloc(sizeof(double) * (size_t)lmax * CV_LANES);
+    b->fold_of = malloc((size_t)lmax);
+    b->mask = malloc((size_t)lmax);
+    b->w = aligned_block(sizeof(double) * (size_t)wlen);
+    b->Wf = aligned_block(sizeof(double) * (size_t)wlen * (size_t)F);
+    if (b->w)
+        memset(b->w, 0, sizeof(double) * (size_t)wlen);
+    return b->rows && b->index && b->y && b->qd && b->alpha && b->fold_of && b->mask && b->w && b->Wf ? 0 : -2;
+}
+
+static void fold_work_free(fold_work *b)
+{
+    free(b->rows);
+    free(b->index);
+    free(b->y);
+    free(b->qd);
+    free(b->alpha);
+    free(b->fold_of);
+    free(b->mask);
+    free(b->w);
+    free(b->Wf);
+}
+
+/* Every row of the pair, class a's (+1) then class b's (-1), each over the
+ * folds in row order, with its fold: without fold f's rows, the order of
+ * pair_rows(fold f). */
+static int64_t fold_pair_rows(const int64_t *block, int32_t F, int32_t K, int32_t a, int32_t b, int64_t *rows,
+                              double *y, uint8_t *fold_of)
+{
+    int64_t l = 0;
+    for (int side = 0; side < 2; side++) {
+        const int32_t c = side ? b : a;
+        for (int32_t f = 0; f < F; f++)
+            for (int64_t r = block[(int64_t)f * K + c]; r < block[(int64_t)f * K + c + 1]; r++) {
+                rows[l] = r;
+                y[l] = side ? -1.0 : 1.0;
+                fold_of[l] = (uint8_t)f;
+                l++;
+            }
+    }
+    return l;
+}
+
+/* Pair p's dual variables between the per-fold arrays (alpha[f] at
+ * alpha_off[f][p], pair_rows order) and the row-by-fold block a [L,
+ * CV_LANES] (0 in a row's own fold and in unused lanes): back 0 gathers,
+ * 1 scatters. */
+static void fold_alpha(double *const *alpha, const int64_t *const *alpha_off, int32_t F, int64_t p,
+                       const uint8_t *fold_of, int64_t L, double *a, int back)
+{
+    for (int32_t f = 0; f < CV_LANES; f++) {
+        double *src = f < F ? alpha[f] + alpha_off[f][p] : NULL;
+        int64_t k = 0;
+        for (int64_t i = 0; i < L; i++) {
+            const int own = f >= F || fold_of[i] == f;
+            if (back) {
+                if (!own)
+                    src[k++] = a[i * CV_LANES + f];
+            } else {
+                a[i * CV_LANES + f] = own ? 0.0 : src[k++];
+            }
+        }
+    }
+}
+
 static int check_args(int64_t n, const int64_t *block, int32_t F, int32_t K, int32_t fold,
                       const int32_t *pair_a, const int32_t *pair_b, int64_t p0, int64_t p1,
                       const int64_t *alpha_off, double C, const double *class_weight, int32_t loss,
@@ -212,7 +302,8 @@ static inline void vote(double f, int32_t a, int32_t b, int64_t nh, int32_t *v, 
  * gradient, so |w~|^2 = alpha^T Q alpha costs O(l) here. */
 static int64_t solve_kernel(const float *gram, int64_t n, const int64_t *rows, const double *y, int64_t l,
                             double *alpha, float *Q, double *grad, double *qd, int64_t *index,
-                            const dual_box *box, double eps, int32_t max_iter, int ray, uint64_t *rng)
+                            const dual_box *box, double eps, int32_t max_iter, int ray, uint64_t *rng,
+                            int64_t *capped)
 {
     const double diag_pos = box->diag[0], diag_neg = box->diag[1], upper_pos = box->upper[0],
                  upper_neg = box->upper[1];
@@ -239,7 +330,7 @@ static int64_t solve_kernel(const float *gram, int64_t n, const int64_t *rows, c
         double wsq = 0.0;
         for (int64_t i = 0; i < l; i++)
             wsq += alpha[i] * (grad[i] + 1.0 - (y[i] < 0.0 ? diag_neg : diag_pos) * alpha[i]);
-        const double s = ray_scale(alpha, y, l, wsq, box);
+        const double s = ray_scale(alpha, 1, y, l, wsq, box);
         if (s != 1.0)
             for (int64_t i = 0; i < l; i++) {
                 const double diag = y[i] < 0.0 ? diag_neg : diag_pos;
@@ -281,8 +372,9 @@ static int64_t solve_kernel(const float *gram, int64_t n, const int64_t *rows, c
             grad[i] += d * (neg ? diag_neg : diag_pos);
         }
         if (l == 0 || pg_max - pg_min <= eps)
-            break;
+            return pass;
     }
+    ++*capped;      /* stopped by the pass limit */
     return pass;
 }
 
@@ -304,14 +396,15 @@ int hsvm_cv_gram_solve(const float *gram, int64_t n, const int64_t *block, int32
         goto done;
     }
     int64_t total = 0;
+    passes[1] = 0;
     for (int64_t p = p0; p < p1; p++) {
         const int64_t l = pair_rows(block, F, K, fold, pair_a[p], pair_b[p], b.rows, b.y);
         uint64_t rng = seeds[p];
         const dual_box box = pair_box(C, loss, class_weight, pair_a[p], pair_b[p]);
         total += solve_kernel(gram, n, b.rows, b.y, l, alpha + alpha_off[p], Q, b.w, b.qd, b.index, &box, eps,
-                              max_iter, ray, &rng);
+                              max_iter, ray, &rng, &passes[1]);
     }
-    *passes = total;
+    passes[0] = total;
 done:
     pair_work_free(&b);
     free(Q);
@@ -323,11 +416,13 @@ done:
 #define CV_INDEX uint16_t
 #define CV_NAME(x) x##_u16
 #include "cvpath_primal.h"
+#include "cvpath_folds.h"
 #undef CV_INDEX
 #undef CV_NAME
 #define CV_INDEX int32_t
 #define CV_NAME(x) x##_i32
 #include "cvpath_primal.h"
+#include "cvpath_folds.h"
 #undef CV_INDEX
 #undef CV_NAME
 
@@ -371,15 +466,53 @@ int hsvm_cv_primal_path(const int64_t *indptr, const void *indices, int32_t inde
         return kernel;
     pair_work b;   /* w: the block of CV_LANES pairs' weights */
     const int rc = pair_work_alloc(&b, lmax, ((int64_t)d + 1) * CV_LANES);
+    passes[1] = 0;
     if (rc == 0 && index_bytes == 2)
         *passes = pairs_u16(indptr, indices, data, d, sqnorm, block, F, K, fold, pair_a, pair_b, p0, p1, alpha_off,
                             alpha, seeds, bias, C, class_weight, loss, eps, max_iter, b.rows, b.y, b.qd, b.index, b.w,
-                            ray, kernel, votes, conf);
+                            ray, kernel, votes, conf, &passes[1]);
     else if (rc == 0)
         *passes = pairs_i32(indptr, indices, data, d, sqnorm, block, F, K, fold, pair_a, pair_b, p0, p1, alpha_off,
                             alpha, seeds, bias, C, class_weight, loss, eps, max_iter, b.rows, b.y, b.qd, b.index, b.w,
-                            ray, kernel, votes, conf);
+                            ray, kernel, votes, conf, &passes[1]);
     pair_work_free(&b);
+    return rc;
+}
+
+int hsvm_cv_primal_folds(const int64_t *indptr, const void *indices, int32_t index_bytes, const float *data,
+                         int64_t n, int32_t d, const double *sqnorm, const int64_t *block, int32_t n_folds,
+                         int32_t n_classes, int64_t n_pairs, const int32_t *pair_a, const int32_t *pair_b, int64_t p0,
+                         int64_t p1, const int64_t *const *alpha_off, double *const *alpha, const uint64_t *seeds,
+                         double bias, double C, const double *class_weight, int32_t loss, double eps,
+                         int32_t max_iter, double *ray, int32_t kernel_request, int32_t *votes, int64_t *conf,
+                         int64_t *passes)
+{
+    const int32_t F = n_folds, K = n_classes;
+    if (!index_width_ok(d, index_bytes) || F < 2 || F > CV_LANES || p1 > n_pairs)
+        return -1;
+    for (int32_t f = 0; f < F; f++)
+        if (check_args(n, block, F, K, f, pair_a, pair_b, p0, p1, alpha_off[f], C, class_weight, loss, max_iter))
+            return -1;
+    int64_t lmax = 1;
+    for (int64_t p = p0; p < p1; p++) {
+        const int64_t l = train_rows(block, F, K, -1, pair_a[p], pair_b[p]);
+        lmax = l > lmax ? l : lmax;
+    }
+    const int32_t kernel = hsvm_resolve_kernel(kernel_request);
+    if (kernel < 0)
+        return kernel;
+    fold_work b;
+    const int rc = fold_work_alloc(&b, lmax, d, F);
+    passes[1] = 0;
+    if (rc == 0 && index_bytes == 2)
+        *passes = fold_pairs_u16(indptr, indices, data, d, sqnorm, block, F, K, n_pairs, pair_a, pair_b, p0, p1,
+                                 alpha_off, alpha, seeds, bias, C, class_weight, loss, eps, max_iter, ray, &b, kernel,
+                                 votes, conf, &passes[1]);
+    else if (rc == 0)
+        *passes = fold_pairs_i32(indptr, indices, data, d, sqnorm, block, F, K, n_pairs, pair_a, pair_b, p0, p1,
+                                 alpha_off, alpha, seeds, bias, C, class_weight, loss, eps, max_iter, ray, &b, kernel,
+                                 votes, conf, &passes[1]);
+    fold_work_free(&b);
     return rc;
 }
 
@@ -504,12 +637,12 @@ static __attribute__((noinline)) int64_t solve_dense(row_ops ops, int64_t dp, co
                                                      const int64_t *rows, const double *y, int64_t l, double *alpha,
                                                      double *w, int kept, double *qd, int64_t *index, double bias,
                                                      const dual_box *box, double eps, int32_t max_iter,
-                                                     double *wsq, uint64_t *rng)
+                                                     double *wsq, uint64_t *rng, int64_t *capped)
 {
     if (!kept)
         memset(w, 0, sizeof(double) * ((size_t)dp + 1));
     return dcd_primal(ops, sqnorm, rows, y, l, alpha, w, w + dp, !kept, dp, wsq, qd, index, bias, box, eps,
-                      max_iter, rng);
+                      max_iter, rng, capped);
 }
 
 int hsvm_cv_dense_path(const float *X, int64_t n, int64_t dp, const double *sqnorm, const int64_t *block,
@@ -534,19 +667,20 @@ int hsvm_cv_dense_path(const float *X, int64_t n, int64_t dp, const double *sqno
     pair_work b;
     const int rc = pair_work_alloc(&b, lmax, dp + 1);
     int64_t total = 0;
+    passes[1] = 0;
     for (int64_t p = p0; p < p1 && rc == 0; p++) {
         const int64_t l = pair_rows(block, F, K, fold, pair_a[p], pair_b[p], b.rows, b.y);
         uint64_t rng = seeds[p];
         double *w = W_kept ? W_kept + p * (dp + CV_KEPT_PAD) : b.w;
         const dual_box box = pair_box(C, loss, class_weight, pair_a[p], pair_b[p]);
         total += solve_dense(ops, dp, sqnorm, b.rows, b.y, l, alpha + alpha_off[p], w, W_kept != NULL, b.qd, b.index,
-                             bias, &box, eps, max_iter, ray ? ray + p : NULL, &rng);
+                             bias, &box, eps, max_iter, ray ? ray + p : NULL, &rng, &passes[1]);
         if (pair_trained(block, F, K, fold, pair_a[p], pair_b[p]))
             for (int64_t x = h0; x < h1; x++)
                 vote(ops.dot(&m, x, w) + w[dp] * bias, pair_a[p], pair_b[p], nh, votes + (x - h0),
                      conf + (x - h0));
     }
-    *passes = total;
+    passes[0] = total;
     pair_work_free(&b);
     return rc;
 }

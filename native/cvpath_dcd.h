@@ -50,7 +50,8 @@ static inline dual_box pair_box(double C, int32_t loss, const double *class_weig
  * default grid on reuters-r52, fashion-mnist-20k and omniglot-242.  Returns
  * s (1: no better start known, as for a cold start or an unknown norm,
  * wsq = 0). */
-static inline double ray_scale(const double *alpha, const double *y, int64_t l, double wsq, const dual_box *box)
+static inline double ray_scale(const double *alpha, int64_t stride, const double *y, int64_t l, double wsq,
+                               const dual_box *box)
 {
     /* sq sums every alpha^2 in one chain, as before class weights existed, so
      * that a box of one diagonal and one bound gives the same bits; by_label
@@ -58,10 +59,11 @@ static inline double ray_scale(const double *alpha, const double *y, int64_t l, 
     double sum = 0.0, sq = 0.0, by_label[2] = {0.0, 0.0}, top[2] = {0.0, 0.0};
     for (int64_t i = 0; i < l; i++) {
         const int k = y[i] < 0.0;
-        sum += alpha[i];
-        sq += alpha[i] * alpha[i];
-        by_label[k] += alpha[i] * alpha[i];
-        top[k] = alpha[i] > top[k] ? alpha[i] : top[k];
+        const double a = alpha[i * stride];
+        sum += a;
+        sq += a * a;
+        by_label[k] += a * a;
+        top[k] = a > top[k] ? a : top[k];
     }
     if (!(sum > 0.0) || !(wsq > 0.0))
         return 1.0;
@@ -88,16 +90,16 @@ static inline double ray_scale(const double *alpha, const double *y, int64_t l, 
  * start then moved along the ray (ray_scale); on return |w~|^2 of the
  * solution as the converged last pass saw it (sum_i alpha_i y_i w~.x~_i over
  * that pass, which visits every row and moves w by at most the tolerance's
- * worth; 0 when the pass limit stopped the solve).
- * Returns the passes made. */
+ * worth; 0 when the pass limit stopped the solve).  *capped counts a solve
+ * the pass limit stopped.  Returns the passes made. */
 static inline __attribute__((always_inline)) int64_t
 dcd_primal(row_ops ops, const double *sqnorm, const int64_t *rows, const double *y, int64_t l, double *alpha,
            double *w, double *wb, int rebuild, int64_t wlen, double *wsq, double *qd, int64_t *index, double bias,
-           const dual_box *box, double eps, int32_t max_iter, uint64_t *rng)
+           const dual_box *box, double eps, int32_t max_iter, uint64_t *rng, int64_t *capped)
 {
     const double diag_pos = box->diag[0], diag_neg = box->diag[1], upper_pos = box->upper[0],
                  upper_neg = box->upper[1];
-    const double s = wsq ? ray_scale(alpha, y, l, *wsq, box) : 1.0;
+    const double s = wsq ? ray_scale(alpha, 1, y, l, *wsq, box) : 1.0;
     if (s != 1.0) {
         for (int64_t i = 0; i < l; i++)
             alpha[i] *= s;
@@ -188,6 +190,8 @@ dcd_primal(row_ops ops, const double *sqnorm, const int64_t *rows, const double 
     }
     if (wsq)   /* at the pass limit w moved during the sum: unknown */
         *wsq = converged || l == 0 ? norm : 0.0;
+    if (!converged && l > 0)
+        ++*capped;
     return pass;
 }
 

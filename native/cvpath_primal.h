@@ -65,11 +65,11 @@ static inline void CV_NAME(lane_axpy)(const void *rows, int64_t r, double c, dou
 static int64_t CV_NAME(solve_primal)(const CV_NAME(csr_rows) *m, int32_t d, const double *sqnorm, const int64_t *rows,
                                      const double *y, int64_t l, double *alpha, double *w, double *qd,
                                      int64_t *index, double bias, const dual_box *box, double eps,
-                                     int32_t max_iter, double *wsq, uint64_t *rng)
+                                     int32_t max_iter, double *wsq, uint64_t *rng, int64_t *capped)
 {
     const row_ops ops = {m, CV_NAME(lane_dot), CV_NAME(lane_axpy), NULL};
     return dcd_primal(ops, sqnorm, rows, y, l, alpha, w, w + (int64_t)d * CV_LANES, 1, 0, wsq, qd, index, bias, box,
-                      eps, max_iter, rng);
+                      eps, max_iter, rng, capped);
 }
 
 /* The held-out decisions of a block of CV_LANES pairs on row r: Wb holds
@@ -179,7 +179,7 @@ static int64_t CV_NAME(pairs)(const int64_t *indptr, const CV_INDEX *indices, co
                               double C, const double *class_weight, int32_t loss, double eps, int32_t max_iter,
                               int64_t *rows, double *y,
                               double *qd, int64_t *index, double *Wb, double *ray, int32_t kernel, int32_t *votes,
-                              int64_t *conf)
+                              int64_t *conf, int64_t *capped)
 {
     const int64_t h0 = block[(int64_t)fold * K], h1 = block[(int64_t)(fold + 1) * K], nh = h1 - h0;
     const CV_NAME(block_dot_fn) dot = CV_NAME(block_dot_for)(kernel);
@@ -194,7 +194,7 @@ static int64_t CV_NAME(pairs)(const int64_t *indptr, const CV_INDEX *indices, co
             uint64_t rng = seeds[p];
             const dual_box box = pair_box(C, loss, class_weight, pair_a[p], pair_b[p]);
             total += CV_NAME(solve_primal)(&m, d, sqnorm, rows, y, l, alpha + alpha_off[p], Wb + q, qd, index, bias,
-                                           &box, eps, max_iter, ray ? ray + p : NULL, &rng);
+                                           &box, eps, max_iter, ray ? ray + p : NULL, &rng, capped);
         }
         const double *wbias = Wb + (int64_t)d * CV_LANES;
         double out[CV_LANES];

@@ -21,8 +21,10 @@
  * decision f = w.x + w_bias*bias: votes[winner*nh + x - h0] += 1 (pair_a when
  * f > 0) and conf[a*nh + x - h0] += round(f * 2^24), conf[b*nh + ..] -= the same
  * (fixed point, so sums do not depend on the order of pairs), h0 the fold's
- * first row.  *passes receives the total passes.  Returns 0, -1 for bad
- * arguments, -2 when out of memory.
+ * first row.  passes [2]: passes[0] receives the total passes, passes[1] the
+ * number of solves the pass limit stopped before the tolerance was met (as
+ * LIBLINEAR warns "reaching max number of iterations").  Returns 0, -1 for
+ * bad arguments, -2 when out of memory.
  *
  * ray (NULL / 0: off): each pair's warm start moves along the ray s alpha to
  * the s that minimises the new C's dual objective (native/cvpath_dcd.h,
@@ -58,6 +60,22 @@ int hsvm_cv_primal_path(const int64_t *indptr, const void *indices, int32_t inde
                         int64_t p1, const int64_t *alpha_off, double *alpha, const uint64_t *seeds, double bias,
                         double C, const double *class_weight, int32_t loss, double eps, int32_t max_iter,
                         double *ray, int32_t kernel_request, int32_t *votes, int64_t *conf, int64_t *passes);
+
+/* Primal form with the folds fused: pairs p0..p1 of n_pairs solved in every
+ * fold at once (fold f in lane f; 2 <= n_folds <= 8), each pass over a
+ * pair's rows shared by its folds; the same problems, stopping rule and
+ * warm start as hsvm_cv_primal_path, one visiting order per pair and pass
+ * (seeds[p]).  alpha[f] and alpha_off[f] are fold f's arrays as
+ * hsvm_cv_primal_path takes them; ray NULL or [n_folds, n_pairs]; votes
+ * and conf as hsvm_cv_primal_path's but sample-major, [n, K], for every row
+ * (each held out in its own fold), added to. */
+int hsvm_cv_primal_folds(const int64_t *indptr, const void *indices, int32_t index_bytes, const float *data,
+                         int64_t n, int32_t d, const double *sqnorm, const int64_t *block, int32_t n_folds,
+                         int32_t n_classes, int64_t n_pairs, const int32_t *pair_a, const int32_t *pair_b, int64_t p0,
+                         int64_t p1, const int64_t *const *alpha_off, double *const *alpha, const uint64_t *seeds,
+                         double bias, double C, const double *class_weight, int32_t loss, double eps,
+                         int32_t max_iter, double *ray, int32_t kernel_request, int32_t *votes, int64_t *conf,
+                         int64_t *passes);
 
 /* The primal form's held-out products, exposed for tests: out[(r - r0) *
  * n_pairs + p] = sum over row r's non-zeros of W[p][column] * value, for

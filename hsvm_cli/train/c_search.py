@@ -235,7 +235,8 @@ def search_c(X, y, *, grid=None, folds=5, seed=0, solver="l2loss-dual", tol=None
     return CSearch(steps=cv.steps, best=best, folds=folds, seed=int(seed), grid="auto" if not explicit else grid,
                    stopped_early=stopped, form=cv.form, seconds=time.perf_counter() - t0, fixed=bool(fixed),
                    solver={"loss": CV_LOSSES[solver], "eps": cv.eps}, smoothed=[v / cv.n for v in smoothed],
-                   warnings=_search_warnings(y, folds, explicit, best, cv.steps))
+                   warnings=_search_warnings(y, folds, explicit, best, cv.steps)
+                   + _pass_limit_warnings(cv))
 
 
 def _search_warnings(y, folds, explicit, best, steps):
@@ -276,6 +277,24 @@ def _search_warnings(y, folds, explicit, best, steps):
         notes.append("Warning: the best C is the grid's largest (%s); the accuracy may still rise beyond it "
                      "(add larger values to --c-grid)" % c_text(best.C))
     return notes
+
+
+def _pass_limit_warnings(cv):
+    """LIBLINEAR's "reaching max number of iterations", for the C values of
+    the path ``cv`` where pair solves stopped at the pass limit: their
+    accuracies are of unconverged solutions (a warm-started path and a cold
+    start can then differ by more than the tolerance would let them)."""
+    capped = [s for s in cv.steps if s.capped]
+    if not capped:
+        return []
+    solves, max_passes = cv.F * cv.pair_a.shape[0], cv.max_passes
+    worst = max(capped, key=lambda s: s.capped)
+    more = len(capped) - 1
+    return ["Warning: some pair solves stopped at the pass limit (%d passes) before meeting the tolerance -- at "
+            "C = %s, %d of %d solves%s: their CV accuracy is of unconverged solutions (LIBLINEAR warns 'reaching "
+            "max number of iterations'); a looser --eps converges sooner"
+            % (max_passes, c_text(worst.C), worst.capped, solves,
+               ", and at %d more C value%s" % (more, "s" if more > 1 else "") if more else "")]
 
 
 def has_risen(first, top):

@@ -28,7 +28,13 @@ entries or more are non-zero (images such as fashion-mnist's) the same
 iteration runs on dense float32 rows ("dense" form), its products vector loops
 instead of gathers, each summed in a fixed order on every code path.  Pairs
 run in parallel on ``jobs`` threads; results do not depend on the thread
-count (confidences are summed in fixed point).
+count (confidences are summed in fixed point).  The primal form on sparse
+rows solves a pair's folds together (native/cvpath_folds.h: fold f in lane f
+of each feature's weights, one pass over the pair's rows for every fold, a
+fold that has converged standing still while the others go on): on
+reuters-r52 a C step took 0.35-0.86 s fold by fold and 0.22-0.55 s fused
+(BENCHMARKS.md).  The two orders of visiting give solutions that differ
+within the tolerance, so the choice is a rule on the data's shape alone.
 
 Folds: within each class the samples are ordered by a seeded key (hsvm's
 SplitMix64 stream, the same on every machine) and dealt to the folds in turn,
@@ -84,6 +90,10 @@ _KEEP_W_BYTES = 256 << 20
 # The primal form forms the held-out decisions of this many pairs at once
 # (CV_LANES in native/cvpath.c).
 _PRIMAL_LANES = 8
+# The primal form fuses the folds (native/cvpath_folds.h) up to this many
+# folds (its vector lanes) and this size of one thread's held-out votes.
+_FUSED_MAX_FOLDS = 8
+_FUSED_VOTE_BYTES = 128 << 20
 # Held-out decisions of the kernel form are formed for this many bytes of
 # [pairs x samples] float32 at a time.
 _DEC_BLOCK_BYTES = 128 << 20
@@ -113,7 +123,8 @@ def stratified_folds(y, n_folds, *, seed=0):
 class CvStep:
     """The result of one C value: ``correct`` of ``total`` held-out
     predictions right, ``passes`` coordinate-descent passes summed over pairs
-    and folds, ``seconds`` wall time."""
+    and folds, ``seconds`` wall time, ``capped`` the pair solves (of every
+    fold) the pass limit stopped before the tolerance was met."""
 
     C: float
     correct: int
@@ -121,6 +132,7 @@ class CvStep:
     passes: int
     seconds: float
     fold_correct: list = None    # correct held-out predictions of each fold
+    capped: int = 0
 
     @property
     def accuracy(self):
@@ -148,11 +160,14 @@ class PathCrossValidation:
     moved along the ray of the previous solution to its best multiple for
     the new C (False: the previous solution as it is, as LIBLINEAR's -C
     starts); ``class_weight``: each class's C multiplier, as
-    :func:`~hsvm_cli.train.liblinear.train_pairs` takes it.  Call :meth:`run`
-    with increasing C values."""
+    :func:`~hsvm_cli.train.liblinear.train_pairs` takes it; ``fused``: the
+    primal form solves each pair's folds together (True), fold by fold
+    (False), or as the shape decides (None: together for up to 8 folds while
+    the held-out votes of every row stay small).  Call :meth:`run` with
+    increasing C values."""
 
     def __init__(self, X, y, *, n_folds=5, seed=0, loss=2, eps=DUAL_EPS, max_passes=MAX_PASSES, bias=1.0,
-                 jobs=1, form=None, folds=None, ray=True, class_weight=None):
+                 jobs=1, form=None, folds=None, ray=True, class_weight=None, fused=None):
         if loss not in (1, 2):
             raise OptionError("loss must be 1 or 2")
         X = sp.csr_matrix(X, dtype=np.float64) if not sp.issparse(X) else X.tocsr().astype(np.float64)
@@ -194,7 +209,7 @@ class PathCrossValidation:
         self.alpha = [np.zeros(int(off[-1]), dtype=np.float64) for off in self.alpha_off]
         # Per fold and pair, |w~|^2 of alpha as the last solve saw it: where the
         # next C's warm start moves along the ray (native/cvpath_dcd.h).
-        self.ray = [np.zeros(P, dtype=np.float64) for _ in range(F)] if ray else None
+        self.ray = np.zeros((F, P), dtype=np.float64) if ray else None
         bits = random_bits(F * P, seed=seed, stream=SOLVER_ORDER_STREAM).reshape(F, P)
         self.seeds = [np.ascontiguousarray(bits[f]) for f in range(F)]
         self.loss, self.eps, self.max_passes, self.bias = int(loss), float(eps), int(max_passes), float(bias)
@@ -219,6 +234,20 @@ class PathCrossValidation:
             self._prepare_dense(Xs)
         else:
             raise OptionError("form must be kernel, primal or dense, not %r" % (form,))
+        # The primal form solves a pair's folds together (one pass over its
+        # rows for every fold) where the folds fit the vector lanes and the
+        # held-out votes of all rows, [K, n] per thread, stay small -- a rule
+        # on the shape only, so that every machine and thread count makes the
+        # same choice (the two orders of visiting give different bits).
+        fits = F <= _FUSED_MAX_FOLDS
+        self.fused = self.form == "primal" and (fits and K * n * 12 <= _FUSED_VOTE_BYTES if fused is None
+                                                else bool(fused))
+        if self.fused and not fits:
+            raise OptionError("the fused primal form takes at most %d folds, not %d" % (_FUSED_MAX_FOLDS, F))
+        if self.fused:
+            check_allocation(12 * K * n * self.jobs, "the held-out votes of %d samples x %d classes" % (n, K))
+            self._alpha_ptrs = ffi.new("double *[]", [ptr("double *", a) for a in self.alpha])
+            self._offset_ptrs = ffi.new("int64_t *[]", [ptr("int64_t *", o) for o in self.alpha_off])
         self.steps = []
 
     # ------------------------------------------------------------ set-up
@@ -400,10 +429,15 @@ class PathCrossValidation:
             raise OptionError("cross-validation runs C in increasing order: %g after %g" % (C, self.steps[-1].C))
         check_weighted_c(C, self.class_weight)
         t0 = time.perf_counter()
-        fold_correct, passes = [], 0
+        fold_correct, passes = [], np.zeros(2, dtype=np.int64)
+        if self.fused:
+            all_votes, all_conf, passes = self._all_folds(C)
         for f in range(self.F):
             h0, h1 = int(self.block[f * self.K]), int(self.block[(f + 1) * self.K])
-            votes, conf, fold_passes = self._fold(f, C, h1 - h0)
+            if self.fused:
+                votes, conf, fold_passes = all_votes[h0:h1], all_conf[h0:h1], 0   # counted in passes
+            else:
+                votes, conf, fold_passes = self._fold(f, C, h1 - h0)
             # A class with no training rows in the fold is not in its problem
             # (nor in svm-train -v's sub-model): never its answer, even where
             # no pair voted (two classes, one of them held out whole).
@@ -413,26 +447,57 @@ class PathCrossValidation:
             passes += fold_passes
             if progress is not None:
                 progress(1)
-        step = CvStep(C, sum(fold_correct), self.n, passes, time.perf_counter() - t0, fold_correct)
+        step = CvStep(C, sum(fold_correct), self.n, int(passes[0]), time.perf_counter() - t0, fold_correct,
+                      capped=int(passes[1]))
         self.steps.append(step)
         return step
 
     def _fold(self, f, C, nh):
-        P = self.pair_a.shape[0]
-        accs = []
-        lock = threading.Lock()
-        local = threading.local()
-
         kernel = self.form == "kernel"
+
+        def new_acc():
+            return [None, None] if kernel else [np.zeros((self.K, nh), np.int32), np.zeros((self.K, nh), np.int64)]
+
+        accs, passes = self._over_pairs(new_acc, lambda p0, p1, v, c: self._call(f, C, p0, p1, v, c))
+        if kernel:
+            votes, conf = self._kernel_votes(f)
+            return votes, conf, passes
+        votes = np.zeros((self.K, nh), np.int32)       # class-major, as the C code counts them
+        conf = np.zeros((self.K, nh), np.int64)
+        for v, c, _ in accs:
+            votes += v
+            conf += c
+        # Fixed point back to decision-value units (the tie-break only compares them).
+        return np.ascontiguousarray(votes.T), np.ascontiguousarray(conf.T) / 16777216.0, passes
+
+    def _all_folds(self, C):
+        """The fused primal form's step: every pair solved in every fold and
+        every row's held-out votes (as :meth:`_fold` gives one fold's, but
+        sample-major from the C code)."""
+        accs, passes = self._over_pairs(
+            lambda: [np.zeros((self.n, self.K), np.int32), np.zeros((self.n, self.K), np.int64)],
+            lambda p0, p1, v, c: self._call_fused(C, p0, p1, v, c))
+        votes, conf = accs[0][0], accs[0][1]
+        for v, c, _ in accs[1:]:
+            votes += v
+            conf += c
+        return votes, conf / 16777216.0, passes
+
+    def _over_pairs(self, new_acc, call):
+        """Every pair through ``call(p0, p1, votes, conf)``, in chunks over
+        the threads, each thread adding into its own ``new_acc()`` ([votes,
+        conf]); returns the accumulators, each with its [passes, solves
+        stopped by the pass limit], and their sum."""
+        P = self.pair_a.shape[0]
+        accs, lock, local = [], threading.Lock(), threading.local()
 
         def task(bounds):
             acc = getattr(local, "acc", None)
             if acc is None:
-                acc = local.acc = [None, None, 0] if kernel else \
-                    [np.zeros((self.K, nh), np.int32), np.zeros((self.K, nh), np.int64), 0]
+                acc = local.acc = new_acc() + [np.zeros(2, np.int64)]
                 with lock:
                     accs.append(acc)
-            acc[2] += self._call(f, C, bounds[0], bounds[1], acc[0], acc[1])
+            acc[2] += call(bounds[0], bounds[1], acc[0], acc[1])
 
         # Chunks small enough to balance pairs of different sizes over the
         # threads and to let Ctrl-C through between calls.
@@ -445,17 +510,21 @@ class PathCrossValidation:
                 task(c)
         else:
             list(self._pool().map(task, chunks))
-        passes = sum(acc[2] for acc in accs)
-        if kernel:
-            votes, conf = self._kernel_votes(f)
-            return votes, conf, passes
-        votes = np.zeros((self.K, nh), np.int32)       # class-major, as the C code counts them
-        conf = np.zeros((self.K, nh), np.int64)
-        for v, c, _ in accs:
-            votes += v
-            conf += c
-        # Fixed point back to decision-value units (the tie-break only compares them).
-        return np.ascontiguousarray(votes.T), np.ascontiguousarray(conf.T) / 16777216.0, passes
+        return accs, sum(acc[2] for acc in accs)
+
+    def _call_fused(self, C, p0, p1, votes, conf):
+        passes = np.zeros(2, dtype=np.int64)     # passes, solves stopped by the pass limit
+        weights = ffi.NULL if self.class_weight is None else ptr("double *", self.class_weight)
+        ray = ptr("double *", self.ray) if self.ray is not None else ffi.NULL
+        rc = lib.hsvm_cv_primal_folds(ptr("int64_t *", self.indptr), ptr("void *", self.indices),
+                                      self.indices.itemsize, ptr("float *", self.data), self.n, self.d,
+                                      ptr("double *", self.sqnorm), ptr("int64_t *", self.block), self.F, self.K,
+                                      self.pair_a.shape[0], ptr("int32_t *", self.pair_a),
+                                      ptr("int32_t *", self.pair_b), p0, p1, self._offset_ptrs, self._alpha_ptrs,
+                                      ptr("uint64_t *", self.seeds[0]), self.bias, C, weights, self.loss, self.eps,
+                                      self.max_passes, ray, self.kernel, ptr("int32_t *", votes),
+                                      ptr("int64_t *", conf), ptr("int64_t *", passes))
+        return self._checked(rc, passes)
 
     def _pool(self):
         """The search's worker threads, started once: a pool per fold and C
@@ -467,7 +536,7 @@ class PathCrossValidation:
         return self._executor
 
     def _call(self, f, C, p0, p1, votes, conf):
-        passes = np.zeros(1, dtype=np.int64)
+        passes = np.zeros(2, dtype=np.int64)     # passes, solves stopped by the pass limit
         pairs = (ptr("int64_t *", self.block), self.F, self.K, f,
                  ptr("int32_t *", self.pair_a), ptr("int32_t *", self.pair_b), p0, p1,
                  ptr("int64_t *", self.alpha_off[f]), ptr("double *", self.alpha[f]), ptr("uint64_t *", self.seeds[f]))
@@ -489,13 +558,17 @@ class PathCrossValidation:
                                          self.indices.itemsize, ptr("float *", self.data), self.n, self.d,
                                          ptr("double *", self.sqnorm), *pairs, self.bias, *solver, ray, self.kernel,
                                          ptr("int32_t *", votes), ptr("int64_t *", conf), ptr("int64_t *", passes))
+        return self._checked(rc, passes)
+
+    @staticmethod
+    def _checked(rc, passes):
         if rc == -2:
             raise MemoryError("cross-validation buffers")
         if rc <= lib.HSVM_CPU_EINVAL:
             raise kernel_error(rc)
         if rc != 0:
             raise ValueError("cross-validation: inconsistent arguments")
-        return int(passes[0])
+        return passes
 
     # ------------------------------------------------------------ inspection
 

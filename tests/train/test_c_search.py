@@ -195,3 +195,22 @@ def test_a_printed_c_reads_back_as_the_c_the_search_ran():
     assert c_text(2.0 ** 30) == "1073741824"
     for k in range(-40, 61):
         assert float(c_text(2.0 ** k)) == 2.0 ** k
+
+
+def test_c_values_whose_solves_hit_the_pass_limit_are_warned_about():
+    # LIBLINEAR warns "reaching max number of iterations"; a search whose
+    # solves stopped there reports accuracies of unconverged solutions
+    # (binalpha-36, L1 loss, --eps 1e-7: C = 1024 alone 74.26%, warm-started
+    # from C = 256 73.43%, the converged value).
+    from types import SimpleNamespace
+
+    from hsvm_cli.train.c_search import _pass_limit_warnings
+    from hsvm_cli.train.cross_validation import CvStep
+    steps = [CvStep(0.5, 90, 100, 10, 0.0), CvStep(256.0, 95, 100, 10, 0.0, capped=55),
+             CvStep(1024.0, 95, 100, 10, 0.0, capped=3)]
+    path = SimpleNamespace(steps=steps, F=5, pair_a=np.zeros(630), max_passes=1000)
+    (line,) = _pass_limit_warnings(path)
+    assert line.startswith("Warning: some pair solves stopped at the pass limit (1000 passes)")
+    assert "at C = 256, 55 of 3150 solves, and at 1 more C value:" in line
+    path.steps = steps[:1]
+    assert _pass_limit_warnings(path) == []

@@ -16,6 +16,15 @@ from hsvm_cli.train.liblinear import train_pairs
 from conftest import kernel_params
 
 
+def cross_validation(X, y, *, form=None, **kw):
+    """PathCrossValidation with "primal" the fold-by-fold primal form and
+    "primal-folds" the fused one (native/cvpath_folds.h)."""
+    if form in ("primal", "primal-folds"):
+        kw["fused"] = form == "primal-folds"
+        form = "primal"
+    return PathCrossValidation(X, y, form=form, **kw)
+
+
 @pytest.fixture(scope="module")
 def digits_l2(digits):
     X, y, _, _ = digits
@@ -38,12 +47,12 @@ def test_folds_are_stratified_balanced_and_seeded():
         stratified_folds(y, 1)
 
 
-@pytest.mark.parametrize("form", ["kernel", "primal", "dense"])
+@pytest.mark.parametrize("form", ["kernel", "primal", "primal-folds", "dense"])
 def test_pair_solutions_match_liblinear_on_the_same_rows(digits_l2, form):
     # The same problem LIBLINEAR -s 1 -B 1 solves, on the pair's rows outside
     # the fold: at a tight tolerance both reach its unique optimum.
     X, y = digits_l2
-    cv = PathCrossValidation(X, y, n_folds=4, seed=3, eps=1e-6, form=form)
+    cv = cross_validation(X, y, n_folds=4, seed=3, eps=1e-6, form=form)
     cv.run(0.5)
     folds_sorted = cv.folds[cv.order]
     for f, p in ((0, 0), (2, 17), (3, 44)):
@@ -74,19 +83,42 @@ def test_cross_validated_accuracy_is_brute_force_voting_over_held_out_folds(digi
 def test_kernel_primal_and_dense_forms_agree(digits_l2):
     X, y = digits_l2
     steps = {}
-    for form in ("kernel", "primal", "dense"):
-        cv = PathCrossValidation(X, y, n_folds=5, seed=1, eps=1e-5, form=form)
+    for form in ("kernel", "primal", "primal-folds", "dense"):
+        cv = cross_validation(X, y, n_folds=5, seed=1, eps=1e-5, form=form)
         steps[form] = [cv.run(C).correct for C in (0.1, 1.0, 10.0)]
-    assert np.abs(np.subtract(steps["kernel"], steps["primal"])).max() <= 2
-    assert np.abs(np.subtract(steps["dense"], steps["primal"])).max() <= 2
+    for form in ("kernel", "primal-folds", "dense"):
+        assert np.abs(np.subtract(steps[form], steps["primal"])).max() <= 2
 
 
-@pytest.mark.parametrize("form", ["kernel", "primal", "dense"])
+def test_fused_folds_reach_each_folds_own_solution(digits_l2):
+    # Solving a pair's folds together changes only the order of visiting:
+    # at a tight tolerance every fold's weights are the fold-by-fold ones.
+    X, y = digits_l2
+    cvs = [cross_validation(X, y, n_folds=5, seed=3, eps=1e-7, form=form) for form in ("primal", "primal-folds")]
+    for C in (0.03, 2.0):
+        for cv in cvs:
+            cv.run(C)
+        for f in range(5):
+            for p in (0, 7, 44):
+                (w0, b0), (w1, b1) = cvs[0].pair_weights(f, p), cvs[1].pair_weights(f, p)
+                assert np.abs(w0 - w1).max() <= 1e-3 * max(1.0, np.abs(w0).max()) and abs(b0 - b1) <= 1e-3
+
+
+def test_the_shape_chooses_fused_folds_for_the_primal_form(digits_l2):
+    X, y = digits_l2
+    assert PathCrossValidation(X, y, n_folds=5, form="primal").fused
+    assert not PathCrossValidation(X, y, n_folds=9, form="primal").fused       # more folds than lanes
+    assert not PathCrossValidation(X, y, n_folds=5, form="dense").fused
+    with pytest.raises(OptionError, match="at most 8 folds"):
+        PathCrossValidation(X, y, n_folds=9, form="primal", fused=True)
+
+
+@pytest.mark.parametrize("form", ["kernel", "primal", "primal-folds", "dense"])
 def test_results_do_not_depend_on_the_number_of_threads(digits_l2, form):
     X, y = digits_l2
     runs = []
     for jobs in (1, 3):
-        cv = PathCrossValidation(X, y, n_folds=4, seed=2, jobs=jobs, form=form)
+        cv = cross_validation(X, y, n_folds=4, seed=2, jobs=jobs, form=form)
         runs.append(([cv.run(C).fold_correct for C in (0.25, 4.0)], [a.copy() for a in cv.alpha]))
     assert runs[0][0] == runs[1][0]
     assert all(np.array_equal(a, b) for a, b in zip(runs[0][1], runs[1][1]))
@@ -132,28 +164,33 @@ def test_explicit_folds_hold_out_what_they_say(digits, digits_l2):
         PathCrossValidation(A, np.r_[y, yt], folds=folds * 2)
 
 
-@pytest.mark.parametrize("form", ["kernel", "primal", "dense", None])
+@pytest.mark.parametrize("form", ["kernel", "primal", "primal-folds", "dense", None])
 def test_every_form_refuses_rows_with_an_index_past_the_features(digits_l2, form):
     X, y = digits_l2
     bad = X.tocsr(copy=True)
     bad.indices[5] = bad.shape[1] + 3      # scipy does not check indices it is handed
     with pytest.raises(ValueError, match="index outside"):
-        PathCrossValidation(bad, y, n_folds=3, form=form)
+        cross_validation(bad, y, n_folds=3, form=form)
 
 
-def test_rows_wider_than_16_bit_columns_give_the_same_path(digits_l2):
+@pytest.mark.parametrize("fused", [False, True])
+def test_rows_wider_than_16_bit_columns_give_the_same_path(digits_l2, fused):
     # Past 65,536 columns the primal form reads 32-bit indices instead of
     # 16-bit ones; the arithmetic is the same, so every step and every
     # held-out vote must be too.
     X, y = digits_l2
     wide = sp.hstack([X, sp.csr_matrix((X.shape[0], 70000 - X.shape[1]))]).tocsr()
-    narrow_cv = PathCrossValidation(X, y, n_folds=3, seed=6, form="primal")
-    wide_cv = PathCrossValidation(wide, y, n_folds=3, seed=6, form="primal")
+    narrow_cv = PathCrossValidation(X, y, n_folds=3, seed=6, form="primal", fused=fused)
+    wide_cv = PathCrossValidation(wide, y, n_folds=3, seed=6, form="primal", fused=fused)
     assert narrow_cv.indices.dtype == np.uint16 and wide_cv.indices.dtype == np.int32
     for C in (0.05, 1.0):
         a, b = narrow_cv.run(C), wide_cv.run(C)
         assert (a.correct, a.passes, a.fold_correct) == (b.correct, b.passes, b.fold_correct)
     assert all(np.array_equal(p, q) for p, q in zip(narrow_cv.alpha, wide_cv.alpha))
+    if fused:
+        (v0, c0, _), (v1, c1, _) = narrow_cv._all_folds(4.0), wide_cv._all_folds(4.0)
+        assert np.array_equal(v0, v1) and np.array_equal(c0, c1)
+        return
     for f in range(3):
         nh = int(narrow_cv.block[(f + 1) * narrow_cv.K] - narrow_cv.block[f * narrow_cv.K])
         (v0, c0, _), (v1, c1, _) = narrow_cv._fold(f, 4.0, nh), wide_cv._fold(f, 4.0, nh)
@@ -161,7 +198,7 @@ def test_rows_wider_than_16_bit_columns_give_the_same_path(digits_l2):
 
 
 @pytest.mark.parametrize("kernel", kernel_params())
-@pytest.mark.parametrize("form", ["primal", "dense"])
+@pytest.mark.parametrize("form", ["primal", "primal-folds", "dense"])
 def test_held_out_votes_have_the_same_bits_on_every_code_path(digits_l2, kernel, form, monkeypatch):
     # The primal form's held-out products run eight pairs per instruction on
     # AVX2 / AVX-512, the dense form's products 8 or 4 columns per
@@ -170,8 +207,10 @@ def test_held_out_votes_have_the_same_bits_on_every_code_path(digits_l2, kernel,
     X, y = digits_l2
 
     def fold_votes():
-        cv = PathCrossValidation(X, y, n_folds=3, seed=7, form=form)
-        cv.run(0.5)
+        cv = cross_validation(X, y, n_folds=3, seed=7, form=form)
+        first = cv.run(0.5)
+        if cv.fused:     # every fold's solve and votes in one call; the solutions' bits too
+            return [cv._all_folds(2.0), (first.fold_correct, np.concatenate(cv.alpha), first.passes)]
         return [cv._fold(f, 2.0, int(cv.block[(f + 1) * cv.K] - cv.block[f * cv.K])) for f in range(cv.F)]
 
     monkeypatch.setenv("HSVM_KERNEL", "portable")
@@ -179,8 +218,8 @@ def test_held_out_votes_have_the_same_bits_on_every_code_path(digits_l2, kernel,
     monkeypatch.setenv("HSVM_KERNEL", kernel)
     got = fold_votes()
     for (v0, c0, p0), (v1, c1, p1) in zip(want, got):
-        assert np.array_equal(v0, v1) and p0 == p1
-        assert np.array_equal(c0.view(np.int64), c1.view(np.int64))
+        assert np.array_equal(v0, v1) and np.array_equal(p0, p1)
+        assert np.array_equal(np.asarray(c0).view(np.int64), np.asarray(c1).view(np.int64))
 
 
 def _products(W, X, kernel, blocked, index_dtype):
@@ -281,7 +320,7 @@ def test_the_dense_form_keeps_each_pairs_weights_equal_to_its_dual_sum(digits_l2
     assert np.abs(np.subtract(kept, rebuilt)).max() <= 2
 
 
-@pytest.mark.parametrize("form", ["kernel", "primal", "dense"])
+@pytest.mark.parametrize("form", ["kernel", "primal", "primal-folds", "dense"])
 def test_the_warm_start_along_the_ray_takes_fewer_passes_to_the_same_solutions(digits_l2, form):
     # Each C starts from the best multiple of the previous solution instead
     # of the solution itself: fewer passes at every C (a tenth fewer along
@@ -290,9 +329,9 @@ def test_the_warm_start_along_the_ray_takes_fewer_passes_to_the_same_solutions(d
     grid = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0)
     passes, tight = {}, {}
     for ray in (False, True):
-        cv = PathCrossValidation(X, y, n_folds=3, seed=4, form=form, ray=ray)
+        cv = cross_validation(X, y, n_folds=3, seed=4, form=form, ray=ray)
         passes[ray] = [cv.run(C).passes for C in grid]
-        tight[ray] = PathCrossValidation(X, y, n_folds=3, seed=4, eps=1e-5, form=form, ray=ray)
+        tight[ray] = cross_validation(X, y, n_folds=3, seed=4, eps=1e-5, form=form, ray=ray)
         for C in grid:
             tight[ray].run(C)
     assert passes[True][0] == passes[False][0]          # the cold start is the same
@@ -304,7 +343,7 @@ def test_the_warm_start_along_the_ray_takes_fewer_passes_to_the_same_solutions(d
         assert np.allclose(wa, wp, atol=1e-4) and abs(ba - bp) < 1e-4
 
 
-@pytest.mark.parametrize("form", ["primal", "dense"])
+@pytest.mark.parametrize("form", ["primal", "primal-folds", "dense"])
 def test_each_pair_keeps_its_weights_squared_norm_for_the_next_warm_start(digits_l2, form, monkeypatch):
     # The primal forms carry |w|^2 + b^2 of each solution to the next C (the
     # kernel form has it in its gradient); the dense form both with its kept
@@ -314,13 +353,13 @@ def test_each_pair_keeps_its_weights_squared_norm_for_the_next_warm_start(digits
     for keep in (True, False):
         if not keep:
             monkeypatch.setattr(cvmod, "_KEEP_W_BYTES", 0)
-        cv = PathCrossValidation(X, y, n_folds=3, seed=8, eps=1e-6, form=form)
+        cv = cross_validation(X, y, n_folds=3, seed=8, eps=1e-6, form=form)
         for C in (0.05, 0.5):
             cv.run(C)
             for f, p in ((0, 0), (1, 21), (2, 44)):
                 w, b = cv.pair_weights(f, p)
                 assert cv.ray[f][p] == pytest.approx(w @ w + b * b, rel=1e-5)
-    assert PathCrossValidation(X, y, n_folds=3, form=form, ray=False).ray is None
+    assert cross_validation(X, y, n_folds=3, form=form, ray=False).ray is None
 
 
 def test_the_ray_keeps_l1_loss_dual_variables_under_the_new_bound(digits_l2):
@@ -334,19 +373,19 @@ def test_the_ray_keeps_l1_loss_dual_variables_under_the_new_bound(digits_l2):
     assert all(a.max() <= 2e-4 and a.min() >= 0 for a in cv.alpha)
 
 
-@pytest.mark.parametrize("form", ["kernel", "primal", "dense"])
+@pytest.mark.parametrize("form", ["kernel", "primal", "primal-folds", "dense"])
 def test_a_class_held_out_whole_is_absent_from_its_folds_votes(form):
     # Class 3's one sample is held out: that fold's problem has no class 3, as
     # svm-train -v's sub-model has none, so its pairs (trained on one class)
     # do not vote and the sample is an error -- 6 of 7, as svm-train -v gives.
     X = sp.csr_matrix(np.array([[1, 0], [1, .1], [.8, 0], [0, 1], [.1, .9], [0, .8], [-1, -1]], dtype=np.float64))
     y = np.array([1, 1, 1, 2, 2, 2, 3])
-    cv = PathCrossValidation(X, y, n_folds=3, seed=0, bias=0.0, form=form)
+    cv = cross_validation(X, y, n_folds=3, seed=0, bias=0.0, form=form)
     step = cv.run(1.0)
     assert (step.correct, step.total) == (6, 7)
 
 
-@pytest.mark.parametrize("form", ["kernel", "primal", "dense"])
+@pytest.mark.parametrize("form", ["kernel", "primal", "primal-folds", "dense"])
 def test_a_fold_with_one_trained_class_predicts_that_class(form):
     # Two classes, one of a single sample: the fold holding it out trains on
     # class 2 alone, so it predicts class 2 for all its samples (no pair votes
@@ -354,17 +393,28 @@ def test_a_fold_with_one_trained_class_predicts_that_class(form):
     rng = np.random.default_rng(3)
     X = sp.csr_matrix(np.vstack([-np.ones((1, 4)), 1.0 + 0.1 * rng.normal(size=(30, 4))]))
     y = np.array([1] + [2] * 30)
-    cv = PathCrossValidation(X, y, n_folds=5, seed=0, form=form)
+    cv = cross_validation(X, y, n_folds=5, seed=0, form=form)
     assert (cv.run(1.0).correct, cv.steps[-1].total) == (30, 31)
 
 
-def test_a_solve_stopped_by_the_pass_limit_keeps_no_norm_for_the_ray(digits_l2):
+@pytest.mark.parametrize("fused", [False, True])
+def test_a_solve_stopped_by_the_pass_limit_keeps_no_norm_for_the_ray(digits_l2, fused):
     # Its sum over the last pass mixes weights from before and after steps:
     # the next C starts from alpha itself rather than from a bad multiple.
     X, y = digits_l2
-    cv = PathCrossValidation(X, y, n_folds=3, seed=1, eps=1e-12, max_passes=2, form="primal")
-    cv.run(0.5)
+    cv = PathCrossValidation(X, y, n_folds=3, seed=1, eps=1e-12, max_passes=2, form="primal", fused=fused)
+    step = cv.run(0.5)
     assert all(not r.any() for r in cv.ray)
+    assert step.passes == 2 * 3 * cv.pair_a.shape[0]     # every fold of every pair stopped at the limit
+    assert step.capped == 3 * cv.pair_a.shape[0]
+
+
+@pytest.mark.parametrize("form", ["kernel", "primal", "primal-folds", "dense"])
+def test_each_form_counts_the_solves_the_pass_limit_stopped(digits_l2, form):
+    X, y = digits_l2
+    loose = cross_validation(X, y, n_folds=3, seed=1, max_passes=1000, form=form).run(0.5)
+    tight = cross_validation(X, y, n_folds=3, seed=1, eps=1e-9, max_passes=3, form=form).run(0.5)
+    assert loose.capped == 0 and 0 < tight.capped <= 3 * 45
 
 
 def test_samples_too_large_for_a_float32_gram_matrix_take_the_primal_form():
