@@ -591,7 +591,7 @@ def _fit_sigmoids(model, values, sharp_dec, sharp_winner, sharp_y, sharp_rows):
     known = sharp_y >= 0
     quality = _quality(coupled_rows(logits, gamma, sharp_winner, couple, rows=np.flatnonzero(known)),
                        sharp_y[known]) if known.any() else None
-    pooled = pooled_sigmoid(dec, target, one_pair=P == 1)
+    pooled = pooled_sigmoid(dec, target)
     A, B = fit_platt_shrunk(dec, pair, target, P, prior_samples=n0, pooled=pooled)
     info = {"platt": "per-pair Platt sigmoids shrunk toward the pooled sigmoid (prior worth n0 samples, n0 by "
                      "two-fold cross-fitting) and sharpened by gamma fitted on the coupled probabilities",

@@ -384,13 +384,33 @@ def test_sharpness_on_rows_that_are_all_right_is_fitted_to_smoothed_targets():
     assert label_loss(P, y) == pytest.approx(np.mean(-np.log(P[:, 0])))
 
 
-def test_only_a_one_pair_pooled_sigmoid_takes_smoothed_targets_on_separable_samples():
-    # with many pairs the pooled sigmoid is each pair's prior and stays the
-    # hard-target fit (smoothing it where a validation half was separable
-    # made a 50-row digits calibration worse held out: NLL 0.141 against 0.089)
+def test_a_pooled_sigmoid_takes_smoothed_targets_on_separable_samples():
+    # Separable samples have no finite hard-target fit; the pooled sigmoid is
+    # every pair's prior, with many pairs as with one, and a saturated one
+    # (A = -376 on a 60-row att-faces-40 half) gave test errors 1e-7.
     from hsvm_cli.proba.shrinkage import pooled_sigmoid
     f = np.r_[np.linspace(0.5, 2.0, 10), -np.linspace(0.5, 2.0, 10)]
     t = np.r_[np.ones(10, dtype=np.int64), np.zeros(10, dtype=np.int64)]
-    (A_hard, _), _ = pooled_sigmoid(f, t)
-    (A_one, _), _ = pooled_sigmoid(f, t, one_pair=True)
-    assert A_hard < A_one < 0 and abs(A_one) < 10 < abs(A_hard)
+    (A, B), _ = pooled_sigmoid(f, t)
+    a, b = prob.fit_platt(f, np.zeros(f.shape[0], dtype=int), t, 1)       # Platt's smoothed targets
+    assert -10 < A < 0 and (A, B) == pytest.approx((a[0], b[0]), rel=1e-6, abs=1e-9)
+    # overlapping samples keep the hard-target fit: equal to Platt's fit on them
+    f2 = np.r_[f, -0.7, 0.7]
+    t2 = np.r_[t, 1, 0]
+    (A2, B2), _ = pooled_sigmoid(f2, t2)
+    a, b = prob.fit_platt(f2, np.zeros(f2.shape[0], dtype=int), t2, 1, prior_counts=False)
+    assert (A2, B2) == pytest.approx((a[0], b[0]), rel=1e-6, abs=1e-9)
+
+
+def test_a_small_separable_validation_set_gives_unsaturated_probabilities(digits):
+    from hsvm_cli.train.ovo import train_ovo
+    # 20 validation rows of ten classes, the pooled pairs separable: the
+    # hard-target pooled sigmoid had A = -51.7 and gave a test sample's class
+    # 1.7e-8 (NLL 0.173); smoothed, A = -4.0, at least 3.9e-3 (NLL 0.093).
+    X, y, Xt, yt = digits
+    model = train_ovo(X, y, C=1.0, seed=0)
+    cal = calibrate(model, None, Xt[:20], yt[:20], repeat=1)
+    assert abs(cal.info["pooled_sigmoid"][0]) < 10
+    P = Predictor.from_calibration(model, cal, exact=True).predict_proba(Xt[20:])
+    truth = P[np.arange(P.shape[0]), class_index(model.classes, yt[20:])]
+    assert np.isfinite(P).all() and truth.min() > 1e-4
