@@ -66,10 +66,37 @@ def _shown(value, limit=80):
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
+_MISSING = object()
+
+
+def _first_difference(a, b, path=""):
+    """The path to where two values first differ (into dicts by key, lists
+    by position, short lists whole) and the two values there, so that a
+    message cut short still shows it (a class weight per class: the 12th
+    entry, not the first 80 characters of both lists)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(set(a) | set(b), key=str):
+            if a.get(k, _MISSING) != b.get(k, _MISSING):
+                return _first_difference(a.get(k, _MISSING), b.get(k, _MISSING), "%s[%r]" % (path, k))
+    if isinstance(a, list) and isinstance(b, list) and len(repr(a)) + len(repr(b)) > 40:
+        for i in range(max(len(a), len(b))):
+            x, y = a[i] if i < len(a) else _MISSING, b[i] if i < len(b) else _MISSING
+            if x != y:
+                return _first_difference(x, y, "%s[%d]" % (path, i))
+    return path, a, b
+
+
+def _shown_missing(value):
+    return "(none)" if value is _MISSING else _shown(value)
+
+
 def _describe_difference(key, a, b):
     if key == "parameters" and isinstance(a, dict) and isinstance(b, dict):
-        diffs = ["%s %s vs %s" % (k, _shown(a.get(k)), _shown(b.get(k)))
-                 for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+        diffs = []
+        for k in sorted(set(a) | set(b)):
+            if a.get(k) != b.get(k):
+                path, x, y = _first_difference(a.get(k, _MISSING), b.get(k, _MISSING))
+                diffs.append("%s%s %s vs %s" % (k, path, _shown_missing(x), _shown_missing(y)))
         return "different parameters (%s)" % ", ".join(diffs)
     return "different %s (%r vs %r)" % (key, a, b)
 

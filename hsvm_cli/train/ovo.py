@@ -213,7 +213,9 @@ def train_ovo_file(path, *, zero_based=False, **kw):
 def _refuse_resampling(bags, per_class):
     if bags != 1 or per_class is not None:
         raise OptionError("cross-validation (-c auto, --c-grid, --cv) trains each pair on all its rows: "
-                          "it does not combine with --bags or --per-class")
+                          "it does not combine with --bags or --per-class",
+                          python="cross-validation (C='auto', c_grid, cv_folds) trains each pair on all its rows: "
+                                 "it does not combine with bags or per_class")
 
 
 def cross_validate_file(path, *, zero_based=False, bags=1, per_class=None, **kw):

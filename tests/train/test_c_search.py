@@ -214,3 +214,12 @@ def test_c_values_whose_solves_hit_the_pass_limit_are_warned_about():
     assert "at C = 256, 55 of 3150 solves, and at 1 more C value:" in line
     path.steps = steps[:1]
     assert _pass_limit_warnings(path) == []
+
+
+def test_the_api_refuses_cross_validation_with_resampling_in_its_own_words(digits):
+    X, y, _, _ = digits
+    for kw in ({"C": "auto", "bags": 2}, {"C": 1.0, "cv_folds": 3, "per_class": 5}):
+        with pytest.raises(OptionError) as info:
+            train_ovo(X, y, **kw)
+        assert "it does not combine with bags or per_class" in str(info.value) and "--" not in str(info.value)
+        assert "--bags or --per-class" in info.value.cli_message

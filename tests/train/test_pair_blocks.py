@@ -231,11 +231,21 @@ def test_parts_that_do_not_belong_together_are_refused(digits_data, tmp_path):
         (other("C", C=1.0), "different parameters (C 0.5 vs 1.0)"),
         (other("sha", data=(X, y, "0" * 64)), "different training input digest"),
         (other("bags", bags=2), "different parameters (bags 1 vs 2)"),
+        # the first differing entry of a long record, not both cut short at its start
+        (other("weights", class_weight={int(c): 1.0 if c != 7 else 0.25 for c in np.unique(y)}),
+         "different parameters (class_weight (none) vs {'rule': 'given'"),
     ]
     for others, words in cases:
         with pytest.raises(ModelMismatchError) as info:
             merge_models([good[0], others[1], good[2]], tmp_path / "m.hsvm")
         assert words in str(info.value) and "are not parts of one model" in str(info.value)
+    weights = {int(c): 1.0 for c in np.unique(y)}
+    heavy = write_parts(tmp_path / "weights", X, y, sha, 3, class_weight=weights)
+    (tmp_path / "lighter").mkdir()
+    lighter = write_parts(tmp_path / "lighter", X, y, sha, 3, class_weight={**weights, 7: 0.25})
+    with pytest.raises(ModelMismatchError) as info:
+        merge_models([heavy[0], lighter[1], heavy[2]], tmp_path / "m.hsvm")
+    assert "different parameters (class_weight['weights'][6] [7, 1.0] vs [7, 0.25])" in str(info.value)
     keep = y != y.max()
     fewer = other("classes", data=(X[keep], y[keep], sha))
     with pytest.raises(ModelMismatchError, match="different classes"):
