@@ -4,8 +4,14 @@
  * Plain C callbacks leave the signal to be handled when control returns. */
 #ifndef HSVM_CALLBACKS_H
 #define HSVM_CALLBACKS_H
+#include <stdint.h>
 
-/* A print function that prints nothing (LIBLINEAR's set_print_string_function). */
+/* A print function that prints nothing (LIBLINEAR's set_print_string_function)
+ * but counts, per thread, the messages saying a solve stopped at LIBLINEAR's
+ * iteration limit. */
 void hsvm_print_nothing(const char *s);
+
+/* The calling thread's count of those messages so far. */
+int64_t hsvm_iteration_limits(void);
 
 #endif

@@ -199,13 +199,14 @@ def default_blocks(client, n_pairs):
 
 def _train_block_task(data, start, stop, options):
     """On a worker: train canonical pairs ``start:stop``; returns (W, b,
-    params, hsvm version)."""
+    params, hsvm version, classifiers stopped at LIBLINEAR's iteration
+    limit)."""
     from .. import __version__
     from ..train.liblinear import train_pairs
     X, y = data
     with _TRAIN_LOCK:
         m = train_pairs(X, y, pairs=range(start, stop), jobs=1, progress=False, **options)
-    return m.W, m.b, m.params, __version__
+    return m.W, m.b, m.params, __version__, m.training.not_converged
 
 
 def train_ovo_dask(X, y, client, *, output, normalize="l2", C=1.0, solver="l2loss-dual", tol=None, per_class=None,
@@ -222,7 +223,8 @@ def train_ovo_dask(X, y, client, *, output, normalize="l2", C=1.0, solver="l2los
     block gathered (progress of a batch job); ``on_block(index, n_blocks)``:
     called in the client as each block is written (tests use it to disturb
     the run).  Returns a dict: ``content_sha256``, ``n_blocks``, ``n_pairs``,
-    ``workers``."""
+    ``workers``, ``not_converged`` (classifiers LIBLINEAR stopped at its
+    iteration limit)."""
     require_distributed()
     from .. import __version__ as here_version
     from ..preprocess import apply_normalization
@@ -262,6 +264,7 @@ def train_ovo_dask(X, y, client, *, output, normalize="l2", C=1.0, solver="l2los
     bar = _progress(n_pairs, progress, "train-ovo --dask", "pair")
     passes = [0]
     params = {}
+    not_converged = [0]
 
     def pieces():
         passes[0] += 1
@@ -274,7 +277,7 @@ def train_ovo_dask(X, y, client, *, output, normalize="l2", C=1.0, solver="l2los
                 # are trained again, deterministically
                 fut = submit(i, start, stop, passes[0])
                 live.append(fut)
-            W, b, got_params, version = fut.result()
+            W, b, got_params, version, limited = fut.result()
             fut.release()
             if dict(got_params, normalize=normalize) != params or version != here_version:
                 raise RuntimeError("a worker trained block %d with different software (hsvm %s, %r)"
@@ -282,6 +285,7 @@ def train_ovo_dask(X, y, client, *, output, normalize="l2", C=1.0, solver="l2los
             yield W, b
             del W, b
             if first:
+                not_converged[0] += limited
                 bar.update(stop - start)
                 if log is not None:
                     log("block %d/%d: pairs %d..%d gathered" % (i, n_blocks, start, stop - 1))
@@ -296,7 +300,8 @@ def train_ovo_dask(X, y, client, *, output, normalize="l2", C=1.0, solver="l2los
     finally:
         bar.close()
         client.cancel(live + [data])
-    return {"content_sha256": digest, "n_blocks": n_blocks, "n_pairs": n_pairs, "workers": len(client.nthreads())}
+    return {"content_sha256": digest, "n_blocks": n_blocks, "n_pairs": n_pairs, "workers": len(client.nthreads()),
+            "not_converged": not_converged[0]}
 
 
 def train_ovo_dask_file(path, client, *, output, zero_based=False, **kw):

@@ -34,8 +34,9 @@ class TrainingRecord:
     exceed ``wall_seconds`` with several jobs); ``wall_seconds``: elapsed time
     of the training; ``jobs``: worker processes actually used.  The solver on
     packed codes (train/bits_solver.py) adds, per classifier, ``iterations``
-    (outer iterations), ``objective`` (the dual objective) and ``n_sv``, and
-    ``not_converged`` (classifiers that stopped at the iteration limit)."""
+    (outer iterations), ``objective`` (the dual objective) and ``n_sv``;
+    ``not_converged``: classifiers that stopped at the solver's iteration
+    limit (LIBLINEAR's "reaching max number of iterations")."""
 
     counts: np.ndarray = field(default=None, repr=False)
     solver_seeds: np.ndarray = field(default=None, repr=False)

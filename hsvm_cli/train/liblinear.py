@@ -155,8 +155,9 @@ class _Job:
     children share it copy-on-write."""
 
     def __init__(self, pool, class_addr, classes, pair_a, pair_b, d, solver, C, tol,
-                 per_class, bags, seed, seeds, W, b, counts, bias=1.0, class_weight=None):
+                 per_class, bags, seed, seeds, W, b, counts, bias=1.0, class_weight=None, limited=None):
         self.pool = pool                # keeps the row addresses valid
+        self.limited = limited          # int8 [P*bags]: 1 where LIBLINEAR stopped at its iteration limit
         self.class_weight = class_weight    # float64 [K], or None
         self.class_addr = class_addr
         self.classes = classes
@@ -247,8 +248,11 @@ class _Trainer:
                 xbuf[:na], xbuf[na:l] = bootstrap_pair(addr_a, addr_b, la, lb, bag, job.seed)
             _srand(int(job.seeds[j]))
             t0 = time.perf_counter()
+            limits = _iteration_limits()
             mptr = _lib_train(self.prob_ref, self.param_ref)
             self.solver_seconds += time.perf_counter() - t0
+            if job.limited is not None:
+                job.limited[j] = _iteration_limits() != limits
             if not mptr:
                 raise RuntimeError("LIBLINEAR train returned no model")
             try:
@@ -267,6 +271,13 @@ class _Trainer:
                 _lib_free_model(ctypes.byref(mptr))
             job.counts[j, 0] = na
             job.counts[j, 1] = nb
+
+
+def _iteration_limits():
+    # LIBLINEAR's "reaching max number of iterations" messages so far on
+    # this thread, counted by the quiet printer (native/callbacks.c).
+    from ..support.native import lib
+    return lib.hsvm_iteration_limits()
 
 
 def _quiet_print():
@@ -432,13 +443,15 @@ def train_pairs(X, y, *, C=1.0, solver="l2loss-dual", tol=None, per_class=None, 
         W = _shared_array((P * bags, d), np.float32)
         b = _shared_array((P * bags,), np.float32)
         counts = _shared_array((P * bags, 2), np.int32)
+        limited = _shared_array((P * bags,), np.int8)
     else:
         W = np.empty((P * bags, d), dtype=np.float32)
         b = np.empty(P * bags, dtype=np.float32)
         counts = np.empty((P * bags, 2), dtype=np.int32)
+        limited = np.zeros(P * bags, dtype=np.int8)
 
     job = _Job(pool, class_addr, classes, pair_a, pair_b, d, solver, C, tol,
-               per_class, bags, seed, seeds, W, b, counts, bias, weights)
+               per_class, bags, seed, seeds, W, b, counts, bias, weights, limited)
     solver_seconds = 0.0
     if workers == 1:
         trainer = _Trainer(job)
@@ -466,7 +479,8 @@ def train_pairs(X, y, *, C=1.0, solver="l2loss-dual", tol=None, per_class=None, 
     if weights is not None:
         params["class_weight"] = class_weight_record(class_weight, classes, weights)
     record = TrainingRecord(counts=counts, solver_seeds=seeds, solver_seconds=solver_seconds,
-                            wall_seconds=time.perf_counter() - t_start, jobs=workers)
+                            wall_seconds=time.perf_counter() - t_start, jobs=workers,
+                            not_converged=int(np.count_nonzero(limited)))
     return OvoModel(classes=classes.astype(np.int64), pair_a=pair_a, pair_b=pair_b, W=W, b=b, bags=bags,
                     normalize="none", params=params, training=record)
 

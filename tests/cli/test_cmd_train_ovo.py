@@ -419,3 +419,17 @@ def gzip_lines(path):
     import gzip
     with gzip.open(path, "rt") as fh:
         return fh.readlines()
+
+
+def test_a_classifier_at_liblinears_iteration_limit_is_warned_about_as_liblinear_train_does(tools, tmp_path):
+    rows = [line for line in gzip_lines(DIGITS_TRAIN) if line.split()[0] in ("3", "8")]
+    train = write_text(tmp_path / "38.svm", "".join(rows))
+    for C, eps, warned in (("1", "0.1", False), ("65536", "1e-12", True)):
+        theirs = tool_run(tools["liblinear-train"], "-s", "3", "-B", "1", "-c", C, "-e", eps, train,
+                          tmp_path / "ll.model")
+        assert ("WARNING: reaching max number of iterations" in theirs) == warned
+        r = run(["train-ovo", train, "--normalize", "none", "-B", "1", "-c", C, "--solver", "l1loss-dual",
+                 "-e", eps, "-o", tmp_path / "m.hsvm"])
+        note = ("hsvm: train-ovo: warning: 1 of 1 classifiers stopped at the solver's iteration limit before "
+                "meeting the tolerance (LIBLINEAR's 'reaching max number of iterations')")
+        assert (note in r.stderr) == warned and r.stderr.count("warning") == warned

@@ -128,8 +128,6 @@ def test_fixed_c_with_cv_records_its_accuracy(digits):
     m = train_ovo(X, y, C=0.5, cv_folds=4)
     assert m.params["C"] == 0.5 and [r["C"] for r in m.params["cross_validation"]["table"]] == [0.5]
     assert m.training.search.table().startswith("Cross Validation Accuracy = ")
-    with pytest.raises(OptionError, match="--bags"):
-        train_ovo(X, y, C="auto", bags=2)
 
 
 def test_a_search_prints_its_table_even_of_one_value_and_a_fixed_c_the_cv_line(digits):

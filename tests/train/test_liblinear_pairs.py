@@ -379,3 +379,14 @@ def test_the_memory_check_counts_the_model_twice_when_workers_hand_it_back(monke
     (one, what1), (two, what2) = seen
     model = 3 * 5 * 4
     assert two - one >= model and "twice as -j hands it back" in what2 and "twice" not in what1
+
+
+def test_classifiers_stopped_at_liblinears_iteration_limit_are_counted(digits):
+    # LIBLINEAR's printer is silenced; its "reaching max number of
+    # iterations" is counted per classifier instead, on one process or many.
+    X, y, _, _ = digits
+    X = l2_normalize(X.astype(np.float64))
+    assert train_pairs(X, y, C=1.0).training.not_converged == 0
+    tight = [train_pairs(X, y, C=4096.0, solver="l1loss-dual", tol=1e-9, jobs=jobs).training.not_converged
+             for jobs in (1, 2)]
+    assert tight[0] == tight[1] and 0 < tight[0] <= 45
