@@ -564,10 +564,15 @@ def _fit_sigmoids(model, values, sharp_dec, sharp_winner, sharp_y, sharp_rows):
     # The logits replace the decision values in place: at K = 1,000 each is
     # 100 rows x 499,500 pairs, 400 MB.
     logits = sharp_dec
+    one_sided = False
     for h in (True, False):
         fit = first[sample] != h
         if not fit.any():
             fit = np.ones(sample.shape[0], dtype=bool)
+        # a half whose values are all of one side (two classes, a sample or
+        # two of each: a half can hold one class) fits sigmoids that say
+        # that side whatever the value: no estimate of the other half's
+        one_sided |= bool(np.all(target[fit] == target[fit][0])) if fit.any() else True
         # The fit half is the other half of choose_prior_samples' split: its
         # pooled sigmoid is already fitted there (the same values, so the same bits).
         pooled_fit = halves_pooled.get(not h) if not fit.all() else None
@@ -590,7 +595,7 @@ def _fit_sigmoids(model, values, sharp_dec, sharp_winner, sharp_y, sharp_rows):
     # without them: what calibrate reports beside its chosen setting.
     known = sharp_y >= 0
     quality = _quality(coupled_rows(logits, gamma, sharp_winner, couple, rows=np.flatnonzero(known)),
-                       sharp_y[known]) if known.any() else None
+                       sharp_y[known]) if known.any() and not one_sided else None
     pooled = pooled_sigmoid(dec, target)
     A, B = fit_platt_shrunk(dec, pair, target, P, prior_samples=n0, pooled=pooled)
     info = {"platt": "per-pair Platt sigmoids shrunk toward the pooled sigmoid (prior worth n0 samples, n0 by "

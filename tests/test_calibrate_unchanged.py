@@ -5,8 +5,11 @@ validation accuracy and mean refined classes, the settings within --max-loss
 probabilities, on the bundled data.
 
 The reference file was written by this module's ``__main__`` with the code of
-0b6bc1d (``python tests/test_calibrate_unchanged.py``); timings are
-measurements and are not pinned."""
+0b6bc1d (``python tests/test_calibrate_unchanged.py``), and again when the
+pooled sigmoid took Platt's smoothed targets on every validation set: only
+the pair sigmoids (``platt``) and the sharpness moved then, every grid row,
+first-stage alpha and prior size stayed.  Timings are measurements and are
+not pinned."""
 import json
 import sys
 from pathlib import Path

@@ -384,22 +384,18 @@ def test_sharpness_on_rows_that_are_all_right_is_fitted_to_smoothed_targets():
     assert label_loss(P, y) == pytest.approx(np.mean(-np.log(P[:, 0])))
 
 
-def test_a_pooled_sigmoid_takes_smoothed_targets_on_separable_samples():
-    # Separable samples have no finite hard-target fit; the pooled sigmoid is
-    # every pair's prior, with many pairs as with one, and a saturated one
-    # (A = -376 on a 60-row att-faces-40 half) gave test errors 1e-7.
+def test_the_pooled_sigmoid_is_platts_fit_with_smoothed_targets():
+    # Separable samples have no finite hard-target fit and nearly separable
+    # ones a nearly saturated one; the pooled sigmoid is every pair's prior,
+    # with many pairs as with one (A = -376 on a 60-row att-faces-40 half
+    # gave test errors 1e-7).  LIBSVM's targets, whatever the samples.
     from hsvm_cli.proba.shrinkage import pooled_sigmoid
     f = np.r_[np.linspace(0.5, 2.0, 10), -np.linspace(0.5, 2.0, 10)]
     t = np.r_[np.ones(10, dtype=np.int64), np.zeros(10, dtype=np.int64)]
-    (A, B), _ = pooled_sigmoid(f, t)
-    a, b = prob.fit_platt(f, np.zeros(f.shape[0], dtype=int), t, 1)       # Platt's smoothed targets
-    assert -10 < A < 0 and (A, B) == pytest.approx((a[0], b[0]), rel=1e-6, abs=1e-9)
-    # overlapping samples keep the hard-target fit: equal to Platt's fit on them
-    f2 = np.r_[f, -0.7, 0.7]
-    t2 = np.r_[t, 1, 0]
-    (A2, B2), _ = pooled_sigmoid(f2, t2)
-    a, b = prob.fit_platt(f2, np.zeros(f2.shape[0], dtype=int), t2, 1, prior_counts=False)
-    assert (A2, B2) == pytest.approx((a[0], b[0]), rel=1e-6, abs=1e-9)
+    for dec, target in ((f, t), (np.r_[f, -0.7, 0.7], np.r_[t, 1, 0])):     # separable, then not
+        (A, B), _ = pooled_sigmoid(dec, target)
+        a, b = prob.fit_platt(dec, np.zeros(dec.shape[0], dtype=int), target, 1)
+        assert -10 < A < 0 and (A, B) == pytest.approx((a[0], b[0]), rel=1e-6, abs=1e-9)
 
 
 def test_a_small_separable_validation_set_gives_unsaturated_probabilities(digits):
@@ -414,3 +410,18 @@ def test_a_small_separable_validation_set_gives_unsaturated_probabilities(digits
     P = Predictor.from_calibration(model, cal, exact=True).predict_proba(Xt[20:])
     truth = P[np.arange(P.shape[0]), class_index(model.classes, yt[20:])]
     assert np.isfinite(P).all() and truth.min() > 1e-4
+
+
+def test_no_out_of_sample_quality_is_reported_from_halves_of_one_class(digits):
+    # two classes, two samples each: a half of the cross-fit can hold one
+    # class, whose sigmoid then says that class whatever the value -- it
+    # reported "NLL 13.2, ECE 1.000 against 0.0% accuracy" on such halves
+    from hsvm_cli.train.ovo import train_ovo
+    from hsvm_cli.tune import format_grid
+    X, y, Xt, yt = _two_digits(digits)
+    model = train_ovo(X, y, C=1.0, seed=0)
+    rows = np.r_[np.flatnonzero(yt == 1)[:2], np.flatnonzero(yt == 8)[:2]]
+    cal = calibrate(model, None, Xt[rows], yt[rows], repeat=1)
+    assert cal.info["exact_quality"] is None and "fitted without them" not in format_grid(cal)
+    big = calibrate(model, None, Xt, yt, repeat=1)
+    assert big.info["exact_quality"]["accuracy"] > 0.9 and "fitted without them" in format_grid(big)

@@ -33,7 +33,8 @@ rows solves a pair's folds together (native/cvpath_folds.h: fold f in lane f
 of each feature's weights, one pass over the pair's rows for every fold, a
 fold that has converged standing still while the others go on): on
 reuters-r52 a C step took 0.35-0.86 s fold by fold and 0.22-0.55 s fused
-(BENCHMARKS.md).  The two orders of visiting give solutions that differ
+(BENCHMARKS.md); used where every row's votes and the folds' weights stay
+small.  The two orders of visiting give solutions that differ
 within the tolerance, so the choice is a rule on the data's shape alone.
 
 Folds: within each class the samples are ordered by a seeded key (hsvm's
@@ -91,9 +92,13 @@ _KEEP_W_BYTES = 256 << 20
 # (CV_LANES in native/cvpath.c).
 _PRIMAL_LANES = 8
 # The primal form fuses the folds (native/cvpath_folds.h) up to this many
-# folds (its vector lanes) and this size of one thread's held-out votes.
+# folds (its vector lanes), this size of one thread's held-out votes and this
+# size of its F blocks of eight pairs' weights, which are cleared for every
+# block of pairs: at 3 million columns (1.2 GB, where fold by fold clears one)
+# fusing was slower, and needed five times the memory.
 _FUSED_MAX_FOLDS = 8
 _FUSED_VOTE_BYTES = 128 << 20
+_FUSED_BLOCK_BYTES = 32 << 20
 # Held-out decisions of the kernel form are formed for this many bytes of
 # [pairs x samples] float32 at a time.
 _DEC_BLOCK_BYTES = 128 << 20
@@ -163,7 +168,7 @@ class PathCrossValidation:
     :func:`~hsvm_cli.train.liblinear.train_pairs` takes it; ``fused``: the
     primal form solves each pair's folds together (True), fold by fold
     (False), or as the shape decides (None: together for up to 8 folds while
-    the held-out votes of every row stay small).  Call :meth:`run` with
+    the held-out votes of every row and the folds' weights stay small).  Call :meth:`run` with
     increasing C values."""
 
     def __init__(self, X, y, *, n_folds=5, seed=0, loss=2, eps=DUAL_EPS, max_passes=MAX_PASSES, bias=1.0,
@@ -240,12 +245,16 @@ class PathCrossValidation:
         # on the shape only, so that every machine and thread count makes the
         # same choice (the two orders of visiting give different bits).
         fits = F <= _FUSED_MAX_FOLDS
-        self.fused = self.form == "primal" and (fits and K * n * 12 <= _FUSED_VOTE_BYTES if fused is None
-                                                else bool(fused))
+        blocks = (F + 1) * (d + 1) * 8 * _PRIMAL_LANES        # the F fold blocks and the pair's scratch
+        self.fused = self.form == "primal" and (
+            fits and K * n * 12 <= _FUSED_VOTE_BYTES and blocks <= _FUSED_BLOCK_BYTES if fused is None
+            else bool(fused))
         if self.fused and not fits:
             raise OptionError("the fused primal form takes at most %d folds, not %d" % (_FUSED_MAX_FOLDS, F))
         if self.fused:
-            check_allocation(12 * K * n * self.jobs, "the held-out votes of %d samples x %d classes" % (n, K))
+            check_allocation((12 * K * n + blocks) * self.jobs,
+                             "the held-out votes of %d samples x %d classes and the weights of %d folds x %d "
+                             "features" % (n, K, F, d))
             self._alpha_ptrs = ffi.new("double *[]", [ptr("double *", a) for a in self.alpha])
             self._offset_ptrs = ffi.new("int64_t *[]", [ptr("int64_t *", o) for o in self.alpha_off])
         self.steps = []

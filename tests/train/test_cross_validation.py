@@ -109,6 +109,8 @@ def test_the_shape_chooses_fused_folds_for_the_primal_form(digits_l2):
     assert PathCrossValidation(X, y, n_folds=5, form="primal").fused
     assert not PathCrossValidation(X, y, n_folds=9, form="primal").fused       # more folds than lanes
     assert not PathCrossValidation(X, y, n_folds=5, form="dense").fused
+    wide = sp.hstack([X, sp.csr_matrix((X.shape[0], 100000))]).tocsr()      # 6 x 100,065 x 64 bytes > 32 MB
+    assert not PathCrossValidation(wide, y, n_folds=5, form="primal").fused
     with pytest.raises(OptionError, match="at most 8 folds"):
         PathCrossValidation(X, y, n_folds=9, form="primal", fused=True)
 
