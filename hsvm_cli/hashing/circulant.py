@@ -80,7 +80,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ..support.lazy_sparse import sp
+from ..support.lazy_sparse import as_scipy, sp
 from ..support.native import ffi, lib, ptr
 from .generator import GENERATOR, standard_normal
 from .projection import pack_signs
@@ -318,7 +318,7 @@ class CirculantBlocks:
 
     def _check_input(self, X):
         if sp.issparse(X):
-            X = sp.csr_matrix(X)
+            X = sp.csr_matrix(as_scipy(X))
             if X.dtype != np.float32:
                 X = X.astype(np.float32)
             if not X.has_canonical_format:
