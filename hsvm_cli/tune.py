@@ -569,10 +569,12 @@ def _fit_sigmoids(model, values, sharp_dec, sharp_winner, sharp_y, sharp_rows):
         fit = first[sample] != h
         if not fit.any():
             fit = np.ones(sample.shape[0], dtype=bool)
-        # a half whose values are all of one side (two classes, a sample or
-        # two of each: a half can hold one class) fits sigmoids that say
-        # that side whatever the value: no estimate of the other half's
-        one_sided |= bool(np.all(target[fit] == target[fit][0])) if fit.any() else True
+        # a half holding one class of every pair (two classes, a sample or
+        # two of each; one sample of each of three) fits sigmoids that say
+        # one side whatever the value: no estimate of the other half's
+        sides = np.bincount(pair[fit], weights=target[fit], minlength=P), \
+            np.bincount(pair[fit], weights=1 - target[fit], minlength=P)
+        one_sided |= not bool(np.any((sides[0] > 0) & (sides[1] > 0)))
         # The fit half is the other half of choose_prior_samples' split: its
         # pooled sigmoid is already fitted there (the same values, so the same bits).
         pooled_fit = halves_pooled.get(not h) if not fit.all() else None

@@ -8,7 +8,7 @@
 
 /* A print function that prints nothing (LIBLINEAR's set_print_string_function)
  * but counts, per thread, the messages saying a solve stopped at LIBLINEAR's
- * iteration limit. */
+ * iteration limit (not one LIBLINEAR then finishes with another solver). */
 void hsvm_print_nothing(const char *s);
 
 /* The calling thread's count of those messages so far. */

@@ -425,3 +425,9 @@ def test_no_out_of_sample_quality_is_reported_from_halves_of_one_class(digits):
     assert cal.info["exact_quality"] is None and "fitted without them" not in format_grid(cal)
     big = calibrate(model, None, Xt, yt, repeat=1)
     assert big.info["exact_quality"]["accuracy"] > 0.9 and "fitted without them" in format_grid(big)
+    # one sample of each of three classes: one half holds a single sample,
+    # one class of every pair, though its values are of both sides
+    X10, y10, Xt10, yt10 = digits
+    ten = train_ovo(X10, y10, C=1.0, seed=0)
+    rows = np.r_[[np.flatnonzero(yt10 == c)[0] for c in (1, 2, 3)]]
+    assert calibrate(ten, None, Xt10[rows], yt10[rows], repeat=1).info["exact_quality"] is None

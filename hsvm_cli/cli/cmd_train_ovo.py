@@ -151,7 +151,7 @@ def command(train, codes_path, bits, output, C, c_grid, cv_folds, solver, tol, c
             click.echo("hsvm: %d classes, %s x %s, %d bits (codes) -> %s"
                        % (model.n_classes, options.counted(model.n_pairs, "pair"), options.counted(model.bags, "bag"),
                           model.n_features, output), err=True)
-            _warn_not_converged(model.training.not_converged, model.n_pairs * model.bags)
+            _warn_not_converged(model.training.not_converged, model.n_pairs * model.bags, codes=True)
         return
     if train is None:
         raise click.UsageError("missing TRAIN (or --codes CODES)")
@@ -228,11 +228,14 @@ def command(train, codes_path, bits, output, C, c_grid, cv_folds, solver, tol, c
                        "--normalize none keeps its value", err=True)
 
 
-def _warn_not_converged(count, total):
+def _warn_not_converged(count, total, codes=False):
     """LIBLINEAR's 'reaching max number of iterations', which its silenced
-    printer counts (native/callbacks.c): once for the whole model."""
+    printer counts (native/callbacks.c), or the codes solver's own limit:
+    once for the whole model."""
     if count:
         click.echo("hsvm: train-ovo: warning: %d of %d classifiers stopped at the solver's iteration limit before "
-                   "meeting the tolerance (LIBLINEAR's 'reaching max number of iterations'): they are not "
-                   "converged; a smaller C, L2-normalised samples or --solver l2loss-primal converge sooner"
-                   % (count, total), err=True)
+                   "meeting the tolerance (%s): they are not converged; %s"
+                   % (count, total, "the dual solver on codes" if codes else
+                      "LIBLINEAR's 'reaching max number of iterations'",
+                      "a smaller C or a looser --eps converges sooner" if codes else
+                      "a smaller C, L2-normalised samples or --solver l2loss-primal converge sooner"), err=True)

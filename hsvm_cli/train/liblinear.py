@@ -49,7 +49,9 @@ import ctypes
 import math
 import mmap
 import multiprocessing
+import os
 import sys
+import threading
 import time
 
 import numpy as np
@@ -86,6 +88,13 @@ if _FEATURE_NODE.itemsize != ctypes.sizeof(_ll.feature_node):
     raise ImportError("unexpected LIBLINEAR feature_node layout")
 
 _LIBC = ctypes.CDLL(None)
+# LIBLINEAR's visiting order comes from the C library's rand(), one state per
+# process: two threads training at once (the Python API called from threads)
+# drew from each other's sequence, and their models changed.  One solve at a
+# time per process; forked workers start with their own, unlocked.
+_RAND_LOCK = threading.Lock()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=lambda: globals().update(_RAND_LOCK=threading.Lock()))
 _srand = _LIBC.srand
 _srand.argtypes = [ctypes.c_uint]
 _srand.restype = None
@@ -246,10 +255,11 @@ class _Trainer:
                 xbuf[na:l] = addr_b
             else:
                 xbuf[:na], xbuf[na:l] = bootstrap_pair(addr_a, addr_b, la, lb, bag, job.seed)
-            _srand(int(job.seeds[j]))
             t0 = time.perf_counter()
             limits = _iteration_limits()
-            mptr = _lib_train(self.prob_ref, self.param_ref)
+            with _RAND_LOCK:
+                _srand(int(job.seeds[j]))
+                mptr = _lib_train(self.prob_ref, self.param_ref)
             self.solver_seconds += time.perf_counter() - t0
             if job.limited is not None:
                 job.limited[j] = _iteration_limits() != limits
