@@ -140,6 +140,7 @@ typedef struct {
     uint8_t *fold_of, *mask;
 } fold_work;
 
+/* On a 64-byte boundary (a cache line), or NULL. */
 static void *aligned_block(size_t bytes)
 {
     void *p = NULL;
@@ -271,8 +272,7 @@ static int pair_work_alloc(pair_work *b, int64_t lmax, int64_t wlen)
      * (64 bytes) together, one line instead of two; malloc's alignment
      * varied with the heap's history, and the search's speed with it (5-7%
      * on reuters-r52 from one build to the next). */
-    void *w = NULL;
-    b->w = posix_memalign(&w, 64, sizeof(double) * (size_t)(wlen > 0 ? wlen : 1)) == 0 ? w : NULL;
+    b->w = aligned_block(sizeof(double) * (size_t)(wlen > 0 ? wlen : 1));
     return b->rows && b->index && b->y && b->qd && b->w ? 0 : -2;
 }
 

@@ -5,6 +5,8 @@
  * cell that the bits are defined by (~1.3 ns per cell per core here); an
  * AVX2 version of this loop was only 10% faster (the divider is the limit),
  * so there is one path, in plain C. */
+#include <float.h>
+
 #include "hsvm_raw_margins.h"
 
 int hsvm_raw_margins(const int32_t *dist, int64_t n, int64_t m, int32_t bits, const double *cos_table,
@@ -24,8 +26,12 @@ int hsvm_raw_margins(const int32_t *dist, int64_t n, int64_t m, int32_t bits, co
         const double xn = x_norms[i];
         for (int64_t j = 0; j < m; j++) {
             const double s = xn * w_norms[j];
-            /* !(s > 0): zero norms, and NaN, as raw_filter.cosine_margins */
-            out[j] = s > 0.0 ? (float)(cos_table[d[j]] + b[j] / s) : (b[j] > 0.0 ? 1.0f : -1.0f);
+            /* !(s > 0): zero norms, and NaN, as raw_filter.cosine_margins;
+             * beyond float32's range (a sample of norm 1e-41: b / s ~ 1e40)
+             * the largest float of the same sign, not an infinity, which the
+             * probabilities' margin sums refused with a traceback */
+            const double v = s > 0.0 ? cos_table[d[j]] + b[j] / s : (b[j] > 0.0 ? 1.0 : -1.0);
+            out[j] = v > FLT_MAX ? FLT_MAX : (v < -FLT_MAX ? -FLT_MAX : (float)v);
         }
     }
     return 0;

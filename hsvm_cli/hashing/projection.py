@@ -79,6 +79,8 @@ class SignProjector:
             # imported, 0.1-0.15 s of a sparse predict
             from ..predict.products import products
             X = X.tocsr()
+            if X.shape[1] != self.R.shape[1]:
+                raise ValueError("samples have %d features, the projection %d" % (X.shape[1], self.R.shape[1]))
             with np.errstate(over="ignore", invalid="ignore"):
                 proj = products(X, self.R, WT=self.RT)
         else:

@@ -165,3 +165,15 @@ def test_codes_alone_cannot_be_voted_for_unnormalised_models(digits_libsvm):
     with pytest.raises(OptionError, match="depends on the sample's norm"):
         f.votes(codes)
     assert np.array_equal(f.votes(codes, Xn=Xd)[0], f.hash_and_vote(Xd)[0])
+
+
+def test_margins_beyond_float32_are_its_largest_value_not_infinite():
+    # a sample of norm 1e-41 (raw features of 1e-43): b / (|x| |w|) ~ 1e40
+    # rounded to an infinity, and --proba's margin sums refused it with a
+    # traceback; the largest float32 of the same sign keeps the vote's side
+    from hsvm_cli.predict.raw_filter import cosine_margins
+    dist = np.array([[3, 3, 0]], dtype=np.int32)
+    mu = cosine_margins(dist, 64, np.array([1e-41]), np.array([1.0, 1.0, 2.0]), np.array([0.5, -0.5, 1e-300]))
+    big = np.finfo(np.float32).max
+    assert mu[0, 0] == big and mu[0, 1] == -big and np.isfinite(mu).all()
+    assert mu[0, 2] == np.float32(np.cos(0.0) + 1e-300 / 2e-41)
