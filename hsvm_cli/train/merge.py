@@ -90,12 +90,26 @@ def _shown_missing(value):
     return "(none)" if value is _MISSING else _shown(value)
 
 
+def _weights_shown(record):
+    """A class_weight record beside none, by its classes whose weight is not
+    1 (the ones that make it differ), not its first 80 characters."""
+    if record is _MISSING or not isinstance(record, dict):
+        return _shown_missing(record)
+    off = [(label, w) for label, w in record.get("weights", []) if w != 1.0]
+    text = ", ".join("%s: %g" % (label, w) for label, w in off[:5]) + (", ..." if len(off) > 5 else "")
+    return "%s (%s)" % (record.get("rule"), text or "every weight 1")
+
+
 def _describe_difference(key, a, b):
     if key == "parameters" and isinstance(a, dict) and isinstance(b, dict):
         diffs = []
         for k in sorted(set(a) | set(b)):
             if a.get(k) != b.get(k):
-                path, x, y = _first_difference(a.get(k, _MISSING), b.get(k, _MISSING))
+                x, y = a.get(k, _MISSING), b.get(k, _MISSING)
+                if k == "class_weight" and _MISSING in (x, y):
+                    diffs.append("%s %s vs %s" % (k, _weights_shown(x), _weights_shown(y)))
+                    continue
+                path, x, y = _first_difference(x, y)
                 diffs.append("%s%s %s vs %s" % (k, path, _shown_missing(x), _shown_missing(y)))
         return "different parameters (%s)" % ", ".join(diffs)
     return "different %s (%r vs %r)" % (key, a, b)

@@ -233,7 +233,7 @@ def test_parts_that_do_not_belong_together_are_refused(digits_data, tmp_path):
         (other("bags", bags=2), "different parameters (bags 1 vs 2)"),
         # the first differing entry of a long record, not both cut short at its start
         (other("weights", class_weight={int(c): 1.0 if c != 7 else 0.25 for c in np.unique(y)}),
-         "different parameters (class_weight (none) vs {'rule': 'given'"),
+         "different parameters (class_weight (none) vs given (7: 0.25))"),
     ]
     for others, words in cases:
         with pytest.raises(ModelMismatchError) as info:
