@@ -30,6 +30,9 @@ _path = options.INPUT
               help="The labelled svmlight file the predictions were made for.")
 @click.argument("predictions", required=False, type=_path)
 @click.option("--confusion", is_flag=True, help="Also print the confusion matrix.")
+@click.option("--per-class", is_flag=True,
+              help="Also print each label's precision, recall, F1 and support (scikit-learn's "
+                   "classification_report; --json always holds them).")
 @click.option("--proba/--no-proba", default=None,
               help="PREDICTIONS holds probabilities (`hsvm predict --proba`, LIBSVM `svm-predict -b 1`): every row "
                    "must be non-negative and sum to 1 (within 1e-6 + 5e-7 K, for printed rounding); adds NLL, ECE "
@@ -61,7 +64,7 @@ _path = options.INPUT
                    "shard 0's --scores/--proba output has the 'labels' header: another shard's gives its labels' "
                    "sections; evaluate the concatenated output for the score and probability sections.")
 @options.outputs_apart((("plot", "--plot"), ("output", "-o")), ("truth", "predictions", "reference", "grid"))
-def command(truth, predictions, confusion, proba, recall_k, reference, grid, plot, as_json, output, quiet, zero_based,
+def command(truth, predictions, confusion, per_class, proba, recall_k, reference, grid, plot, as_json, output, quiet, zero_based,
             shard):
     """Compare PREDICTIONS ('-': stdin, as written by `hsvm predict`: one label
     per line, or with --scores / --proba a 'labels c1 ... cK' header and a score
@@ -86,7 +89,7 @@ def command(truth, predictions, confusion, proba, recall_k, reference, grid, plo
 
     result = evaluate(truth, predictions, proba=proba, recall_k=recall_k, reference=reference, grid=grid,
                       zero_based=zero_based, shard=shard)
-    text = result.json(confusion=confusion) if as_json else result.text(confusion=confusion)
+    text = result.json(confusion=confusion) if as_json else result.text(confusion=confusion, per_class=per_class)
     # a report file and the picture are renamed into place together, so that
     # a recipe's target is never a report whose picture failed
     with outputs_together():

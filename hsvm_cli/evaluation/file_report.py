@@ -27,9 +27,11 @@ class Evaluation:
     curves: dict = field(default_factory=dict)
     title: str = None
 
-    def text(self, *, confusion=False):
-        """The report as ``hsvm eval`` prints it (``confusion``: with the confusion matrix)."""
-        return format_report(self.report, confusion=confusion)
+    def text(self, *, confusion=False, per_class=False):
+        """The report as ``hsvm eval`` prints it (``confusion``: with the
+        confusion matrix; ``per_class``: with each label's precision, recall,
+        F1 and support)."""
+        return format_report(self.report, confusion=confusion, per_class=per_class)
 
     def json(self, *, confusion=False):
         """The report as ``hsvm eval --json`` prints it."""

@@ -14,7 +14,7 @@ def _table(header, rows):
     return ["  ".join(str(cell).rjust(w) for cell, w in zip(r, widths)).rstrip() for r in [header] + rows]
 
 
-def format_report(report, *, confusion=False):
+def format_report(report, *, confusion=False, per_class=False):
     lines = []
     if "samples" in report:
         lines += [
@@ -68,6 +68,14 @@ def format_report(report, *, confusion=False):
                           _pct(r["accuracy"]), "%.2f" % (1e6 * r["seconds_per_sample"]),
                           "chosen" if r.get("chosen") is True else ""]
                          for r in grid["rows"]])
+    if per_class and report.get("per_class"):
+        # scikit-learn's classification_report, a row per label
+        pc = report["per_class"]
+        lines.append("")
+        lines += _table(["label", "precision", "recall", "F1", "support"],
+                        [[str(lab), "%.4f" % p, "%.4f" % r, "%.4f" % f, str(int(n))]
+                         for lab, p, r, f, n in zip(report["labels"], pc["precision"], pc["recall"], pc["f1"],
+                                                    pc["support"])])
     if confusion and "confusion" in report:
         labels = report["labels"]
         cm = np.asarray(report["confusion"])

@@ -86,6 +86,19 @@ def test_plain_labels_report_is_unchanged(tmp_path):
     assert "recall" not in report and "probability" not in report and "confusion" not in report
 
 
+def test_per_class_prints_each_labels_precision_recall_f1_and_support(tmp_path):
+    # scikit-learn's classification_report of the same labels, to four places
+    truth = write_text(tmp_path / "t.svm", svm([1, 1, 2, 2, 3, 3]))
+    preds = write_text(tmp_path / "p.txt", "1\n2\n2\n2\n3\n3\n")
+    r = run(["eval", "--truth", truth, preds, "--per-class"])
+    assert r.stdout.split("\n")[4:] == ["",
+                                         "label  precision  recall      F1  support",
+                                         "    1     1.0000  0.5000  0.6667        2",
+                                         "    2     0.6667  1.0000  0.8000        2",
+                                         "    3     1.0000  1.0000  1.0000        2",
+                                         ""]
+
+
 def test_predictions_from_stdin_with_scores(tmp_path):
     truth = write_text(tmp_path / "t.svm", svm([1, 2]))
     r = run(["eval", "--truth", truth, "-", "--json"], input="labels 1 2 3\n1 2 1 0\n3 0 1 2\n")
