@@ -138,6 +138,7 @@ typedef struct {
     int64_t *rows, *index;
     double *y, *qd, *alpha, *w, *Wf;
     uint8_t *fold_of, *mask;
+    int kept;           /* w (and Wf, its tail) is the caller's */
 } fold_work;
 
 /* On a 64-byte boundary (a cache line), or NULL. */
@@ -147,7 +148,9 @@ static void *aligned_block(size_t bytes)
     return posix_memalign(&p, 64, bytes > 0 ? bytes : 64) == 0 ? p : NULL;
 }
 
-static int fold_work_alloc(fold_work *b, int64_t lmax, int32_t d, int32_t F)
+/* kept: the caller's zeroed (F + 1) blocks of weights, the scratch then the
+ * F fold blocks, not freed (NULL: made here, zeroed). */
+static int fold_work_alloc(fold_work *b, int64_t lmax, int32_t d, int32_t F, double *kept)
 {
     const int64_t wlen = ((int64_t)d + 1) * CV_LANES;
     b->rows = malloc(sizeof(int64_t) * (size_t)lmax);
@@ -157,10 +160,11 @@ static int fold_work_alloc(fold_work *b, int64_t lmax, int32_t d, int32_t F)
     b->alpha = malloc(sizeof(double) * (size_t)lmax * CV_LANES);
     b->fold_of = malloc((size_t)lmax);
     b->mask = malloc((size_t)lmax);
-    b->w = aligned_block(sizeof(double) * (size_t)wlen);
-    b->Wf = aligned_block(sizeof(double) * (size_t)wlen * (size_t)F);
-    if (b->w)
-        memset(b->w, 0, sizeof(double) * (size_t)wlen);
+    b->kept = kept != NULL;
+    b->w = kept ? kept : aligned_block(sizeof(double) * (size_t)wlen * ((size_t)F + 1));
+    b->Wf = b->w ? b->w + wlen : NULL;
+    if (b->w && !kept)
+        memset(b->w, 0, sizeof(double) * (size_t)wlen * ((size_t)F + 1));
     return b->rows && b->index && b->y && b->qd && b->alpha && b->fold_of && b->mask && b->w && b->Wf ? 0 : -2;
 }
 
@@ -173,8 +177,8 @@ static void fold_work_free(fold_work *b)
     free(b->alpha);
     free(b->fold_of);
     free(b->mask);
-    free(b->w);
-    free(b->Wf);
+    if (!b->kept)
+        free(b->w);       /* Wf is its tail */
 }
 
 /* Every row of the pair, class a's (+1) then class b's (-1), each over the
@@ -260,9 +264,12 @@ static int64_t max_pair_rows(const int64_t *block, int32_t F, int32_t K, int32_t
 typedef struct {
     int64_t *rows, *index;
     double *y, *qd, *w;
+    int kept;           /* w is the caller's */
 } pair_work;
 
-static int pair_work_alloc(pair_work *b, int64_t lmax, int64_t wlen)
+/* kept: the caller's zeroed weights, used for w and not freed (NULL: made
+ * here, zeroed, freed with the rest). */
+static int pair_work_alloc(pair_work *b, int64_t lmax, int64_t wlen, double *kept)
 {
     b->rows = malloc(sizeof(int64_t) * (size_t)lmax);
     b->index = malloc(sizeof(int64_t) * (size_t)lmax);
@@ -272,7 +279,10 @@ static int pair_work_alloc(pair_work *b, int64_t lmax, int64_t wlen)
      * (64 bytes) together, one line instead of two; malloc's alignment
      * varied with the heap's history, and the search's speed with it (5-7%
      * on reuters-r52 from one build to the next). */
-    b->w = aligned_block(sizeof(double) * (size_t)(wlen > 0 ? wlen : 1));
+    b->kept = kept != NULL;
+    b->w = kept ? kept : aligned_block(sizeof(double) * (size_t)(wlen > 0 ? wlen : 1));
+    if (b->w && !kept)
+        memset(b->w, 0, sizeof(double) * (size_t)(wlen > 0 ? wlen : 1));
     return b->rows && b->index && b->y && b->qd && b->w ? 0 : -2;
 }
 
@@ -282,7 +292,8 @@ static void pair_work_free(pair_work *b)
     free(b->index);
     free(b->y);
     free(b->qd);
-    free(b->w);
+    if (!b->kept)
+        free(b->w);
 }
 
 /* One held-out decision into the votes and fixed-point confidences of row x,
@@ -389,7 +400,7 @@ int hsvm_cv_gram_solve(const float *gram, int64_t n, const int64_t *block, int32
         return -1;
     const int64_t lmax = max_pair_rows(block, F, K, fold, pair_a, pair_b, p0, p1);
     pair_work b;
-    int rc = pair_work_alloc(&b, lmax, lmax);   /* w: the gradient */
+    int rc = pair_work_alloc(&b, lmax, lmax, NULL);   /* w: the gradient */
     float *Q = malloc(sizeof(float) * (size_t)lmax * (size_t)lmax);
     if (rc || !Q) {
         rc = -2;
@@ -450,7 +461,8 @@ int hsvm_cv_primal_path(const int64_t *indptr, const void *indices, int32_t inde
                         int32_t n_classes, int32_t fold, const int32_t *pair_a, const int32_t *pair_b, int64_t p0,
                         int64_t p1, const int64_t *alpha_off, double *alpha, const uint64_t *seeds, double bias,
                         double C, const double *class_weight, int32_t loss, double eps, int32_t max_iter,
-                        double *ray, int32_t kernel_request, int32_t *votes, int64_t *conf, int64_t *passes)
+                        double *ray, double *W_block, int32_t kernel_request, int32_t *votes, int64_t *conf,
+                        int64_t *passes)
 {
     const int32_t F = n_folds, K = n_classes;
     /* The rows' indices are checked once by the caller (hsvm_cv_check_rows),
@@ -465,7 +477,7 @@ int hsvm_cv_primal_path(const int64_t *indptr, const void *indices, int32_t inde
     if (kernel < 0)
         return kernel;
     pair_work b;   /* w: the block of CV_LANES pairs' weights */
-    const int rc = pair_work_alloc(&b, lmax, ((int64_t)d + 1) * CV_LANES);
+    const int rc = pair_work_alloc(&b, lmax, ((int64_t)d + 1) * CV_LANES, W_block);
     passes[1] = 0;
     if (rc == 0 && index_bytes == 2)
         *passes = pairs_u16(indptr, indices, data, d, sqnorm, block, F, K, fold, pair_a, pair_b, p0, p1, alpha_off,
@@ -484,8 +496,8 @@ int hsvm_cv_primal_folds(const int64_t *indptr, const void *indices, int32_t ind
                          int32_t n_classes, int64_t n_pairs, const int32_t *pair_a, const int32_t *pair_b, int64_t p0,
                          int64_t p1, const int64_t *const *alpha_off, double *const *alpha, const uint64_t *seeds,
                          double bias, double C, const double *class_weight, int32_t loss, double eps,
-                         int32_t max_iter, double *ray, int32_t kernel_request, int32_t *votes, int64_t *conf,
-                         int64_t *passes)
+                         int32_t max_iter, double *ray, double *W_blocks, int32_t kernel_request, int32_t *votes,
+                         int64_t *conf, int64_t *passes)
 {
     const int32_t F = n_folds, K = n_classes;
     if (!index_width_ok(d, index_bytes) || F < 2 || F > CV_LANES || p1 > n_pairs)
@@ -502,7 +514,7 @@ int hsvm_cv_primal_folds(const int64_t *indptr, const void *indices, int32_t ind
     if (kernel < 0)
         return kernel;
     fold_work b;
-    const int rc = fold_work_alloc(&b, lmax, d, F);
+    const int rc = fold_work_alloc(&b, lmax, d, F, W_blocks);
     passes[1] = 0;
     if (rc == 0 && index_bytes == 2)
         *passes = fold_pairs_u16(indptr, indices, data, d, sqnorm, block, F, K, n_pairs, pair_a, pair_b, p0, p1,
@@ -665,7 +677,7 @@ int hsvm_cv_dense_path(const float *X, int64_t n, int64_t dp, const double *sqno
     const int64_t h0 = block[(int64_t)fold * K], h1 = block[(int64_t)(fold + 1) * K], nh = h1 - h0;
     const int64_t lmax = max_pair_rows(block, F, K, fold, pair_a, pair_b, p0, p1);
     pair_work b;
-    const int rc = pair_work_alloc(&b, lmax, dp + 1);
+    const int rc = pair_work_alloc(&b, lmax, dp + 1, NULL);
     int64_t total = 0;
     passes[1] = 0;
     for (int64_t p = p0; p < p1 && rc == 0; p++) {

@@ -271,14 +271,14 @@ static int64_t CV_NAME(fold_pairs)(const int64_t *indptr, const CV_INDEX *indice
     const CV_NAME(block_dot_fn) dot = CV_NAME(block_dot_for)(kernel);
     const CV_NAME(lane_axpy_fn) axpy = CV_NAME(lane_axpy_for)(kernel);
     const CV_NAME(csr_rows) m = {indptr, indices, data};
-    int64_t total = 0;
+    int64_t total = 0;      /* b->w and b->Wf are zero on entry and on return */
     for (int64_t q0 = p0; q0 < p1; q0 += CV_LANES) {
         const int64_t nq = p1 - q0 < CV_LANES ? p1 - q0 : CV_LANES;
-        for (int32_t f = 0; f < F; f++)
-            memset(b->Wf + f * wlen, 0, sizeof(double) * (size_t)wlen);
+        int64_t nnz = 0;
         for (int64_t q = 0; q < nq; q++) {
             const int64_t p = q0 + q;
             const int64_t L = fold_pair_rows(block, F, K, pair_a[p], pair_b[p], b->rows, b->y, b->fold_of);
+            nnz += CV_NAME(rows_nnz)(indptr, b->rows, L);
             fold_alpha(alpha, alpha_off, F, p, b->fold_of, L, b->alpha, 0);
             double *wsq[CV_LANES];
             for (int32_t f = 0; f < F; f++)
@@ -320,6 +320,20 @@ static int64_t CV_NAME(fold_pairs)(const int64_t *indptr, const CV_INDEX *indice
                     if (live[q])
                         vote(out[q] + wbias[q] * bias, pair_a[q0 + q], pair_b[q0 + q], 1, votes + x * K, conf + x * K);
             }
+        }
+        /* the fold blocks zeroed again, whole or by the pairs' columns
+         * (cvpath_primal.h, clear_rows), whichever writes less */
+        if (2 * nnz < (int64_t)d + 1) {
+            for (int64_t q = 0; q < nq; q++) {
+                const int64_t L = fold_pair_rows(block, F, K, pair_a[q0 + q], pair_b[q0 + q], b->rows, b->y,
+                                                 b->fold_of);
+                for (int32_t f = 0; f < F; f++)
+                    CV_NAME(clear_rows)(b->Wf + f * wlen, indptr, indices, b->rows, L);
+            }
+            for (int32_t f = 0; f < F; f++)
+                memset(b->Wf + f * wlen + (int64_t)d * CV_LANES, 0, sizeof(double) * CV_LANES);
+        } else {
+            memset(b->Wf, 0, sizeof(double) * (size_t)wlen * (size_t)F);
         }
     }
     return total;

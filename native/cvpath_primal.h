@@ -168,10 +168,34 @@ static void CV_NAME(products)(const double *W, int64_t n_pairs, int32_t d, const
     }
 }
 
+/* The non-zeros of rows[0..l). */
+static int64_t CV_NAME(rows_nnz)(const int64_t *indptr, const int64_t *rows, int64_t l)
+{
+    int64_t nnz = 0;
+    for (int64_t i = 0; i < l; i++)
+        nnz += indptr[rows[i] + 1] - indptr[rows[i]];
+    return nnz;
+}
+
+/* Zeroes the CV_LANES weights W[j * CV_LANES ..] of every column j of
+ * rows[0..l): all a block's pairs can have written (their weights are sums of
+ * their rows, the bias feature's apart).  On wide sparse rows clearing the
+ * block this way instead of whole cost a fraction: at a million columns a
+ * memset of the block was 64 MB per block of pairs and fold, 2 s a C step
+ * whatever C was (K = 20). */
+static void CV_NAME(clear_rows)(double *W, const int64_t *indptr, const CV_INDEX *indices, const int64_t *rows,
+                                int64_t l)
+{
+    for (int64_t i = 0; i < l; i++)
+        for (int64_t k = indptr[rows[i]]; k < indptr[rows[i] + 1]; k++)
+            memset(W + (int64_t)indices[k] * CV_LANES, 0, sizeof(double) * CV_LANES);
+}
+
 /* Pairs p0..p1 of one fold, CV_LANES at a time: each solved in its own lane
- * of the zeroed block Wb, then the held-out rows' votes and fixed-point
- * confidences of the block's pairs added class-major
- * (votes[c * nh + x - h0]). */
+ * of the block Wb (zero on entry), then the held-out rows' votes and
+ * fixed-point confidences of the block's pairs added class-major
+ * (votes[c * nh + x - h0]); the block is zeroed again after, whole or by the
+ * pairs' columns, whichever writes less, so it is zero on return. */
 static int64_t CV_NAME(pairs)(const int64_t *indptr, const CV_INDEX *indices, const float *data, int32_t d,
                               const double *sqnorm, const int64_t *block, int32_t F, int32_t K, int32_t fold,
                               const int32_t *pair_a, const int32_t *pair_b, int64_t p0, int64_t p1,
@@ -187,10 +211,11 @@ static int64_t CV_NAME(pairs)(const int64_t *indptr, const CV_INDEX *indices, co
     int64_t total = 0;
     for (int64_t q0 = p0; q0 < p1; q0 += CV_LANES) {
         const int64_t nq = p1 - q0 < CV_LANES ? p1 - q0 : CV_LANES;
-        memset(Wb, 0, sizeof(double) * ((size_t)d + 1) * CV_LANES);
+        int64_t nnz = 0;
         for (int64_t q = 0; q < nq; q++) {
             const int64_t p = q0 + q;
             const int64_t l = pair_rows(block, F, K, fold, pair_a[p], pair_b[p], rows, y);
+            nnz += CV_NAME(rows_nnz)(indptr, rows, l);
             uint64_t rng = seeds[p];
             const dual_box box = pair_box(C, loss, class_weight, pair_a[p], pair_b[p]);
             total += CV_NAME(solve_primal)(&m, d, sqnorm, rows, y, l, alpha + alpha_off[p], Wb + q, qd, index, bias,
@@ -207,6 +232,15 @@ static int64_t CV_NAME(pairs)(const int64_t *indptr, const CV_INDEX *indices, co
                 if (live[q])
                     vote(out[q] + wbias[q] * bias, pair_a[q0 + q], pair_b[q0 + q], nh, votes + (x - h0),
                          conf + (x - h0));
+        }
+        if (2 * nnz < (int64_t)d + 1) {
+            for (int64_t q = 0; q < nq; q++) {
+                const int64_t l = pair_rows(block, F, K, fold, pair_a[q0 + q], pair_b[q0 + q], rows, y);
+                CV_NAME(clear_rows)(Wb, indptr, indices, rows, l);
+            }
+            memset(Wb + (int64_t)d * CV_LANES, 0, sizeof(double) * CV_LANES);
+        } else {
+            memset(Wb, 0, sizeof(double) * ((size_t)d + 1) * CV_LANES);
         }
     }
     return total;

@@ -53,13 +53,18 @@ int hsvm_cv_check_rows(const int64_t *indptr, const int32_t *indices, int64_t n,
  * [K, nh] are class-major (and added to, not overwritten).  kernel
  * (HSVM_KERNEL_*, hsvm_cpu.h) is the code path of the held-out products;
  * every path gives the same bits.  Also returns hsvm_resolve_kernel's
- * HSVM_CPU_E* codes. */
+ * HSVM_CPU_E* codes.  W_block (NULL: allocated per call): the caller's
+ * (d + 1) * 8 doubles, 64-byte aligned and zero, left zero on return --
+ * kept by the caller across calls, since a fresh block of a wide problem
+ * cost its page faults at every call (a million columns: 64 MB, 80 times a C
+ * step; the faults were most of the step's time). */
 int hsvm_cv_primal_path(const int64_t *indptr, const void *indices, int32_t index_bytes, const float *data,
                         int64_t n, int32_t d, const double *sqnorm, const int64_t *block, int32_t n_folds,
                         int32_t n_classes, int32_t fold, const int32_t *pair_a, const int32_t *pair_b, int64_t p0,
                         int64_t p1, const int64_t *alpha_off, double *alpha, const uint64_t *seeds, double bias,
                         double C, const double *class_weight, int32_t loss, double eps, int32_t max_iter,
-                        double *ray, int32_t kernel_request, int32_t *votes, int64_t *conf, int64_t *passes);
+                        double *ray, double *W_block, int32_t kernel_request, int32_t *votes, int64_t *conf,
+                        int64_t *passes);
 
 /* Primal form with the folds fused: pairs p0..p1 of n_pairs solved in every
  * fold at once (fold f in lane f; 2 <= n_folds <= 8), each pass over a
@@ -68,14 +73,15 @@ int hsvm_cv_primal_path(const int64_t *indptr, const void *indices, int32_t inde
  * (seeds[p]).  alpha[f] and alpha_off[f] are fold f's arrays as
  * hsvm_cv_primal_path takes them; ray NULL or [n_folds, n_pairs]; votes
  * and conf as hsvm_cv_primal_path's but sample-major, [n, K], for every row
- * (each held out in its own fold), added to. */
+ * (each held out in its own fold), added to; W_blocks NULL or (n_folds + 1)
+ * blocks as hsvm_cv_primal_path's W_block, zero and left zero. */
 int hsvm_cv_primal_folds(const int64_t *indptr, const void *indices, int32_t index_bytes, const float *data,
                          int64_t n, int32_t d, const double *sqnorm, const int64_t *block, int32_t n_folds,
                          int32_t n_classes, int64_t n_pairs, const int32_t *pair_a, const int32_t *pair_b, int64_t p0,
                          int64_t p1, const int64_t *const *alpha_off, double *const *alpha, const uint64_t *seeds,
                          double bias, double C, const double *class_weight, int32_t loss, double eps,
-                         int32_t max_iter, double *ray, int32_t kernel_request, int32_t *votes, int64_t *conf,
-                         int64_t *passes);
+                         int32_t max_iter, double *ray, double *W_blocks, int32_t kernel_request, int32_t *votes,
+                         int64_t *conf, int64_t *passes);
 
 /* The primal form's held-out products, exposed for tests: out[(r - r0) *
  * n_pairs + p] = sum over row r's non-zeros of W[p][column] * value, for

@@ -94,7 +94,8 @@ class HsvmGroup(click.Group):
             size = getattr(exc, "_total_size", None)
             asked = " allocating %s" % format_bytes(size) if isinstance(size, int) and size > 0 else ""
             click.echo("hsvm: out of memory%s%s: the input or model is too large for this machine or its limits "
-                       "(ulimit -v, cgroup)" % (asked, "" if have is None else " (%s free after it)" % format_bytes(have)),
+                       "(ulimit -v, cgroup)" % (asked, "" if have is None else "; %s free once the failed work let go"
+                                                  % format_bytes(have)),
                        err=True)
             ctx.exit(TooLargeError.exit_code)
         except BrokenPipeError:

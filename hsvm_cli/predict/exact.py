@@ -102,6 +102,12 @@ class ExactScorer:
         # each nonzero reads one contiguous row of classifiers.
         if self._WT is None:
             self.model.verify()
+            # a second copy of W, as large as the model: checked before it is
+            # made (a 5.6 GB model took 10.8 GB and failed late under a limit)
+            from ..support.memory import check_allocation
+            check_allocation(4 * int(self.W.shape[0]) * int(self.W.shape[1]),
+                             "sparse samples' exact scoring: W transposed, %d x %d float32 (as large as the model)"
+                             % (self.W.shape[1], self.W.shape[0]))
             self._WT = transposed(self.W)
         return self._WT
 

@@ -220,6 +220,7 @@ class PathCrossValidation:
         self.loss, self.eps, self.max_passes, self.bias = int(loss), float(eps), int(max_passes), float(bias)
         self.jobs = max(1, int(jobs))
         self._executor = None
+        self._local = threading.local()     # each thread's zeroed weight blocks (_blocks)
         Xs = X[self.order]
         Xs.sort_indices()
         # Checked once, for every form: scipy trusts the indices it is handed,
@@ -531,7 +532,8 @@ class PathCrossValidation:
                                       self.pair_a.shape[0], ptr("int32_t *", self.pair_a),
                                       ptr("int32_t *", self.pair_b), p0, p1, self._offset_ptrs, self._alpha_ptrs,
                                       ptr("uint64_t *", self.seeds[0]), self.bias, C, weights, self.loss, self.eps,
-                                      self.max_passes, ray, self.kernel, ptr("int32_t *", votes),
+                                      self.max_passes, ray, ptr("double *", self._blocks(self.F + 1)), self.kernel,
+                                      ptr("int32_t *", votes),
                                       ptr("int64_t *", conf), ptr("int64_t *", passes))
         return self._checked(rc, passes)
 
@@ -565,9 +567,23 @@ class PathCrossValidation:
         else:
             rc = lib.hsvm_cv_primal_path(ptr("int64_t *", self.indptr), ptr("void *", self.indices),
                                          self.indices.itemsize, ptr("float *", self.data), self.n, self.d,
-                                         ptr("double *", self.sqnorm), *pairs, self.bias, *solver, ray, self.kernel,
-                                         ptr("int32_t *", votes), ptr("int64_t *", conf), ptr("int64_t *", passes))
+                                         ptr("double *", self.sqnorm), *pairs, self.bias, *solver, ray,
+                                         ptr("double *", self._blocks(1)), self.kernel, ptr("int32_t *", votes),
+                                         ptr("int64_t *", conf), ptr("int64_t *", passes))
         return self._checked(rc, passes)
+
+    def _blocks(self, count):
+        """This thread's ``count`` zeroed blocks of eight pairs' weights
+        ((d + 1) x 8 doubles each, 64-byte aligned), made once and kept zero
+        by the C code between calls: a block made per call cost a wide
+        problem its page faults at every call (a million columns: 64 MB a
+        call, most of a C step's time)."""
+        buf = getattr(self._local, "blocks", None)
+        if buf is None or buf.shape[0] != count:
+            check_allocation(8 * count * (self.d + 1) * _PRIMAL_LANES,
+                             "the cross-validation's weight blocks (%d x %d features x 8 pairs)" % (count, self.d))
+            buf = self._local.blocks = _aligned_zeros((count, (self.d + 1) * _PRIMAL_LANES))
+        return buf
 
     @staticmethod
     def _checked(rc, passes):

@@ -137,3 +137,16 @@ def test_votes_of_many_pairs_taken_range_by_range_are_the_whole_blocks_bits(kern
     assert np.array_equal(ranged[0], whole[0])
     assert ranged[1].tobytes() == whole[1].tobytes()
     assert (ranged[0].sum(axis=1) == P).all()
+
+
+def test_sparse_scoring_refuses_a_transposed_model_that_would_not_fit(digits_model, digits, monkeypatch):
+    # sparse rows read W transposed, a second copy as large as the model:
+    # a 5.6 GB model took 10.8 GB and failed late under a memory limit
+    import scipy.sparse as sp
+
+    from hsvm_cli.support import memory
+    from hsvm_cli.support.memory import TooLargeError
+    _, _, Xt, _ = digits
+    monkeypatch.setattr(memory, "available_memory", lambda: 1000)
+    with pytest.raises(TooLargeError, match="W transposed, 64 x 45 float32"):
+        ExactScorer(digits_model).decision(sp.csr_matrix(Xt))

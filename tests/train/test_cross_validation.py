@@ -175,13 +175,15 @@ def test_every_form_refuses_rows_with_an_index_past_the_features(digits_l2, form
         cross_validation(bad, y, n_folds=3, form=form)
 
 
+@pytest.mark.parametrize("width", [70000, 400000])
 @pytest.mark.parametrize("fused", [False, True])
-def test_rows_wider_than_16_bit_columns_give_the_same_path(digits_l2, fused):
+def test_rows_wider_than_16_bit_columns_give_the_same_path(digits_l2, fused, width):
     # Past 65,536 columns the primal form reads 32-bit indices instead of
     # 16-bit ones; the arithmetic is the same, so every step and every
-    # held-out vote must be too.
+    # held-out vote must be too.  At 400,000 columns the weight blocks are
+    # cleared by the pairs' columns instead of whole, and kept between calls.
     X, y = digits_l2
-    wide = sp.hstack([X, sp.csr_matrix((X.shape[0], 70000 - X.shape[1]))]).tocsr()
+    wide = sp.hstack([X, sp.csr_matrix((X.shape[0], width - X.shape[1]))]).tocsr()
     narrow_cv = PathCrossValidation(X, y, n_folds=3, seed=6, form="primal", fused=fused)
     wide_cv = PathCrossValidation(wide, y, n_folds=3, seed=6, form="primal", fused=fused)
     assert narrow_cv.indices.dtype == np.uint16 and wide_cv.indices.dtype == np.int32

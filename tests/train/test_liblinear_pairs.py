@@ -378,7 +378,7 @@ def test_the_memory_check_counts_the_model_twice_when_workers_hand_it_back(monke
         train_pairs(X, y, C=1.0, seed=0, jobs=jobs)
     (one, what1), (two, what2) = seen
     model = 3 * 5 * 4
-    assert two - one >= model and "twice as -j hands it back" in what2 and "twice" not in what1
+    assert two - one >= model and "held twice as the -j workers hand it back" in what2 and "twice" not in what1
 
 
 def test_classifiers_stopped_at_liblinears_iteration_limit_are_counted(digits):
