@@ -93,9 +93,9 @@ class HsvmGroup(click.Group):
             have = available_memory()
             size = getattr(exc, "_total_size", None)
             asked = " allocating %s" % format_bytes(size) if isinstance(size, int) and size > 0 else ""
-            click.echo("hsvm: out of memory%s%s: the input or model is too large for this machine or its limits "
-                       "(ulimit -v, cgroup)" % (asked, "" if have is None else "; %s free once the failed work let go"
-                                                  % format_bytes(have)),
+            click.echo("hsvm: out of memory%s: the input or model is too large for this machine or its limits "
+                       "(ulimit -v, cgroup%s)" % (asked, "" if have is None else "; %s free now that the failed work "
+                                                  "has let go" % format_bytes(have)),
                        err=True)
             ctx.exit(TooLargeError.exit_code)
         except BrokenPipeError:

@@ -93,5 +93,7 @@ def test_an_unforeseen_numpy_allocation_failure_says_how_much_it_asked_for(tmp_p
     monkeypatch.setattr(cmd, "train_ovo_file", exhausted)
     train = write_text(tmp_path / "t.svm", TOY)
     r = run(["train-ovo", train, "-o", tmp_path / "m.hsvm"], exit_code=65)
-    assert r.stderr.startswith("hsvm: out of memory allocating 32768.00 GiB ("), r.stderr
+    assert r.stderr.startswith("hsvm: out of memory allocating 32768.00 GiB: the input or model is too large for "
+                               "this machine or its limits (ulimit -v, cgroup; "), r.stderr
+    assert r.stderr.endswith(" free now that the failed work has let go)\n")
     assert r.stderr.count("\n") == 1
