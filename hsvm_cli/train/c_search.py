@@ -266,10 +266,11 @@ def _search_warnings(y, folds, explicit, best, steps):
                          "with one sample fewer than the other classes; use fewer folds (--cv %d) for a fairer "
                          "estimate" % (labels[least], counts[least], folds, counts[least]))
         else:
-            notes.append("Warning: %d classes have fewer samples than the %d folds (class %d has %d): their "
+            # "other" beside the single-sample warning above, which those classes are not counted in
+            notes.append("Warning: %d %sclasses have fewer samples than the %d folds (class %d has %d): their "
                          "held-out samples train with one sample fewer than the other classes; use fewer folds "
-                         "(--cv %d) for a fairer estimate" % (short.size, folds, labels[least], counts[least],
-                                                                counts[least]))
+                         "(--cv %d) for a fairer estimate" % (short.size, "other " if ones.size else "", folds,
+                                                                labels[least], counts[least], counts[least]))
     if not explicit and best is steps[-1] and best.C >= MAX_C:
         notes.append("Warning: the best C is the grid's largest (%s); the accuracy may still rise beyond it "
                      "(--c-grid tries larger values), as LIBLINEAR's -C warns 'maximum C reached'" % c_text(best.C))

@@ -389,7 +389,7 @@ def test_the_search_warns_of_single_sample_classes_and_of_classes_short_of_folds
     y = np.r_[[1], [2], [3] * 3, [4] * 3, [5] * 4, np.repeat([6, 7], 9)]
     notes = _search_warnings(y, 5, True, None, [None])
     assert notes[0].startswith("Warning: 2 classes have 1 sample (class 1, ...)")
-    assert notes[1].startswith("Warning: 3 classes have fewer samples than the 5 folds (class 3 has 3)")
+    assert notes[1].startswith("Warning: 3 other classes have fewer samples than the 5 folds (class 3 has 3)")
     assert len(notes) == 2
 
 
