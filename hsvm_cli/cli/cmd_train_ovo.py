@@ -151,7 +151,7 @@ def command(train, codes_path, bits, output, C, c_grid, cv_folds, solver, tol, c
             click.echo("hsvm: %d classes, %s x %s, %d bits (codes) -> %s"
                        % (model.n_classes, options.counted(model.n_pairs, "pair"), options.counted(model.bags, "bag"),
                           model.n_features, output), err=True)
-            _warn_not_converged(model.training.not_converged, model.n_pairs * model.bags, codes=True)
+        _warn_not_converged(model.training.not_converged, model.n_pairs * model.bags, solver, codes=True)
         return
     if train is None:
         raise click.UsageError("missing TRAIN (or --codes CODES)")
@@ -190,7 +190,7 @@ def command(train, codes_path, bits, output, C, c_grid, cv_folds, solver, tol, c
             log("block %s: %d of %s x %s, %d features -> %s"
                 % (block, part.pair_stop - part.pair_start, options.counted(part.n_pairs, "pair"),
                    options.counted(part.model.bags, "bag"), part.model.n_features, output))
-            _warn_not_converged(part.model.training.not_converged, part.model.W.shape[0])
+        _warn_not_converged(part.model.training.not_converged, part.model.W.shape[0], solver)
         return
     if dask_address is not None:
         if jobs != 1:
@@ -202,7 +202,7 @@ def command(train, codes_path, bits, output, C, c_grid, cv_folds, solver, tol, c
         if log is not None:
             log("%d pairs in %d blocks on %d Dask workers -> %s"
                 % (report["n_pairs"], report["n_blocks"], report["workers"], output))
-            _warn_not_converged(report["not_converged"], report["n_pairs"] * bags)
+        _warn_not_converged(report["not_converged"], report["n_pairs"] * bags, solver)
         return
     model = train_ovo_file(train, c_grid=c_grid, cv_folds=cv_folds, jobs=jobs, zero_based=zero_based,
                            progress=progress, **kw)
@@ -221,21 +221,23 @@ def command(train, codes_path, bits, output, C, c_grid, cv_folds, solver, tol, c
         click.echo("hsvm: %d classes, %s x %s, %d features, C = %s -> %s"
                    % (model.n_classes, options.counted(model.n_pairs, "pair"), options.counted(model.bags, "bag"),
                       model.n_features, c_text(model.params["C"]), output), err=True)
-        _warn_not_converged(model.training.not_converged, model.n_pairs * model.bags)
-        if model.n_features == 1 and model.normalize == "l2":
-            # a one-feature sample normalised to unit length is +-1: only its sign is left
-            click.echo("hsvm: train-ovo: with one feature, --normalize l2 keeps only each sample's sign; "
-                       "--normalize none keeps its value", err=True)
+    _warn_not_converged(model.training.not_converged, model.n_pairs * model.bags, solver)
+    if not quiet and model.n_features == 1 and model.normalize == "l2":
+        # a one-feature sample normalised to unit length is +-1: only its sign is left
+        click.echo("hsvm: train-ovo: with one feature, --normalize l2 keeps only each sample's sign; "
+                   "--normalize none keeps its value", err=True)
 
 
-def _warn_not_converged(count, total, codes=False):
+def _warn_not_converged(count, total, solver, codes=False):
     """LIBLINEAR's 'reaching max number of iterations', which its silenced
     printer counts (native/callbacks.c), or the codes solver's own limit:
-    once for the whole model."""
+    once for the whole model, with -q too (what the model is, not chatter:
+    scikit-learn's ConvergenceWarning shows whatever the verbosity)."""
     if count:
+        advice = "a smaller C or a looser --eps" if codes or solver == "l2loss-primal" else \
+            "a smaller C, L2-normalised samples or --solver l2loss-primal"
         click.echo("hsvm: train-ovo: warning: %d of %d classifiers stopped at the solver's iteration limit before "
-                   "meeting the tolerance (%s): they are not converged; %s"
+                   "meeting the tolerance (%s): they are not converged; %s converge%s sooner"
                    % (count, total, "the dual solver on codes" if codes else
-                      "LIBLINEAR's 'reaching max number of iterations'",
-                      "a smaller C or a looser --eps converges sooner" if codes else
-                      "a smaller C, L2-normalised samples or --solver l2loss-primal converge sooner"), err=True)
+                      "LIBLINEAR's 'reaching max number of iterations'", advice,
+                      "s" if advice.startswith("a smaller C or") else ""), err=True)

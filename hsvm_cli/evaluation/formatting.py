@@ -68,7 +68,7 @@ def format_report(report, *, confusion=False, per_class=False):
                           _pct(r["accuracy"]), "%.2f" % (1e6 * r["seconds_per_sample"]),
                           "chosen" if r.get("chosen") is True else ""]
                          for r in grid["rows"]])
-    if per_class and report.get("per_class"):
+    if per_class and report.get("per_class") and report.get("labels"):
         # scikit-learn's classification_report, a row per label
         pc = report["per_class"]
         lines.append("")

@@ -245,6 +245,10 @@ class PathCrossValidation:
         # held-out votes of all rows, [K, n] per thread, stay small -- a rule
         # on the shape only, so that every machine and thread count makes the
         # same choice (the two orders of visiting give different bits).
+        if fused not in (None, True, False):
+            raise OptionError("fused must be None, True or False, not %r" % (fused,))
+        if fused and self.form != "primal":
+            raise OptionError("the fused form is the primal form's on sparse rows, not the %s form's" % self.form)
         fits = F <= _FUSED_MAX_FOLDS
         blocks = (F + 1) * (d + 1) * 8 * _PRIMAL_LANES        # the F fold blocks and the pair's scratch
         self.fused = self.form == "primal" and (

@@ -433,3 +433,6 @@ def test_a_classifier_at_liblinears_iteration_limit_is_warned_about_as_liblinear
         note = ("hsvm: train-ovo: warning: 1 of 1 classifiers stopped at the solver's iteration limit before "
                 "meeting the tolerance (LIBLINEAR's 'reaching max number of iterations')")
         assert (note in r.stderr) == warned and r.stderr.count("warning") == warned
+        quiet = run(["train-ovo", train, "--normalize", "none", "-B", "1", "-c", C, "--solver", "l1loss-dual",
+                     "-e", eps, "-q", "-o", tmp_path / "m.hsvm"])
+        assert quiet.stderr == (r.stderr[r.stderr.index(note):] if warned else "")    # -q keeps only the warning

@@ -113,6 +113,11 @@ def test_the_shape_chooses_fused_folds_for_the_primal_form(digits_l2):
     assert not PathCrossValidation(wide, y, n_folds=5, form="primal").fused
     with pytest.raises(OptionError, match="at most 8 folds"):
         PathCrossValidation(X, y, n_folds=9, form="primal", fused=True)
+    for form in ("kernel", "dense"):
+        with pytest.raises(OptionError, match="the fused form is the primal form's"):
+            PathCrossValidation(X, y, n_folds=5, form=form, fused=True)
+    with pytest.raises(OptionError, match="fused must be None, True or False"):
+        PathCrossValidation(X, y, n_folds=5, form="primal", fused="no")
 
 
 @pytest.mark.parametrize("form", ["kernel", "primal", "primal-folds", "dense"])
