@@ -351,6 +351,14 @@ class ScoredBlocks:
         lab, sc = _convert_rows(flat, linenos, width, self.name)
         if self.classes is None:
             return lab, None, None
+        # a row's label is one of the header's (as predict and svm-predict -b 1
+        # write them): a hand-made file with another was scored 0% accurate
+        # and 50% top-1
+        outside = ~np.isin(lab, np.asarray(self.classes))
+        if outside.any():
+            i = int(np.argmax(outside))
+            raise InputFormatError(self.name, int(linenos[i]), "label %d is not one of the header's labels"
+                                   % int(lab[i]))
         return lab, sc, np.asarray(linenos, dtype=np.int64)
 
 

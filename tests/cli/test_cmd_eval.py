@@ -589,3 +589,13 @@ def test_an_empty_predictions_file_is_named_without_a_line_and_an_empty_k_list_s
     assert r.stderr == "hsvm: %s: 0 predictions for the 450 samples of %s\n" % (empty, DIGITS_TEST)
     r = run(["eval", "--truth", DIGITS_TEST, empty, "--recall-k", ""], exit_code=2, stdout="")
     assert "no k given" in r.stderr
+
+
+def test_a_scored_row_whose_label_is_not_in_the_header_is_refused_naming_its_line(tmp_path):
+    # predict --scores/--proba and svm-predict -b 1 label every row with one of
+    # the header's classes; a hand-made file with another scored 0% accurate
+    # and 50% top-1
+    truth = write_text(tmp_path / "t.svm", svm([1, 2]))
+    preds = write_text(tmp_path / "p.txt", "labels 1 2\n3 0.4 0.6\n1 0.9 0.1\n")
+    r = run(["eval", "--truth", truth, preds], exit_code=65)
+    assert r.stderr == "hsvm: %s:2: label 3 is not one of the header's labels\n" % preds and r.stdout == ""
