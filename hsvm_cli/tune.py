@@ -538,6 +538,12 @@ def _exact_pass(model, Xn, yi, tick, block_hook=None):
     return model.classes[win], fitted
 
 
+def _both_sides(pair, target, P):
+    """bool [P]: the pairs with values of both classes (target 1 and 0)."""
+    return (np.bincount(pair, weights=target, minlength=P) > 0) & \
+        (np.bincount(pair, weights=1 - target, minlength=P) > 0)
+
+
 def _fit_sigmoids(model, values, sharp_dec, sharp_winner, sharp_y, sharp_rows):
     """Shrunk Platt sigmoids with the sharpness factor folded in (A and B
     multiplied by gamma), and what was chosen (for the calibration's info)."""
@@ -549,8 +555,7 @@ def _fit_sigmoids(model, values, sharp_dec, sharp_winner, sharp_y, sharp_rows):
     # decision value: a validation set without classes 6-10 of digits made
     # --proba never predict them (45.8% against 95.6%).  Such pairs get the
     # pooled sigmoid, as pairs without samples do.
-    both = (np.bincount(pair, weights=target, minlength=P) > 0) & (np.bincount(pair, weights=1 - target, minlength=P) > 0)
-    keep = both[pair]
+    keep = _both_sides(pair, target, P)[pair]
     if not keep.all():
         dec, pair, target, sample = dec[keep], pair[keep], target[keep], sample[keep]
     halves_pooled = {}
@@ -572,9 +577,7 @@ def _fit_sigmoids(model, values, sharp_dec, sharp_winner, sharp_y, sharp_rows):
         # a half holding one class of every pair (two classes, a sample or
         # two of each; one sample of each of three) fits sigmoids that say
         # one side whatever the value: no estimate of the other half's
-        sides = np.bincount(pair[fit], weights=target[fit], minlength=P), \
-            np.bincount(pair[fit], weights=1 - target[fit], minlength=P)
-        one_sided |= not bool(np.any((sides[0] > 0) & (sides[1] > 0)))
+        one_sided |= not _both_sides(pair[fit], target[fit], P).any()
         # The fit half is the other half of choose_prior_samples' split: its
         # pooled sigmoid is already fitted there (the same values, so the same bits).
         pooled_fit = halves_pooled.get(not h) if not fit.all() else None

@@ -304,9 +304,7 @@ static int64_t CV_NAME(fold_pairs)(const int64_t *indptr, const CV_INDEX *indice
                     for (int32_t f = 0; f < F; f++)
                         b->Wf[f * wlen + (int64_t)indices[k] * CV_LANES + q] =
                             b->w[(int64_t)indices[k] * CV_LANES + f];
-            for (int64_t i = 0; i < L; i++)
-                for (int64_t k = indptr[b->rows[i]]; k < indptr[b->rows[i] + 1]; k++)
-                    memset(b->w + (int64_t)indices[k] * CV_LANES, 0, sizeof(double) * CV_LANES);
+            CV_NAME(clear_rows)(b->w, indptr, indices, b->rows, L);
             memset(b->w + (int64_t)d * CV_LANES, 0, sizeof(double) * CV_LANES);
         }
         for (int32_t f = 0; f < F; f++) {

@@ -64,8 +64,8 @@ _path = options.INPUT
                    "shard 0's --scores/--proba output has the 'labels' header: another shard's gives its labels' "
                    "sections; evaluate the concatenated output for the score and probability sections.")
 @options.outputs_apart((("plot", "--plot"), ("output", "-o")), ("truth", "predictions", "reference", "grid"))
-def command(truth, predictions, confusion, per_class, proba, recall_k, reference, grid, plot, as_json, output, quiet, zero_based,
-            shard):
+def command(truth, predictions, confusion, per_class, proba, recall_k, reference, grid, plot, as_json, output, quiet,
+            zero_based, shard):
     """Compare PREDICTIONS ('-': stdin, as written by `hsvm predict`: one label
     per line, or with --scores / --proba a 'labels c1 ... cK' header and a score
     per class) with the labels of TRUTH."""

@@ -234,10 +234,9 @@ def _warn_not_converged(count, total, solver, codes=False):
     once for the whole model, with -q too (what the model is, not chatter:
     scikit-learn's ConvergenceWarning shows whatever the verbosity)."""
     if count:
-        advice = "a smaller C or a looser --eps" if codes or solver == "l2loss-primal" else \
-            "a smaller C, L2-normalised samples or --solver l2loss-primal"
+        advice = "a smaller C or a looser --eps converges" if codes or solver == "l2loss-primal" else \
+            "a smaller C, L2-normalised samples or --solver l2loss-primal converge"
         click.echo("hsvm: train-ovo: warning: %d of %d classifiers stopped at the solver's iteration limit before "
-                   "meeting the tolerance (%s): they are not converged; %s converge%s sooner"
+                   "meeting the tolerance (%s): they are not converged; %s sooner"
                    % (count, total, "the dual solver on codes" if codes else
-                      "LIBLINEAR's 'reaching max number of iterations'", advice,
-                      "s" if advice.startswith("a smaller C or") else ""), err=True)
+                      "LIBLINEAR's 'reaching max number of iterations'", advice), err=True)
