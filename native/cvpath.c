@@ -45,6 +45,7 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #define CV_X86 1
+#include <emmintrin.h>
 #else
 #define CV_X86 0
 #endif
@@ -296,15 +297,51 @@ static void pair_work_free(pair_work *b)
         free(b->w);
 }
 
+/* A held-out decision in fixed point: llrint's rounding (to nearest, ties to
+ * even, the default mode), inlined on x86 where the call cost as much as
+ * the rest of a vote. */
+static inline int64_t conf_fixed(double f)
+{
+    const double c = (f > CONF_CLAMP ? CONF_CLAMP : (f < -CONF_CLAMP ? -CONF_CLAMP : f)) * CONF_SCALE;
+#if defined(__x86_64__)
+    return _mm_cvtsd_si64(_mm_set_sd(c));
+#else
+    return (int64_t)llrint(c);
+#endif
+}
+
 /* One held-out decision into the votes and fixed-point confidences of row x,
  * held class-major: v and cf point at row x's entry of class 0, stride nh. */
 static inline void vote(double f, int32_t a, int32_t b, int64_t nh, int32_t *v, int64_t *cf)
 {
-    const double c = f > CONF_CLAMP ? CONF_CLAMP : (f < -CONF_CLAMP ? -CONF_CLAMP : f);
-    const int64_t q = (int64_t)llrint(c * CONF_SCALE);
+    const int64_t q = conf_fixed(f);
     v[(f > 0.0 ? a : b) * nh] += 1;
     cf[a * nh] += q;
     cf[b * nh] -= q;
+}
+
+/* vote() for the CV_LANES pairs (a, b0 + q) of a sample-major row (nh 1),
+ * out[q] + wbias[q] * bias their decisions: class a's votes and confidence
+ * summed in registers and written once, where eight read-modify-writes of
+ * one location waited on each other; integer sums, so the same totals. */
+static inline void vote_run(const double *out, const double *wbias, double bias, int32_t a, int32_t b0, int32_t *v,
+                            int64_t *cf)
+{
+    int64_t q_of[CV_LANES];
+    uint64_t sum = 0;       /* wraps as the eight additions to cf[a] did */
+    int32_t wins = 0;
+    for (int q = 0; q < CV_LANES; q++) {
+        const double f = out[q] + wbias[q] * bias;
+        const int32_t won = f > 0.0;
+        q_of[q] = conf_fixed(f);
+        sum += (uint64_t)q_of[q];
+        wins += won;
+        v[b0 + q] += 1 - won;
+    }
+    v[a] += wins;
+    cf[a] = (int64_t)((uint64_t)cf[a] + sum);
+    for (int q = 0; q < CV_LANES; q++)
+        cf[b0 + q] -= q_of[q];
 }
 
 /* ------------------------------------------------------------------ kernel form */
@@ -491,16 +528,35 @@ int hsvm_cv_primal_path(const int64_t *indptr, const void *indices, int32_t inde
     return rc;
 }
 
+/* Whether the classes' column lists (hsvm_cv_primal_folds) fail to be
+ * ascending offsets from 0 to columns below d: checked at every call, being
+ * a list per class, not per non-zero. */
+static int class_columns_bad(const int64_t *col_ptr, const void *cols, int32_t index_bytes, int32_t K, int32_t d)
+{
+    if (col_ptr[0] != 0)
+        return 1;
+    for (int32_t c = 0; c < K; c++)
+        if (col_ptr[c + 1] < col_ptr[c])
+            return 1;
+    for (int64_t t = 0; t < col_ptr[K]; t++) {
+        const int64_t j = index_bytes == 2 ? ((const uint16_t *)cols)[t] : ((const int32_t *)cols)[t];
+        if (j < 0 || j >= d)
+            return 1;
+    }
+    return 0;
+}
+
 int hsvm_cv_primal_folds(const int64_t *indptr, const void *indices, int32_t index_bytes, const float *data,
                          int64_t n, int32_t d, const double *sqnorm, const int64_t *block, int32_t n_folds,
                          int32_t n_classes, int64_t n_pairs, const int32_t *pair_a, const int32_t *pair_b, int64_t p0,
                          int64_t p1, const int64_t *const *alpha_off, double *const *alpha, const uint64_t *seeds,
                          double bias, double C, const double *class_weight, int32_t loss, double eps,
-                         int32_t max_iter, double *ray, double *W_blocks, int32_t kernel_request, int32_t *votes,
-                         int64_t *conf, int64_t *passes)
+                         int32_t max_iter, double *ray, const int64_t *class_col_ptr, const void *class_cols,
+                         double *W_blocks, int32_t kernel_request, int32_t *votes, int64_t *conf, int64_t *passes)
 {
     const int32_t F = n_folds, K = n_classes;
-    if (!index_width_ok(d, index_bytes) || F < 2 || F > CV_LANES || p1 > n_pairs)
+    if (!index_width_ok(d, index_bytes) || F < 2 || F > CV_LANES || p1 > n_pairs ||
+        class_columns_bad(class_col_ptr, class_cols, index_bytes, K, d))
         return -1;
     for (int32_t f = 0; f < F; f++)
         if (check_args(n, block, F, K, f, pair_a, pair_b, p0, p1, alpha_off[f], C, class_weight, loss, max_iter))
@@ -518,12 +574,12 @@ int hsvm_cv_primal_folds(const int64_t *indptr, const void *indices, int32_t ind
     passes[1] = 0;
     if (rc == 0 && index_bytes == 2)
         *passes = fold_pairs_u16(indptr, indices, data, d, sqnorm, block, F, K, n_pairs, pair_a, pair_b, p0, p1,
-                                 alpha_off, alpha, seeds, bias, C, class_weight, loss, eps, max_iter, ray, &b, kernel,
-                                 votes, conf, &passes[1]);
+                                 alpha_off, alpha, seeds, bias, C, class_weight, loss, eps, max_iter, ray,
+                                 class_col_ptr, class_cols, &b, kernel, votes, conf, &passes[1]);
     else if (rc == 0)
         *passes = fold_pairs_i32(indptr, indices, data, d, sqnorm, block, F, K, n_pairs, pair_a, pair_b, p0, p1,
-                                 alpha_off, alpha, seeds, bias, C, class_weight, loss, eps, max_iter, ray, &b, kernel,
-                                 votes, conf, &passes[1]);
+                                 alpha_off, alpha, seeds, bias, C, class_weight, loss, eps, max_iter, ray,
+                                 class_col_ptr, class_cols, &b, kernel, votes, conf, &passes[1]);
     fold_work_free(&b);
     return rc;
 }

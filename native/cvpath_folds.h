@@ -255,20 +255,29 @@ static int64_t CV_NAME(solve_folds)(const CV_NAME(csr_rows) *m, CV_NAME(block_do
     return total;
 }
 
+/* Zeroes the CV_LANES weights W[j * CV_LANES ..] of every column j of class
+ * c's rows (cols[col_ptr[c] .. col_ptr[c + 1]), each column once). */
+static void CV_NAME(clear_cols)(double *W, const int64_t *col_ptr, const CV_INDEX *cols, int32_t c)
+{
+    for (int64_t t = col_ptr[c]; t < col_ptr[c + 1]; t++)
+        memset(W + (int64_t)cols[t] * CV_LANES, 0, sizeof(double) * CV_LANES);
+}
+
 /* Pairs p0..p1, CV_LANES at a time, every fold at once: each pair's folds
  * solved in the lanes of the scratch weights w, then copied into its lane of
  * fold f's block Wf[f] (the layout of the per-fold path's blocks), and the
  * held-out rows of every fold voted on from those blocks as the per-fold
  * path votes, but sample-major (votes and conf [n, K], all rows: a row's
  * votes from a block of pairs fall on a few cache lines, where class-major
- * arrays for every row left L2). */
+ * arrays for every row left L2).  col_ptr and cols list each class's
+ * columns (those of its rows in every fold), the weights a pair can write. */
 static int64_t CV_NAME(fold_pairs)(const int64_t *indptr, const CV_INDEX *indices, const float *data, int32_t d,
                                    const double *sqnorm, const int64_t *block, int32_t F, int32_t K, int64_t P,
                                    const int32_t *pair_a, const int32_t *pair_b, int64_t p0, int64_t p1,
                                    const int64_t *const *alpha_off, double *const *alpha, const uint64_t *seeds,
                                    double bias, double C, const double *class_weight, int32_t loss, double eps,
-                                   int32_t max_iter, double *ray, fold_work *b, int32_t kernel, int32_t *votes,
-                                   int64_t *conf, int64_t *capped)
+                                   int32_t max_iter, double *ray, const int64_t *col_ptr, const CV_INDEX *cols,
+                                   fold_work *b, int32_t kernel, int32_t *votes, int64_t *conf, int64_t *capped)
 {
     const int64_t wlen = ((int64_t)d + 1) * CV_LANES;
     const CV_NAME(block_dot_fn) dot = CV_NAME(block_dot_for)(kernel);
@@ -277,11 +286,11 @@ static int64_t CV_NAME(fold_pairs)(const int64_t *indptr, const CV_INDEX *indice
     int64_t total = 0;      /* b->w and b->Wf are zero on entry and on return */
     for (int64_t q0 = p0; q0 < p1; q0 += CV_LANES) {
         const int64_t nq = p1 - q0 < CV_LANES ? p1 - q0 : CV_LANES;
-        int64_t nnz = 0;
+        int64_t ncols = 0;
         for (int64_t q = 0; q < nq; q++) {
             const int64_t p = q0 + q;
             const int64_t L = fold_pair_rows(block, F, K, pair_a[p], pair_b[p], b->rows, b->y, b->fold_of);
-            nnz += CV_NAME(rows_nnz)(indptr, b->rows, L);
+            ncols += col_ptr[pair_a[p] + 1] - col_ptr[pair_a[p]] + col_ptr[pair_b[p] + 1] - col_ptr[pair_b[p]];
             fold_alpha(alpha, alpha_off, F, p, b->fold_of, L, b->alpha, 0);
             double *wsq[CV_LANES];
             for (int32_t f = 0; f < F; f++)
@@ -293,18 +302,24 @@ static int64_t CV_NAME(fold_pairs)(const int64_t *indptr, const CV_INDEX *indice
                                           &rng, capped);
             fold_alpha(alpha, alpha_off, F, p, b->fold_of, L, b->alpha, 1);
             /* Into the fold blocks, then the scratch cleared, over the
-             * columns of the pair's rows (the only ones its weights use; a
-             * column seen twice is copied twice) and the bias feature's.
-             * Listing each column once first made no difference. */
+             * columns of the pair's two classes (the only ones its weights
+             * use; a column of both is copied twice) and the bias feature's.
+             * Over the rows' non-zeros instead (a column once per row that
+             * has it: five times as many on reuters-r52) this was a fifth
+             * of a C step. */
             const double *wd = b->w + (int64_t)d * CV_LANES;
             for (int32_t f = 0; f < F; f++)
                 b->Wf[f * wlen + (int64_t)d * CV_LANES + q] = wd[f];
-            for (int64_t i = 0; i < L; i++)
-                for (int64_t k = indptr[b->rows[i]]; k < indptr[b->rows[i] + 1]; k++)
+            for (int side = 0; side < 2; side++) {
+                const int32_t c = side ? pair_b[p] : pair_a[p];
+                for (int64_t t = col_ptr[c]; t < col_ptr[c + 1]; t++) {
+                    const int64_t j = (int64_t)cols[t] * CV_LANES;
                     for (int32_t f = 0; f < F; f++)
-                        b->Wf[f * wlen + (int64_t)indices[k] * CV_LANES + q] =
-                            b->w[(int64_t)indices[k] * CV_LANES + f];
-            CV_NAME(clear_rows)(b->w, indptr, indices, b->rows, L);
+                        b->Wf[f * wlen + j + q] = b->w[j + f];
+                }
+            }
+            CV_NAME(clear_cols)(b->w, col_ptr, cols, pair_a[p]);
+            CV_NAME(clear_cols)(b->w, col_ptr, cols, pair_b[p]);
             memset(b->w + (int64_t)d * CV_LANES, 0, sizeof(double) * CV_LANES);
         }
         for (int32_t f = 0; f < F; f++) {
@@ -314,23 +329,32 @@ static int64_t CV_NAME(fold_pairs)(const int64_t *indptr, const CV_INDEX *indice
                 any |= live[q] = pair_trained(block, F, K, f, pair_a[q0 + q], pair_b[q0 + q]);
             if (!any)
                 continue;
+            /* A run: a full block of pairs (a, b0 + q), every one trained
+             * here -- most blocks, pairs being in (a, b) order. */
+            const int32_t a0 = pair_a[q0], b0 = pair_b[q0];
+            int run = nq == CV_LANES;
+            for (int64_t q = 0; q < nq; q++)
+                run &= live[q] && pair_a[q0 + q] == a0 && pair_b[q0 + q] == b0 + q;
             double out[CV_LANES];
             for (int64_t x = block[(int64_t)f * K]; x < block[(int64_t)(f + 1) * K]; x++) {
                 dot(Wb, indptr, indices, data, x, out);
+                if (run) {
+                    vote_run(out, wbias, bias, a0, b0, votes + x * K, conf + x * K);
+                    continue;
+                }
                 for (int64_t q = 0; q < nq; q++)
                     if (live[q])
                         vote(out[q] + wbias[q] * bias, pair_a[q0 + q], pair_b[q0 + q], 1, votes + x * K, conf + x * K);
             }
         }
-        /* the fold blocks zeroed again, whole or by the pairs' columns
-         * (cvpath_primal.h, clear_rows), whichever writes less */
-        if (2 * nnz < (int64_t)d + 1) {
-            for (int64_t q = 0; q < nq; q++) {
-                const int64_t L = fold_pair_rows(block, F, K, pair_a[q0 + q], pair_b[q0 + q], b->rows, b->y,
-                                                 b->fold_of);
-                for (int32_t f = 0; f < F; f++)
-                    CV_NAME(clear_rows)(b->Wf + f * wlen, indptr, indices, b->rows, L);
-            }
+        /* the fold blocks zeroed again, whole or by the pairs' classes'
+         * columns, whichever writes less */
+        if (2 * ncols < (int64_t)d + 1) {
+            for (int64_t q = 0; q < nq; q++)
+                for (int32_t f = 0; f < F; f++) {
+                    CV_NAME(clear_cols)(b->Wf + f * wlen, col_ptr, cols, pair_a[q0 + q]);
+                    CV_NAME(clear_cols)(b->Wf + f * wlen, col_ptr, cols, pair_b[q0 + q]);
+                }
             for (int32_t f = 0; f < F; f++)
                 memset(b->Wf + f * wlen + (int64_t)d * CV_LANES, 0, sizeof(double) * CV_LANES);
         } else {

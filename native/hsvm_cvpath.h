@@ -74,14 +74,17 @@ int hsvm_cv_primal_path(const int64_t *indptr, const void *indices, int32_t inde
  * hsvm_cv_primal_path takes them; ray NULL or [n_folds, n_pairs]; votes
  * and conf as hsvm_cv_primal_path's but sample-major, [n, K], for every row
  * (each held out in its own fold), added to; W_blocks NULL or (n_folds + 1)
- * blocks as hsvm_cv_primal_path's W_block, zero and left zero. */
+ * blocks as hsvm_cv_primal_path's W_block, zero and left zero;
+ * class_cols[class_col_ptr[c] .. class_col_ptr[c + 1]) the columns of class
+ * c's rows (every fold's; indices as index_bytes says; each at least once),
+ * the weights a pair of c can write. */
 int hsvm_cv_primal_folds(const int64_t *indptr, const void *indices, int32_t index_bytes, const float *data,
                          int64_t n, int32_t d, const double *sqnorm, const int64_t *block, int32_t n_folds,
                          int32_t n_classes, int64_t n_pairs, const int32_t *pair_a, const int32_t *pair_b, int64_t p0,
                          int64_t p1, const int64_t *const *alpha_off, double *const *alpha, const uint64_t *seeds,
                          double bias, double C, const double *class_weight, int32_t loss, double eps,
-                         int32_t max_iter, double *ray, double *W_blocks, int32_t kernel_request, int32_t *votes,
-                         int64_t *conf, int64_t *passes);
+                         int32_t max_iter, double *ray, const int64_t *class_col_ptr, const void *class_cols,
+                         double *W_blocks, int32_t kernel_request, int32_t *votes, int64_t *conf, int64_t *passes);
 
 /* The primal form's held-out products, exposed for tests: out[(r - r0) *
  * n_pairs + p] = sum over row r's non-zeros of W[p][column] * value, for

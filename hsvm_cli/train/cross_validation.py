@@ -152,6 +152,20 @@ def _aligned_zeros(shape):
     return raw[skip:skip + n].reshape(shape)
 
 
+def class_columns(indptr, indices, block, n_folds, n_classes):
+    """Each class's distinct columns over its rows in every fold, as offsets
+    [K + 1] and columns (``indices``' type): the only weights a pair of the
+    class can write, which the fused form copies and clears by."""
+    F, K = int(n_folds), int(n_classes)
+    parts, offsets = [], np.zeros(K + 1, dtype=np.int64)
+    for c in range(K):
+        cols = np.unique(np.concatenate([indices[indptr[block[f * K + c]]:indptr[block[f * K + c + 1]]]
+                                         for f in range(F)]))
+        parts.append(cols)
+        offsets[c + 1] = offsets[c] + cols.size
+    return offsets, np.ascontiguousarray(np.concatenate(parts), dtype=indices.dtype)
+
+
 class PathCrossValidation:
     """F-fold cross-validation of one-vs-one SVMs at a sequence of C values,
     each warm-started from the previous one (module docstring).
@@ -260,6 +274,7 @@ class PathCrossValidation:
             check_allocation((12 * K * n + blocks) * self.jobs,
                              "the held-out votes of %d samples x %d classes and the weights of %d folds x %d "
                              "features" % (n, K, F, d))
+            self._class_col_ptr, self._class_cols = class_columns(self.indptr, self.indices, self.block, F, K)
             self._alpha_ptrs = ffi.new("double *[]", [ptr("double *", a) for a in self.alpha])
             self._offset_ptrs = ffi.new("int64_t *[]", [ptr("int64_t *", o) for o in self.alpha_off])
         self.steps = []
@@ -536,7 +551,9 @@ class PathCrossValidation:
                                       self.pair_a.shape[0], ptr("int32_t *", self.pair_a),
                                       ptr("int32_t *", self.pair_b), p0, p1, self._offset_ptrs, self._alpha_ptrs,
                                       ptr("uint64_t *", self.seeds[0]), self.bias, C, weights, self.loss, self.eps,
-                                      self.max_passes, ray, ptr("double *", self._blocks(self.F + 1)), self.kernel,
+                                      self.max_passes, ray, ptr("int64_t *", self._class_col_ptr),
+                                      ptr("void *", self._class_cols), ptr("double *", self._blocks(self.F + 1)),
+                                      self.kernel,
                                       ptr("int32_t *", votes),
                                       ptr("int64_t *", conf), ptr("int64_t *", passes))
         return self._checked(rc, passes)

@@ -206,6 +206,41 @@ def test_rows_wider_than_16_bit_columns_give_the_same_path(digits_l2, fused, wid
         assert np.array_equal(v0, v1) and np.array_equal(c0.view(np.int64), c1.view(np.int64))
 
 
+@pytest.mark.parametrize("width", [600, 70000])
+def test_fused_votes_come_from_each_pairs_weights_where_classes_own_columns(width):
+    # The fused form copies a pair's weights to where the held-out rows are
+    # voted on by its two classes' columns: columns of one class only, of
+    # both (shared words) and of neither must all end up right.  Twelve
+    # classes: blocks of eight pairs (0, 1..8) with one class in common,
+    # whose votes are summed in registers, and mixed blocks.
+    rng = np.random.default_rng(4)
+    K, n = 12, 360
+    y = np.repeat(np.arange(K), n // K)
+    rows = []
+    for c in y:
+        own = rng.choice(40, size=5, replace=False) + 40 * c         # the class's own columns
+        shared = rng.choice(20, size=3, replace=False) + width - 20   # every class's
+        rows.append(np.concatenate([own, shared]))
+    indices = np.concatenate(rows)
+    X = sp.csr_matrix((rng.random(indices.size) + 0.1, indices, np.arange(0, indices.size + 1, 8)),
+                      shape=(n, width))
+    X = l2_normalize(X)
+    cv = PathCrossValidation(X, y, n_folds=4, seed=2, form="primal", fused=True)
+    votes, conf, _ = cv._all_folds(1.0)
+    for f in range(cv.F):
+        h0, h1 = int(cv.block[f * cv.K]), int(cv.block[(f + 1) * cv.K])
+        want, want_conf = np.zeros((h1 - h0, K), np.int32), np.zeros((h1 - h0, K))
+        rows = np.arange(h1 - h0)
+        for p in range(cv.pair_a.shape[0]):
+            w, b = cv.pair_weights(f, p)
+            decision = cv.Xs[h0:h1] @ w + b
+            np.add.at(want, (rows, np.where(decision > 0, cv.pair_a[p], cv.pair_b[p])), 1)
+            want_conf[:, cv.pair_a[p]] += decision
+            want_conf[:, cv.pair_b[p]] -= decision
+        assert np.array_equal(votes[h0:h1], want)
+        assert np.allclose(conf[h0:h1], want_conf, rtol=0, atol=1e-6)
+
+
 @pytest.mark.parametrize("kernel", kernel_params())
 @pytest.mark.parametrize("form", ["primal", "primal-folds", "dense"])
 def test_held_out_votes_have_the_same_bits_on_every_code_path(digits_l2, kernel, form, monkeypatch):
