@@ -35,7 +35,7 @@ holds (``hsvm info``): :func:`describe`.
 Evaluation: :func:`evaluate`.  Cluster runs (docs/cluster.md): :func:`parse_shard`,
 :func:`open_shard` and the ``shard=`` of the readers; :func:`train_pair_block`,
 :func:`save_part`, :func:`read_part`, :func:`merge_models`.  Errors: :class:`HsvmError` and its kinds, each
-with the exit status the command uses.
+with the exit status the command uses; warnings: :class:`HsvmWarning`.
 
 Names are imported on first use, so ``import hsvm_cli`` stays cheap."""
 import importlib
@@ -75,7 +75,8 @@ _API = {
     "parse_shard": "io.shard", "open_shard": "io.shard", "Shard": "io.shard", "ShardError": "io.shard",
     "train_pair_block": "train.pair_blocks", "save_part": "models.parts", "read_part": "models.parts",
     "merge_models": "train.merge",
-    "HsvmError": "errors", "InputFormatError": "errors", "ModelFormatError": "errors", "DataError": "errors",
+    "HsvmError": "errors", "HsvmWarning": "errors", "InputFormatError": "errors", "ModelFormatError": "errors",
+    "DataError": "errors",
     "ModelMismatchError": "errors", "InputNotFoundError": "errors", "OutputError": "errors",
     "OptionError": "errors", "CorruptInputError": "errors", "InputReadError": "errors", "SampleError": "errors",
 }

@@ -1,4 +1,8 @@
-"""Exceptions that carry their own exit status (sysexits.h values) and one-line message."""
+"""Exceptions that carry their own exit status (sysexits.h values) and one-line message,
+and the library's warnings."""
+import os
+import sys
+import warnings
 
 EX_USAGE = 64      # bad command line
 EX_DATAERR = 65    # malformed input data or model file
@@ -9,6 +13,23 @@ EX_IOERR = 74      # an output could not be written
 
 
 EX_CLI_USAGE = 2    # what click uses for a bad command line; kept for options checked later
+
+
+class HsvmWarning(UserWarning):
+    """What the library warns a Python caller of (``warnings.warn``) where the
+    command prints a notice of its own: a validation set that misses classes,
+    probabilities from another path than the labels.  The ``hsvm`` command
+    ignores these and prints its notices instead."""
+
+
+def warn(message):
+    """``warnings.warn(message, HsvmWarning)`` attributed to the first caller
+    outside this package (the user's line, however deep the call)."""
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame, level = sys._getframe(1), 2
+    while frame is not None and frame.f_code.co_filename.startswith(package):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, HsvmWarning, stacklevel=level)
 
 
 class HsvmError(Exception):

@@ -50,7 +50,7 @@ import time
 
 import numpy as np
 
-from .errors import DataError, ModelMismatchError, OptionError
+from .errors import DataError, ModelMismatchError, OptionError, warn
 from .evaluation.calibration_metrics import expected_calibration_error, nll
 from .models.calibration import Calibration, Setting, hash_identity
 from .models.imported import default_extra_features
@@ -188,6 +188,30 @@ def time_per_sample(run, X, *, repeat, budget=TIMING_BUDGET, min_rows=MIN_TIMED_
     return float(np.median(times)) / Xm.shape[0], int(Xm.shape[0]), len(times)
 
 
+def validation_notes(model, y):
+    """What a calibration on validation labels ``y`` should be warned of:
+    labels the model lacks (errors in every setting) and classes without
+    validation samples (their pairs take the pooled sigmoid only)."""
+    notes = []
+    y = np.asarray(y)
+    outside = ~np.isin(y, model.classes)
+    if outside.any():
+        # as eval's outside_classes: such rows can only be errors, and they
+        # lower every setting's accuracy alike
+        unknown = np.unique(y[outside])
+        notes.append("%d of %d validation samples have labels the model lacks (%s): every setting counts them as "
+                     "errors" % (int(outside.sum()), y.shape[0], ", ".join(str(v) for v in unknown[:5])
+                                 + (", ..." if unknown.size > 5 else "")))
+    covered = int(np.isin(model.classes, y).sum())
+    if covered < model.n_classes:
+        # a pair without validation samples of its classes gets the pooled
+        # sigmoid only: probabilities of those classes are then poor
+        notes.append("the validation samples cover %d of the model's %d classes: the pairs of the other classes "
+                     "take the pooled sigmoid, fitted on no sample of theirs, and probabilities involving them will "
+                     "be rough; give a validation set with samples of every class" % (covered, model.n_classes))
+    return notes
+
+
 def calibrate(model, h, X, y, *, max_loss=0.5, bits_grid=None, k_grid=None, epsilons=None, epsilon_max_k=None,
               threads=None, repeat=3, progress=None, timing_rows=TIMING_ROWS, rules=RULES,
               first_stages=FIRST_STAGES, timing_budget=TIMING_BUDGET, min_timed_rows=MIN_TIMED_ROWS,
@@ -241,6 +265,8 @@ def calibrate(model, h, X, y, *, max_loss=0.5, bits_grid=None, k_grid=None, epsi
     y = integer_labels(y, X.shape[0])     # a DataError, as train_ovo raises for the same labels
     if X.shape[0] == 0:
         raise DataError("the validation set holds no samples")
+    for note in validation_notes(model, y):
+        warn(note)
     # one name is one rule or stage, not its letters
     rules = (rules,) if isinstance(rules, str) else tuple(rules)
     first_stages = (first_stages,) if isinstance(first_stages, str) else tuple(first_stages)

@@ -4,6 +4,7 @@ cross-validation, C beside a grid, bad folds, one-vs-one models given to the
 one-vs-rest functions, a top-k recall of k < 1, svmlight rows for a model
 trained on codes it has no record of; and predict_file drops an imported
 model's extra features as predict does."""
+import dataclasses
 import gzip
 import shutil
 
@@ -193,3 +194,53 @@ def test_train_ovo_takes_a_negative_bias_as_no_bias_term_as_the_command_does(dig
         H.train_ovo(X, y, bias="x")
     with pytest.raises(OptionError, match="finite"):
         H.train_ovo(X, y, bias=float("inf"))
+
+
+def test_a_bad_normalisation_is_an_option_error_naming_auto(digits):
+    X, y = digits[0], digits[1]
+    with pytest.raises(OptionError, match="normalize must be one of l2, none, auto, not 'l3'"):
+        H.train_ovo(X, y, normalize="l3")
+
+
+def test_predictor_refuses_swapped_or_foreign_models_by_type(digits_model):
+    hm = H.hash_model(digits_model, bits=64)
+    with pytest.raises(TypeError, match=r"model must be a one-vs-one model .* not HashModel\(10 classes"):
+        H.Predictor(hm, digits_model)
+    with pytest.raises(TypeError, match=r"hash_model must be a hash model .* not OvoModel\(10 classes"):
+        H.Predictor(digits_model, digits_model)
+    with pytest.raises(TypeError, match="not a value of type ndarray$"):
+        H.Predictor(np.zeros((3, 3)))
+
+
+def test_reprs_say_the_setting_and_the_chosen_c(digits_model):
+    hm = H.hash_model(digits_model, bits=64)
+    model = repr(digits_model)
+    assert model == "OvoModel(10 classes, 45 pairs x 1 bag, 64 features, normalize='l2', C=1)"
+    assert repr(H.Predictor(digits_model)) == "Predictor(exact, max-wins votes; %s)" % model
+    assert repr(H.Predictor(digits_model, hm, filter_k=3)) == \
+        "Predictor(hash filter at 64 bits, k=3, refined by votes; %s)" % model
+    assert repr(H.Predictor(digits_model, first_stage="scores", filter_k=4, rule="dag", refine=False)) == \
+        "Predictor(class scores, k=4, not refined; %s)" % model
+
+
+def test_the_library_warns_where_the_commands_print_notices(digits, tmp_path):
+    # a validation set missing classes, and probabilities from another path
+    # than the labels: HsvmWarnings at the caller's line for Python; the
+    # commands print their own notice and no Python warning
+    X, y, Xt, yt = digits
+    m = H.train_ovo(X, y, C=1.0)
+    few = np.isin(yt, np.unique(yt)[:4])
+    with pytest.warns(H.HsvmWarning, match="cover 4 of the model's 10 classes") as caught:
+        cal = H.calibrate(m, None, Xt[few], yt[few], repeat=1, first_stages=())
+    assert caught[0].filename == __file__
+    # as if the exact DAG had been the fastest (it may be, by its timing): its
+    # probabilities come from its max-wins twin
+    cal.setting = dataclasses.replace(cal.setting, mode="exact", rule="dag")
+    p = H.Predictor.from_calibration(m, cal)
+    with pytest.warns(H.HsvmWarning, match=r"probabilities come from exact prediction .* \(exact, decision DAG\)"):
+        p.predict_block(Xt[:5], proba=True)
+    H.save_model(m, tmp_path / "m.hsvm")
+    with open(tmp_path / "v.svm", "wb") as f:
+        H.write_svmlight(f, Xt[few], yt[few])
+    r = run(["calibrate", "-m", tmp_path / "m.hsvm", "--repeat", "1", "-o", tmp_path / "c.json", tmp_path / "v.svm"])
+    assert r.stderr.count("cover 4 of the model's 10 classes") == 1 and "HsvmWarning" not in r.stderr

@@ -1,7 +1,9 @@
+import warnings
+
 import numpy as np
 import pytest
 
-from hsvm_cli.errors import OptionError
+from hsvm_cli.errors import HsvmWarning, OptionError
 from hsvm_cli.evaluation.calibration_metrics import nll
 from hsvm_cli.models.calibration import Setting, load_calibration, save_calibration
 from hsvm_cli.models.hashed import hash_model
@@ -241,7 +243,8 @@ def test_a_dag_or_class_score_setting_is_a_version_2_file_that_predict_follows(d
         assert q.rule == "vote"
     assert Predictor.from_calibration(digits_model, back, h, proba=True).first_stage in (None, "votes")
     # a predictor built for labels still answers predict_proba, on the voting path
-    lazy = Predictor.from_calibration(digits_model, back, h).predict_proba(Xt[:40])
+    with pytest.warns(HsvmWarning, match="probabilities come from .*calibrated voting path"):
+        lazy = Predictor.from_calibration(digits_model, back, h).predict_proba(Xt[:40])
     eager = Predictor.from_calibration(digits_model, back, h, proba=True).predict_proba(Xt[:40])
     assert np.array_equal(lazy, eager)
 
@@ -335,8 +338,11 @@ def test_classes_missing_from_the_validation_set_are_still_predicted_with_probab
     half = np.arange(Xt.shape[0]) % 2 == 0
     Xv, yv, Xe, ye = Xt[half], yt[half], Xt[~half], yt[~half]
     seen = np.isin(yv, digits_model.classes[:5])
-    cal = calibrate(digits_model, h, Xv[seen], yv[seen], repeat=1, timing_budget=0)
-    P = Predictor.from_calibration(digits_model, cal, h).predict_proba(Xe)
+    with pytest.warns(HsvmWarning, match="cover 5 of the model's 10 classes"):
+        cal = calibrate(digits_model, h, Xv[seen], yv[seen], repeat=1, timing_budget=0)
+    with warnings.catch_warnings():      # the setting chosen by timing may be a DAG's: probabilities from its twin
+        warnings.simplefilter("ignore", HsvmWarning)
+        P = Predictor.from_calibration(digits_model, cal, h).predict_proba(Xe)
     best = digits_model.classes[P.argmax(axis=1)]
     assert set(best) == set(digits_model.classes)
     plain = Predictor(digits_model).predict(Xe)
@@ -405,7 +411,8 @@ def test_a_small_separable_validation_set_gives_unsaturated_probabilities(digits
     # 1.7e-8 (NLL 0.173); smoothed, A = -4.0, at least 3.9e-3 (NLL 0.093).
     X, y, Xt, yt = digits
     model = train_ovo(X, y, C=1.0, seed=0)
-    cal = calibrate(model, None, Xt[:20], yt[:20], repeat=1)
+    with pytest.warns(HsvmWarning, match="cover 8 of the model's 10 classes"):
+        cal = calibrate(model, None, Xt[:20], yt[:20], repeat=1)
     assert abs(cal.info["pooled_sigmoid"][0]) < 10
     P = Predictor.from_calibration(model, cal, exact=True).predict_proba(Xt[20:])
     truth = P[np.arange(P.shape[0]), class_index(model.classes, yt[20:])]
@@ -430,4 +437,5 @@ def test_no_out_of_sample_quality_is_reported_from_halves_of_one_class(digits):
     X10, y10, Xt10, yt10 = digits
     ten = train_ovo(X10, y10, C=1.0, seed=0)
     rows = np.r_[[np.flatnonzero(yt10 == c)[0] for c in (1, 2, 3)]]
-    assert calibrate(ten, None, Xt10[rows], yt10[rows], repeat=1).info["exact_quality"] is None
+    with pytest.warns(HsvmWarning, match="cover 3 of the model's 10 classes"):
+        assert calibrate(ten, None, Xt10[rows], yt10[rows], repeat=1).info["exact_quality"] is None

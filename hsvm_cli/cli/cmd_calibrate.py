@@ -3,7 +3,6 @@ import contextlib
 import json
 
 import click
-import numpy as np
 
 from ..errors import DataError
 from ..io.files import atomic_output, display_name, outputs_together, writes_to_stdout
@@ -14,7 +13,7 @@ from ..models.imported import default_extra_features
 from ..models.ovo import load_model
 from ..models.provenance import trained_zero_based
 from ..support.progress import StepBar
-from ..tune import FIRST_STAGES, MIN_TIMED_ROWS, TIMING_BUDGET, TIMING_ROWS, calibrate, format_grid
+from ..tune import FIRST_STAGES, MIN_TIMED_ROWS, TIMING_BUDGET, TIMING_ROWS, calibrate, format_grid, validation_notes
 from . import options
 
 
@@ -82,23 +81,8 @@ def command(validation, model_path, hbm_path, output, max_loss, confidence, bits
     # Notices are printed once the work is done, as predict's: a refusal found
     # later (one class, an output that cannot be written) stays one line.
     notices = []
-    outside = ~np.isin(y, model.classes)
-    if outside.any() and not quiet:
-        # as eval's outside_classes: such rows can only be errors, and they
-        # lower every setting's accuracy alike
-        unknown = np.unique(y[outside])
-        notices.append("hsvm: calibrate: %d of %d validation samples have labels the model lacks (%s): every "
-                       "setting counts them as errors" % (int(outside.sum()), y.shape[0],
-                                                          ", ".join(str(v) for v in unknown[:5])
-                                                          + (", ..." if unknown.size > 5 else "")))
-    covered = int(np.isin(model.classes, y).sum())
-    if covered < model.n_classes and not quiet:
-        # a pair without validation samples of its classes gets the pooled
-        # sigmoid only: probabilities of those classes are then poor
-        notices.append("hsvm: calibrate: the validation samples cover %d of the model's %d classes: the pairs of the "
-                       "other classes take the pooled sigmoid, fitted on no sample of theirs, and probabilities "
-                       "involving them will be rough; give a validation set with samples of every class"
-                       % (covered, model.n_classes))
+    if not quiet:
+        notices.extend("hsvm: calibrate: " + note for note in validation_notes(model, y))
     asked = click.get_current_context().get_parameter_source("first_stages") != click.core.ParameterSource.DEFAULT
     if h is None and asked and first_stages is not None and "votes" in first_stages and not quiet:
         # only when asked for: the default list names it for runs with -H

@@ -4,11 +4,12 @@ import os
 import re
 import signal
 import sys
+import warnings
 
 import click
 
 from .. import __version__
-from ..errors import HsvmError, OptionError, OutputError, printable
+from ..errors import HsvmError, HsvmWarning, OptionError, OutputError, printable
 
 
 class Terminated(BaseException):
@@ -165,6 +166,9 @@ def _discard_stdout():
 def cli():
     """Apply very many one-vs-one linear SVMs cheaply: hash classifiers and samples
     to bit codes, filter classes by Hamming range queries, refine exactly."""
+    # The library's warnings to Python callers are notices the commands print
+    # in their own words (or leave out with -q).
+    warnings.simplefilter("ignore", HsvmWarning)
     if os.environ.get("HSVM_KERNEL"):
         # Checked for every command (exit 64), not only by those whose native
         # code has several paths: a misspelt value must not pass silently.

@@ -84,8 +84,10 @@ class OvoModel:
     def __repr__(self):
         # its shape, not its arrays (thousands of numbers, and reading a
         # mapped model's weights)
-        return "OvoModel(%d classes, %s x %s, %d features, normalize=%r%s)" % (
+        C = (self.params or {}).get("C")
+        return "OvoModel(%d classes, %s x %s, %d features, normalize=%r%s%s)" % (
             self.n_classes, counted(self.n_pairs, "pair"), counted(self.bags, "bag"), self.n_features, self.normalize,
+            ", C=%g" % C if isinstance(C, (int, float)) and not isinstance(C, bool) else "",
             ", path=%r" % self.path if self.path else "")
 
     @property

@@ -3,10 +3,11 @@ hash classifier, and the two-stage hash filter + exact refine (Litayem, Joly &
 Boujemaa's filter-and-refine; Milgram, Cheriet & Sabourin's two-stage
 classifier), with calibrated probabilities when a calibration is given."""
 import math
+import os
 
 import numpy as np
 
-from ..errors import DataError, ModelMismatchError, OptionError
+from ..errors import DataError, ModelMismatchError, OptionError, warn
 from ..io.files import refuse_overwriting_input
 from ..io.predictions import PredictionWriter
 from ..io.shard import as_shard
@@ -91,6 +92,14 @@ class Prediction:
         return "Prediction(%d samples)" % len(self.labels)
 
 
+def _described(value):
+    """A refused argument as an error names it: models and paths by their
+    repr, anything else (an array: its numbers) by its type."""
+    if isinstance(value, (str, bytes, os.PathLike)) or hasattr(value, "pair_a"):
+        return repr(value)
+    return "a value of type %s" % type(value).__name__
+
+
 def default_filter_k(n_classes):
     """Classes kept by the filter when nobody says: a tenth, at least 5 (all
     of them when there are no more).  The floor is for few classes, where a
@@ -133,15 +142,31 @@ class Predictor:
     process may use); ``kernel``: force a native code path (see
     :mod:`hsvm_cli.support.kernels`)."""
 
+    def __repr__(self):
+        if self.first_stage is None:
+            how = "exact, %s" % ("decision DAG" if self.rule == "dag" else "max-wins votes")
+        else:
+            bits = getattr(self.filter, "bits", None)
+            how = "%s%s, k=%d, %s" % (
+                {"votes": "hash filter", "scores": "class scores", "hashed-scores": "hashed class scores"}[
+                    self.first_stage],
+                " at %d bits" % bits if bits else "", self.k,
+                ("refined by %s" % ("a decision DAG" if self.rule == "dag" else "votes")) if self.refine else
+                "not refined")
+        return "Predictor(%s; %r)" % (how, self.model)
+
     # The refine step's per-cell arrays take ~40 bytes a cell: this many cells
     # per sub-block keeps them near 80 MB whatever the chunk size.
     MAX_CELLS = 1 << 21
 
     def __init__(self, model, hash_model=None, *, bits=None, filter_k=None, refine=True, epsilon=None,
                  calibration=None, threads=None, kernel=None, rule="vote", first_stage=None, kernel_hash=None):
-        if not hasattr(model, "pair_a"):
-            raise TypeError("model must be a one-vs-one model (hsvm_cli.load_model(path) reads one), not %r"
-                            % (model,))
+        if not (hasattr(model, "pair_a") and hasattr(model, "W")):
+            raise TypeError("model must be a one-vs-one model (hsvm_cli.load_model(path) reads one), not %s"
+                            % _described(model))
+        if hash_model is not None and not hasattr(hash_model, "codes"):
+            raise TypeError("hash_model must be a hash model (hsvm_cli.hash_model(model) makes one, "
+                            "hsvm_cli.load_hash_model(path) reads one), not %s" % _described(hash_model))
         self.model = model
         self.hash_model = hash_model
         self.features = None
@@ -382,6 +407,12 @@ class Predictor:
             if self._proba_twin is None:
                 arguments, common = self._proba_arguments
                 self._proba_twin = Predictor(self.model, **arguments, **common)
+                twin = self._proba_twin
+                warn("probabilities come from %s (the calibrated voting path), not from this predictor's "
+                              "setting (%s): the labels given with them can differ from predict()'s"
+                              % ("exact prediction" if twin.filter is None else
+                                 "the hash filter at %d bits, k = %d, refined by votes" % (twin.filter.bits, twin.k),
+                                 repr(self).split("; ", 1)[0][len("Predictor("):]))
             return self._proba_twin._proba_predictor()
         if self.calibration is None:
             raise OptionError("--proba needs a calibration (-C)",

@@ -9,7 +9,7 @@ from ..io.files import HashingReader, display_name, open_input, open_raw, read_r
 from ..io.svmlight import load_svmlight
 from ..models.provenance import provenance, record_zero_based
 from ..predict.samples import finite_samples
-from ..preprocess import apply_normalization
+from ..preprocess import NORMALIZATIONS, apply_normalization
 from ..support.arrays import is_int
 from ..support.progress import StepBar
 from .c_search import choose_normalization, search_c
@@ -125,6 +125,8 @@ def train_ovo(X, y, *, C=1.0, normalize="l2", solver="l2loss-dual", tol=None, pe
     _refuse_c_beside_grid(C, c_grid)
     if cv_folds is not None and not (is_int(cv_folds) and cv_folds >= 2):
         raise OptionError("cv_folds must be an integer of at least 2, got %r" % (cv_folds,))
+    if normalize not in NORMALIZATIONS + ("auto",):
+        raise OptionError("normalize must be one of %s, not %r" % (", ".join(NORMALIZATIONS + ("auto",)), normalize))
     X = finite_samples(X)     # nested lists too, as scikit-learn takes them; duplicate entries summed
     if normalize == "auto":
         if not (C == "auto" or c_grid is not None or cv_folds is not None):

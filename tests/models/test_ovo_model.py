@@ -15,7 +15,7 @@ def test_models_show_their_shape_not_their_arrays(digits_model, digits):
     from hsvm_cli.models.hashed import hash_model
     from hsvm_cli.tune import calibrate
     _, _, Xt, yt = digits
-    assert repr(digits_model) == "OvoModel(10 classes, 45 pairs x 1 bag, 64 features, normalize='l2')"
+    assert repr(digits_model) == "OvoModel(10 classes, 45 pairs x 1 bag, 64 features, normalize='l2', C=1)"
     h = hash_model(digits_model, bits=128, seed=2)
     assert repr(h) == "HashModel(10 classes, 45 pairs x 1 bag, 128 bits, seed 2, normalize='l2')"
     cal = calibrate(digits_model, h, Xt, yt, repeat=1, timing_budget=0)
