@@ -57,8 +57,9 @@ from . import options
                    "refine's votes among the kept classes, 0 for the others; a one-vs-rest model's decision values. "
                    "Not with --proba.")
 @click.option("--proba", is_flag=True,
-              help="Write probabilities as LIBSVM's svm-predict -b 1 does: a 'labels ...' header, then the label "
-                   "and one probability per class. Needs -C.")
+              help="Write probabilities in LIBSVM's svm-predict -b 1 layout: a 'labels ...' header, then the "
+                   "label and one probability per class, the columns in ascending class order (svm-predict's are "
+                   "in its training order; read them by the header). Needs -C.")
 @options.threads
 @options.timings
 @options.zero_based_by_model

@@ -367,6 +367,9 @@ def plan_inputs(sources, n_shards):
     here, in the client, so that a compressed file or a pipe is refused
     (:class:`~hsvm_cli.io.shard.ShardError`) before anything is sent."""
     files, single = _expand_sources(sources)
+    # Opened on the workers, whose working directory is not the caller's: a
+    # relative name there read another file of that name, or none.
+    files = [os.path.abspath(f) for f in files]
     if single and n_shards > 1:
         ShardReader(files[0], Shard(0, n_shards)).close()
         return [PredictItem(files[0], Shard(i, n_shards), i, n_shards) for i in range(n_shards)]
@@ -442,9 +445,10 @@ class PredictTask:
 
     def __init__(self, model_path, *, hash_model_path=None, calibration_path=None, exact=False, settings=None,
                  scores=False, proba=False, zero_based=False, extra_features="error", chunk_rows=16384):
-        self.model_path = os.fspath(model_path)
-        self.hash_model_path = None if hash_model_path is None else os.fspath(hash_model_path)
-        self.calibration_path = None if calibration_path is None else os.fspath(calibration_path)
+        # absolute: loaded on the workers, in their own working directories
+        self.model_path = os.path.abspath(os.fspath(model_path))
+        self.hash_model_path = None if hash_model_path is None else os.path.abspath(os.fspath(hash_model_path))
+        self.calibration_path = None if calibration_path is None else os.path.abspath(os.fspath(calibration_path))
         self.exact = bool(exact)
         self.settings = dict(settings or {})
         self.settings.pop("threads", None)

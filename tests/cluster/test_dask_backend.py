@@ -276,6 +276,19 @@ def test_cli_predict_dask_gives_the_single_process_output(client, tmp_path, flag
     assert r.stderr.startswith("hsvm: predict --dask: task 0/4 (%s shard 0/4): " % test)
 
 
+def test_cli_predict_dask_opens_relative_paths_from_the_callers_directory(client, tmp_path, monkeypatch):
+    # The workers started in another directory: given as typed, 'test.svm'
+    # and 'm.hsvm' were opened there (another file of that name, or none).
+    for name, src in (("test.svm", FIX / "test.svm"), ("m.hsvm", FIX / "digits.hsvm"), ("m.hbm", FIX / "digits.hbm")):
+        (tmp_path / name).write_bytes(src.read_bytes())
+    monkeypatch.chdir(tmp_path)
+    assert os.getcwd() != client.run(os.getcwd)[next(iter(client.scheduler_info()["workers"]))]
+    base = ["predict", "-m", "m.hsvm", "-H", "m.hbm", "-k", "3", "test.svm"]
+    whole = run(base + ["-q"]).stdout
+    run(base + ["-q", "--dask", client.scheduler.address, "-o", "out.txt"])
+    assert (tmp_path / "out.txt").read_text() == whole
+
+
 def test_cli_predict_dask_notes_labels_the_model_lacks_as_one_process_does(client, tmp_path):
     lines = (FIX / "test.svm").read_text().splitlines(True)
     # unknown labels spread over the shards, more of them than the note lists
