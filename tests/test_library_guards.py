@@ -223,6 +223,14 @@ def test_reprs_say_the_setting_and_the_chosen_c(digits_model):
         "Predictor(class scores, k=4, not refined; %s)" % model
 
 
+def test_a_kernel_hash_predictor_names_its_kernel_hash(digits):
+    X, y = digits[0], digits[1]
+    kh = H.fit_kernel_hash(X, kernel="rbf", landmarks=64, bits=128, seed=1)
+    assert repr(kh) == "KernelHash(rbf kernel, 64 landmarks x 64 features, 128 bits, gaussian projection, seed 1)"
+    p = H.Predictor(H.train_ovo_codes(kh.codes(X), y, kernel_hash=kh), kernel_hash=kh)
+    assert repr(p).endswith("128 features, normalize='none', C=1); through %r)" % kh)
+
+
 def test_the_library_warns_where_the_commands_print_notices(digits, tmp_path):
     # a validation set missing classes, and probabilities from another path
     # than the labels: HsvmWarnings at the caller's line for Python; the

@@ -318,6 +318,12 @@ class KernelHash:
         #: entries recomputed exactly by codes_from_y so far (diagnostics)
         self.recomputed = 0
 
+    def __repr__(self):
+        # its parameters, not its landmarks
+        return "KernelHash(%s kernel, %d landmarks x %d features, %d bits, %s projection, seed %d%s)" % (
+            self.kernel, self.n_landmarks, self.n_features, self.bits, self.projection_kind, self.seed,
+            ", path=%r" % self.path if self.path else "")
+
     @property
     def n_landmarks(self):
         return int(self.Z.shape[0])

@@ -153,6 +153,8 @@ class Predictor:
                 " at %d bits" % bits if bits else "", self.k,
                 ("refined by %s" % ("a decision DAG" if self.rule == "dag" else "votes")) if self.refine else
                 "not refined")
+        if self.features is not None:       # a model trained on kernel hash codes, fed raw samples
+            return "Predictor(%s; %r; through %r)" % (how, self.model, self.features.kernel_hash)
         return "Predictor(%s; %r)" % (how, self.model)
 
     # The refine step's per-cell arrays take ~40 bytes a cell: this many cells
