@@ -223,6 +223,17 @@ def test_reprs_say_the_setting_and_the_chosen_c(digits_model):
         "Predictor(class scores, k=4, not refined; %s)" % model
 
 
+def test_one_vs_rest_and_imported_models_show_their_shape(digits_model):
+    imp = H.import_model(str(TOOL_FIXTURES / "liblinear_ovr3.model"))
+    assert repr(imp) == "ImportedModel(liblinear, OvrModel(3 classes, 64 features, normalize='none'))"
+    assert repr(H.OvrPredictor(imp.model)) == "OvrPredictor(exact; %r)" % imp.model
+    hm = H.hash_ovr_model(imp.model, bits=64)
+    assert repr(H.OvrPredictor(imp.model, hm, filter_k=2)) == \
+        "OvrPredictor(hash filter at 64 bits, k=2, margin, refined; %r)" % imp.model
+    as_float32 = dataclasses.replace(digits_model, params=dict(digits_model.params, C=np.float32(2)))
+    assert repr(as_float32).endswith("normalize='l2', C=2)")
+
+
 def test_a_kernel_hash_predictor_names_its_kernel_hash(digits):
     X, y = digits[0], digits[1]
     kh = H.fit_kernel_hash(X, kernel="rbf", landmarks=64, bits=128, seed=1)
@@ -252,3 +263,5 @@ def test_the_library_warns_where_the_commands_print_notices(digits, tmp_path):
         H.write_svmlight(f, Xt[few], yt[few])
     r = run(["calibrate", "-m", tmp_path / "m.hsvm", "--repeat", "1", "-o", tmp_path / "c.json", tmp_path / "v.svm"])
     assert r.stderr.count("cover 4 of the model's 10 classes") == 1 and "HsvmWarning" not in r.stderr
+    with pytest.warns(H.HsvmWarning, match="cover 4 of"):      # the command's silence ended with it
+        H.calibrate(m, None, Xt[few], yt[few], repeat=1, first_stages=())

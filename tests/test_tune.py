@@ -242,11 +242,17 @@ def test_a_dag_or_class_score_setting_is_a_version_2_file_that_predict_follows(d
         q = Predictor.from_calibration(digits_model, back, h, **kw)
         assert q.rule == "vote"
     assert Predictor.from_calibration(digits_model, back, h, proba=True).first_stage in (None, "votes")
-    # a predictor built for labels still answers predict_proba, on the voting path
-    with pytest.warns(HsvmWarning, match="probabilities come from .*calibrated voting path"):
-        lazy = Predictor.from_calibration(digits_model, back, h).predict_proba(Xt[:40])
+    # a predictor built for labels still answers predict_proba, on the voting
+    # path (no warning: no labels come with them), and predict_block with
+    # probabilities warns that its labels are that path's
+    labelled = Predictor.from_calibration(digits_model, back, h)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", HsvmWarning)
+        lazy = labelled.predict_proba(Xt[:40])
     eager = Predictor.from_calibration(digits_model, back, h, proba=True).predict_proba(Xt[:40])
     assert np.array_equal(lazy, eager)
+    with pytest.warns(HsvmWarning, match="probabilities come from .*calibrated voting path"):
+        assert np.array_equal(labelled.predict_block(Xt[:40], proba=True).proba, eager)
 
 
 def _saved(cal, path):

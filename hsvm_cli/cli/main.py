@@ -74,7 +74,12 @@ class HsvmGroup(click.Group):
                 from .entry import handle_signal
                 handle_signal(signal.SIGINT, _interrupt)
                 handle_signal(signal.SIGTERM, _interrupt)
-            return super().invoke(ctx)
+            with warnings.catch_warnings():
+                # The library's warnings to Python callers are notices the
+                # commands print in their own words (or leave out with -q);
+                # only while a command runs, not for an in-process caller after.
+                warnings.simplefilter("ignore", HsvmWarning)
+                return super().invoke(ctx)
         except HsvmError as exc:
             # one line whatever a file name or a file held (control bytes escaped);
             # options the library refused read as the command line's usage errors
@@ -166,9 +171,6 @@ def _discard_stdout():
 def cli():
     """Apply very many one-vs-one linear SVMs cheaply: hash classifiers and samples
     to bit codes, filter classes by Hamming range queries, refine exactly."""
-    # The library's warnings to Python callers are notices the commands print
-    # in their own words (or leave out with -q).
-    warnings.simplefilter("ignore", HsvmWarning)
     if os.environ.get("HSVM_KERNEL"):
         # Checked for every command (exit 64), not only by those whose native
         # code has several paths: a misspelt value must not pass silently.

@@ -369,7 +369,7 @@ def plan_inputs(sources, n_shards):
     files, single = _expand_sources(sources)
     # Opened on the workers, whose working directory is not the caller's: a
     # relative name there read another file of that name, or none.
-    files = [os.path.abspath(f) for f in files]
+    files = [f if f == "-" else os.path.abspath(f) for f in files]
     if single and n_shards > 1:
         ShardReader(files[0], Shard(0, n_shards)).close()
         return [PredictItem(files[0], Shard(i, n_shards), i, n_shards) for i in range(n_shards)]

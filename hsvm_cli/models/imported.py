@@ -58,6 +58,10 @@ class ImportedModel:
     platt_B: np.ndarray = None
     source: dict = field(default_factory=dict)
 
+    def __repr__(self):
+        return "ImportedModel(%s, %r%s)" % (self.tool, self.model,
+                                             ", with probA/probB" if self.platt_A is not None else "")
+
 
 def label_tie_order(labels):
     """int32 [K]: for each class in sorted order, its position in ``labels``

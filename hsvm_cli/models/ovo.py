@@ -87,7 +87,7 @@ class OvoModel:
         C = (self.params or {}).get("C")
         return "OvoModel(%d classes, %s x %s, %d features, normalize=%r%s%s)" % (
             self.n_classes, counted(self.n_pairs, "pair"), counted(self.bags, "bag"), self.n_features, self.normalize,
-            ", C=%g" % C if isinstance(C, (int, float)) and not isinstance(C, bool) else "",
+            ", C=%g" % C if isinstance(C, (int, float, np.integer, np.floating)) and not isinstance(C, bool) else "",
             ", path=%r" % self.path if self.path else "")
 
     @property

@@ -56,6 +56,11 @@ class OvrModel:
         self.tie_order = np.asarray(self.tie_order, dtype=np.int32)
         _check_consistent(self, self.path or "<model>")
 
+    def __repr__(self):
+        # its shape, not its weights
+        return "OvrModel(%d classes, %d features, normalize=%r%s)" % (
+            self.n_classes, self.n_features, self.normalize, ", path=%r" % self.path if self.path else "")
+
     @property
     def n_classes(self):
         return int(self.classes.shape[0])

@@ -109,6 +109,12 @@ class OvrPredictor(BuildsPlansOnUse):
 
     _native_caches = ("_codes",)
 
+    def __repr__(self):
+        if self.hash_model is None:
+            return "OvrPredictor(exact; %r)" % (self.model,)
+        return "OvrPredictor(hash filter at %d bits, k=%d, %s, %s; %r)" % (
+            self.bits, self.k, self.estimator, "refined" if self.refine else "not refined", self.model)
+
     def __init__(self, model, hash_model=None, *, bits=None, filter_k=None, refine=True, estimator="margin",
                  threads=None, kernel=None):
         from ..models.ovr import OvrModel

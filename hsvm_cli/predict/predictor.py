@@ -173,6 +173,7 @@ class Predictor:
         self.hash_model = hash_model
         self.features = None
         self._proba_arguments = self._proba_twin = None
+        self._proba_labels_warned = False
         if kernel_hash is not None:
             check_model_codes(model, kernel_hash=kernel_hash, model_name=model.path or "the model")
             self.features = KernelHashFeatures(kernel_hash, model.n_features)
@@ -371,6 +372,8 @@ class Predictor:
         infinities or values beyond float32)."""
         if X is not None:
             X = finite_samples(X)
+        if proba:
+            self._warn_of_proba_labels()
         return self._predict_block(X, y=y, xcodes=xcodes, proba=proba, timings=timings, features=features,
                                    filter_votes=filter_votes)
 
@@ -401,6 +404,18 @@ class Predictor:
             return _concatenate(parts, y)
         return self._predict_features(X, y, xcodes, proba, timings, filter_votes)
 
+    def _warn_of_proba_labels(self):
+        """Once: the labels given with probabilities (predict_block,
+        predict_file) come from the voting-path twin, not this setting."""
+        twin = self._proba_predictor()
+        if twin is not self and not self._proba_labels_warned:
+            self._proba_labels_warned = True
+            warn("probabilities come from %s (the calibrated voting path), not from this predictor's setting (%s): "
+                 "the labels given with them can differ from predict()'s"
+                 % ("exact prediction" if twin.filter is None else
+                    "the hash filter at %d bits, k = %d, refined by votes" % (twin.filter.bits, twin.k),
+                    repr(self).split("; ", 1)[0][len("Predictor("):]))
+
     def _proba_predictor(self):
         """The predictor that gives this one's probabilities (itself, or for a
         calibration's DAG or class-score setting its voting-path twin), after
@@ -409,12 +424,6 @@ class Predictor:
             if self._proba_twin is None:
                 arguments, common = self._proba_arguments
                 self._proba_twin = Predictor(self.model, **arguments, **common)
-                twin = self._proba_twin
-                warn("probabilities come from %s (the calibrated voting path), not from this predictor's "
-                              "setting (%s): the labels given with them can differ from predict()'s"
-                              % ("exact prediction" if twin.filter is None else
-                                 "the hash filter at %d bits, k = %d, refined by votes" % (twin.filter.bits, twin.k),
-                                 repr(self).split("; ", 1)[0][len("Predictor("):]))
             return self._proba_twin._proba_predictor()
         if self.calibration is None:
             raise OptionError("--proba needs a calibration (-C)",
@@ -556,7 +565,7 @@ class Predictor:
         if scores and self.first_stage not in (None, "votes") and not self.refine:
             raise OptionError("--scores gives vote counts: with a class-score first stage they come from the refine")
         if proba:
-            self._proba_predictor()     # refuse before the header reaches the output
+            self._warn_of_proba_labels()    # and refuse before the header reaches the output
         refuse_overwriting_input(output, [source, self.model.path, getattr(codes, "path", None),
                                           getattr(self.hash_model, "path", None),
                                           getattr(getattr(self, "calibration", None), "path", None),

@@ -289,6 +289,15 @@ def test_cli_predict_dask_opens_relative_paths_from_the_callers_directory(client
     assert (tmp_path / "out.txt").read_text() == whole
 
 
+def test_cli_predict_dask_refuses_standard_input_even_beside_a_file_named_dash(client, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "-").write_text("")        # '-' is standard input, never this file
+    r = run(["predict", "-", "-m", FIX / "digits.hsvm", "--dask", client.scheduler.address, "-o", "out.txt"],
+            input=(FIX / "test.svm").read_text(), exit_code=2)
+    assert "standard input and open streams cannot be split into byte-range shards" in r.stderr
+    assert not (tmp_path / "out.txt").exists()
+
+
 def test_cli_predict_dask_notes_labels_the_model_lacks_as_one_process_does(client, tmp_path):
     lines = (FIX / "test.svm").read_text().splitlines(True)
     # unknown labels spread over the shards, more of them than the note lists
