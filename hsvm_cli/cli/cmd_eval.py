@@ -28,7 +28,7 @@ _path = options.INPUT
 @click.command("eval")
 @click.option("--truth", type=_path,
               help="The labelled svmlight file the predictions were made for.")
-@click.argument("predictions", required=False, type=_path)
+@click.argument("predictions", nargs=-1, type=_path, metavar="[TRUTH] PREDICTIONS")
 @click.option("--confusion", is_flag=True, help="Also print the confusion matrix.")
 @click.option("--per-class", is_flag=True,
               help="Also print each label's precision, recall, F1 and support (scikit-learn's "
@@ -68,14 +68,24 @@ def command(truth, predictions, confusion, per_class, proba, recall_k, reference
             zero_based, shard):
     """Compare PREDICTIONS ('-': stdin, as written by `hsvm predict`: one label
     per line, or with --scores / --proba a 'labels c1 ... cK' header and a score
-    per class) with the labels of TRUTH."""
+    per class) with the labels of TRUTH (--truth TRUTH, or the first of two
+    arguments)."""
+    if len(predictions) > 2 or (len(predictions) == 2 and truth is not None):
+        raise click.UsageError("eval takes TRUTH and PREDICTIONS (as --truth TRUTH PREDICTIONS or TRUTH "
+                               "PREDICTIONS), got %d file arguments%s"
+                               % (len(predictions), " beside --truth" if truth is not None else ""))
+    if len(predictions) == 2:
+        truth, predictions = predictions
+    else:
+        predictions = predictions[0] if predictions else None
     stdin = [n for n, v in (("--truth", truth), ("PREDICTIONS", predictions), ("--reference", reference),
                             ("--grid", grid)) if reads_stdin(v)]
     if len(stdin) > 1:
         raise click.BadParameter("only one of %s can be stdin" % " and ".join(stdin))
     if (truth is None) != (predictions is None) or (truth is None and grid is None):
         raise click.UsageError("Missing %s (only --grid can do without TRUTH and PREDICTIONS)"
-                               % ("option '--truth'" if truth is None else "argument 'PREDICTIONS'"))
+                               % ("TRUTH (--truth TRUTH, or TRUTH before PREDICTIONS)" if truth is None
+                                  else "argument 'PREDICTIONS'"))
     if truth is None:
         for flag, value in (("--reference", reference), ("--recall-k", recall_k), ("--proba", proba),
                             ("--shard", shard)):

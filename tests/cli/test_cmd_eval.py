@@ -86,6 +86,18 @@ def test_plain_labels_report_is_unchanged(tmp_path):
     assert "recall" not in report and "probability" not in report and "confusion" not in report
 
 
+def test_truth_may_be_the_first_of_two_arguments(tmp_path):
+    truth = write_text(tmp_path / "t.svm", svm([1, 1, 2, 2, 3, 3]))
+    preds = write_text(tmp_path / "p.txt", "1\n2\n2\n2\n3\n3\n")
+    assert run(["eval", truth, preds]).stdout == run(["eval", "--truth", truth, preds]).stdout
+    assert run(["eval", truth, "-"], input="1\n2\n2\n2\n3\n3\n").stdout == run(["eval", truth, preds]).stdout
+    r = run(["eval", "--truth", truth, truth, preds], exit_code=2)
+    assert r.stderr == ("hsvm eval: eval takes TRUTH and PREDICTIONS (as --truth TRUTH PREDICTIONS or TRUTH "
+                        "PREDICTIONS), got 2 file arguments beside --truth (see 'hsvm eval --help')\n")
+    assert "got 3 file arguments" in run(["eval", truth, preds, preds], exit_code=2).stderr
+    assert "Missing TRUTH (--truth TRUTH, or TRUTH before PREDICTIONS)" in run(["eval", preds], exit_code=2).stderr
+
+
 def test_per_class_prints_each_labels_precision_recall_f1_and_support(tmp_path):
     # scikit-learn's classification_report of the same labels, to four places
     truth = write_text(tmp_path / "t.svm", svm([1, 1, 2, 2, 3, 3]))
