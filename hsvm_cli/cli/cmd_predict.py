@@ -3,7 +3,7 @@ import time
 
 import click
 
-from ..models.imported import default_extra_features
+from ..models.imported import column_order, default_extra_features
 from ..models.loading import load_any_hash_model, load_any_model
 from ..models.ovr import OvrModel
 from ..models.provenance import trained_zero_based
@@ -59,7 +59,10 @@ from . import options
 @click.option("--proba", is_flag=True,
               help="Write probabilities in LIBSVM's svm-predict -b 1 layout: a 'labels ...' header, then the "
                    "label and one probability per class, the columns in ascending class order (svm-predict's are "
-                   "in its training order; read them by the header). Needs -C.")
+                   "in its training order: --class-order model; or read them by the header). Needs -C.")
+@click.option("--class-order", type=click.Choice(["ascending", "model"]), default="ascending", show_default=True,
+              help="The columns of --scores/--proba: ascending class order, or 'model': the order a model "
+                   "imported from LIBSVM or LIBLINEAR lists its labels in (svm-predict -b 1's columns).")
 @options.threads
 @options.timings
 @options.zero_based_by_model
@@ -71,8 +74,8 @@ from . import options
 @options.quiet
 @options.outputs_apart((("output", "-o"),), ("test", "model_path", "hbm_path", "codes_path", "khm_path", "calib_path"))
 def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bits, filter_k, no_refine, codes_path,
-            khm_path, calib_path, epsilon, output, scores, proba, threads, timings, zero_based, extra_features,
-            chunk_rows, shard, dask_address, quiet):
+            khm_path, calib_path, epsilon, output, scores, proba, class_order, threads, timings, zero_based,
+            extra_features, chunk_rows, shard, dask_address, quiet):
     """Predict the samples of the svmlight file TEST ('-': stdin), one label per line.
 
     When the input carries labels of the model's classes, the accuracy goes to
@@ -82,6 +85,8 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
     notices = []
     if proba and scores:
         raise click.UsageError("--proba and --scores are exclusive")
+    if class_order != "ascending" and not (proba or scores):
+        raise click.UsageError("--class-order orders the columns of --scores or --proba: labels alone have none")
     if no_refine and filter_k is not None and filter_k != 1:
         raise click.UsageError("--no-refine predicts the filter's best class; -k %d would refine %d classes "
                                "(-k 1 is the same as --no-refine)" % (filter_k, filter_k))
@@ -113,6 +118,8 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
     if rule == "dag" and scores:
         raise click.UsageError("a decision DAG gives labels only, no vote counts: --scores needs max-wins voting")
     model = load_any_model(model_path)
+    if class_order != "ascending":
+        column_order(model, class_order)        # refused here, before any work (and before a cluster's)
     if codes_path is not None and not getattr(model, "trained_on_codes", False) and \
             (exact or dag or (hbm_path is None and calib_path is None)):
         # a hash model's codes (a codes-trained model's --codes are its samples):
@@ -219,7 +226,8 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
     if dask_address is not None:
         _predict_dask(dask_address, test, output, model_path=model_path, hbm_path=hbm_path, calib_path=calib_path,
                       exact=exact, settings=settings, scores=scores, proba=proba, zero_based=zero_based,
-                      extra_features=extra_features, chunk_rows=chunk_rows, quiet=quiet, classes=model.classes)
+                      extra_features=extra_features, chunk_rows=chunk_rows, quiet=quiet, classes=model.classes,
+                      class_order=class_order)
         for line in notices:
             click.echo(line, err=True)
         return
@@ -231,7 +239,7 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
     with StepBar(options.show_progress(quiet), unit="row", desc="predict") as bar:
         writer = predictor.predict_file(test, output, codes=codes, scores=scores, proba=proba, timings=t,
                                         zero_based=zero_based, extra_features=extra_features, chunk_rows=chunk_rows,
-                                        shard=shard, progress=bar)
+                                        shard=shard, progress=bar, class_order=class_order)
     for line in notices:
         click.echo(line, err=True)
     if not quiet and shard is not None:
@@ -256,12 +264,12 @@ def _check_cluster_options(test, shard, dask_address, codes_path, timings):
 
 
 def _predict_dask(address, test, output, *, model_path, hbm_path, calib_path, exact, settings, scores, proba,
-                  zero_based, extra_features, chunk_rows, quiet, classes):
+                  zero_based, extra_features, chunk_rows, quiet, classes, class_order):
     from ..cluster.dask_backend import PredictTask, predict_file_dask
     from ..io.predictions import PredictionWriter
     task = PredictTask(model_path, hash_model_path=hbm_path, calibration_path=calib_path, exact=exact,
                        settings=settings, scores=scores, proba=proba, zero_based=zero_based,
-                       extra_features=extra_features, chunk_rows=chunk_rows)
+                       extra_features=extra_features, chunk_rows=chunk_rows, class_order=class_order)
     log = None if quiet else (lambda msg: click.echo("hsvm: predict --dask: " + msg, err=True))
     counts = predict_file_dask(address, test, output, task=task, log=log)
     summary = PredictionWriter(classes)

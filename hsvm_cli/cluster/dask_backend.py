@@ -444,7 +444,8 @@ class PredictTask:
     the accuracy line, and the first few ``unknown_labels`` for its note."""
 
     def __init__(self, model_path, *, hash_model_path=None, calibration_path=None, exact=False, settings=None,
-                 scores=False, proba=False, zero_based=False, extra_features="error", chunk_rows=16384):
+                 scores=False, proba=False, zero_based=False, extra_features="error", chunk_rows=16384,
+                 class_order="ascending"):
         # absolute: loaded on the workers, in their own working directories
         self.model_path = os.path.abspath(os.fspath(model_path))
         self.hash_model_path = None if hash_model_path is None else os.path.abspath(os.fspath(hash_model_path))
@@ -457,6 +458,7 @@ class PredictTask:
         self.zero_based = zero_based
         self.extra_features = extra_features
         self.chunk_rows = chunk_rows
+        self.class_order = class_order
 
     def _key(self):
         return (self.model_path, self.hash_model_path, self.calibration_path, self.exact,
@@ -493,7 +495,8 @@ class PredictTask:
         out = io.StringIO()
         writer = predictor.predict_file(item.path, out, scores=self.scores, proba=self.proba,
                                         zero_based=self.zero_based, extra_features=self.extra_features,
-                                        chunk_rows=self.chunk_rows, shard=item.shard, header=item.index == 0)
+                                        chunk_rows=self.chunk_rows, shard=item.shard, header=item.index == 0,
+                                        class_order=self.class_order)
         counts = {"total": writer.total, "correct": writer.correct, "labelled": writer.labelled_rows,
                   "unknown_labels": sorted(writer.unknown_labels)}
         return out.getvalue().encode("ascii"), counts

@@ -19,12 +19,14 @@ class PredictionWriter:
     and each class's vote count after the label; with ``proba`` the same layout
     with one probability per class (LIBSVM's ``svm-predict -b 1`` output)."""
 
-    def __init__(self, classes, *, scores=False, proba=False):
+    def __init__(self, classes, *, scores=False, proba=False, column_order=None):
         if scores and proba:
             raise ValueError("choose scores or probabilities, not both")
         self.classes = np.asarray(classes)
         self.scores = scores
         self.proba = proba
+        # the columns' order as indices into classes (None: ascending, as classes)
+        self.column_order = None if column_order is None else np.asarray(column_order, dtype=np.intp)
         self.total = 0
         self.correct = 0
         self.labelled_rows = 0
@@ -36,17 +38,20 @@ class PredictionWriter:
         # no class of the model: then there is no accuracy to report.
         return self.labelled_rows > 0
 
+    def _columns(self, values):
+        return values if self.column_order is None else values[:, self.column_order]
+
     def _format(self, block):
         if self.proba:
             return "".join("%d %s\n" % (lab, " ".join("%.6g" % v for v in row))
-                           for lab, row in zip(block.labels.tolist(), block.proba.tolist()))
+                           for lab, row in zip(block.labels.tolist(), self._columns(block.proba).tolist()))
         if not self.scores:
             return "".join("%d\n" % v for v in block.labels.tolist())
         rows = []
         # Vote counts as integers; scores (one-vs-rest models) as svm-predict prints numbers.
         fmt = (lambda v: " ".join("%.6g" % x for x in v)) if block.votes.dtype.kind == "f" else \
             (lambda v: " ".join(map(str, v)))
-        for lab, v in zip(block.labels.tolist(), block.votes.tolist()):
+        for lab, v in zip(block.labels.tolist(), self._columns(block.votes).tolist()):
             rows.append("%d %s\n" % (lab, fmt(v)))
         return "".join(rows)
 
@@ -77,7 +82,8 @@ class PredictionWriter:
     def _write_all(self, blocks, fh, timings, header):
         t = timings or NullTimings()
         if header and (self.scores or self.proba):
-            fh.write("labels %s\n" % " ".join(str(int(c)) for c in self.classes))
+            header = self.classes if self.column_order is None else self.classes[self.column_order]
+            fh.write("labels %s\n" % " ".join(str(int(c)) for c in header))
         for block in blocks:
             self.update_accuracy(block)
             with t.phase("write"):

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import DataError, OptionError
+from ..errors import DataError, ModelFormatError, OptionError
 from ..io.files import display_name, require_regular_file
 from ..io.tool_models import read_liblinear_model, read_libsvm_model, sniff_model_kind
 from ..support.arrays import beyond_float32
@@ -61,6 +61,35 @@ class ImportedModel:
     def __repr__(self):
         return "ImportedModel(%s, %r%s)" % (self.tool, self.model,
                                              ", with probA/probB" if self.platt_A is not None else "")
+
+
+CLASS_ORDERS = ("ascending", "model")
+
+
+def column_order(model, class_order):
+    """The ``--scores``/``--proba`` columns' order as indices into
+    ``model.classes``: None for ``"ascending"`` (hsvm's), and for ``"model"``
+    the order an imported LIBSVM or LIBLINEAR file lists its labels in (its
+    ``label`` line: ``svm-predict -b 1``'s columns).  An hsvm model keeps no
+    training order (its classes are stored ascending): refused."""
+    if class_order not in CLASS_ORDERS:
+        raise OptionError("the class order must be ascending or model, not %r" % (class_order,))
+    if class_order == "ascending":
+        return None
+    order = (getattr(model, "provenance", None) or {}).get("label_order")
+    if order is None:
+        raise OptionError("--class-order model is the label order of a model imported from LIBSVM or LIBLINEAR; "
+                          "%s keeps none (its classes are ascending)" % (model.path or "this model"),
+                          python="class_order='model' is the label order of a model imported from LIBSVM or "
+                          "LIBLINEAR; %s keeps none (its classes are ascending)" % (model.path or "this model"))
+    classes = np.asarray(model.classes)
+    index = np.searchsorted(classes, np.asarray(order, dtype=classes.dtype))
+    if len(order) != classes.shape[0] or np.any(index >= classes.shape[0]) or \
+            not np.array_equal(np.sort(index), np.arange(classes.shape[0])) or \
+            not np.array_equal(classes[np.minimum(index, classes.shape[0] - 1)], order):
+        raise ModelFormatError(model.path or "<model>", "provenance.label_order is not an order of the model's "
+                               "classes")
+    return index
 
 
 def label_tie_order(labels):

@@ -43,6 +43,7 @@ from ..hashing.projection import SignProjector
 from ..io.predictions import PredictionWriter
 from ..io.shard import as_shard
 from ..io.svmlight import iter_svmlight
+from ..models.imported import column_order
 from ..models.ovr import OvrHashModel
 from ..models.provenance import trained_zero_based
 from ..preprocess import prepare, row_norms
@@ -232,10 +233,10 @@ class OvrPredictor(BuildsPlansOnUse):
 
     def predict_file(self, source, output="-", *, codes=None, scores=False, proba=False, timings=None,
                      zero_based=None, extra_features="error", chunk_rows=16384, shard=None, header=None,
-                     progress=None):
+                     progress=None, class_order="ascending"):
         """What ``hsvm predict`` does with a one-vs-rest model: labels, or with
         ``scores`` (exact mode only) every class's score, in svm-predict's
-        layout.  ``shard`` and ``header`` as in
+        layout.  ``shard``, ``header`` and ``class_order`` as in
         :meth:`~hsvm_cli.predict.predictor.Predictor.predict_file`.  Returns
         the PredictionWriter (it holds the accuracy)."""
         if zero_based is None:
@@ -253,7 +254,8 @@ class OvrPredictor(BuildsPlansOnUse):
             shard = as_shard(shard)
         if header is None:
             header = shard is None or shard.is_first
-        writer = PredictionWriter(self.model.classes, scores=scores)
+        writer = PredictionWriter(self.model.classes, scores=scores,
+                                  column_order=column_order(self.model, class_order))
         chunks = timed_chunks(iter_svmlight(source, zero_based=zero_based, n_features=self.model.n_features,
                                             extra_features=extra_features, chunk_rows=chunk_rows, shard=shard,
                                             threads=self.threads), t)

@@ -12,7 +12,7 @@ from ..io.files import refuse_overwriting_input
 from ..io.predictions import PredictionWriter
 from ..io.shard import as_shard
 from ..io.svmlight import SvmChunk, iter_svmlight
-from ..models.imported import default_extra_features
+from ..models.imported import column_order, default_extra_features
 from ..models.pairs import PairLookup
 from ..models.provenance import trained_zero_based
 from ..preprocess import give_to_prepare, prepare, stays_sparse
@@ -532,7 +532,7 @@ class Predictor:
 
     def predict_file(self, source, output="-", *, codes=None, scores=False, proba=False, timings=None,
                      zero_based=None, extra_features=None, chunk_rows=16384, shard=None, header=None,
-                     progress=None):
+                     progress=None, class_order="ascending"):
         """What ``hsvm predict`` does: predict the svmlight file ``source``
         (a path or ``-``; None with ``codes`` and no refine) chunk by chunk and
         write the labels (with ``scores`` the vote counts, with ``proba`` the
@@ -552,6 +552,9 @@ class Predictor:
         ``extra_features``: features past the model's, "error" or "ignore"
         (default: ignored for an imported model, as svm-predict and
         liblinear-predict skip them, else an error);
+        ``class_order``: the columns of ``scores``/``proba``, "ascending" or
+        "model" (an imported LIBSVM/LIBLINEAR model's label order, as
+        ``svm-predict -b 1`` writes them: :func:`~hsvm_cli.models.imported.column_order`);
         ``progress``: called as ``progress(rows done, None)`` after each chunk
         (the CLI's bar on a terminal)."""
         if extra_features is None:
@@ -570,7 +573,8 @@ class Predictor:
                                           getattr(self.hash_model, "path", None),
                                           getattr(getattr(self, "calibration", None), "path", None),
                                           getattr(getattr(self.features, "kernel_hash", None), "path", None)])
-        writer = PredictionWriter(self.model.classes, scores=scores, proba=proba)
+        writer = PredictionWriter(self.model.classes, scores=scores, proba=proba,
+                                  column_order=column_order(self.model, class_order))
         chunks = features = None
         if shard is not None:
             shard = as_shard(shard)

@@ -60,7 +60,7 @@ def test_calibrate_epsilon_out_of_range_is_blamed_on_epsilon(toy_model, tmp_path
     (["predict", "-m", "{model}", "-C", "", "{test}"], "'-C' / '--calibration'"),
     (["predict", "-m", "", "{test}"], "'-m' / '--model'"),
     (["calibrate", "-m", "{model}", "{test}", "-o", "{out}", "--grid-json", ""], "'--grid-json'"),
-    (["eval", "--truth", "{test}", ""], "'[PREDICTIONS]'"),
+    (["eval", "--truth", "{test}", ""], "'[TRUTH] PREDICTIONS'"),
     (["info", ""], "'FILES...'"),
     (["fit-circulant", "{test}", "--targets", "", "--bits", "64", "-o", "{out}"], "'--targets'"),
 ])

@@ -27,7 +27,7 @@ from hsvm_cli.predict.predictor import Predictor
 from hsvm_cli.predict.ranking import best_class
 from hsvm_cli.preprocess import prepare
 
-from conftest import TOOL_DATASETS, TOOL_FIXTURES, tool_labels, tool_run, write_text
+from conftest import TOOL_DATASETS, TOOL_FIXTURES, run, tool_labels, tool_run, write_text
 from oracles.tools_ref import liblinear_reference, libsvm_reference, rounding_bound
 
 
@@ -157,6 +157,46 @@ def test_libsvm_probabilities_become_an_exact_calibration(tools, dataset_files, 
     # svm-predict prints 6 significant digits; LIBSVM stops its iterative
     # coupling at a tolerance of 0.005/K, hsvm solves the same system exactly.
     assert np.abs(P[:, cols] - ref).max() < 5e-3
+
+
+def test_class_order_model_writes_svm_predicts_probability_columns(tools, dataset_files, tmp_path):
+    # labels first seen in the order 7, 2, ...: LIBSVM's label line and
+    # svm-predict -b 1's columns follow it; --class-order model does too
+    train, test = dataset_files("digits")
+    rows = Path(train).read_text().splitlines(True)
+    first = [i for i, line in enumerate(rows) if line.split()[0] == "7"][:1] + \
+        [i for i, line in enumerate(rows) if line.split()[0] == "2"][:1]
+    shuffled = tmp_path / "train.svm"
+    shuffled.write_text("".join([rows[i] for i in first] + [r for i, r in enumerate(rows) if i not in first]))
+    model, pred = tmp_path / "m.model", tmp_path / "m.pred"
+    tool_run("svm-train", "-q", "-t", "0", "-c", "0.1", "-b", "1", str(shuffled), model)
+    tool_run("svm-predict", "-b", "1", test, model, pred)
+    run(["import-model", model, "-o", tmp_path / "m.hsvm", "--calibration", tmp_path / "m.cal"])
+    ours = run(["predict", "--exact", "--proba", "-C", tmp_path / "m.cal", "-m", tmp_path / "m.hsvm", test,
+                "--class-order", "model", "-q"]).stdout.splitlines()
+    theirs = Path(pred).read_text().splitlines()
+    assert ours[0] == theirs[0] and ours[0].split()[1:3] == ["7", "2"]
+    assert [line.split()[0] for line in ours] == [line.split()[0] for line in theirs]
+    diff = np.array([[float(v) for v in a.split()[1:]] for a in ours[1:]]) - \
+        np.array([[float(v) for v in b.split()[1:]] for b in theirs[1:]])
+    assert np.abs(diff).max() < 5e-3
+
+
+@pytest.mark.parametrize("name", ["libsvm_c3", "liblinear_ovr3"])
+def test_class_order_model_permutes_the_score_columns_of_a_fixture(name, tmp_path):
+    run(["import-model", TOOL_FIXTURES / (name + ".model"), "-o", tmp_path / "m.hsvm"])
+    base = ["predict", "--exact", "--scores", "-q", "-m", tmp_path / "m.hsvm", TOOL_FIXTURES / "digits3.test.svm"]
+    ascending = [line.split() for line in run(base).stdout.splitlines()]
+    model = [line.split() for line in run(base + ["--class-order", "model"]).stdout.splitlines()]
+    assert ascending[0] == ["labels", "2", "5", "7"] and model[0] == ["labels", "7", "2", "5"]
+    assert [[r[0], r[3], r[1], r[2]] for r in ascending[1:]] == model[1:]
+
+
+def test_class_order_model_is_refused_for_an_hsvm_model_and_for_labels_alone(digits_model_file):
+    base = ["predict", "-m", digits_model_file, TOOL_FIXTURES / "digits3.test.svm", "--class-order", "model"]
+    r = run(base + ["--scores"], exit_code=2)
+    assert "--class-order model is the label order of a model imported from LIBSVM or LIBLINEAR" in r.stderr
+    assert "orders the columns of --scores or --proba" in run(base, exit_code=2).stderr
 
 
 # --------------------------------------------------------------------------- checked-in fixtures
