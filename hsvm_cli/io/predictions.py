@@ -157,6 +157,12 @@ def _content_lines(fh, name):
     for lineno, raw in enumerate(bounded_lines(fh, name), 1):
         if lineno == 1:
             _refuse_hsvm_file(raw, name)
+            if raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]       # a UTF-8 byte order mark, as Windows editors save text
+        if b"\r" in raw.rstrip(b"\r\n"):
+            # a file of CR-only line ends reads as one line of every prediction
+            raise InputFormatError(name, lineno, "a carriage return inside the line: the file's lines end in CR "
+                                   "alone (convert them: tr '\\r' '\\n')")
         line = raw.split(b"#", 1)[0].strip()
         if not line:
             blank = blank or (lineno if not raw.strip() else None)

@@ -98,6 +98,22 @@ def test_truth_may_be_the_first_of_two_arguments(tmp_path):
     assert "Missing TRUTH (--truth TRUTH, or TRUTH before PREDICTIONS)" in run(["eval", preds], exit_code=2).stderr
 
 
+def test_a_byte_order_mark_is_skipped_and_cr_only_line_ends_are_named(tmp_path):
+    truth = write_text(tmp_path / "t.svm", svm([1, 1, 2, 2, 3, 3]))
+    preds = write_text(tmp_path / "p.txt", "1\n2\n2\n2\n3\n3\n")
+    bom = tmp_path / "bom.txt"
+    bom.write_bytes(b"\xef\xbb\xbf" + (tmp_path / "p.txt").read_bytes())
+    assert run(["eval", truth, bom]).stdout == run(["eval", truth, preds]).stdout
+    cr = tmp_path / "cr.txt"
+    cr.write_bytes(b"1\r2\r2\r2\r3\r3\r")
+    assert run(["eval", truth, cr], exit_code=65).stderr == (
+        "hsvm: %s:1: a carriage return inside the line: the file's lines end in CR alone (convert them: "
+        "tr '\\r' '\\n')\n" % cr)
+    crlf = tmp_path / "crlf.txt"
+    crlf.write_bytes(b"1\r\n2\r\n2\r\n2\r\n3\r\n3\r\n")
+    assert run(["eval", truth, crlf]).stdout == run(["eval", truth, preds]).stdout
+
+
 def test_per_class_prints_each_labels_precision_recall_f1_and_support(tmp_path):
     # scikit-learn's classification_report of the same labels, to four places
     truth = write_text(tmp_path / "t.svm", svm([1, 1, 2, 2, 3, 3]))
