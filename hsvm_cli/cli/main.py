@@ -80,6 +80,14 @@ class HsvmGroup(click.Group):
                 # only while a command runs, not for an in-process caller after.
                 warnings.simplefilter("ignore", HsvmWarning)
                 return super().invoke(ctx)
+        except click.UsageError as exc:
+            if exc.ctx is None and ctx.invoked_subcommand:
+                # click's parser raises an option missing its value without
+                # the subcommand's context: given one, it is our one line too
+                sub = self.get_command(ctx, ctx.invoked_subcommand)
+                if sub is not None:
+                    exc.ctx = click.Context(sub, info_name=ctx.invoked_subcommand, parent=ctx)
+            raise
         except HsvmError as exc:
             # one line whatever a file name or a file held (control bytes escaped);
             # options the library refused read as the command line's usage errors

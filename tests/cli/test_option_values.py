@@ -70,3 +70,10 @@ def test_an_empty_file_name_is_a_usage_error_naming_its_option(digits_model_file
     values = {"model": digits_model_file, "test": DIGITS_TEST, "out": str(out)}
     r = run([a.format(**values) for a in args], exit_code=2)
     assert "Invalid value for %s: empty file name" % option in r.stderr and not out.exists()
+
+
+@pytest.mark.parametrize("command, option", [("eval", "--grid"), ("predict", "-m"), ("train-ovo", "-c")])
+def test_an_option_missing_its_value_is_the_commands_one_line(command, option):
+    # click's parser raised it without the subcommand's context: "Error: ..." and no hint
+    r = run([command, option], exit_code=2)
+    assert r.stderr == "hsvm %s: Option '%s' requires an argument (see 'hsvm %s --help')\n" % (command, option, command)
