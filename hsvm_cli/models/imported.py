@@ -82,14 +82,12 @@ def column_order(model, class_order):
                           "%s keeps none (its classes are ascending)" % (model.path or "this model"),
                           python="class_order='model' is the label order of a model imported from LIBSVM or "
                           "LIBLINEAR; %s keeps none (its classes are ascending)" % (model.path or "this model"))
-    classes = np.asarray(model.classes)
-    index = np.searchsorted(classes, np.asarray(order, dtype=classes.dtype))
-    if len(order) != classes.shape[0] or np.any(index >= classes.shape[0]) or \
-            not np.array_equal(np.sort(index), np.arange(classes.shape[0])) or \
-            not np.array_equal(classes[np.minimum(index, classes.shape[0] - 1)], order):
+    classes, order = np.asarray(model.classes), np.asarray(order)
+    # the classes are sorted and unique: an order of them sorts back to them
+    if order.shape != classes.shape or not np.array_equal(np.sort(order), classes):
         raise ModelFormatError(model.path or "<model>", "provenance.label_order is not an order of the model's "
                                "classes")
-    return index
+    return np.searchsorted(classes, order)
 
 
 def label_tie_order(labels):

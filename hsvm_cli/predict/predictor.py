@@ -143,19 +143,21 @@ class Predictor:
     :mod:`hsvm_cli.support.kernels`)."""
 
     def __repr__(self):
-        if self.first_stage is None:
-            how = "exact, %s" % ("decision DAG" if self.rule == "dag" else "max-wins votes")
-        else:
-            bits = getattr(self.filter, "bits", None)
-            how = "%s%s, k=%d, %s" % (
-                {"votes": "hash filter", "scores": "class scores", "hashed-scores": "hashed class scores"}[
-                    self.first_stage],
-                " at %d bits" % bits if bits else "", self.k,
-                ("refined by %s" % ("a decision DAG" if self.rule == "dag" else "votes")) if self.refine else
-                "not refined")
         if self.features is not None:       # a model trained on kernel hash codes, fed raw samples
-            return "Predictor(%s; %r; through %r)" % (how, self.model, self.features.kernel_hash)
-        return "Predictor(%s; %r)" % (how, self.model)
+            return "Predictor(%s; %r; through %r)" % (self._setting_text(), self.model, self.features.kernel_hash)
+        return "Predictor(%s; %r)" % (self._setting_text(), self.model)
+
+    def _setting_text(self):
+        """This predictor's setting in words (its repr, its warnings)."""
+        if self.first_stage is None:
+            return "exact, %s" % ("decision DAG" if self.rule == "dag" else "max-wins votes")
+        bits = getattr(self.filter, "bits", None)
+        return "%s%s, k=%d, %s" % (
+            {"votes": "hash filter", "scores": "class scores", "hashed-scores": "hashed class scores"}[
+                self.first_stage],
+            " at %d bits" % bits if bits else "", self.k,
+            ("refined by %s" % ("a decision DAG" if self.rule == "dag" else "votes")) if self.refine else
+            "not refined")
 
     # The refine step's per-cell arrays take ~40 bytes a cell: this many cells
     # per sub-block keeps them near 80 MB whatever the chunk size.
@@ -414,7 +416,7 @@ class Predictor:
                  "the labels given with them can differ from predict()'s"
                  % ("exact prediction" if twin.filter is None else
                     "the hash filter at %d bits, k = %d, refined by votes" % (twin.filter.bits, twin.k),
-                    repr(self).split("; ", 1)[0][len("Predictor("):]))
+                    self._setting_text()))
 
     def _proba_predictor(self):
         """The predictor that gives this one's probabilities (itself, or for a

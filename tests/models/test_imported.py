@@ -192,6 +192,17 @@ def test_class_order_model_permutes_the_score_columns_of_a_fixture(name, tmp_pat
     assert [[r[0], r[3], r[1], r[2]] for r in ascending[1:]] == model[1:]
 
 
+def test_a_recorded_label_order_that_is_no_order_of_the_classes_is_a_model_format_error():
+    from hsvm_cli.errors import ModelFormatError
+    from hsvm_cli.models.imported import column_order
+    m = import_model(str(TOOL_FIXTURES / "libsvm_c3.model")).model
+    assert column_order(m, "model").tolist() == [2, 0, 1] and column_order(m, "ascending") is None
+    for bad in ([7, 2, 2], [7, 2], ["a", "b", "c"], [7.5, 2, 5], [7, 2, 9]):
+        m.provenance["label_order"] = bad
+        with pytest.raises(ModelFormatError, match="label_order is not an order of the model's classes"):
+            column_order(m, "model")
+
+
 def test_class_order_model_is_refused_for_an_hsvm_model_and_for_labels_alone(digits_model_file):
     base = ["predict", "-m", digits_model_file, TOOL_FIXTURES / "digits3.test.svm", "--class-order", "model"]
     r = run(base + ["--scores"], exit_code=2)
