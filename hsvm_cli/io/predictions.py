@@ -82,8 +82,8 @@ class PredictionWriter:
     def _write_all(self, blocks, fh, timings, header):
         t = timings or NullTimings()
         if header and (self.scores or self.proba):
-            header = self.classes if self.column_order is None else self.classes[self.column_order]
-            fh.write("labels %s\n" % " ".join(str(int(c)) for c in header))
+            labels = self.classes if self.column_order is None else self.classes[self.column_order]
+            fh.write("labels %s\n" % " ".join(str(int(c)) for c in labels))
         for block in blocks:
             self.update_accuracy(block)
             with t.phase("write"):
