@@ -42,8 +42,12 @@ def class_theta_sums(theta, pair_a, pair_b, *, bags, n_classes):
             - np.bincount(pair_b, weights=t, minlength=n_classes))
 
 
-def hash_margins(dsum, theta_sums, *, bits, bags):
+def hash_margins(dsum, theta_sums, *, bits, bags, out=None):
     """Per class, the summed normalised margins (ρ − d_H)/D' of its
     classifiers (bag mean), signed towards the class, from the kernel's signed
-    distance sums ``dsum``."""
-    return (theta_sums * bits - dsum) / float(bits * bags)
+    distance sums ``dsum``; into ``out`` (float64, dsum's shape) when given:
+    the same operations, without two temporary arrays."""
+    if out is None:
+        return (theta_sums * bits - dsum) / float(bits * bags)
+    np.subtract(theta_sums * bits, dsum, out=out)
+    return np.divide(out, float(bits * bags), out=out)

@@ -238,8 +238,10 @@ class HammingVoter(_Plan):
         _check_rc(lib.hsvm_hamming_vote_blocking(self._plan, box, box + 1), "blocking")
         return int(box[0]), int(box[1])
 
-    def vote(self, xcodes, *, threads=None, kernel=None, _blocking=None):
-        """(votes, dsum), int32 [n, n_classes] each; see :func:`hamming_vote`."""
+    def vote(self, xcodes, *, threads=None, kernel=None, _blocking=None, out=None):
+        """(votes, dsum), int32 [n, n_classes] each; see :func:`hamming_vote`.
+        ``out``: a C-contiguous int32 [n, n_classes] array for the votes
+        (overwritten)."""
         # _blocking=(group, chunk) forces the cache blocking (tests cover its
         # boundaries; 0 keeps the automatic choice).
         group, chunk = _blocking or (0, 0)
@@ -247,7 +249,13 @@ class HammingVoter(_Plan):
         kid = _kernel_id(kernel)
         n, xwords = xcodes.shape
         K = self.n_classes
-        votes = np.zeros((n, K), dtype=np.int32)
+        if out is None:
+            votes = np.zeros((n, K), dtype=np.int32)
+        else:
+            votes = out
+            if votes.shape != (n, K) or votes.dtype != np.int32 or not votes.flags.c_contiguous:
+                raise ValueError("out must be a C-contiguous int32 array of shape %s" % ((n, K),))
+            votes.fill(0)
         dsum = np.zeros((n, K), dtype=np.int32)
         if n == 0:
             return votes, dsum

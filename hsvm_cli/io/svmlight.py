@@ -289,58 +289,44 @@ class _BlockReader:
     reader opened: its reads never wait on a writer), the next block is read
     -- and decompressed, the costly part of a compressed input -- on another
     thread while the current one is parsed; a read's failure is raised when
-    its block is asked for, as without."""
+    its block is asked for, as without.
+
+    One thread serves every read of the file: a thread started per block
+    (33 for a 131 MB file) waited up to a millisecond each for a core that the
+    parser's threads held.  It is an executor's worker, not a daemon: the
+    interpreter's exit waits for a read in flight (of a regular file: it
+    ends) before it finalises the reader, whose buffer lock a daemon thread
+    frozen mid-read would hold -- a process leaving on an error while the
+    next block was being read aborted ("could not acquire lock ... at
+    interpreter shutdown", status 134) instead of exiting with its error's
+    status -- and an idle worker is stopped at exit.  Ctrl-C does not wait:
+    the CLI leaves at once (cli/entry.py)."""
 
     def __init__(self, fh, size, ahead):
         self.fh = fh
         self.size = size
-        self.ahead = ahead
+        self._pool = None
         self._next = None
+        if ahead:
+            from concurrent.futures import ThreadPoolExecutor
+            self._pool = ThreadPoolExecutor(1, thread_name_prefix="hsvm-read")
 
     def read(self, name, line, here):
-        if not self.ahead:
+        if self._pool is None:
             return _read_block(lambda: self.fh.read(self.size), name, line, here)
-        pending, self._next = self._next or _Ahead(self.fh, self.size), None
+        pending, self._next = self._next or self._pool.submit(self.fh.read, self.size), None
         data = _read_block(pending.result, name, line, here)
         if data:
-            self._next = _Ahead(self.fh, self.size)
+            self._next = self._pool.submit(self.fh.read, self.size)
         return data
 
     def close(self):
         # A read in flight ends (a regular file's read always does) before
         # the caller closes the file.
-        if self._next is not None:
-            self._next.thread.join()
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
             self._next = None
-
-
-class _Ahead:
-    """One read of ``fh`` on another thread.  Not a daemon: the interpreter's
-    exit waits for the read (of a regular file: it ends) before it finalises
-    the reader, whose buffer lock a daemon thread frozen mid-read would hold
-    -- a process leaving on an error while the next block was being read
-    aborted ("could not acquire lock ... at interpreter shutdown", status 134)
-    instead of exiting with its error's status.  Ctrl-C does not wait: the
-    CLI leaves at once (cli/entry.py)."""
-
-    def __init__(self, fh, size):
-        import threading
-        self._outcome = None
-        self.thread = threading.Thread(target=self._run, args=(fh, size), name="hsvm-read")
-        self.thread.start()
-
-    def _run(self, fh, size):
-        try:
-            self._outcome = (fh.read(size), None)
-        except BaseException as exc:     # raised where the block is asked for
-            self._outcome = (None, exc)
-
-    def result(self):
-        self.thread.join()
-        data, error = self._outcome
-        if error is not None:
-            raise error
-        return data
 
 
 def _parse_blocks(blocks, opts, name, here, builder):

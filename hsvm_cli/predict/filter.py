@@ -69,7 +69,7 @@ class HashFilter(LazyEncoder):
             t0 = time.perf_counter()
             codes = encoder.codes(Xn[s:e])
             t1 = time.perf_counter()
-            votes[s:e], margins[s:e] = self.voter.votes(codes, threads=1)
+            self.voter.votes(codes, threads=1, out=(votes[s:e], margins[s:e]))
             return t1 - t0
 
         bounds = np.linspace(0, n, threads + 1).astype(np.int64)

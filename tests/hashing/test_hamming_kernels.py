@@ -374,3 +374,42 @@ def test_automatic_blocking_keeps_a_group_within_the_l2_share():
         rows = bits // 8 + (1 if voter.packed else 2) * 4 * K
         assert group % 8 == 0 and 8 <= group <= 1024 and chunk >= 1
         assert group == 8 or group * rows <= l2
+
+
+@pytest.mark.parametrize("kernel", KERNEL_PARAMS)
+def test_votes_written_into_a_callers_rows_are_the_fresh_arrays_bits(kernel):
+    rng = np.random.default_rng(11)
+    pa, pb = pairs(rng, 13, "canonical")
+    x = codes(rng, 37, 4)
+    c = codes(rng, pa.size * 3, 4)
+    thr = thresholds(rng, pa.size * 3, 256)
+    voter = HammingVoter(c, thr, pa, pb, bags=3, n_classes=13, bits=256)
+    fresh = voter.vote(x, kernel=kernel)
+    whole = np.full((50, 13), -7, dtype=np.int32)          # stale values must not survive
+    out = whole[5:42]
+    got = voter.vote(x, kernel=kernel, out=out)
+    assert got[0] is out
+    assert_votes_equal(got, fresh)
+    assert (whole[:5] == -7).all() and (whole[42:] == -7).all()
+    for bad in (np.zeros((37, 12), np.int32), np.zeros((37, 13), np.int64), np.zeros((13, 37), np.int32).T):
+        with pytest.raises(ValueError, match="C-contiguous int32"):
+            voter.vote(x, out=bad)
+
+
+def test_hash_votes_and_margins_into_a_callers_rows_are_the_fresh_arrays_bits():
+    from hsvm_cli.hashing.voting import HashVoter
+    rng = np.random.default_rng(12)
+    pa, pb = pairs(rng, 9, "canonical")
+    c = codes(rng, pa.size * 2, 4)
+    theta = rng.uniform(0, 1, pa.size * 2)
+    voter = HashVoter(c, theta, pa, pb, bags=2, n_classes=9, bits=256)
+    x = codes(rng, 20, 4)
+    x[3] = 0                                    # a sample without features: voted at right angles
+    votes, margins = voter.votes(x)
+    v_all = np.full((24, 9), 5, dtype=np.int32)
+    m_all = np.full((24, 9), np.nan)
+    got = voter.votes(x, out=(v_all[2:22], m_all[2:22]))
+    assert got[0].base is v_all and got[1].base is m_all
+    np.testing.assert_array_equal(v_all[2:22], votes)
+    assert m_all[2:22].tobytes() == margins.tobytes()
+    assert (v_all[[0, 1, 22, 23]] == 5).all() and np.isnan(m_all[[0, 1, 22, 23]]).all()

@@ -659,3 +659,21 @@ def test_writer_refuses_values_the_reader_would_refuse_as_beyond_float32():
     for v in (F32_OVERFLOW, -1e39):
         with pytest.raises(ValueError, match="beyond float32's range"):
             write_svmlight(io.BytesIO(), sp.csr_matrix(np.array([[0.0, v]])), [1])
+
+
+def test_a_file_is_read_ahead_by_one_thread_for_all_its_blocks(tmp_path, monkeypatch):
+    import threading
+    path = tmp_path / "many-blocks.svm"
+    path.write_bytes(b"".join(b"%d 1:%d 3:0.5\n" % (i % 3, i) for i in range(2000)))
+    started = []
+    start = threading.Thread.start
+
+    def record(self):
+        started.append(self.name)
+        return start(self)
+    monkeypatch.setattr(threading.Thread, "start", record)
+    X, y = load_svmlight(str(path), threads=2, _block_size=1024)
+    assert X.shape == (2000, 3) and list(y[:4]) == [0, 1, 2, 0]
+    readers = [name for name in started if name.startswith("hsvm-read")]
+    assert len(readers) == 1, started
+    assert not any(t.name.startswith("hsvm-read") and t.is_alive() for t in threading.enumerate())
