@@ -128,7 +128,6 @@ def give_to_prepare(X):
 def _prepare_csr(X, l2, threads=1):
     n, d = X.shape
     indptr = np.ascontiguousarray(X.indptr, dtype=np.int64)
-    indices = np.ascontiguousarray(X.indices, dtype=np.int32)
     f32 = X.data.dtype == np.float32
     values = np.ascontiguousarray(X.data)
     dense = bool(n * d) and X.nnz >= DENSE_ABOVE * n * d
@@ -140,6 +139,8 @@ def _prepare_csr(X, l2, threads=1):
         setattr(X, _GIVEN, False)      # its values are now the prepared samples
     else:
         out = np.empty((n, d) if dense else X.nnz, dtype=np.float32)
+    # in place, fully dense rows need no indices (the reader may keep none: CsrArrays)
+    indices = None if in_place else np.ascontiguousarray(X.indices, dtype=np.int32)
     prepare_rows = lib.hsvm_prepare_csr32 if f32 else lib.hsvm_prepare_csr
     value_type = "float *" if f32 else "double *"
     parts = max(1, min(int(threads or 1), n // _ROWS_PER_THREAD))
@@ -147,7 +148,7 @@ def _prepare_csr(X, l2, threads=1):
 
     def run(lo, hi):
         # cffi releases the GIL during the call: the parts run in parallel
-        return prepare_rows(ptr("int64_t *", indptr) + lo, ptr("int32_t *", indices),
+        return prepare_rows(ptr("int64_t *", indptr) + lo, ffi.NULL if indices is None else ptr("int32_t *", indices),
                             ptr(value_type, values), hi - lo, d, 1 if l2 else 0, canonical,
                             ptr("float *", out) + lo * d if dense else ffi.NULL,
                             ffi.NULL if dense else ptr("float *", out))

@@ -14,6 +14,7 @@ enum hsvm_svm_status {
     HSVM_SVM_DONE = 0,          /* every line of the buffer was consumed */
     HSVM_SVM_ROWS_FULL = 1,     /* row_cap rows are stored; call again with room */
     HSVM_SVM_NNZ_FULL = 2,      /* the next line might not fit: need_nnz more slots */
+    HSVM_SVM_INCOMPLETE = 3,    /* indices NULL and the next row lacks a column: call again with indices */
     HSVM_SVM_E_LABEL = -1,      /* label not an integer (or a whole decimal below 2^53) */
     HSVM_SVM_E_COLON = -2,      /* feature token without ':' */
     HSVM_SVM_E_INDEX = -3,      /* index not a decimal integer */
@@ -72,7 +73,13 @@ typedef struct {
  * when rounded to float32; they are stored in values, or, when values32 is
  * not NULL, rounded to float32 in values32 instead (the bits of converting
  * the doubles afterwards, without that pass).  Blank and comment-only lines
- * are skipped but counted in st->lines. */
+ * are skipped but counted in st->lines.
+ *
+ * indices may be NULL when n_features >= 0: every row must then store all
+ * n_features columns (0 .. n_features-1, so their indices need no array),
+ * and the call stops with HSVM_SVM_INCOMPLETE, before the first row that
+ * does not, for the caller to go on with an indices array.  A fully dense
+ * file then writes half the bytes (its predictions need its values only). */
 int hsvm_svm_parse(const char *buf, int64_t len, int32_t zero_based,
                    int64_t n_features, int64_t max_width, int32_t drop_extra,
                    int64_t row_cap, int64_t nnz_cap,

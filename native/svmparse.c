@@ -653,15 +653,26 @@ parse_lines(const char *buf, int64_t len, int32_t zero_based, int64_t n_features
             prev = (int64_t)col;
             if (col >= keep_limit)
                 continue; /* extra feature, drop_extra set */
-            indices[nnz] = (int32_t)col;
+            if (indices)
+                indices[nnz] = (int32_t)col;
             if (values32)
                 values32[nnz] = (float)v;
             else
                 values[nnz] = v;
             nnz++;
         }
-        if (nnz > row_start && (int64_t)indices[nnz - 1] > max_col)
+        if (!indices) {
+            /* columns increase and stay below n_features: as many as it means all of them */
+            if (nnz - row_start != n_features) {
+                nnz = row_start;
+                status = HSVM_SVM_INCOMPLETE;
+                break;
+            }
+            if (n_features > max_col)
+                max_col = n_features - 1;
+        } else if (nnz > row_start && (int64_t)indices[nnz - 1] > max_col) {
             max_col = indices[nnz - 1];
+        }
         if (st->first_row_line < 0)
             st->first_row_line = nline;
         labels[rows] = label;
@@ -703,6 +714,12 @@ int hsvm_svm_parse(const char *buf, int64_t len, int32_t zero_based,
 {
     int status, mode;
     int64_t done = 0, done_lines = 0, first_row = -1;
+    if (!indices && n_features < 0) {
+        /* without a width no row is known to be complete */
+        st->consumed = st->lines = 0;
+        st->first_row_line = -1;
+        return HSVM_SVM_INCOMPLETE;
+    }
     if (st->value_mode > 0) {
         mode = (int)((st->value_mode - 1) & (FEATURE_SIGN_ARITH | FEATURE_FRAC_WORDS));
     } else {

@@ -434,7 +434,7 @@ class _ChunkBuilder:
     """The CSR arrays of the chunk being filled, grown on demand, handed out
     as an SvmChunk when ``chunk_rows`` rows are in."""
 
-    def __init__(self, opts, name, here, nnz_hint=_INITIAL_NNZ):
+    def __init__(self, opts, name, here, nnz_hint=_INITIAL_NNZ, complete=None):
         self.opts = opts
         self.name = name
         self.here = here
@@ -443,6 +443,12 @@ class _ChunkBuilder:
         self.st.mode_sample = opts.mode_sample
         self.nnz_hint = nnz_hint
         self.n_features = -1 if opts.n_features is None else opts.n_features
+        # Complete rows (every one of the known n_features columns stored, as
+        # in a dense file) keep no indices until a row lacks a column: the
+        # predict path's chunks (CsrArrays) make them only if asked, and a
+        # fully dense chunk is prepared in its values without them -- half
+        # the bytes written, half the fresh memory.
+        self.complete_next = (opts.csr_arrays and self.n_features >= 0) if complete is None else complete
         self._pool = None
         self._reset()
 
@@ -457,7 +463,8 @@ class _ChunkBuilder:
         self.indptr[0] = 0
         self.labels = np.empty(self.row_cap, dtype=np.int64)
         self.nnz_cap = self.nnz_hint
-        self.indices = np.empty(self.nnz_cap, dtype=np.int32)
+        self.complete = self.complete_next
+        self.indices = None if self.complete else np.empty(self.nnz_cap, dtype=np.int32)
         self.values = np.empty(self.nnz_cap, dtype=self.opts.dtype)
         self.st.rows = 0
         self.st.nnz = 0
@@ -468,7 +475,7 @@ class _ChunkBuilder:
     def _bind(self):
         self.p_indptr = ffi.from_buffer("int64_t[]", self.indptr)
         self.p_labels = ffi.from_buffer("int64_t[]", self.labels)
-        self.p_indices = ffi.from_buffer("int32_t[]", self.indices)
+        self.p_indices = ffi.NULL if self.indices is None else ffi.from_buffer("int32_t[]", self.indices)
         # float32 values are rounded as they are parsed (hsvm_svm_parse's
         # values32): the bits of astype, without a pass over the chunk.
         self.p_values = ffi.from_buffer("float[]" if self.values.dtype == np.float32 else "double[]", self.values)
@@ -495,8 +502,10 @@ class _ChunkBuilder:
         # costs no memory until used (np.empty maps pages on first write).
         whole = nnz // rows * self.opts.chunk_rows * 9 // 8 if rows and self.opts.chunk_rows < _UNBOUNDED_ROWS else 0
         self.nnz_cap = max(2 * self.nnz_cap, nnz + need, min(whole, _MAX_NNZ_HINT))
-        indices = np.empty(self.nnz_cap, dtype=np.int32)
-        indices[:nnz] = self.indices[:nnz]
+        indices = None
+        if self.indices is not None:
+            indices = np.empty(self.nnz_cap, dtype=np.int32)
+            indices[:nnz] = self.indices[:nnz]
         values = np.empty(self.nnz_cap, dtype=self.values.dtype)
         values[:nnz] = self.values[:nnz]
         self.indices, self.values = indices, values
@@ -525,7 +534,20 @@ class _ChunkBuilder:
                     self._grow_rows()
             elif status == lib.HSVM_SVM_NNZ_FULL:
                 self._grow_nnz(st.need_nnz)
+            elif status == lib.HSVM_SVM_INCOMPLETE:
+                self._keep_indices()
         return line
+
+    def _keep_indices(self):
+        """From now on, and for the next chunks, store indices: the rows so
+        far are complete, so theirs are 0 .. n_features-1 each."""
+        n, d = int(self.st.rows), self.n_features
+        indices = np.empty(self.nnz_cap, dtype=np.int32)
+        if n and d:
+            indices[:n * d].reshape(n, d)[:] = np.arange(d, dtype=np.int32)
+        self.indices = indices
+        self.complete = self.complete_next = False
+        self._bind()
 
     def feed_block(self, data, start, stop, line):
         """:meth:`feed`, the lines split among ``opts.threads`` threads when
@@ -574,7 +596,7 @@ class _ChunkBuilder:
         # can hold (a value takes at least 4 bytes, " i:v"; untouched capacity
         # costs no memory).
         part = _ChunkBuilder(replace(self.opts, chunk_rows=_UNBOUNDED_ROWS), self.name, _LineBase(None),
-                             nnz_hint=(hi - lo) // 4 + 16)
+                             nnz_hint=(hi - lo) // 4 + 16, complete=self.complete)
         feeding = part.feed(data, lo, hi, 0)
         try:
             while True:
@@ -591,6 +613,8 @@ class _ChunkBuilder:
         to it), so a chunk starting at its row r starts at its line r."""
         R = int(part.st.rows)
         r = 0
+        if self.complete and not part.complete:
+            self._keep_indices()
         while r < R:
             n0, z0 = int(self.st.rows), int(self.st.nnz)
             take = min(self.opts.chunk_rows - n0, R - r)
@@ -604,12 +628,18 @@ class _ChunkBuilder:
             ends = part.indptr[r + 1:r + take + 1]
             self.indptr[n0 + 1:n0 + take + 1] = ends - a + z0
             self.labels[n0:n0 + take] = part.labels[r:r + take]
-            self.indices[z0:z0 + b - a] = part.indices[a:b]
+            if part.complete:
+                if not self.complete and take and self.n_features:
+                    self.indices[z0:z0 + b - a].reshape(take, self.n_features)[:] = np.arange(
+                        self.n_features, dtype=np.int32)
+            else:
+                self.indices[z0:z0 + b - a] = part.indices[a:b]
             self.values[z0:z0 + b - a] = part.values[a:b]
             filled = ends > part.indptr[r:r + take]
             if filled.any():
                 # indices increase along a row: its last one is its largest column
-                self.st.max_col = max(int(self.st.max_col), int(part.indices[ends[filled] - 1].max()))
+                last = self.n_features - 1 if part.complete else int(part.indices[ends[filled] - 1].max())
+                self.st.max_col = max(int(self.st.max_col), last)
             self.st.rows = n0 + take
             self.st.nnz = z0 + b - a
             r += take
@@ -631,16 +661,17 @@ class _ChunkBuilder:
         # the parser's pointers are released first and _reset() makes new ones.
         if self.nnz_cap > nnz + (nnz >> 3) + 4096:
             ffi.release(self.p_values)
-            ffi.release(self.p_indices)
             self.values.resize(nnz, refcheck=False)
-            self.indices.resize(nnz, refcheck=False)
+            if self.indices is not None:
+                ffi.release(self.p_indices)
+                self.indices.resize(nnz, refcheck=False)
             self.nnz_cap = nnz
         values = self.values[:nnz]
-        indices = self.indices[:nnz]
+        indices = None if self.indices is None else self.indices[:nnz]
         indptr = self.indptr[:n + 1]
         if nnz <= _INT32_MAX:
             indptr = indptr.astype(np.int32)
-        else:
+        elif indices is not None:
             indices = indices.astype(np.int64)
         labels = self.labels[:n]
         if self.row_cap > n + (n >> 3) + 1024:

@@ -11,6 +11,8 @@ densified by :func:`hsvm_cli.preprocess.prepare` and never need scipy; sparse
 ones become scipy matrices there)."""
 import sys
 
+import numpy as np
+
 __all__ = ["sp", "CsrArrays"]
 
 
@@ -27,10 +29,26 @@ class CsrArrays:
     has_sorted_indices = True
 
     def __init__(self, data, indices, indptr, shape):
+        # indices None: every row stores all shape[1] columns, in order (the
+        # reader's fully dense rows); made on first use, which prepare's
+        # in-place path never needs
         self.data = data
-        self.indices = indices
+        self._indices = indices
         self.indptr = indptr
         self.shape = (int(shape[0]), int(shape[1]))
+
+    @property
+    def complete_rows(self):
+        """Whether every row stores all its columns (and no indices are kept)."""
+        return self._indices is None
+
+    @property
+    def indices(self):
+        if self._indices is None:
+            n, d = self.shape
+            dtype = np.int32 if n * d <= np.iinfo(np.int32).max else np.int64
+            self._indices = np.tile(np.arange(d, dtype=dtype), n)
+        return self._indices
 
     @property
     def nnz(self):
@@ -45,7 +63,8 @@ class CsrArrays:
 
     def with_width(self, width):
         """The same rows, ``width`` columns wide (no column beyond it is stored)."""
-        return CsrArrays(self.data, self.indices, self.indptr, (self.shape[0], width))
+        keep = self._indices is None and width == self.shape[1]
+        return CsrArrays(self.data, None if keep else self.indices, self.indptr, (self.shape[0], width))
 
     def __getitem__(self, rows):
         if not isinstance(rows, slice) or rows.step not in (None, 1):
@@ -53,7 +72,8 @@ class CsrArrays:
         s, e, _ = rows.indices(self.shape[0])
         e = max(s, e)
         a, b = int(self.indptr[s]), int(self.indptr[e])
-        return CsrArrays(self.data[a:b], self.indices[a:b], self.indptr[s:e + 1] - a, (e - s, self.shape[1]))
+        indices = None if self._indices is None else self._indices[a:b]
+        return CsrArrays(self.data[a:b], indices, self.indptr[s:e + 1] - a, (e - s, self.shape[1]))
 
     def to_scipy(self):
         import scipy.sparse
@@ -66,7 +86,7 @@ class CsrArrays:
         return self.to_scipy().toarray()
 
     def astype(self, dtype, copy=True):
-        return CsrArrays(self.data.astype(dtype, copy=copy), self.indices, self.indptr, self.shape)
+        return CsrArrays(self.data.astype(dtype, copy=copy), self._indices, self.indptr, self.shape)
 
 
 def _is(x, test):

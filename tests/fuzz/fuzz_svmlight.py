@@ -215,9 +215,18 @@ def one_split(payload):
     block = fdp.ConsumeIntInRange(1, 300)
     sizes = [fdp.ConsumeIntInRange(0, 40) for _ in range(fdp.ConsumeIntInRange(0, 10))]
     text = grammar_text(fdp, bad_rate=fdp.ConsumeIntInRange(0, 3))
+    # predict's reader: the model's width known, chunks without scipy, rows
+    # storing every column kept without indices, parts on other threads
+    kw = {}
+    if fdp.ConsumeBool():
+        ref, _ = reference(text)
+        if ref is not None:
+            kw = {"n_features": ref.width, "_csr_arrays": True, "threads": fdp.ConsumeIntInRange(1, 3),
+                  "_part_bytes": fdp.ConsumeIntInRange(1, 200)}
 
     def read():
-        chunks = list(iter_svmlight(Pieces(text, sizes), chunk_rows=chunk_rows, _block_size=block))
+        chunks = list(iter_svmlight(Pieces(text, sizes), chunk_rows=chunk_rows, _block_size=block, **kw))
+        chunks = [c if not kw else type(c)(c.X.to_scipy(), c.y, c.first_line) for c in chunks]
         if any(c.X.shape[0] > chunk_rows for c in chunks):
             raise WrongResult("a chunk longer than chunk_rows")
         if not chunks:

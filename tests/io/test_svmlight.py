@@ -677,3 +677,28 @@ def test_a_file_is_read_ahead_by_one_thread_for_all_its_blocks(tmp_path, monkeyp
     readers = [name for name in started if name.startswith("hsvm-read")]
     assert len(readers) == 1, started
     assert not any(t.name.startswith("hsvm-read") and t.is_alive() for t in threading.enumerate())
+
+
+def _parse_complete(text, n_features, drop_extra=0):
+    # the C parser without an indices array: complete rows only
+    st = ffi.new("hsvm_svm_parse_state *")
+    indptr = np.zeros(8, np.int64)
+    values = np.zeros(32, np.float32)
+    labels = np.zeros(8, np.int64)
+    rc = lib.hsvm_svm_parse(ffi.from_buffer(text), len(text), 0, n_features, 1 << 20, drop_extra, 7, 32,
+                            ffi.cast("int64_t *", indptr.ctypes.data), ffi.NULL, ffi.NULL,
+                            ffi.cast("float *", values.ctypes.data), ffi.cast("int64_t *", labels.ctypes.data), st)
+    return rc, st, values[:st.nnz], labels[:st.rows]
+
+
+def test_the_parser_without_indices_stops_before_the_first_row_lacking_a_column():
+    text = b"# two columns\n1 1:1.5 2:2\n\n2 2:3\n3 1:4 2:5\n"
+    rc, st, values, labels = _parse_complete(text, 2)
+    assert rc == lib.HSVM_SVM_INCOMPLETE
+    assert (st.rows, st.nnz, st.consumed, st.lines, st.max_col) == (1, 2, text.index(b"2 2:3"), 3, 1)
+    assert values.tolist() == [1.5, 2.0] and labels.tolist() == [1]
+    # extra columns dropped still leave a row complete; no width: nothing is read
+    rc, st, values, _ = _parse_complete(b"1 1:1 2:2 3:9\n2 1:3 2:4\n", 2, drop_extra=1)
+    assert rc == lib.HSVM_SVM_DONE and st.rows == 2 and values.tolist() == [1, 2, 3, 4]
+    rc, st, _, _ = _parse_complete(b"1 1:1\n", -1)
+    assert rc == lib.HSVM_SVM_INCOMPLETE and st.rows == 0 and st.consumed == 0

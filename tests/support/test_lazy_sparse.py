@@ -60,3 +60,51 @@ def test_distinct_indices_are_what_np_unique_gives():
               np.array([-1, 4, 4]), np.array([2.0, 1.0, 2.0]), np.array([5], np.uint8)):
         got, want = distinct_indices(a), np.unique(a)
         assert got.dtype == want.dtype and np.array_equal(got, want), a
+
+
+def _dense_text(rng, rows, d, holes=()):
+    # rows storing all d columns, except the rows in holes, which lack one
+    lines = []
+    for i in range(rows):
+        cols = [j for j in range(d) if not (i in holes and j == (i * 7) % d)]
+        lines.append("%d %s\n" % (i % 5, " ".join("%d:%.6g" % (j + 1, rng.normal()) for j in cols)))
+    return "".join(lines).encode()
+
+
+def test_complete_rows_are_read_without_indices_and_are_the_csr_matrices_they_stand_for(tmp_path):
+    # a dense file's rows keep no indices (CsrArrays makes them if asked); a
+    # row lacking a column, in any block, part or chunk, turns indices on
+    # for the rest: every split gives the matrix of the plain reader
+    from hsvm_cli.io.svmlight import iter_svmlight, load_svmlight
+    rng = np.random.default_rng(3)
+    d = 9
+    for holes in ((), (0,), (37,), (118,), (40, 41, 100)):
+        path = tmp_path / "dense.svm"
+        path.write_bytes(_dense_text(rng, 120, d, holes))
+        want, y = load_svmlight(str(path), dtype=np.float32, n_features=d)
+        for block, part, threads, rows in ((1 << 20, 1 << 20, 1, 1000), (997, 211, 2, 1000), (997, 211, 2, 23),
+                                           (4096, 300, 2, 50), (53, 1, 3, 7)):
+            chunks = list(iter_svmlight(str(path), dtype=np.float32, n_features=d, chunk_rows=rows,
+                                        threads=threads, _block_size=block, _part_bytes=part, _csr_arrays=True))
+            first_hole = min(holes) if holes else 120
+            # a chunk from the first hole on keeps indices (one before it may, when a part read ahead had it)
+            assert not any(c.X.complete_rows for c in chunks if c.first_line - 1 + c.X.shape[0] > first_hole)
+            assert all(c.X.complete_rows for c in chunks) == (not holes)
+            got = scipy.sparse.vstack([c.X.to_scipy() for c in chunks]).tocsr()
+            assert np.array_equal(got.indptr, want.indptr) and np.array_equal(got.indices, want.indices)
+            assert got.data.tobytes() == want.data.tobytes()
+            assert np.array_equal(np.concatenate([c.y for c in chunks]), y)
+
+
+def test_prepared_complete_rows_are_the_prepared_csr_rows():
+    from hsvm_cli.preprocess import give_to_prepare, prepare
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(30, 6)).astype(np.float32)
+    csr = scipy.sparse.csr_matrix(X)
+    for normalize in ("l2", "none"):
+        want = prepare(normalize, csr)
+        C = give_to_prepare(CsrArrays(X.ravel().copy(), None, csr.indptr.copy(), X.shape))
+        got = prepare(normalize, C)
+        assert got.tobytes() == want.tobytes()
+        C = CsrArrays(X.ravel().copy(), None, csr.indptr.copy(), X.shape)      # not given: indices made on use
+        assert prepare(normalize, C).tobytes() == want.tobytes() and not C.complete_rows
