@@ -170,4 +170,41 @@ def main():
                 except (OSError, ValueError):
                     pass
             os._exit(exc.code)
+        _leave_without_teardown(exc.code)
         raise
+
+
+def _leave_without_teardown(code):
+    """End the process now that the command is done, without the
+    interpreter's teardown: clearing every module and freeing every object
+    cost ~25 ms of a 0.45 s hashed predict, and unmapping a model whose pages
+    the checksum check had mapped 4-29 ms more (the kernel's exit does both at
+    no cost).  What must happen at exit still does: the atexit functions run
+    (temporary directories' finalizers, logging's flush, executors' joins),
+    the standard streams are flushed.  Returns, for the interpreter's own exit,
+    whenever that is not plainly all: a status that is not a number, a thread
+    the exit would wait for, child processes, Dask (its clients and clusters
+    stop at exit), or a standard output that fails to flush (its error is
+    then reported as it always was)."""
+    if code is not None and not isinstance(code, int):
+        return
+    if "distributed" in sys.modules:
+        return
+    mp = sys.modules.get("multiprocessing")
+    if mp is not None and mp.active_children():
+        return
+    import threading
+    if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
+        return
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        return
+    import atexit
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code or 0)

@@ -436,3 +436,33 @@ def test_unusual_names_and_environments_give_results_or_one_line(tmp_path, digit
                         str(model), DIGITS_TEST, "-o", "p.txt"], capture_output=True, timeout=120)
     assert (r.returncode, r.stderr) == (74, b"hsvm: p.txt: cannot write: No such file or directory (the current "
                                             b"directory no longer exists)\n")
+
+
+_EXIT_SCRIPT = """
+import atexit, sys, threading
+out = sys.argv[1]
+class Marker:
+    def __del__(self, _open=open, _name=out + ".teardown"):
+        _open(_name, "w").close()
+marker = Marker()           # freed by the interpreter's teardown only
+atexit.register(lambda: open(out + ".atexit", "w").close())
+if sys.argv[2] == "thread":
+    # a thread the interpreter's exit waits for: the normal exit then
+    gate = threading.Event()
+    threading.Thread(target=gate.wait, args=(3,)).start()
+from hsvm_cli.cli.entry import main
+sys.argv = ["hsvm"] + sys.argv[3:]
+main()
+"""
+
+
+@pytest.mark.parametrize("case", ["plain", "thread"])
+def test_a_finished_command_skips_the_interpreters_teardown_but_not_its_exit_functions(tmp_path, digits_files, case):
+    model, _, _ = digits_files
+    out = str(tmp_path / "run")
+    r = subprocess.run([sys.executable, "-c", _EXIT_SCRIPT, out, case, "predict", "-q", "-m", str(model),
+                        DIGITS_TEST, "-o", "-"], capture_output=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count(b"\n") == 450 and r.stderr == b""       # every label flushed
+    assert os.path.exists(out + ".atexit")
+    assert os.path.exists(out + ".teardown") == (case == "thread")
