@@ -1,7 +1,6 @@
 """Prediction files: writing them in svm-predict's layout (labels, or a
 ``labels c1 ... cK`` header and a score or probability per class) and reading
 them back, with the checks ``hsvm eval`` relies on."""
-import decimal
 import re
 from typing import NamedTuple, Optional
 
@@ -237,6 +236,7 @@ def _parse_int_label(tok, name, lineno, what="label"):
         raise _second_header(name, lineno)
     if not _DECIMAL.fullmatch(tok):
         raise InputFormatError(name, lineno, "%s %r is not a number" % (what, shown))
+    import decimal  # only here: its import costs every prediction 2 ms
     value = decimal.Decimal(tok.decode("ascii"))
     if not (_INT64_MIN <= value <= _INT64_MAX):
         raise InputFormatError(name, lineno, "%s %r is out of the int64 range" % (what, shown))
