@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import CorruptInputError, InputFormatError, InputReadError, printable
+from ..support.arrays import aligned_empty
 from ..support.labels import integer_labels
 from ..support.lazy_sparse import CsrArrays, sp
 from ..support.native import ffi, lib
@@ -465,7 +466,8 @@ class _ChunkBuilder:
         self.nnz_cap = self.nnz_hint
         self.complete = self.complete_next
         self.indices = None if self.complete else np.empty(self.nnz_cap, dtype=np.int32)
-        self.values = np.empty(self.nnz_cap, dtype=self.opts.dtype)
+        # the values become the prepared samples in place: rows from a cache line's start
+        self.values = aligned_empty(self.nnz_cap, self.opts.dtype)
         self.st.rows = 0
         self.st.nnz = 0
         self.st.max_col = -1
@@ -506,7 +508,7 @@ class _ChunkBuilder:
         if self.indices is not None:
             indices = np.empty(self.nnz_cap, dtype=np.int32)
             indices[:nnz] = self.indices[:nnz]
-        values = np.empty(self.nnz_cap, dtype=self.values.dtype)
+        values = aligned_empty(self.nnz_cap, self.values.dtype)
         values[:nnz] = self.values[:nnz]
         self.indices, self.values = indices, values
         self._bind()
@@ -659,9 +661,12 @@ class _ChunkBuilder:
         # realloc hands the tail back without the copy of the chunk a slice's
         # copy() costs (~80 ms for 10 M values).  Nothing else views them:
         # the parser's pointers are released first and _reset() makes new ones.
+        # (Values in a mapping of their own hold no pages they never touched:
+        # only an array owning its block is shrunk.)
         if self.nnz_cap > nnz + (nnz >> 3) + 4096:
-            ffi.release(self.p_values)
-            self.values.resize(nnz, refcheck=False)
+            if self.values.flags.owndata:
+                ffi.release(self.p_values)
+                self.values.resize(nnz, refcheck=False)
             if self.indices is not None:
                 ffi.release(self.p_indices)
                 self.indices.resize(nnz, refcheck=False)
