@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import CorruptInputError, InputFormatError, InputReadError, printable
-from ..support.arrays import aligned_empty
+from ..support.arrays import aligned_empty, shrink_aligned
 from ..support.labels import integer_labels
 from ..support.lazy_sparse import CsrArrays, sp
 from ..support.native import ffi, lib
@@ -431,11 +431,15 @@ def _size_text(nbytes):
     return "%d bytes" % nbytes
 
 
+def _plain_empty(count, dtype):
+    return np.empty(count, dtype=dtype)
+
+
 class _ChunkBuilder:
     """The CSR arrays of the chunk being filled, grown on demand, handed out
     as an SvmChunk when ``chunk_rows`` rows are in."""
 
-    def __init__(self, opts, name, here, nnz_hint=_INITIAL_NNZ, complete=None):
+    def __init__(self, opts, name, here, nnz_hint=_INITIAL_NNZ, complete=None, part=False):
         self.opts = opts
         self.name = name
         self.here = here
@@ -450,6 +454,8 @@ class _ChunkBuilder:
         # fully dense chunk is prepared in its values without them -- half
         # the bytes written, half the fresh memory.
         self.complete_next = (opts.csr_arrays and self.n_features >= 0) if complete is None else complete
+        # a part's rows are copied into the chunk: no need to align its values
+        self._empty_values = _plain_empty if part else aligned_empty
         self._pool = None
         self._reset()
 
@@ -467,7 +473,7 @@ class _ChunkBuilder:
         self.complete = self.complete_next
         self.indices = None if self.complete else np.empty(self.nnz_cap, dtype=np.int32)
         # the values become the prepared samples in place: rows from a cache line's start
-        self.values = aligned_empty(self.nnz_cap, self.opts.dtype)
+        self.values = self._empty_values(self.nnz_cap, self.opts.dtype)
         self.st.rows = 0
         self.st.nnz = 0
         self.st.max_col = -1
@@ -508,7 +514,7 @@ class _ChunkBuilder:
         if self.indices is not None:
             indices = np.empty(self.nnz_cap, dtype=np.int32)
             indices[:nnz] = self.indices[:nnz]
-        values = aligned_empty(self.nnz_cap, self.values.dtype)
+        values = self._empty_values(self.nnz_cap, self.values.dtype)
         values[:nnz] = self.values[:nnz]
         self.indices, self.values = indices, values
         self._bind()
@@ -598,7 +604,7 @@ class _ChunkBuilder:
         # can hold (a value takes at least 4 bytes, " i:v"; untouched capacity
         # costs no memory).
         part = _ChunkBuilder(replace(self.opts, chunk_rows=_UNBOUNDED_ROWS), self.name, _LineBase(None),
-                             nnz_hint=(hi - lo) // 4 + 16, complete=self.complete)
+                             nnz_hint=(hi - lo) // 4 + 16, complete=self.complete, part=True)
         feeding = part.feed(data, lo, hi, 0)
         try:
             while True:
@@ -661,12 +667,12 @@ class _ChunkBuilder:
         # realloc hands the tail back without the copy of the chunk a slice's
         # copy() costs (~80 ms for 10 M values).  Nothing else views them:
         # the parser's pointers are released first and _reset() makes new ones.
-        # (Values in a mapping of their own hold no pages they never touched:
-        # only an array owning its block is shrunk.)
         if self.nnz_cap > nnz + (nnz >> 3) + 4096:
+            ffi.release(self.p_values)
             if self.values.flags.owndata:
-                ffi.release(self.p_values)
                 self.values.resize(nnz, refcheck=False)
+            else:
+                self.values = shrink_aligned(self.values, nnz)
             if self.indices is not None:
                 ffi.release(self.p_indices)
                 self.indices.resize(nnz, refcheck=False)

@@ -87,27 +87,34 @@ def distinct_indices(a):
     return np.flatnonzero(np.bincount(a)).astype(a.dtype, copy=False)
 
 
-#: Bytes from which :func:`aligned_empty` maps pages of its own.
-_MAPPED_BYTES = 1 << 20
-
-
 def aligned_empty(shape, dtype, align=64):
     """An uninitialised C-contiguous array whose data starts on an ``align``
-    -byte boundary (a cache line).  Samples whose rows start mid-line cost
-    the refine's and the DAG's row products a load split across two lines
-    every other vector: a glibc block of a megabyte or more starts 16 bytes
-    into its page, and the omniglot-242 refine at k = 121 ran 0.61 s against
-    0.49 s aligned.  From a megabyte up, the array is its own anonymous
-    mapping (page-aligned; pages it never touches cost no memory, so spare
-    capacity need not be given back); below, an offset view of a slightly
-    larger block."""
+    -byte boundary (a cache line): a view into a block ``align`` bytes
+    larger.  Samples whose rows start mid-line cost the refine's and the
+    DAG's row products a load split across two lines every other vector: a
+    glibc block of a megabyte or more starts 16 bytes into its page, and the
+    omniglot-242 refine at k = 121 ran 0.60 s against 0.47 s aligned.
+    :func:`shrink_aligned` gives back its unused end."""
     dtype = np.dtype(dtype)
     shape = (shape,) if np.isscalar(shape) else tuple(shape)
     count = int(np.prod(shape, dtype=np.int64))
     nbytes = count * dtype.itemsize
-    if nbytes >= _MAPPED_BYTES:
-        import mmap
-        return np.frombuffer(mmap.mmap(-1, nbytes), dtype=dtype, count=count).reshape(shape)
     raw = np.empty(nbytes + align, dtype=np.uint8)
     start = -raw.ctypes.data % align
     return raw[start:start + nbytes].view(dtype).reshape(shape)
+
+
+def shrink_aligned(a, count):
+    """The first ``count`` items of the 1-D array ``a`` from
+    :func:`aligned_empty`, the block behind it shrunk in place (realloc gives
+    the tail back without copying the head).  Nothing may use ``a``, or any
+    other view of its block, after the call."""
+    raw = a.base
+    if raw is None or not raw.flags.owndata or raw.ndim != 1 or raw.dtype != np.uint8:
+        return a[:count]
+    start = a.ctypes.data - raw.ctypes.data
+    end = start + count * a.dtype.itemsize
+    dtype = a.dtype
+    del a
+    raw.resize(end, refcheck=False)
+    return raw[start:end].view(dtype)

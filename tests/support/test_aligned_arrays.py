@@ -38,3 +38,17 @@ def test_the_readers_values_and_prepared_samples_start_on_a_cache_line():
         assert got.ctypes.data % 64 == 0
         norms = np.sqrt((X[rows] ** 2).sum(axis=1))
         np.testing.assert_allclose(got, X[rows] / norms[:, None], rtol=1e-6)
+
+
+def test_shrinking_an_aligned_array_keeps_its_head_where_it_was():
+    from hsvm_cli.support.arrays import shrink_aligned
+    for n, keep in ((3_000_000, 1000), (5000, 17), (64, 64)):
+        a = aligned_empty(n, np.float32)
+        a[:] = np.arange(n, dtype=np.float32)
+        address = a.ctypes.data
+        b = shrink_aligned(a, keep)
+        del a
+        assert b.ctypes.data == address and b.shape == (keep,) and b.base.nbytes <= keep * 4 + 64
+        assert np.array_equal(b, np.arange(keep, dtype=np.float32))
+    c = np.arange(10.0)                              # not from aligned_empty: a slice
+    assert np.array_equal(shrink_aligned(c, 4), [0, 1, 2, 3])
