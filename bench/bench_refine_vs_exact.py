@@ -94,7 +94,7 @@ def _cell_costs(model_path, hbm_path, test_path, repeat, threads, ks=(15, 30, 60
     X, _ = load_svmlight(test_path, n_features=m.n_features)
     p = Predictor(m, load_hash_model(hbm_path), filter_k=2, threads=threads)
     Xn, hv, margins = p._filter(X, None, p.new_timings())
-    scorer = ExactScorer(m)
+    scorer = ExactScorer(m, threads=threads)   # both sides on the same threads
     P, K, n = m.n_classifiers, m.n_classes, Xn.shape[0]
     rows = []
     for k in ks:

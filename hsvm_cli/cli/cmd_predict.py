@@ -226,7 +226,7 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
     if dask_address is not None:
         _predict_dask(dask_address, test, output, model_path=model_path, hbm_path=hbm_path, calib_path=calib_path,
                       exact=exact, settings=settings, scores=scores, proba=proba, zero_based=zero_based,
-                      extra_features=extra_features, chunk_rows=chunk_rows, quiet=quiet, classes=model.classes,
+                      extra_features=extra_features, chunk_rows=chunk_rows, quiet=quiet, model=model,
                       class_order=class_order)
         for line in notices:
             click.echo(line, err=True)
@@ -245,7 +245,7 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
     if not quiet and shard is not None:
         click.echo("hsvm: predict: shard %s: %d samples -> %s" % (shard, writer.total, output), err=True)
     if not quiet:
-        _report_accuracy(writer)
+        _report_accuracy(writer, model)
     if timings:
         click.echo(t.json_line(), err=True)
 
@@ -264,7 +264,7 @@ def _check_cluster_options(test, shard, dask_address, codes_path, timings):
 
 
 def _predict_dask(address, test, output, *, model_path, hbm_path, calib_path, exact, settings, scores, proba,
-                  zero_based, extra_features, chunk_rows, quiet, classes, class_order):
+                  zero_based, extra_features, chunk_rows, quiet, model, class_order):
     from ..cluster.dask_backend import PredictTask, predict_file_dask
     from ..io.predictions import PredictionWriter
     task = PredictTask(model_path, hash_model_path=hbm_path, calibration_path=calib_path, exact=exact,
@@ -272,19 +272,20 @@ def _predict_dask(address, test, output, *, model_path, hbm_path, calib_path, ex
                        extra_features=extra_features, chunk_rows=chunk_rows, class_order=class_order)
     log = None if quiet else (lambda msg: click.echo("hsvm: predict --dask: " + msg, err=True))
     counts = predict_file_dask(address, test, output, task=task, log=log)
-    summary = PredictionWriter(classes)
+    summary = PredictionWriter(model.classes)
     summary.total, summary.correct = counts.get("total", 0), counts.get("correct", 0)
     summary.labelled_rows = counts.get("labelled", 0)
     summary.unknown_labels = set(counts.get("unknown_labels", ()))
     if not quiet:
-        _report_accuracy(summary)
+        _report_accuracy(summary, model)
 
 
-def _report_accuracy(writer):
-    # svm-predict's accuracy line when the input is labelled, after the note
-    # of labels the model lacks (counted there as errors)
+def _report_accuracy(writer, model):
+    # svm-predict's accuracy line (liblinear-predict's for a LIBLINEAR model)
+    # when the input is labelled, after the note of labels the model lacks
+    # (counted there as errors)
     if writer.labelled:
         note = writer.unknown_labels_note("predict")
         if note:
             click.echo(note, err=True)
-        click.echo(writer.accuracy_line(), err=True)
+        click.echo(writer.accuracy_line((getattr(model, "provenance", None) or {}).get("tool")), err=True)

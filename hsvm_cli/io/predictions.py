@@ -106,10 +106,13 @@ class PredictionWriter:
         return ("hsvm: %s: %d of %d samples have labels the model lacks%s: the accuracy counts them as errors"
                 % (command, unknown, self.total, " (%s)" % shown if shown else ""))
 
-    def accuracy_line(self):
-        # svm-predict's line to the digit: printf("%g", (double)correct/total*100).
+    def accuracy_line(self, tool=None):
+        """svm-predict's line to the digit (printf("%g", (double)correct/total*100));
+        liblinear-predict's, which does not say "(classification)", for
+        ``tool="liblinear"`` (a model imported from LIBLINEAR)."""
         pct = self.correct / self.total * 100 if self.total else 0.0
-        return "Accuracy = %g%% (%d/%d) (classification)" % (pct, self.correct, self.total)
+        line = "Accuracy = %g%% (%d/%d)" % (pct, self.correct, self.total)
+        return line if tool == "liblinear" else line + " (classification)"
 
 
 def read_predictions(source, *, name=None):

@@ -42,6 +42,17 @@ def test_accuracy_line_is_svm_predicts_to_the_digit(tools, dataset_files, tmp_pa
     assert Path(tmp_path / "h").read_text().split() == Path(tmp_path / "p").read_text().split()
 
 
+def test_accuracy_line_of_a_liblinear_model_is_liblinear_predicts(tools, dataset_files, tmp_path):
+    train, test = dataset_files("digits")
+    model = tmp_path / "m.model"
+    tool_run("liblinear-train", "-q", "-s", "1", "-c", "0.1", train, model)
+    tool_line = tool_run("liblinear-predict", test, model, tmp_path / "p").strip()
+    run(["import-model", "-q", model, "-o", tmp_path / "m.hsvm"])
+    r = run(["predict", "--exact", "-m", tmp_path / "m.hsvm", test, "-o", tmp_path / "h"])
+    assert tool_line.startswith("Accuracy = ") and "classification" not in tool_line
+    assert r.stderr == tool_line + "\n"
+
+
 def test_one_vs_rest_model_hashes_and_filters(tmp_path):
     out, hbm = tmp_path / "o.hsvm", tmp_path / "o.hbm"
     run(["import-model", "-q", TOOL_FIXTURES / "liblinear_ovr3.model", "-o", out])
