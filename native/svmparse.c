@@ -668,7 +668,7 @@ parse_lines(const char *buf, int64_t len, int32_t zero_based, int64_t n_features
                 status = HSVM_SVM_INCOMPLETE;
                 break;
             }
-            if (n_features > max_col)
+            if (n_features - 1 > max_col)
                 max_col = n_features - 1;
         } else if (nnz > row_start && (int64_t)indices[nnz - 1] > max_col) {
             max_col = indices[nnz - 1];
