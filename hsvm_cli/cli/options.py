@@ -185,7 +185,7 @@ shard = click.option("--shard", callback=_shard_callback, metavar="i/N",
                           "shard before), so N shards read every line once and their outputs concatenated are "
                           "the whole file's; line numbers in messages stay the file's.  'slurm': this job array "
                           "task's shard (SLURM_ARRAY_TASK_ID of SLURM_ARRAY_TASK_COUNT).  Compressed input "
-                          "cannot be split: shard by file instead.")
+                          "cannot be split: shard by file instead (0/1, the whole input, reads any input).")
 
 
 def dask(what):

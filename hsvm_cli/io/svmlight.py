@@ -43,7 +43,7 @@ from ..support.labels import integer_labels
 from ..support.lazy_sparse import CsrArrays, sp
 from ..support.native import ffi, lib
 from .files import atomic_output, display_name, open_input, scan_compressed, stream_failure
-from .shard import as_shard, open_shard
+from .shard import Shard, as_shard, open_shard
 
 __all__ = ["MAX_FEATURES", "MAX_LINE_BYTES", "SvmChunk", "iter_svmlight", "load_svmlight", "write_svmlight"]
 
@@ -195,8 +195,9 @@ def iter_svmlight(source, *, zero_based=False, n_features=None, extra_features="
     if _csr_arrays:
         opts = replace(opts, csr_arrays=True)
     _check_source(source)
+    shard = _split_shard(shard)
     if shard is not None:
-        return _generate_shard(source, as_shard(shard), opts, name)
+        return _generate_shard(source, shard, opts, name)
     return _generate(source, opts, name)
 
 
@@ -209,8 +210,9 @@ def load_svmlight(source, *, zero_based=False, n_features=None, extra_features="
     opts = _validate(zero_based, n_features, extra_features, _UNBOUNDED_ROWS, dtype, _block_size, _line_limit, threads,
                      _part_bytes, _value_mode, _mode_sample)
     _check_source(source)
+    shard = _split_shard(shard)
     if shard is not None:
-        chunks = list(_generate_shard(source, as_shard(shard), opts, name))
+        chunks = list(_generate_shard(source, shard, opts, name))
     else:
         chunks = list(_generate(source, opts, name, rescan=_rescan))
     if chunks:
@@ -818,6 +820,16 @@ def _show(raw, limit=40):
 
 
 # --------------------------------------------------------------- sharding
+
+def _split_shard(shard):
+    """The shard to read, or None for the whole input: shard 0 of 1 is all of
+    it, of any input -- compressed, stdin or a pipe too (a job array of one
+    task fed a .gz file)."""
+    if shard is None:
+        return None
+    shard = as_shard(shard)
+    return None if isinstance(shard, Shard) and shard.count == 1 else shard
+
 
 def _generate_shard(source, shard, opts, name):
     # Opened (and refused if compressed, stdin or a stream) on the first

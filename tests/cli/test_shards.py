@@ -213,6 +213,16 @@ def test_compressed_input_is_refused_with_the_remedy(tmp_path, cmd):
                         "--dask) (see 'hsvm %s --help')\n" % (cmd[0], gz, cmd[0]))
 
 
+@pytest.mark.parametrize("cmd", [["predict", "-m", MODEL], ["hash-data", "-H", HBM, "--format", "svm"]])
+def test_shard_0_of_1_reads_a_compressed_file_or_stdin_whole(tmp_path, cmd):
+    # one task of one: nothing to split, so any input will do (a job array of one fed a .gz file)
+    gz = tmp_path / "t.svm.gz"
+    gz.write_bytes(gzip.compress(AWKWARD.encode()))
+    whole = run(cmd + [gz, "-q", "-o", "-"]).stdout
+    assert whole and run(cmd + [gz, "-q", "--shard", "0/1", "-o", "-"]).stdout == whole
+    assert run(cmd + ["-", "-q", "--shard", "0/1", "-o", "-"], input=AWKWARD).stdout == whole
+
+
 def test_stdin_and_bad_specs_are_refused_with_exit_2(tmp_path, monkeypatch):
     r = run(["predict", "-m", MODEL, "-", "--shard", "0/2"], exit_code=2, input=AWKWARD)
     assert "standard input and open streams cannot be split" in r.stderr

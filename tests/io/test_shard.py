@@ -312,6 +312,19 @@ def test_stdin_streams_and_pipes_are_refused(tmp_path):
         os.close(fd)
 
 
+@pytest.mark.parametrize("kind, compress", [("gzip", gzip.compress), ("xz", lzma.compress)])
+def test_shard_0_of_1_is_the_whole_input_of_any_kind(tmp_path, kind, compress):
+    want, y = load_svmlight(io.BytesIO(PLAIN))
+    sources = [write(tmp_path, "x.svm.z", compress(PLAIN)), io.BytesIO(PLAIN)]
+    for source in sources:
+        for shard in ("0/1", (0, 1)):
+            if hasattr(source, "seek"):
+                source.seek(0)
+            X, got_y = load_svmlight(source, shard=shard)
+            assert (X != want).nnz == 0 and np.array_equal(got_y, y)
+    assert [c.first_line for c in iter_svmlight(sources[0], shard="0/1", chunk_rows=2)][:2] == [1, 3]
+
+
 def test_missing_file_is_input_not_found(tmp_path):
     with pytest.raises(InputNotFoundError):
         list(iter_svmlight(str(tmp_path / "nope.svm"), shard="0/2"))
