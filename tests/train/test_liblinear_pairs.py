@@ -273,6 +273,24 @@ def test_byte_identical_across_runs_and_jobs():
     assert train_pairs(X, y, jobs=3, **kw).training.jobs == 3
 
 
+def test_worker_tasks_stay_few_for_many_pairs_and_many_for_few():
+    from hsvm_cli.train.liblinear import _chunk_pairs
+    for P in (1, 2, 45, 1000, 29161, 499500, 1124250, 12497500):
+        for workers in (2, 3, 8):
+            chunk = _chunk_pairs(P, workers)
+            tasks = -(-P // chunk)
+            assert chunk >= 1
+            # small tasks while they balance the workers (8 or more each) ...
+            assert chunk > 64 or tasks >= min(P, 8 * workers)
+            # ... and no more than 256 per worker once tasks pass 64 pairs (dispatch outweighed tiny pairs)
+            assert chunk <= 64 or tasks <= 256 * workers
+    # a large set of pairs spans several tasks of the same result: the byte-identity test covers it
+    X, y = _blobs(K=40, per=(3, 4), d=8)
+    ref = train_pairs(X, y, jobs=1, seed=3)
+    m = train_pairs(X, y, jobs=2, seed=3)
+    assert _same_bytes(m.W, ref.W) and _same_bytes(m.b, ref.b)
+
+
 @pytest.mark.parametrize("solver", sorted(SOLVERS))
 def test_parallel_training_equals_liblinear_reference(solver):
     X, y = _blobs(K=6)
