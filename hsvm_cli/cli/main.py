@@ -103,15 +103,21 @@ class HsvmGroup(click.Group):
             # when they run): one line, not a traceback; every `finally` has
             # run, so no temporary output is left.  What was asked for (numpy
             # says) and what is free now, once the failed work has let go.
-            from ..support.memory import TooLargeError, available_memory, format_bytes
-            have = available_memory()
+            from ..support.memory import format_bytes
             size = getattr(exc, "_total_size", None)
-            asked = " allocating %s" % format_bytes(size) if isinstance(size, int) and size > 0 else ""
-            click.echo("hsvm: out of memory%s: the input or model is too large for this machine or its limits "
-                       "(ulimit -v, cgroup%s)" % (asked, "" if have is None else "; %s free now that the failed work "
-                                                  "has let go" % format_bytes(have)),
-                       err=True)
-            ctx.exit(TooLargeError.exit_code)
+            _out_of_memory(ctx, " allocating %s" % format_bytes(size) if isinstance(size, int) and size > 0 else "")
+        except RuntimeError as exc:
+            # A thread the address-space limit leaves no stack for (ulimit -v):
+            # the same shortage, said the same way.
+            if "can't start new thread" not in str(exc):
+                raise
+            _out_of_memory(ctx, " starting a thread")
+        except ImportError as exc:
+            # A library loaded on first use (scipy's BLAS for calibrate) that the
+            # limit leaves no room to map: the same; any other ImportError is a bug.
+            if "failed to map segment" not in str(exc) and "cannot allocate memory" not in str(exc).lower():
+                raise
+            _out_of_memory(ctx, " loading %s" % (exc.name or "a library"))
         except BrokenPipeError:
             # `hsvm predict ... | head`: the reader went away; not an error of ours.
             sys.stderr.close()
@@ -148,6 +154,16 @@ def _one_line_usage(self, file=None):
     # its layout becomes spaces; any other control character is escaped
     click.echo(_usage_line(where, _CLICK_LIST_LAYOUT.sub(r"\1 ", self.format_message())), file=file,
                err=file is None)
+
+
+def _out_of_memory(ctx, what):
+    from ..support.memory import TooLargeError, available_memory, format_bytes
+    have = available_memory()
+    click.echo("hsvm: out of memory%s: the input or model is too large for this machine or its limits "
+               "(ulimit -v, cgroup%s)" % (what, "" if have is None else "; %s free now that the failed work "
+                                          "has let go" % format_bytes(have)),
+               err=True)
+    ctx.exit(TooLargeError.exit_code)
 
 
 def _usage_line(where, message):

@@ -591,6 +591,7 @@ def atomic_output(path, mode="wb", *, text=None):
         fd, tmp = tempfile.mkstemp(prefix=".%s." % base, suffix=".tmp", dir=directory)
     except OSError as exc:
         raise OutputError("%s: cannot write: %s" % (name, exc.strerror or exc)) from None
+    _track(tmp)
     try:
         fh = _writer(os.fdopen(fd, "wb"), mode, compression)
         try:
@@ -611,7 +612,20 @@ def atomic_output(path, mode="wb", *, text=None):
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        _untrack(tmp)
         raise
+
+
+def _track(tmp):
+    # removed by a C atexit handler should a library end the process with
+    # exit() before Python's cleanup runs (native/exit_cleanup.c)
+    from ..support.native import lib
+    lib.hsvm_exit_cleanup_add(os.fsencode(tmp))
+
+
+def _untrack(tmp):
+    from ..support.native import lib
+    lib.hsvm_exit_cleanup_remove(os.fsencode(tmp))
 
 
 class _Group(threading.local):
@@ -675,11 +689,13 @@ def _rename_into_place(pairs):
         with _directories_locked([t for _, t in pairs]) if len(pairs) > 1 else contextlib.nullcontext():
             for tmp, target in pairs:
                 os.replace(tmp, target)
+                _untrack(tmp)
                 done += 1
     except BaseException as exc:
         for later, _ in pairs[done:]:
             with contextlib.suppress(OSError):
                 os.unlink(later)
+            _untrack(later)
         if isinstance(exc, OSError):
             exc.done = done
         raise
@@ -708,6 +724,7 @@ def outputs_together():
         for tmp, _ in pending:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
+            _untrack(tmp)
         raise
     pending, _group.pending = _group.pending, None
     try:

@@ -466,3 +466,34 @@ def test_a_finished_command_skips_the_interpreters_teardown_but_not_its_exit_fun
     assert r.stdout.count(b"\n") == 450 and r.stderr == b""       # every label flushed
     assert os.path.exists(out + ".atexit")
     assert os.path.exists(out + ".teardown") == (case == "thread")
+
+
+_SHORTAGE_SCRIPT = """
+import sys, threading
+kind = sys.argv[1]
+if kind == "thread":
+    def refuse(self):
+        raise RuntimeError("can't start new thread")
+    threading.Thread.start = refuse
+else:
+    from hsvm_cli.predict import predictor
+    def refuse(*args, **kw):
+        raise ImportError("libscipy_openblas.so: failed to map segment from shared object", name="_fblas")
+    predictor.Predictor.predict_file = refuse
+from hsvm_cli.cli.entry import main
+sys.argv = ["hsvm"] + sys.argv[2:]
+main()
+"""
+
+
+@pytest.mark.parametrize("kind, what", [("thread", "starting a thread"), ("import", "loading _fblas")])
+def test_an_address_space_limit_met_by_a_thread_or_a_late_library_is_one_line(tmp_path, digits_files, kind, what):
+    # ulimit -v: a thread without room for its stack, or a library loaded on
+    # first use that cannot be mapped, is the out-of-memory line, exit 65
+    model, _, _ = digits_files
+    out = tmp_path / "p.txt"
+    r = subprocess.run([sys.executable, "-c", _SHORTAGE_SCRIPT, kind, "predict", "-q", "--threads", "2", "-m",
+                        str(model), DIGITS_TEST, "-o", str(out)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 65, r.stderr
+    assert r.stderr.startswith("hsvm: out of memory %s: " % what) and r.stderr.count("\n") == 1, r.stderr
+    assert list(tmp_path.iterdir()) == []

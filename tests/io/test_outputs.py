@@ -400,3 +400,20 @@ def test_two_runs_renaming_the_same_group_of_outputs_leave_one_runs_files(tmp_pa
     for t in runs:
         t.join()
     assert len({Path(t).read_text() for t in targets}) == 1
+
+
+def test_a_library_ending_the_process_with_exit_leaves_no_temporary_output(tmp_path):
+    # OpenBLAS calls exit(1) when it cannot allocate its buffers: no Python
+    # `finally` runs, and a C atexit handler removes the output's temporary
+    import subprocess
+    import sys
+    target = tmp_path / "out.txt"
+    script = ("import ctypes, sys\n"
+              "from hsvm_cli.io.files import atomic_output\n"
+              "with atomic_output(sys.argv[1], 'w') as fh:\n"
+              "    fh.write('half')\n"
+              "    fh.flush()\n"
+              "    ctypes.CDLL(None).exit(1)\n")
+    r = subprocess.run([sys.executable, "-c", script, str(target)], capture_output=True, timeout=60)
+    assert r.returncode == 1
+    assert list(tmp_path.iterdir()) == []
