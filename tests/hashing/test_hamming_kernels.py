@@ -172,14 +172,20 @@ def test_vote_unpacked_when_sums_could_not_share_int32(kernel):
     assert_votes_equal(voter.vote(x, kernel=kernel), want)
 
 
-@pytest.mark.parametrize("kernel", KERNEL_PARAMS)
-def test_vote_threads_give_identical_results(kernel):
-    rng = np.random.default_rng(7)
+def bagged_voter(seed):
+    """A voter of 13 classes' pairs, 3 bags each, at 256 bits, 37 sample
+    codes, and the voter's operands (codes, thresholds, pair_a, pair_b)."""
+    rng = np.random.default_rng(seed)
     pa, pb = pairs(rng, 13, "canonical")
     x = codes(rng, 37, 4)
     c = codes(rng, pa.size * 3, 4)
     thr = thresholds(rng, pa.size * 3, 256)
-    voter = HammingVoter(c, thr, pa, pb, bags=3, n_classes=13, bits=256)
+    return HammingVoter(c, thr, pa, pb, bags=3, n_classes=13, bits=256), x, (c, thr, pa, pb)
+
+
+@pytest.mark.parametrize("kernel", KERNEL_PARAMS)
+def test_vote_threads_give_identical_results(kernel):
+    voter, x, (c, thr, pa, pb) = bagged_voter(7)
     first = voter.vote(x, threads=1, kernel=kernel)
     for threads in (2, 3, "3", None):
         assert_votes_equal(voter.vote(x, threads=threads, kernel=kernel), first)
@@ -378,12 +384,7 @@ def test_automatic_blocking_keeps_a_group_within_the_l2_share():
 
 @pytest.mark.parametrize("kernel", KERNEL_PARAMS)
 def test_votes_written_into_a_callers_rows_are_the_fresh_arrays_bits(kernel):
-    rng = np.random.default_rng(11)
-    pa, pb = pairs(rng, 13, "canonical")
-    x = codes(rng, 37, 4)
-    c = codes(rng, pa.size * 3, 4)
-    thr = thresholds(rng, pa.size * 3, 256)
-    voter = HammingVoter(c, thr, pa, pb, bags=3, n_classes=13, bits=256)
+    voter, x, _ = bagged_voter(11)
     fresh = voter.vote(x, kernel=kernel)
     whole = np.full((50, 13), -7, dtype=np.int32)          # stale values must not survive
     out = whole[5:42]
