@@ -40,7 +40,7 @@ import numpy as np
 from ..errors import CorruptInputError, InputFormatError, InputReadError, printable
 from ..support.arrays import aligned_empty, shrink_aligned
 from ..support.labels import integer_labels
-from ..support.lazy_sparse import CsrArrays, sp
+from ..support.lazy_sparse import CsrArrays, fill_complete_indices, sp
 from ..support.native import ffi, lib
 from .files import atomic_output, display_name, open_input, scan_compressed, stream_failure
 from .shard import Shard, as_shard, open_shard
@@ -551,10 +551,8 @@ class _ChunkBuilder:
     def _keep_indices(self):
         """From now on, and for the next chunks, store indices: the rows so
         far are complete, so theirs are 0 .. n_features-1 each."""
-        n, d = int(self.st.rows), self.n_features
         indices = np.empty(self.nnz_cap, dtype=np.int32)
-        if n and d:
-            indices[:n * d].reshape(n, d)[:] = np.arange(d, dtype=np.int32)
+        fill_complete_indices(indices[:int(self.st.nnz)], self.n_features)
         self.indices = indices
         self.complete = self.complete_next = False
         self._bind()
@@ -639,9 +637,8 @@ class _ChunkBuilder:
             self.indptr[n0 + 1:n0 + take + 1] = ends - a + z0
             self.labels[n0:n0 + take] = part.labels[r:r + take]
             if part.complete:
-                if not self.complete and take and self.n_features:
-                    self.indices[z0:z0 + b - a].reshape(take, self.n_features)[:] = np.arange(
-                        self.n_features, dtype=np.int32)
+                if not self.complete:
+                    fill_complete_indices(self.indices[z0:z0 + b - a], self.n_features)
             else:
                 self.indices[z0:z0 + b - a] = part.indices[a:b]
             self.values[z0:z0 + b - a] = part.values[a:b]
@@ -671,10 +668,7 @@ class _ChunkBuilder:
         # the parser's pointers are released first and _reset() makes new ones.
         if self.nnz_cap > nnz + (nnz >> 3) + 4096:
             ffi.release(self.p_values)
-            if self.values.flags.owndata:
-                self.values.resize(nnz, refcheck=False)
-            else:
-                self.values = shrink_aligned(self.values, nnz)
+            self.values = shrink_aligned(self.values, nnz)
             if self.indices is not None:
                 ffi.release(self.p_indices)
                 self.indices.resize(nnz, refcheck=False)

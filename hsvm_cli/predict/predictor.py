@@ -414,8 +414,7 @@ class Predictor:
             self._proba_labels_warned = True
             warn("probabilities come from %s (the calibrated voting path), not from this predictor's setting (%s): "
                  "the labels given with them can differ from predict()'s"
-                 % ("exact prediction" if twin.filter is None else
-                    "the hash filter at %d bits, k = %d, refined by votes" % (twin.filter.bits, twin.k),
+                 % ("exact prediction" if twin.filter is None else "the " + twin._setting_text(),
                     self._setting_text()))
 
     def _proba_predictor(self):

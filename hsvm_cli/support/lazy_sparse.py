@@ -13,7 +13,7 @@ import sys
 
 import numpy as np
 
-__all__ = ["sp", "CsrArrays"]
+__all__ = ["sp", "CsrArrays", "fill_complete_indices"]
 
 
 class CsrArrays:
@@ -46,8 +46,8 @@ class CsrArrays:
     def indices(self):
         if self._indices is None:
             n, d = self.shape
-            dtype = np.int32 if n * d <= np.iinfo(np.int32).max else np.int64
-            self._indices = np.tile(np.arange(d, dtype=dtype), n)
+            self._indices = np.empty(n * d, dtype=np.int32 if n * d <= np.iinfo(np.int32).max else np.int64)
+            fill_complete_indices(self._indices, d)
         return self._indices
 
     @property
@@ -87,6 +87,13 @@ class CsrArrays:
 
     def astype(self, dtype, copy=True):
         return CsrArrays(self.data.astype(dtype, copy=copy), self._indices, self.indptr, self.shape)
+
+
+def fill_complete_indices(out, d):
+    """Write into ``out`` (1-D, a multiple of ``d`` long) the column indices
+    of rows that store all ``d`` columns: 0 .. d-1, row after row."""
+    if out.size:
+        out.reshape(-1, d)[:] = np.arange(d, dtype=out.dtype)
 
 
 def _is(x, test):
