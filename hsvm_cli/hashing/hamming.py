@@ -238,10 +238,10 @@ class HammingVoter(_Plan):
         _check_rc(lib.hsvm_hamming_vote_blocking(self._plan, box, box + 1), "blocking")
         return int(box[0]), int(box[1])
 
-    def vote(self, xcodes, *, threads=None, kernel=None, _blocking=None, out=None):
+    def vote(self, xcodes, *, threads=None, kernel=None, _blocking=None, out=None, dsum=None):
         """(votes, dsum), int32 [n, n_classes] each; see :func:`hamming_vote`.
-        ``out``: a C-contiguous int32 [n, n_classes] array for the votes
-        (overwritten)."""
+        ``out``, ``dsum``: C-contiguous int32 [n, n_classes] arrays for the
+        votes and the distance sums (overwritten)."""
         # _blocking=(group, chunk) forces the cache blocking (tests cover its
         # boundaries; 0 keeps the automatic choice).
         group, chunk = _blocking or (0, 0)
@@ -249,14 +249,8 @@ class HammingVoter(_Plan):
         kid = _kernel_id(kernel)
         n, xwords = xcodes.shape
         K = self.n_classes
-        if out is None:
-            votes = np.zeros((n, K), dtype=np.int32)
-        else:
-            votes = out
-            if votes.shape != (n, K) or votes.dtype != np.int32 or not votes.flags.c_contiguous:
-                raise ValueError("out must be a C-contiguous int32 array of shape %s" % ((n, K),))
-            votes.fill(0)
-        dsum = np.zeros((n, K), dtype=np.int32)
+        votes = _zeroed_counts("out", out, (n, K))
+        dsum = _zeroed_counts("dsum", dsum, (n, K))
         if n == 0:
             return votes, dsum
         xp = ffi.from_buffer("uint64_t[]", xcodes)
@@ -270,6 +264,15 @@ class HammingVoter(_Plan):
 
         _run_blocks(call, n, threads)
         return votes, dsum
+
+
+def _zeroed_counts(name, given, shape):
+    if given is None:
+        return np.zeros(shape, dtype=np.int32)
+    if given.shape != shape or given.dtype != np.int32 or not given.flags.c_contiguous:
+        raise ValueError("%s must be a C-contiguous int32 array of shape %s" % (name, shape))
+    given.fill(0)
+    return given
 
 
 def hamming_vote(xcodes, ccodes, thresholds, pair_a, pair_b, *, bags, n_classes, bits,

@@ -46,21 +46,26 @@ class HashVoter(BuildsPlansOnUse):
                                            self.pair_b, bags=self.bags, n_classes=self.n_classes, bits=self.bits)
         return self._voter
 
-    def votes(self, xcodes, *, threads=None, out=None):
+    def blocking(self):
+        """The kernel's cache blocking (see :meth:`HammingVoter.blocking`)."""
+        return self._ready().blocking()
+
+    def votes(self, xcodes, *, threads=None, out=None, dsum=None):
         """Hash votes [n, K] int32 and normalised margins [n, K] float64: the
         class's summed (ρ − d_H)/D' over its classifiers (bag mean), signed
         towards the class.  A sample whose code is all zeros (the code of a
         sample with no features) is voted at right angles to every
         classifier (:meth:`right_angle_votes`).  ``out``: (votes, margins)
         to fill (C-contiguous [n, K] views), returned: a caller's block of
-        rows is written in place, without fresh arrays and copies."""
+        rows is written in place, without fresh arrays and copies; ``dsum``:
+        int32 [n, K] room for the kernel's distance sums (overwritten)."""
         xcodes = np.ascontiguousarray(xcodes)
         if out is None:
-            votes, dsum = self._ready().vote(xcodes, threads=threads, kernel=self.kernel)
+            votes, dsum = self._ready().vote(xcodes, threads=threads, kernel=self.kernel, dsum=dsum)
             margins = hash_margins(dsum, self.theta_sums, bits=self.bits, bags=self.bags)
         else:
             votes, margins = out
-            votes, dsum = self._ready().vote(xcodes, threads=threads, kernel=self.kernel, out=votes)
+            votes, dsum = self._ready().vote(xcodes, threads=threads, kernel=self.kernel, out=votes, dsum=dsum)
             hash_margins(dsum, self.theta_sums, bits=self.bits, bags=self.bags, out=margins)
         blank = blank_codes(xcodes, self.bits)
         if blank.any():

@@ -26,6 +26,7 @@ from .class_scores import FIRST_STAGES, ClassScoreFilter, class_score_weights
 from .dag import DecisionDag, candidate_lists
 from .exact import ExactScorer
 from .features import KernelHashFeatures, PackedCodeFeatures, block_rows, check_model_codes, short_digest
+from .filter import HashFilter
 from .ranking import top_classes
 from .raw_filter import make_filter, unit_length_samples
 from .refine import dense_is_cheaper, refine_decisions, refine_votes
@@ -695,6 +696,13 @@ class Predictor:
                 hv, hm = self.filter.votes(xcodes, Xn=Xn)
         return Xn, hv, hm
 
+    def _ranks_only(self, xcodes, proba, filter_votes):
+        """Whether the hash filter's votes serve only to rank the classes kept
+        for the refine (no probabilities, no threshold, no votes given or
+        returned): the filter then ranks as it votes (HashFilter.top_classes)."""
+        return (isinstance(self.filter, HashFilter) and self.first_stage == "votes" and self.refine
+                and xcodes is None and filter_votes is None and not proba and self.epsilon is None)
+
     def _keep(self, hv, hm, proba, t):
         """The classes to refine, best first: kept [n, k], which of them are in
         use (None: all), the first-stage probabilities when needed."""
@@ -739,13 +747,19 @@ class Predictor:
                 best = self.dag.predict(Xn, threads=self._threads(), kernel=self.kernel)
             t.count("refined_classes", int(Xn.shape[0]) * m.n_classes)
             return Prediction(y, m.classes[best], None, None)
-        Xn, hv, hm = self._filter(X, xcodes, t, filter_votes)
-        if hv is None and (proba or self.epsilon is not None or not self.refine):
+        if self._ranks_only(xcodes, proba, filter_votes):
+            Xn = prepare(m.normalize, X, timings=t, threads=self._threads())
+            kept, valid, p1, hv, hm = self.filter.top_classes(Xn, self.k, timings=t), None, None, None, None
+        else:
+            kept = None
+            Xn, hv, hm = self._filter(X, xcodes, t, filter_votes)
+        if hv is None and kept is None and (proba or self.epsilon is not None or not self.refine):
             # every class's score is wanted (probabilities, or the prediction's
             # scores without a refine): formed once, ranked from there
             with t.phase("filter"):
                 hv, hm = hm.as_ranking()
-        kept, valid, p1 = self._keep(hv, hm, proba, t)
+        if kept is None:
+            kept, valid, p1 = self._keep(hv, hm, proba, t)
         if not self.refine:
             t.count("refined_classes", int(kept.shape[0]))
             best = kept[:, 0] if p1 is None else np.argmax(p1, axis=1)

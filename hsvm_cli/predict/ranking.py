@@ -18,16 +18,17 @@ def rank_classes(votes, confidence):
     return np.lexsort((-confidence, -votes), axis=-1)
 
 
-def top_classes(votes, confidence, k, *, threads=1):
+def top_classes(votes, confidence, k, *, threads=1, out=None):
     """Per row, the indices of the k best classes, best first ([n, k] int32);
     the order of :func:`rank_classes`, selected in C in O(K + k^2) per row,
-    on up to ``threads`` threads (blocks of rows; same result)."""
+    on up to ``threads`` threads (blocks of rows; same result); into ``out``
+    (C-contiguous int32 [n, min(k, K)]) when given."""
     votes = np.ascontiguousarray(votes, dtype=np.int32)
     confidence = np.ascontiguousarray(confidence, dtype=np.float64)
     if confidence.shape != votes.shape:
         raise ValueError("votes and confidence differ in shape")
     return _select(votes.shape, k, threads, lambda s, e, K, k, out: lib.hsvm_topk(
-        ptr("int32_t *", votes[s:e]), ptr("double *", confidence[s:e]), e - s, K, k, out))
+        ptr("int32_t *", votes[s:e]), ptr("double *", confidence[s:e]), e - s, K, k, out), out=out)
 
 
 def top_scores(scores, beta, k, *, threads=1):
@@ -43,14 +44,18 @@ def top_scores(scores, beta, k, *, threads=1):
         ptr("float *", scores[s:e]), ptr("double *", beta), e - s, K, k, out))
 
 
-def _select(shape, k, threads, call):
-    """[n, k] int32 filled by ``call(s, e, K, k, out_pointer)`` for blocks
-    of rows [s, e), on threads when the selection is worth one (~1 ms)."""
+def _select(shape, k, threads, call, out=None):
+    """[n, k] int32 (``out`` when given) filled by ``call(s, e, K, k,
+    out_pointer)`` for blocks of rows [s, e), on threads when the selection
+    is worth one (~1 ms)."""
     n, K = shape
     k = min(int(k), K)
     if k < 1:
         raise ValueError("k must be at least 1")
-    out = np.empty((n, k), dtype=np.int32)
+    if out is None:
+        out = np.empty((n, k), dtype=np.int32)
+    elif out.shape != (n, k) or out.dtype != np.int32 or not out.flags.c_contiguous:
+        raise ValueError("out must be a C-contiguous int32 array of shape %s" % ((n, k),))
 
     def select(span):
         s, e = span

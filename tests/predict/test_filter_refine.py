@@ -239,6 +239,37 @@ def test_hash_and_vote_per_thread_equals_hashing_then_voting(digits_model, digit
     assert np.array_equal(v1, v2) and np.array_equal(m1, m2)
 
 
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_filter_ranking_by_groups_equals_ranking_all_votes(digits_model, digits, threads, monkeypatch):
+    import hsvm_cli.predict.filter as filter_module
+    monkeypatch.setattr(filter_module, "MIN_GROUP", 1)
+    _, _, Xt, _ = digits
+    h = hash_model(digits_model, bits=256, seed=0)
+    hf = HashFilter(h, bits=128, threads=threads)
+    monkeypatch.setattr(hf.voter, "blocking", lambda: (37, 1))   # groups end inside each thread's rows
+    Xn = prepare("l2", Xt.toarray().astype(np.float32))
+    Xn[[0, 40, 41]] = 0.0      # samples without features: voted at right angles
+    for k in (1, 3, h.n_classes + 2):
+        expected = top_classes(*hf.hash_and_vote(Xn), k)
+        assert np.array_equal(hf.top_classes(Xn, k), expected)
+
+
+def test_predictor_ranking_in_the_filter_gives_the_labels_of_ranking_after_it(digits_model, digits, monkeypatch):
+    _, _, Xt, yt = digits
+    h = hash_model(digits_model, bits=256, seed=0)
+    p = Predictor(digits_model, h, filter_k=3, threads=2)
+    dense = Xt.toarray()       # the refine by votes of dense samples: its kept classes are the prediction's
+    calls = []
+    ranked = HashFilter.top_classes
+    monkeypatch.setattr(HashFilter, "top_classes", lambda self, *a, **kw: calls.append(1) or ranked(self, *a, **kw))
+    fused = p.predict_block(dense, y=yt)
+    assert calls
+    monkeypatch.setattr(Predictor, "_ranks_only", lambda self, *a: False)
+    apart = p.predict_block(dense, y=yt)
+    assert np.array_equal(fused.labels, apart.labels)
+    assert np.array_equal(fused.votes, apart.votes) and np.array_equal(fused.confidence, apart.confidence)
+
+
 def test_refine_applies_the_vote_rule_in_the_models_own_pair_orientation(digits_model, digits):
     # A model storing some pairs as (b, a), one of them a zero classifier
     # whose decision is exactly 0: the refine must send it where exact voting
