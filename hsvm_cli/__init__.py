@@ -38,7 +38,7 @@ Evaluation: :func:`evaluate`.  Cluster runs (docs/cluster.md): :func:`parse_shar
 with the exit status the command uses; warnings: :class:`HsvmWarning`.
 
 Names are imported on first use, so ``import hsvm_cli`` stays cheap."""
-import importlib
+import importlib as _importlib
 
 __version__ = "0.1.0"
 
@@ -89,7 +89,7 @@ def __getattr__(name):
         module = _API[name]
     except KeyError:
         raise AttributeError("module %r has no attribute %r" % (__name__, name)) from None
-    value = getattr(importlib.import_module("." + module, __name__), name)
+    value = getattr(_importlib.import_module("." + module, __name__), name)
     globals()[name] = value
     return value
 

@@ -46,8 +46,9 @@ class HashedOvoSVC(ClassifierMixin, BaseEstimator):
     ``C``: the cost, or ``"auto"`` (chosen by ``cv_folds``-fold
     cross-validation on hsvm's doubling grid, ``train-ovo -c auto``; the
     chosen value is ``C_``).  ``normalize``: ``"l2"`` (samples scaled to unit
-    length, as hashing needs), ``"none"``, or ``"auto"`` (chosen with C by
-    cross-validation; needs ``C="auto"``).  ``solver``, ``tol``, ``bias``:
+    length, as hashing needs), ``"none"``, or ``"auto"`` (chosen by
+    cross-validation: with C when ``C="auto"``, else at the given C, which
+    needs ``cv_folds``).  ``solver``, ``tol``, ``bias``:
     as ``train-ovo``'s (LIBLINEAR's -s, -e and -B).  ``class_weight``:
     None, ``"balanced"`` (n / (K n_c)) or a dict from labels of ``y`` to
     weights, each class's C multiplier in every pair (``train-ovo -w``,
@@ -178,6 +179,9 @@ class HashedOvoSVC(ClassifierMixin, BaseEstimator):
         if self.filter_k is not None and (isinstance(self.filter_k, (bool, np.bool_))
                                           or not isinstance(self.filter_k, numbers.Integral) or self.filter_k < 1):
             raise ValueError("filter_k must be a whole number of at least 1, not %r" % (self.filter_k,))
+        if isinstance(self.normalize, str) and self.normalize == "auto" and not (
+                isinstance(self.C, str) and self.C == "auto") and self.cv_folds is None:
+            raise ValueError("normalize='auto' is chosen by cross-validation: it needs C='auto' or cv_folds")
         if not self.refine and self.rule == "dag":
             raise ValueError("refine=False refines nothing: rule='dag' (the refine's rule) does not apply")
         stage = self.first_stage if self.first_stage is not None else ("votes" if self.hash_bits is not None

@@ -87,7 +87,7 @@ class HashFilter(LazyEncoder):
         group = max(MIN_GROUP, self.voter.blocking()[0])
 
         def keep(encoder, s, e):
-            rows = min(group, e - s)
+            rows = max(1, min(group, e - s))
             votes = np.empty((rows, K), dtype=np.int32)
             margins = np.empty((rows, K), dtype=np.float64)
             dsum = np.empty((rows, K), dtype=np.int32)

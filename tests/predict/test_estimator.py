@@ -114,6 +114,7 @@ def test_random_state_seeds_the_projection_and_none_draws_one(digits):
     (dict(hash_bits=256, filter_k=0), "filter_k must be a whole number of at least 1, not 0"),
     (dict(hash_bits=256, filter_k=2.5), "filter_k must be a whole number"),
     (dict(hash_bits=256, refine=False, rule="dag"), "refine=False refines nothing: rule='dag'"),
+    (dict(normalize="auto", C=2.0), "normalize='auto' is chosen by cross-validation: it needs C='auto' or cv_folds"),
 ])
 def test_bad_parameters_are_value_errors_naming_the_parameter_before_training(digits, params, message,
                                                                                monkeypatch):

@@ -270,6 +270,17 @@ def test_predictor_ranking_in_the_filter_gives_the_labels_of_ranking_after_it(di
     assert np.array_equal(fused.votes, apart.votes) and np.array_equal(fused.confidence, apart.confidence)
 
 
+@pytest.mark.parametrize("first_stage", [None, "scores"])
+@pytest.mark.parametrize("rule", ["vote", "dag"])
+def test_hashed_predictor_gives_an_empty_prediction_of_no_samples(digits_model, digits, first_stage, rule):
+    _, _, Xt, _ = digits
+    h = hash_model(digits_model, bits=256, seed=0)
+    p = Predictor(digits_model, h, filter_k=3, first_stage=first_stage, rule=rule)
+    for X in (Xt[:0], Xt[:0].toarray()):
+        assert p.predict(X).shape == (0,)
+        assert p.predict_block(X).labels.shape == (0,)
+
+
 def test_refine_applies_the_vote_rule_in_the_models_own_pair_orientation(digits_model, digits):
     # A model storing some pairs as (b, a), one of them a zero classifier
     # whose decision is exactly 0: the refine must send it where exact voting
