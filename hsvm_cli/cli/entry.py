@@ -1,5 +1,5 @@
 """The ``hsvm`` console script.  Signals are handled from the first moment: a
-Ctrl-C or SIGTERM while the modules are still loading leaves at once (nothing
+Ctrl-C, SIGTERM or SIGHUP while the modules are still loading leaves at once (nothing
 is written yet), without a traceback; once a subcommand runs, they raise so
 that its cleanup runs (cli/main.py), and the process then leaves without
 waiting for worker threads."""
@@ -9,6 +9,11 @@ import signal
 import sys
 
 from ..errors import OutputError
+
+#: The signals that stop hsvm (exit 128 + the signal's number) with its
+#: temporaries removed: Ctrl-C, kill, and a hang-up (a closed terminal or ssh
+#: session).
+QUIT_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 def _exit_quietly(signum, frame):
@@ -115,8 +120,8 @@ def handle_signal(signum, handler):
 
 
 def main():
-    handle_signal(signal.SIGINT, _exit_quietly)
-    handle_signal(signal.SIGTERM, _exit_quietly)
+    for signum in QUIT_SIGNALS:
+        handle_signal(signum, _exit_quietly)
     if sys.stdin is None:
         sys.stdin = _ClosedStdin()
     # The reports printed with click.echo (eval's report, a search's table,
@@ -152,14 +157,15 @@ def main():
         sys.exit(exc.exit_code)
     except SystemExit as exc:
         from ..io.files import outputs_committed
-        if exc.code not in (130, 143) and outputs_committed():
+        stopped = tuple(128 + signum for signum in QUIT_SIGNALS)
+        if exc.code not in stopped and outputs_committed():
             # The command is done and its outputs are in place: a signal
             # during the interpreter's exit (which restores the default
-            # actions) must not end it with 130 or 143, which say that
+            # actions) must not end it with 130, 143 or 129, which say that
             # nothing was replaced.
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
-            signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        if exc.code in (130, 143):
+            for signum in QUIT_SIGNALS:
+                signal.signal(signum, signal.SIG_IGN)
+        if exc.code in stopped:
             # Interrupted or terminated, every `finally` run and the message
             # written: leave now.  The interpreter's exit would wait for
             # worker threads still inside a native call (a pair's solver), and

@@ -10,18 +10,24 @@ import click
 
 from .. import __version__
 from ..errors import HsvmError, HsvmWarning, OptionError, OutputError, printable
+from .entry import QUIT_SIGNALS
 
 
 class Terminated(BaseException):
-    """SIGTERM, raised like KeyboardInterrupt so that every ``finally`` runs:
-    temporary outputs are removed, nothing half-written is left."""
+    """SIGTERM or SIGHUP (a closed terminal or ssh session), raised like
+    KeyboardInterrupt so that every ``finally`` runs: temporary outputs are
+    removed, nothing half-written is left."""
+
+    def __init__(self, signum=signal.SIGTERM):
+        super().__init__(signum)
+        self.signum = signum
 
 
 _late_signals = []
 
 
 def _interrupt(signum, frame):
-    """SIGINT and SIGTERM while a command runs: raised (KeyboardInterrupt,
+    """SIGINT, SIGTERM and SIGHUP while a command runs: raised (KeyboardInterrupt,
     Terminated) so that its temporaries are removed and what it would
     replace is kept -- until its outputs are being renamed into place.
     From then on nothing is undone, so the first such signal lets the
@@ -33,7 +39,7 @@ def _interrupt(signum, frame):
         return
     if signum == signal.SIGINT:
         raise KeyboardInterrupt
-    raise Terminated()
+    raise Terminated(signum)
 
 
 # Subcommand name -> module: a module is imported only when its command runs
@@ -72,8 +78,8 @@ class HsvmGroup(click.Group):
         try:
             if threading_main():
                 from .entry import handle_signal
-                handle_signal(signal.SIGINT, _interrupt)
-                handle_signal(signal.SIGTERM, _interrupt)
+                for signum in QUIT_SIGNALS:
+                    handle_signal(signum, _interrupt)
             with warnings.catch_warnings():
                 # The library's warnings to Python callers are notices the
                 # commands print in their own words (or leave out with -q);
@@ -132,9 +138,9 @@ class HsvmGroup(click.Group):
             # output to a standard output the process was started without
             click.echo("hsvm: <stdout>: cannot write: standard output is closed", err=True)
             ctx.exit(OutputError.exit_code)
-        except Terminated:
-            click.echo("hsvm: terminated", err=True)
-            ctx.exit(143)
+        except Terminated as exc:
+            click.echo("hsvm: %s" % ("hung up" if exc.signum == signal.SIGHUP else "terminated"), err=True)
+            ctx.exit(128 + exc.signum)
 
 
 _click_usage_show = click.UsageError.show

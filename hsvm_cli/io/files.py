@@ -582,6 +582,10 @@ def atomic_output(path, mode="wb", *, text=None):
         finally:
             _close_quietly(fh)
         return
+    if existing is not None and not os.access(target, os.W_OK):
+        # a write-protected file (chmod a-w, another user's read-only file):
+        # the rename could replace it, the shell's `>` would refuse
+        raise OutputError("%s: cannot write: Permission denied" % name)
     directory = os.path.dirname(target)
     base = os.path.basename(target)
     if len(os.fsencode(base)) > 200:
@@ -608,7 +612,12 @@ def atomic_output(path, mode="wb", *, text=None):
         if _group.pending is not None:
             _group.pending.append((tmp, target))        # renamed when the whole group is written
             return
-        _rename_into_place([(tmp, target)])
+        try:
+            _rename_into_place([(tmp, target)])
+        except OSError as exc:
+            # a rename the directory refuses (a sticky /tmp-like directory and
+            # another user's file): the one line of any unwritable output
+            raise OutputError("%s: cannot write: %s" % (name, exc.strerror or exc)) from None
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
@@ -680,29 +689,109 @@ def _directories_locked(targets):
 
 def _rename_into_place(pairs):
     """Rename each (temporary, target) pair; when a rename fails the
-    temporaries not yet renamed are removed (an OSError carries how many
-    were renamed, ``done``).  A group of two or more is renamed under the
-    lock of its directories (:func:`_directories_locked`)."""
+    temporaries not yet renamed are removed (an OSError carries the index
+    of the pair that failed, ``done``).  A group of two or more is renamed
+    under the lock of its directories (:func:`_directories_locked`), and
+    takes effect whole or not at all: a target no rename may replace (a
+    sticky directory's file of another user) is refused before the first
+    rename, and a failure puts back what the earlier renames replaced
+    (:func:`_keep_replaced`)."""
     _renames["running"] += 1
     done = 0
+    kept = {}
     try:
         with _directories_locked([t for _, t in pairs]) if len(pairs) > 1 else contextlib.nullcontext():
-            for tmp, target in pairs:
-                os.replace(tmp, target)
-                _untrack(tmp)
-                done += 1
+            if len(pairs) > 1:
+                for i, (_, target) in enumerate(pairs):
+                    if not _may_replace(target):
+                        exc = PermissionError(errno.EPERM, os.strerror(errno.EPERM), target)
+                        exc.done = i
+                        raise exc
+                kept = _keep_replaced([t for _, t in pairs])
+            try:
+                for tmp, target in pairs:
+                    os.replace(tmp, target)
+                    _untrack(tmp)
+                    done += 1
+            except BaseException:
+                _put_back([t for _, t in pairs[:done]], kept)
+                raise
+            finally:
+                for old in kept.values():
+                    if old is not None:
+                        with contextlib.suppress(OSError):
+                            os.unlink(old)
+                        _untrack(old)
     except BaseException as exc:
         for later, _ in pairs[done:]:
             with contextlib.suppress(OSError):
                 os.unlink(later)
             _untrack(later)
-        if isinstance(exc, OSError):
+        if isinstance(exc, OSError) and not hasattr(exc, "done"):
             exc.done = done
+        done = 0            # nothing of the group is left replaced
         raise
     finally:
         if done:
             _renames["done"] += 1
         _renames["running"] -= 1
+
+
+def _may_replace(path):
+    """Whether a rename may replace (or a link to it be removed from) what
+    ``path`` names: in a sticky directory (/tmp, a shared scratch) only the
+    file's owner, the directory's or root may; elsewhere, as far as this
+    knows, anyone who may write the directory."""
+    euid = os.geteuid()
+    try:
+        st = os.lstat(path)
+        if euid == 0 or st.st_uid == euid:
+            return True
+        parent = os.stat(os.path.dirname(path))
+    except OSError:
+        return True
+    return not parent.st_mode & stat.S_ISVTX or parent.st_uid == euid
+
+
+def _keep_replaced(targets):
+    """{target: a hard link to the file it names now, or None when nothing
+    is there}, for :func:`_put_back`; a target whose file cannot be linked
+    (a file system without hard links, another user's file under
+    protected_hardlinks) is left out: its old content cannot come back."""
+    import secrets
+    kept = {}
+    for target in targets:
+        if not os.path.lexists(target):
+            kept[target] = None
+            continue
+        base = os.path.basename(target)[:50]
+        for _ in range(8):
+            old = os.path.join(os.path.dirname(target), ".%s.%s.old" % (base, secrets.token_hex(4)))
+            try:
+                os.link(target, old)
+            except FileExistsError:
+                continue
+            except OSError:
+                break
+            _track(old)
+            kept[target] = old
+            break
+    return kept
+
+
+def _put_back(targets, kept):
+    """Undo the renames onto ``targets``: each gets back the file it named
+    (``kept``), or is removed when it named none; best effort."""
+    for target in reversed(targets):
+        if target not in kept:
+            continue
+        with contextlib.suppress(OSError):
+            if kept[target] is None:
+                os.unlink(target)
+            else:
+                os.replace(kept[target], target)
+                _untrack(kept[target])
+                kept[target] = None
 
 
 @contextlib.contextmanager
@@ -851,8 +940,9 @@ def writes_to_stdout(path):
 
 
 def same_regular_file(output, inputs):
-    """The first of ``inputs`` (paths; ``-`` and None skipped) that ``output``
-    would overwrite: the same regular file, by any name.  A device or FIFO
+    """The first of ``inputs`` (paths, ``-`` for standard input; None
+    skipped) that ``output`` would overwrite: the same regular file, by any
+    name.  A device or FIFO
     (``/dev/null``) is written through, not replaced, and is never refused."""
     if output == "-" or output is None:
         return None
@@ -863,11 +953,12 @@ def same_regular_file(output, inputs):
     if not stat.S_ISREG(out.st_mode):
         return None
     for path in inputs:
-        if path == "-" or path is None:
+        if path is None:
             continue
         try:
-            st = os.stat(path)
-        except (OSError, ValueError):
+            # `-` is standard input: `hsvm ... - -o data.svm < data.svm`
+            st = os.fstat(sys.stdin.fileno()) if path == "-" else os.stat(path)
+        except (OSError, ValueError, AttributeError):
             continue
         if (st.st_dev, st.st_ino) == (out.st_dev, out.st_ino):
             return path
@@ -876,7 +967,8 @@ def same_regular_file(output, inputs):
 
 def refuse_overwriting_input(output, inputs, *, label="output", context="", shown=display_name):
     """An OptionError before any work when ``output`` is the same regular
-    file as one of ``inputs`` (paths; file objects, ``-`` and None skipped)
+    file as one of ``inputs`` (paths, ``-`` for standard input; file
+    objects and None skipped)
     -- the atomic rename would replace that input by the result -- naming
     it ``label: OUTPUT is an input{context}`` and, when the input was given
     under another name (a link, another path), that name; ``shown`` formats
@@ -886,7 +978,7 @@ def refuse_overwriting_input(output, inputs, *, label="output", context="", show
         return os.fspath(p) if isinstance(p, (str, bytes, os.PathLike)) else None
     clash = same_regular_file(path(output), [path(p) for p in inputs])
     if clash is not None:
-        out, given = shown(output), shown(clash)
+        out, given = shown(output), "<stdin>" if clash == "-" else shown(clash)
         raise OptionError("%s: %s is an input%s%s: refusing to overwrite it"
                           % (label, out, context, "" if out == given else " (as %s)" % given))
 

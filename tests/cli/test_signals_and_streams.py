@@ -26,7 +26,8 @@ def _start(args, **kw):
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
-@pytest.mark.parametrize("sig, code, word", [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")])
+@pytest.mark.parametrize("sig, code, word", [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated"),
+                                             (signal.SIGHUP, 129, "hung up")])
 def test_a_signal_stops_training_with_its_exit_status_and_no_model(tmp_path, jobs, sig, code, word):
     # The input comes through a FIFO: once all of it is written the reader
     # has parsed it, so the signal arrives while the pairs train.

@@ -284,10 +284,100 @@ def test_outputs_written_together_are_renamed_together_or_not_at_all(tmp_path, m
     with pytest.raises(KeyboardInterrupt):
         write_both()
     assert sorted(os.listdir(tmp_path)) == ["a", "b"]
+    assert a.read_bytes() == b.read_bytes() == b"OLD"     # the first rename undone
     monkeypatch.setattr(os, "replace", real)
     a.write_bytes(b"OLD")
     write_both()
     assert a.read_bytes() == b.read_bytes() == b"NEW"
+
+
+def test_a_group_whose_second_rename_is_refused_leaves_every_file_as_it_was(tmp_path, monkeypatch):
+    # a sticky directory (/tmp, a shared scratch) refuses to rename over
+    # another user's file: the first file renamed is put back, a new one removed
+    import errno
+
+    from hsvm_cli.errors import OutputError
+    from hsvm_cli.io.files import atomic_output, outputs_together
+    a, b, new = tmp_path / "a", tmp_path / "b", tmp_path / "new"
+    for p in (a, b):
+        p.write_bytes(b"OLD")
+    real = os.replace
+
+    def refused(src, dst):
+        if os.path.basename(dst) == "b":
+            raise PermissionError(errno.EPERM, "Operation not permitted")
+        real(src, dst)
+    monkeypatch.setattr(os, "replace", refused)
+    for first in (a, new):
+        with pytest.raises(OutputError, match="/b: cannot write: Operation not permitted$"):
+            with outputs_together():
+                for p in (first, b):
+                    with atomic_output(p) as fh:
+                        fh.write(b"NEW")
+        assert sorted(os.listdir(tmp_path)) == ["a", "b"] and a.read_bytes() == b.read_bytes() == b"OLD"
+
+
+def test_a_group_naming_another_users_file_in_a_sticky_directory_is_refused_before_any_rename(tmp_path,
+                                                                                              monkeypatch):
+    # no rename may replace it there, and no link to it could be removed again
+    from hsvm_cli.errors import OutputError
+    from hsvm_cli.io.files import atomic_output, outputs_together
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    theirs = shared / "grid.json"
+    theirs.write_bytes(b"THEIRS")
+    monkeypatch.setattr(os, "geteuid", lambda: os.getuid() + 12345)     # this process is someone else
+    with pytest.raises(OutputError, match="grid.json: cannot write: Operation not permitted$"):
+        with outputs_together():
+            for p in (shared / "c.cal", theirs):
+                with atomic_output(p) as fh:
+                    fh.write(b"NEW")
+    assert os.listdir(shared) == ["grid.json"] and theirs.read_bytes() == b"THEIRS"
+
+
+def test_a_rename_the_directory_refuses_is_the_one_line_output_error(tmp_path, monkeypatch):
+    import errno
+
+    from hsvm_cli.errors import OutputError
+    from hsvm_cli.io.files import atomic_output
+    out = tmp_path / "p.txt"
+    out.write_bytes(b"OLD")
+
+    def refused(src, dst):
+        raise PermissionError(errno.EPERM, "Operation not permitted")
+    monkeypatch.setattr(os, "replace", refused)
+    with pytest.raises(OutputError) as err:
+        with atomic_output(out) as fh:
+            fh.write(b"NEW")
+    assert str(err.value) == "%s: cannot write: Operation not permitted" % out and err.value.exit_code == 74
+    assert os.listdir(tmp_path) == ["p.txt"] and out.read_bytes() == b"OLD"
+
+
+def test_a_write_protected_file_is_not_replaced(tmp_path, monkeypatch):
+    # as the shell's `>` refuses it (root may write anything: os.access says so)
+    from hsvm_cli.errors import OutputError
+    from hsvm_cli.io.files import atomic_output
+    out = tmp_path / "p.txt"
+    out.write_bytes(b"OLD")
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda path, mode, **kw: False if mode == os.W_OK else real(path, mode, **kw))
+    with pytest.raises(OutputError, match="p.txt: cannot write: Permission denied$"):
+        with atomic_output(out) as fh:
+            fh.write(b"NEW")
+    assert os.listdir(tmp_path) == ["p.txt"] and out.read_bytes() == b"OLD"
+
+
+def test_standard_input_reading_the_output_file_is_refused(model, tmp_path):
+    data = tmp_path / "data.svm"
+    data.write_bytes(b"1 1:1\n2 1:-1\n")
+    with open(data, "rb") as stdin:
+        r = hsvm("predict", "-m", model, "-", "-o", "data.svm", stdin=stdin, cwd=tmp_path)
+    assert r.returncode == 2 and b"data.svm is an input of this command (as <stdin>)" in r.stderr, r.stderr
+    assert data.read_bytes() == b"1 1:1\n2 1:-1\n"
+    with open(data, "rb") as stdin:
+        r = hsvm("predict", "-q", "-m", model, "-", "-o", "p.txt", stdin=stdin, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
 
 
 def test_an_output_that_is_an_input_under_another_name_names_both(model, tmp_path):
