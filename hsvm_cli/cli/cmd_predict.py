@@ -128,12 +128,17 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
             "--exact and --dag are exact prediction" if exact or dag else "give its hash model with -H"))
     if extra_features is None:
         extra_features = default_extra_features(model)
-    zero_based_given = zero_based is not None
-    numbering = options.numbering_note("predict", zero_based, trained_zero_based(model), model_path, test)
+    kernel_hash = None
+    if khm_path is not None and not isinstance(model, OvrModel):
+        from ..models.kernel_hash import load_kernel_hash
+        kernel_hash = load_kernel_hash(khm_path)
+    # raw samples are numbered as the file the kernel hash (when given) was fitted on, else the model's
+    numbered, numbered_path = (model, model_path) if kernel_hash is None else (kernel_hash, khm_path)
+    numbering = options.numbering_note("predict", zero_based, trained_zero_based(numbered), numbered_path, test)
     if numbering is not None and not quiet:
         click.echo(numbering, err=True)      # before the run: it may explain the run's error
     if zero_based is None:
-        zero_based = trained_zero_based(model)
+        zero_based = trained_zero_based(numbered)
     h = codes = None
     if hbm_path is not None and not exact:
         h = load_any_hash_model(hbm_path)
@@ -163,12 +168,6 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
         settings = dict(bits=bits, filter_k=filter_k, refine=not no_refine, threads=threads)
         predictor = OvrPredictor(model, h, **settings)
     else:
-        kernel_hash = None
-        if khm_path is not None:
-            from ..models.kernel_hash import load_kernel_hash
-            kernel_hash = load_kernel_hash(khm_path)
-            if not zero_based_given and trained_zero_based(kernel_hash):
-                zero_based = True       # raw samples numbered as the kernel hash's training file
         settings = dict(bits=bits, filter_k=filter_k, refine=not no_refine, epsilon=epsilon, threads=threads,
                         rule=rule, first_stage=first_stage, kernel_hash=kernel_hash)
         if calib_path:

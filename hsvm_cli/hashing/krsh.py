@@ -67,7 +67,7 @@ import math
 
 import numpy as np
 
-from ..errors import DataError, ModelMismatchError
+from ..errors import DataError, ModelMismatchError, OptionError, SampleError
 from ..support.arrays import FLOAT32_MAX, check_seed
 from ..support.lazy_sparse import sp
 from ..support.native import ffi, lib, ptr
@@ -118,11 +118,11 @@ def _dense32(X, d=None):
     else:
         X = np.asarray(X, dtype=np.float32)
         if X.ndim != 2:
-            raise ValueError("samples must be a 2-D array, got shape %s" % (X.shape,))
+            raise SampleError("samples must be a 2-D array, got shape %s" % (X.shape,))
         if d is not None and X.shape[1] < d:
             X = np.hstack([X, np.zeros((X.shape[0], d - X.shape[1]), np.float32)])
     if d is not None and X.shape[1] != d:
-        raise ValueError("samples have %d features, the kernel hash was fitted on %d" % (X.shape[1], d))
+        raise SampleError("samples have %d features, the kernel hash was fitted on %d" % (X.shape[1], d))
     return np.ascontiguousarray(X)
 
 
@@ -173,7 +173,7 @@ def _check_kernel_input(X, kernel):
             value = value.toarray() if hasattr(value, "toarray") else value
             raise NegativeFeatureError(kernel, bad[0], bad[1] + 1, float(np.asarray(value).ravel()[0]))
     elif not np.all(np.isfinite(X.data if sp.issparse(X) else X)):
-        raise ValueError("samples contain NaN or infinite values")
+        raise SampleError("samples contain NaN or infinite values")
 
 
 def _check_poly_range(X, gamma, degree, coef0):
@@ -184,23 +184,23 @@ def _check_poly_range(X, gamma, degree, coef0):
         np.einsum("ij,ij->i", np.asarray(X, np.float64), np.asarray(X, np.float64))
     base = float(gamma) * float(sq.max(initial=0.0)) + abs(float(coef0))
     if base > 0 and degree * math.log(base) > math.log(FLOAT32_MAX):
-        raise ValueError("the poly kernel reaches (gamma |x|^2 + coef0)^degree = %.3g^%d on the training rows, "
+        raise DataError("the poly kernel reaches (gamma |x|^2 + coef0)^degree = %.3g^%d on the training rows, "
                          "beyond float32, where the kernel subspace is kept: lower --gamma or --degree"
                          % (base, degree))
 
 
 def _check_params(kernel, gamma, degree, coef0):
     if kernel not in KERNELS:
-        raise ValueError("unknown kernel %r (choose from %s)" % (kernel, ", ".join(KERNELS)))
+        raise OptionError("unknown kernel %r (choose from %s)" % (kernel, ", ".join(KERNELS)))
     if kernel in _USES_GAMMA:
         if isinstance(gamma, (bool, np.bool_)) or not isinstance(gamma, (int, float, np.integer, np.floating)) \
                 or not (math.isfinite(gamma) and gamma > 0):
-            raise ValueError("gamma must be a positive finite number for the %s kernel, not %r" % (kernel, gamma))
+            raise OptionError("gamma must be a positive finite number for the %s kernel, not %r" % (kernel, gamma))
     if kernel == "poly":
         if isinstance(degree, (bool, np.bool_)) or not isinstance(degree, (int, np.integer)) or not 1 <= degree <= 64:
-            raise ValueError("degree must be an integer in 1..64, not %r" % (degree,))
+            raise OptionError("degree must be an integer in 1..64, not %r" % (degree,))
         if not isinstance(coef0, (int, float, np.integer, np.floating)) or not math.isfinite(coef0):
-            raise ValueError("coef0 must be a finite number, not %r" % (coef0,))
+            raise OptionError("coef0 must be a finite number, not %r" % (coef0,))
 
 
 # ---------------------------------------------------------------- kernels
@@ -245,10 +245,10 @@ def auto_gamma(X, kernel, *, seed=0, pairs=GAMMA_PAIRS):
     """The median-heuristic gamma of the module docstring, and a description
     of the rule: ``(gamma, rule)``."""
     if kernel not in _USES_GAMMA:
-        raise ValueError("the %s kernel has no gamma" % kernel)
+        raise OptionError("the %s kernel has no gamma" % kernel)
     n = X.shape[0]
     if n < 2:
-        raise ValueError("gamma='auto' needs at least two training rows")
+        raise DataError("gamma='auto' needs at least two training rows")
     raw = _pcg(seed, _SPAWN_GAMMA).random_raw(2 * pairs)
     ia = (raw[:pairs] % np.uint64(n)).astype(np.int64)
     ib = (ia + 1 + (raw[pairs:] % np.uint64(n - 1)).astype(np.int64)) % n      # never equal to ia
@@ -273,7 +273,7 @@ def auto_gamma(X, kernel, *, seed=0, pairs=GAMMA_PAIRS):
     med = float(np.median(np.asarray(vals)))
     if not (med > 0 and math.isfinite(med)):
         what = "squared norm |x|^2 of the sampled rows" if kernel == "poly" else "distance of the sampled pairs"
-        raise ValueError("gamma='auto': the median %s is %r; give gamma explicitly" % (what, med))
+        raise DataError("gamma='auto': the median %s is %r; give gamma explicitly" % (what, med))
     return 1.0 / med, rule
 
 
@@ -290,7 +290,7 @@ class KernelHash:
                  landmark_diag=None, info=None, generator=GENERATOR, projection_stream=None,
                  projection_kind="gaussian", path=None, provenance=None):
         if projection_kind not in PROJECTIONS:
-            raise ValueError("projection must be one of %s, not %r" % (", ".join(PROJECTIONS), projection_kind))
+            raise OptionError("projection must be one of %s, not %r" % (", ".join(PROJECTIONS), projection_kind))
         if projection_stream is None:
             projection_stream = PROJECTION_STREAM if projection_kind == "gaussian" else CIRCULANT_PROJECTION_STREAM
         self.kernel = kernel
@@ -361,7 +361,7 @@ class KernelHash:
             return self.bits
         if isinstance(bits, (bool, np.bool_)) or not isinstance(bits, (int, np.integer)) \
                 or bits <= 0 or bits % 64 or bits > self.bits:
-            raise ValueError("bits must be a multiple of 64 between 64 and %d, got %r" % (self.bits, bits))
+            raise OptionError("bits must be a multiple of 64 between 64 and %d, got %r" % (self.bits, bits))
         return int(bits)
 
     def projection(self, bits=None):
@@ -370,7 +370,7 @@ class KernelHash:
         the projection of a shorter code.  (Gaussian projections only.)"""
         bits = self.check_bits(bits)
         if self.projection_kind != "gaussian":
-            raise ValueError("this kernel hash's projection is %s, not a dense matrix" % self.projection_kind)
+            raise OptionError("this kernel hash's projection is %s, not a dense matrix" % self.projection_kind)
         if self._R is None:
             m = self.n_landmarks
             g = standard_normal(self.bits * m, seed=self.seed, stream=self.projection_stream)
@@ -416,7 +416,7 @@ class KernelHash:
         """The circulant projection of the m subspace coordinates (circulant
         kernel hashes only): streams projection_stream and the next."""
         if self.projection_kind != "circulant":
-            raise ValueError("this kernel hash's projection is %s" % self.projection_kind)
+            raise OptionError("this kernel hash's projection is %s" % self.projection_kind)
         if self._circulant is None:
             self._circulant = CirculantProjection.from_seed(
                 bits=self.bits, n_features=self.n_landmarks, seed=self.seed,
@@ -547,7 +547,7 @@ def check_codes_meta(h, meta, *, bits=None, name="codes"):
 
 def _check_int(name, v, lo):
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) or v < lo:
-        raise ValueError("%s must be an integer >= %d, not %r" % (name, lo, v))
+        raise OptionError("%s must be an integer >= %d, not %r" % (name, lo, v))
     return int(v)
 
 
@@ -567,21 +567,21 @@ def fit_kernel_hash(X, *, kernel, gamma="auto", degree=3, coef0=1.0, landmarks, 
     training input's SHA-256 when given.  Fewer than m landmarks are kept only
     when the training rows run out (recorded as ``landmarks_kept``)."""
     if kernel not in KERNELS:
-        raise ValueError("unknown kernel %r (choose from %s)" % (kernel, ", ".join(KERNELS)))
+        raise OptionError("unknown kernel %r (choose from %s)" % (kernel, ", ".join(KERNELS)))
     if projection not in PROJECTIONS:
-        raise ValueError("projection must be one of %s, not %r" % (", ".join(PROJECTIONS), projection))
+        raise OptionError("projection must be one of %s, not %r" % (", ".join(PROJECTIONS), projection))
     n = X.shape[0]
     m = _check_int("landmarks", landmarks, 1)
     if m > n:
-        raise ValueError("landmarks (%d) exceed the %d training rows" % (m, n))
+        raise OptionError("landmarks (%d) exceed the %d training rows" % (m, n))
     bits = _check_int("bits", bits, 64)
     if bits % 64:
-        raise ValueError("bits must be a multiple of 64, got %d" % bits)
+        raise OptionError("bits must be a multiple of 64, got %d" % bits)
     seed = check_seed(seed)
     if sp.issparse(X):
         X = X.tocsr()           # rows are taken by index: COO cannot be
     if not (isinstance(tol, (int, float, np.integer, np.floating)) and 0 < tol < 1):
-        raise ValueError("tol must be in (0, 1), not %r" % (tol,))
+        raise OptionError("tol must be in (0, 1), not %r" % (tol,))
     _check_kernel_input(X if sp.issparse(X) else np.asarray(X, dtype=np.float32), kernel)
     info = {}
     if kernel in _USES_GAMMA:
@@ -592,14 +592,14 @@ def fit_kernel_hash(X, *, kernel, gamma="auto", degree=3, coef0=1.0, landmarks, 
             info["gamma_rule"] = "given"
     else:
         if gamma is not None and not (isinstance(gamma, str) and gamma == "auto"):
-            raise ValueError("the %s kernel has no gamma" % kernel)
+            raise OptionError("the %s kernel has no gamma" % kernel)
         gamma = None
     _check_params(kernel, gamma, degree, coef0)
     if kernel == "poly":
         if coef0 < 0:
             # not positive semi-definite: landmarks of negative feature-space
             # "norm" are dropped, and what is left may span almost nothing
-            raise ValueError("coef0 %g: (g x.z + coef0)^degree with coef0 < 0 is not positive semi-definite, which "
+            raise OptionError("coef0 %g: (g x.z + coef0)^degree with coef0 < 0 is not positive semi-definite, which "
                              "a kernel hash needs (coef0 >= 0)" % coef0)
         _check_poly_range(X, gamma, degree, coef0)
     d = X.shape[1]
@@ -635,7 +635,7 @@ def fit_kernel_hash(X, *, kernel, gamma="auto", degree=3, coef0=1.0, landmarks, 
             min_resid = min(min_resid, float(resid[taken == 1].min()))
         kept_rows.extend(idx[taken == 1].tolist())
     if kept == 0:
-        raise ValueError("no landmark kept: every candidate has a zero feature-space norm")
+        raise DataError("no landmark kept: every candidate has a zero feature-space norm")
     Z = np.ascontiguousarray(ZT[:, :kept].T)
     L = np.ascontiguousarray(Lc[:kept, :kept].T)          # column-major storage -> row-major L
     info.update({"landmarks_requested": m, "landmarks_kept": kept, "candidates_examined": examined,

@@ -599,7 +599,7 @@ class Predictor:
             elif self.features is None:
                 if codes is not None:       # codes of another kind of hash: say so
                     check_model_codes(self.model, codes=codes, model_name=self.model.path or "the model")
-                raise ModelMismatchError(
+                raise OptionError(
                     "%s was trained on codes of kernel hash %s: give that kernel hash (--kernel-hash KERNEL.khm) "
                     "to hash raw samples, or their codes (--codes)"
                     % (self.model.path or "the model", short_digest(self.model.codes_source.get("kernel_hash_sha256"))))

@@ -138,9 +138,11 @@ def test_hashes_fitted_on_zero_based_files_read_their_samples_zero_based(pipelin
     run(["hash-data", "-H", tmp_path / "z.khm", zero, "-o", tmp_path / "k.codes", "-q"])
     run(["train-ovo", "--codes", tmp_path / "k.codes", "-c", "1", "-o", model, "-q"])
     told = run(["predict", "-m", model, "--kernel-hash", tmp_path / "z.khm", zero, "--zero-based"])
+    assert "note" not in told.stderr         # the flag agrees with the kernel hash's numbering
     assert run(["predict", "-m", model, "--kernel-hash", tmp_path / "z.khm", zero]).stdout == told.stdout
-    assert run(["predict", "-m", model, "--kernel-hash", tmp_path / "z.khm", zero, "--one-based"],
-               exit_code=None).stdout != told.stdout
+    other = run(["predict", "-m", model, "--kernel-hash", tmp_path / "z.khm", zero, "--one-based"], exit_code=None)
+    assert other.stdout != told.stdout
+    assert "note: %s was trained on features numbered from 0; --one-based" % (tmp_path / "z.khm") in other.stderr
 
 
 def test_the_python_api_trains_on_kernel_codes_and_predicts_raw_samples(pipeline):
@@ -235,8 +237,10 @@ def test_codes_of_another_kernel_hash_are_refused(pipeline, tmp_path):
 
 
 def test_model_trained_on_codes_used_without_them_is_refused(pipeline, tmp_path):
-    _fails(["predict", "-m", pipeline["m.hsvm"], DIGITS_TEST, "-o", tmp_path / "p.txt"], tmp_path, "p.txt",
-           "give that kernel hash (--kernel-hash KERNEL.khm)")
+    # a missing option: a bad command line (exit 2)
+    r = run(["predict", "-m", pipeline["m.hsvm"], DIGITS_TEST, "-o", tmp_path / "p.txt"], exit_code=2)
+    assert "give that kernel hash (--kernel-hash KERNEL.khm)" in r.stderr and r.stderr.count("\n") == 1, r.stderr
+    assert not list(tmp_path.iterdir())
     _fails(["calibrate", "-m", pipeline["m.hsvm"], "-H", pipeline["m.hbm"], DIGITS_TEST, "-o", tmp_path / "c.cal"],
            tmp_path, "c.cal", "trained on kernel hash codes")
 

@@ -6,7 +6,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn.metrics.pairwise import chi2_kernel, linear_kernel, polynomial_kernel, rbf_kernel
 
-from hsvm_cli.errors import ModelFormatError, ModelMismatchError
+from hsvm_cli.errors import DataError, HsvmError, ModelFormatError, ModelMismatchError, OptionError, SampleError
 from hsvm_cli.hashing import krsh
 from hsvm_cli.hashing.generator import standard_normal
 from hsvm_cli.hashing.krsh import KernelHash, auto_gamma, check_codes_meta, fit_kernel_hash, kernel_matrix
@@ -328,3 +328,20 @@ def test_kernel_hash_object_from_parts_matches_fit(rbf_hash):
     h = KernelHash(kernel="rbf", gamma=rbf_hash.gamma, degree=3, coef0=1.0, Z=rbf_hash.Z, L=rbf_hash.L,
                    bits=1024, seed=3, tol=rbf_hash.tol)
     assert h.content_sha256() == rbf_hash.content_sha256()
+
+
+def test_library_refusals_are_hsvm_errors_and_still_value_errors(digits32):
+    # the README's promise for the Python API: every refusal an HsvmError (exit
+    # status and all), a ValueError as before
+    X = digits32[0][:40]
+    for kw, kind in ((dict(landmarks=500, bits=64), OptionError), (dict(landmarks=8, bits=100), OptionError),
+                     (dict(landmarks=8, bits=64, gamma=-1.0), OptionError),
+                     (dict(landmarks=8, bits=64, kernel="poly", gamma=1.0, degree=0), OptionError)):
+        with pytest.raises(kind) as err:
+            fit_kernel_hash(X, **{"kernel": "rbf", **kw})
+        assert isinstance(err.value, HsvmError) and isinstance(err.value, ValueError)
+    h = fit_kernel_hash(X, kernel="rbf", landmarks=8, bits=64)
+    with pytest.raises(SampleError, match="samples have 70 features, the kernel hash was fitted on 64"):
+        h.codes(np.zeros((2, 70), np.float32))
+    with pytest.raises(DataError, match="needs at least two training rows"):
+        auto_gamma(X[:1], "rbf")
