@@ -89,6 +89,31 @@ def test_wide_sparse_dense_rows_recompute_only_the_signs_near_zero():
     assert np.array_equal(pack_signs(values), pack_signs(exact))
 
 
+def test_signs_recomputed_in_double_are_those_of_the_sum_in_index_order():
+    # The recomputation decides by four running sums where they are far from
+    # zero and by the ordered sum otherwise: on samples that cancel a
+    # projection row exactly (sign 0), nearly, or not at all, the signs are
+    # those of the double sum in index order (its serial cumulative sum).
+    from hsvm_cli.hashing.projection import SignProjector
+    from hsvm_cli.support.native import lib, ptr
+    rng = np.random.default_rng(5)
+    d, D, n = 301, 64, 60
+    R = rng.standard_normal((D, d)).astype(np.float32)
+    R[:, 1:300:2] = R[:, 0:300:2]
+    X = rng.standard_normal((n, d)).astype(np.float32)
+    X[:20, 1:300:2] = -X[:20, 0:300:2]       # x . r_j = 0 exactly, pair by pair
+    X[:20, 300] = 0.0
+    X[20:40, 1:300:2] = -X[20:40, 0:300:2] * np.float32(1 + 2 ** -20)    # nearly
+    X[20:40, 300] = 0.0
+    proj = SignProjector(R)
+    values = np.ascontiguousarray(X @ R.T, dtype=np.float32)
+    fixed = lib.hsvm_fix_signs_dense(ptr("float *", X), n, d, ptr("float *", proj.R), ptr("double *", proj.rnorm),
+                                     D, ptr("float *", values))
+    ordered = np.cumsum(X.astype(np.float64)[:, None, :] * R.astype(np.float64)[None, :, :], axis=2)[:, :, -1]
+    assert fixed >= 20 * D and np.array_equal(np.sign(values), np.sign(ordered))
+    assert np.all(np.sign(values[:20]) == 0) and np.all(np.sign(values[20:40]) != 0)
+
+
 @pytest.mark.parametrize("sparse", [False, True])
 def test_signs_of_sums_that_overflow_float32_are_the_exact_ones(sparse):
     import warnings
