@@ -164,6 +164,26 @@ class HashModel:
             ident.update(projection_kind=self.projection_kind, projection_layout=self.projection_layout)
         return ident
 
+    def check_codes(self, model, encoder, *, rows=8):
+        """Refuse classifier codes that are not ``model``'s under this hash
+        model's projection: a few rows of W hashed again with ``encoder``
+        (:meth:`encoder`, which a filter derives anyway to hash samples;
+        codes are the same bits on every machine).  A seed or projection
+        edited into the header with its checksum made anew passes every
+        checksum and :meth:`check_model`, and would vote with codes of
+        another projection than the samples'."""
+        n = model.n_classifiers
+        if n == 0:
+            return
+        picked = np.unique(np.linspace(0, n - 1, min(n, rows)).astype(np.int64))
+        model.verify(picked)
+        again = encoder.codes(np.ascontiguousarray(np.asarray(model.W)[picked], dtype=np.float32))
+        if not np.array_equal(again, np.asarray(self.codes)[picked, :again.shape[1]]):
+            raise ModelMismatchError(
+                "hash model %s: its classifier codes are not %s's under its projection (seed %d): the file was "
+                "edited or made by another tool; hash the model again (hsvm hash-model)"
+                % (self.path or "<hbm>", model.path or "the model", int(self.seed)))
+
     def check_model(self, model):
         """Refuse an exact model other than the one this was made from."""
         same_shape = (model.n_classes == self.n_classes and model.bags == self.bags

@@ -19,11 +19,17 @@ class LazyEncoder:
     never needs it."""
 
     _encoder = None
+    #: called with the encoder once it is derived (a Predictor checks the
+    #: hash model's codes with it: HashModel.check_codes)
+    check_encoder = None
 
     @property
     def encoder(self):
         if self._encoder is None:
-            self._encoder = self.h.encoder(self.bits)
+            encoder = self.h.encoder(self.bits)
+            if self.check_encoder is not None:
+                self.check_encoder(encoder)
+            self._encoder = encoder
         return self._encoder
 
 

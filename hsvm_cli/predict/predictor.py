@@ -2,6 +2,7 @@
 hash classifier, and the two-stage hash filter + exact refine (Litayem, Joly &
 Boujemaa's filter-and-refine; Milgram, Cheriet & Sabourin's two-stage
 classifier), with calibrated probabilities when a calibration is given."""
+import functools
 import math
 import os
 
@@ -243,6 +244,8 @@ class Predictor:
         if first_stage == "votes":
             # Models on unnormalised features get per-sample thresholds (raw_filter.py).
             self.filter = make_filter(model, hash_model, bits=bits, threads=threads, kernel=kernel)
+            # the codes checked against W once the filter derives its projection
+            self.filter.check_encoder = functools.partial(hash_model.check_codes, model)
         else:
             if first_stage == "scores" and bits is not None:
                 raise OptionError("--bits is for a hashed first stage (votes, hashed-scores)",

@@ -13,7 +13,7 @@ from hsvm_cli.predict.ranking import rank_classes, top_classes
 from hsvm_cli.predict.refine import refine_decisions, sddmm
 from hsvm_cli.preprocess import prepare
 
-from conftest import shared_set
+from conftest import DIGITS_TEST, shared_set
 
 
 @pytest.fixture(scope="module")
@@ -279,6 +279,30 @@ def test_hashed_predictor_gives_an_empty_prediction_of_no_samples(digits_model, 
     for X in (Xt[:0], Xt[:0].toarray()):
         assert p.predict(X).shape == (0,)
         assert p.predict_block(X).labels.shape == (0,)
+
+
+def test_a_hash_model_whose_codes_are_not_the_models_under_its_seed_is_refused(digits_model, digits, tmp_path):
+    # a seed edited into the header (its checksum made anew) passes every
+    # checksum and the model digest: the codes of a few classifiers hashed
+    # again with the filter's projection say it
+    import subprocess
+    import sys
+
+    from hsvm_cli.errors import ModelMismatchError
+    from hsvm_cli.models.hashed import save_hash_model
+    from hsvm_cli.models.ovo import save_model
+    _, _, Xt, _ = digits
+    h = hash_model(digits_model, bits=256, seed=0)
+    assert Predictor(digits_model, h, filter_k=3).predict(Xt).shape == (Xt.shape[0],)
+    h.seed, h._projection = 1, None
+    with pytest.raises(ModelMismatchError, match="its classifier codes are not .* under its projection .seed 1."):
+        Predictor(digits_model, h, filter_k=3).predict(Xt)
+    model_path, hbm_path = tmp_path / "m.hsvm", tmp_path / "m.hbm"
+    save_model(digits_model, model_path)
+    save_hash_model(h, hbm_path)
+    r = subprocess.run([sys.executable, "-m", "hsvm_cli", "predict", "-m", str(model_path), "-H", str(hbm_path),
+                        "-k", "3", DIGITS_TEST], capture_output=True, text=True)
+    assert r.returncode == 65 and r.stderr.count("\n") == 1 and "hash the model again" in r.stderr, r.stderr
 
 
 def test_refine_applies_the_vote_rule_in_the_models_own_pair_orientation(digits_model, digits):
