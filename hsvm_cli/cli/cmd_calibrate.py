@@ -104,9 +104,13 @@ def command(validation, model_path, hbm_path, output, max_loss, confidence, bits
         # so a failure of either leaves neither.
         grid_fh = outputs.enter_context(atomic_output(grid_json, "w")) if grid_json else None
         with StepBar(options.show_progress(quiet), unit="step", desc="calibrate") as bar:
-            cal = calibrate(model, h, X, y, max_loss=max_loss, bits_grid=bits_grid, k_grid=k_grid,
-                            epsilons=epsilons, threads=threads, repeat=repeat, progress=bar, rules=rules,
-                            first_stages=first_stages, timing_budget=timing_budget, confidence=confidence)
+            try:
+                cal = calibrate(model, h, X, y, max_loss=max_loss, bits_grid=bits_grid, k_grid=k_grid,
+                                epsilons=epsilons, threads=threads, repeat=repeat, progress=bar, rules=rules,
+                                first_stages=first_stages, timing_budget=timing_budget, confidence=confidence)
+            except DataError as exc:
+                # what the validation file's labels cannot give: named by the file
+                raise DataError("%s: %s" % (display_name(validation), exc)) from None
         if grid_fh is not None:
             json.dump({"grid": cal.grid, "info": cal.info}, grid_fh, indent=1)
             grid_fh.flush()             # a device that refuses the grid (/dev/full) fails here, before CALIB

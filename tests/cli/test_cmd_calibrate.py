@@ -143,13 +143,18 @@ def test_a_validation_set_of_one_class_is_refused_not_fitted_to_certainty(digits
     one = tmp_path / "one.svm"
     one.write_text("".join(rows))
     r = run(["calibrate", "-q", one, "-m", digits_model_file, "-o", tmp_path / "c.cal"], exit_code=65)
-    assert r.stderr == ("hsvm: the validation samples are all of class %s: the pairwise sigmoids need samples of "
-                        "at least two classes\n" % label)
+    assert r.stderr == ("hsvm: %s: the validation samples are all of class %s: the pairwise sigmoids need samples "
+                        "of at least two classes\n" % (one, label))
     assert not (tmp_path / "c.cal").exists()
     other = tmp_path / "other.svm"
     other.write_text("0 1:1\n")
     r = run(["calibrate", "-q", other, "-m", digits_model_file, "-o", tmp_path / "c.cal"], exit_code=65)
-    assert r.stderr == "hsvm: no validation label is a class of the model\n"
+    assert r.stderr == "hsvm: %s: no validation label is a class of the model\n" % other
+    foreign = tmp_path / "foreign.svm"
+    foreign.write_text(rows[0] + "99 1:1\n99 2:1\n")
+    r = run(["calibrate", "-q", foreign, "-m", digits_model_file, "-o", tmp_path / "c.cal"], exit_code=65)
+    assert r.stderr.endswith("all of class %s (and 2 with labels the model does not have): the pairwise sigmoids "
+                             "need samples of at least two classes\n" % label)
     empty = tmp_path / "empty.svm"
     empty.write_text("# comments only\n")
     r = run(["calibrate", "-q", empty, "-m", digits_model_file, "-o", tmp_path / "c.cal"], exit_code=65)
