@@ -173,6 +173,7 @@ def command(train, codes_path, bits, output, C, c_grid, cv_folds, solver, tol, c
         search = cross_validate_file(train, C=C, c_grid=c_grid, folds=cv_folds or 5, progress=progress, solver=solver,
                                      tol=tol, normalize=normalize, seed=seed, jobs=jobs, zero_based=zero_based,
                                      bias=bias, bags=bags, per_class=per_class, class_weight=class_weight)
+        _note_leave_one_out(search, cv_folds or 5, quiet)
         click.echo(search.table(), nl=False)
         return
     kw = dict(C=C, solver=solver, tol=tol, per_class=per_class, bags=bags, normalize=normalize, seed=seed, bias=bias,
@@ -213,6 +214,8 @@ def command(train, codes_path, bits, output, C, c_grid, cv_folds, solver, tol, c
     # cannot be written fails before the table.
     table_to_stderr = writes_to_stdout(output)
     search = model.training.search
+    if search is not None:
+        _note_leave_one_out(search, cv_folds or 5, quiet)
     with outputs_together():
         save_model(model, output)
         if search is not None:
@@ -226,6 +229,14 @@ def command(train, codes_path, bits, output, C, c_grid, cv_folds, solver, tol, c
         # a one-feature sample normalised to unit length is +-1: only its sign is left
         click.echo("hsvm: train-ovo: with one feature, --normalize l2 keeps only each sample's sign; "
                    "--normalize none keeps its value", err=True)
+
+
+def _note_leave_one_out(search, asked, quiet):
+    """LIBLINEAR's warning when -v asks for more folds than there are samples,
+    which both then run as leave-one-out cross-validation."""
+    if not quiet and search.folds < asked:
+        click.echo("hsvm: train-ovo: %d folds for %d samples: leave-one-out cross-validation (%d folds), as "
+                   "LIBLINEAR runs it" % (asked, search.folds, search.folds), err=True)
 
 
 def _warn_not_converged(count, total, solver, codes=False):

@@ -158,8 +158,23 @@ def _one_line_usage(self, file=None):
     where = " ".join(["hsvm"] + ctx.command_path.split()[1:])     # as run, whatever the caller named the group
     # click lays out a list of choices over lines ("Choose from:\n\trbf,\n\t..."):
     # its layout becomes spaces; any other control character is escaped
-    click.echo(_usage_line(where, _CLICK_LIST_LAYOUT.sub(r"\1 ", self.format_message())), file=file,
-               err=file is None)
+    message = _CLICK_LIST_LAYOUT.sub(r"\1 ", self.format_message())
+    hint = _TOOL_FLAGS.get((ctx.info_name, getattr(self, "option_name", None))) \
+        if isinstance(self, click.NoSuchOption) else None
+    if hint is not None:
+        message = "%s (%s)" % (message.rstrip("."), hint)
+    click.echo(_usage_line(where, message), file=file, err=file is None)
+
+
+# LIBLINEAR's and LIBSVM's flags that hsvm spells otherwise: a user's first
+# try at them gets the hsvm spelling with click's "No such option".
+_TOOL_FLAGS = {
+    ("train-ovo", "-s"): "LIBLINEAR's -s 1 / 2 / 3 is --solver l2loss-dual / l2loss-primal / l1loss-dual here; "
+                         "the logistic-regression and one-vs-rest solvers are not offered",
+    ("train-ovo", "-C"): "LIBLINEAR's -C is -c auto here: C chosen by cross-validation",
+    ("train-ovo", "-b"): "probabilities come from a calibration: hsvm calibrate, then predict -C CALIB --proba",
+    ("predict", "-b"): "svm-predict's -b 1 is -C CALIB --proba here, with a calibration from hsvm calibrate",
+}
 
 
 def _out_of_memory(ctx, what):

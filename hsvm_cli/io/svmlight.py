@@ -28,6 +28,7 @@ reason``); corrupt compressed input raises
 :class:`~hsvm_cli.errors.CorruptInputError`, a failing read
 :class:`~hsvm_cli.errors.InputReadError`.
 """
+import io
 import numbers
 import os
 import re
@@ -763,6 +764,9 @@ _SIGNED_INDEX = re.compile(rb"\+[0-9]+")
 _BOM = b"\xef\xbb\xbf"
 
 
+_COMPRESSED_MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bz2"), (b"\xfd7zXZ\x00", "lzma"), (b"\x28\xb5\x2f\xfd", "zstd"))
+
+
 def _label_reason(raw):
     shown = _show(raw)
     if _MULTI_LABEL.fullmatch(raw):
@@ -777,6 +781,11 @@ def _label_reason(raw):
             return "bad label '%s': out of the int64 range" % shown
     if raw.startswith(_BOM):
         return "bad label '%s': the line starts with a byte-order mark" % shown
+    for magic, kind in _COMPRESSED_MAGIC:
+        if raw.startswith(magic):
+            # a path or '-' is decompressed by its magic; a file object is read as given
+            return ("bad label '%s': %s-compressed data, read as given (a file object is not decompressed: open it "
+                    "with the %s module, or give the file's path)" % (shown, kind, kind))
     if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
         return ("bad label '%s': the file looks like UTF-16 text, and svmlight is ASCII (convert it, e.g. iconv -f "
                 "UTF-16 -t UTF-8)" % shown)
@@ -874,8 +883,12 @@ def write_svmlight(fh, X, y, *, zero_based=False):
     if not isinstance(zero_based, (bool, np.bool_)):
         raise TypeError("zero_based must be a bool, not %r" % (zero_based,))
     if isinstance(fh, (str, os.PathLike)):
-        with atomic_output(fh, "wb") as out:
+        # text: compressed when the name says so (.gz, .bz2, .xz, .zst), as the commands' outputs
+        with atomic_output(fh, "wb", text=True) as out:
             return write_svmlight(out, X, y, zero_based=zero_based)
+    if isinstance(fh, io.TextIOBase):
+        raise TypeError("write_svmlight writes bytes: give a binary file object (open(path, 'wb')) or a path, "
+                        "not a text stream")
     if sp.issparse(X):
         if X.ndim != 2:
             raise ValueError("X must be 2-D")
@@ -885,6 +898,8 @@ def write_svmlight(fh, X, y, *, zero_based=False):
         arr = np.asarray(X)
         if arr.ndim != 2:
             raise ValueError("X must be a 2-D array, not %d-D" % arr.ndim)
+        if arr.dtype.kind == "f" and arr.dtype.itemsize < 4:
+            arr = arr.astype(np.float32)        # scipy.sparse holds no float16; float32 holds them exactly
         Xc = sp.csr_matrix(arr)
     Xc.eliminate_zeros()
     kind = Xc.dtype.kind

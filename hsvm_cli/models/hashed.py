@@ -175,7 +175,8 @@ class HashModel:
         n = model.n_classifiers
         if n == 0:
             return
-        picked = np.unique(np.linspace(0, n - 1, min(n, rows)).astype(np.int64))
+        picked = np.linspace(0, n - 1, min(n, rows)).astype(np.int64)
+        picked = picked[np.r_[True, picked[1:] != picked[:-1]]]     # sorted: distinct without np.unique (numpy.ma)
         model.verify(picked)
         again = encoder.codes(np.ascontiguousarray(np.asarray(model.W)[picked], dtype=np.float32))
         if not np.array_equal(again, np.asarray(self.codes)[picked, :again.shape[1]]):

@@ -154,10 +154,11 @@ class Predictor:
         if self.first_stage is None:
             return "exact, %s" % ("decision DAG" if self.rule == "dag" else "max-wins votes")
         bits = getattr(self.filter, "bits", None)
-        return "%s%s, k=%d, %s" % (
+        return "%s%s, %s, %s" % (
             {"votes": "hash filter", "scores": "class scores", "hashed-scores": "hashed class scores"}[
                 self.first_stage],
-            " at %d bits" % bits if bits else "", self.k,
+            " at %d bits" % bits if bits else "",
+            "k=%d" % self.k if self.epsilon is None else "threshold %g (at most %d classes)" % (self.epsilon, self.k),
             ("refined by %s" % ("a decision DAG" if self.rule == "dag" else "votes")) if self.refine else
             "not refined")
 
@@ -182,7 +183,10 @@ class Predictor:
             check_model_codes(model, kernel_hash=kernel_hash, model_name=model.path or "the model")
             self.features = KernelHashFeatures(kernel_hash, model.n_features)
         self.calibration = calibration
-        resolve_threads(threads)    # a bad count is refused here, not at the first prediction
+        try:
+            resolve_threads(threads)    # a bad count is refused here, not at the first prediction
+        except ValueError as exc:
+            raise OptionError(str(exc)) from None
         self.threads = threads
         if kernel is not None:
             kernel_id(kernel)       # likewise a kernel that is unknown or not on this machine
@@ -391,7 +395,7 @@ class Predictor:
         if features is None and X is not None:
             X = fit_width(X, self.model.n_features, extra=default_extra_features(self.model))
         if y is not None and X is not None and len(y) != X.shape[0]:
-            raise ValueError("X has %d rows but y has %d labels" % (X.shape[0], len(y)))
+            raise DataError("X has %d rows but y has %d labels" % (X.shape[0], len(y)))
         if X is not None and X.shape[0] == 0:
             self._finish_model_check()      # the weights are refused as when they were checked first
         if features is not None and X is not None:
@@ -724,7 +728,7 @@ class Predictor:
                 order = np.argsort(~valid, axis=1, kind="stable")
                 kept = np.take_along_axis(kept, order, axis=1)
                 valid = np.take_along_axis(valid, order, axis=1)
-                width = int(valid.sum(axis=1).max())
+                width = int(valid.sum(axis=1).max(initial=1))     # (no rows: an empty block)
                 kept, valid = kept[:, :width], valid[:, :width]
         return kept, valid, p1
 

@@ -184,10 +184,14 @@ def search_c(X, y, *, grid=None, folds=5, seed=0, solver="l2loss-dual", tol=None
     ``jobs``: threads; ``progress``: a callable receiving (done, total)
     after each fold; ``class_weight``: as train_pairs takes it; ``fixed``:
     ``grid`` is the one C of ``--cv F -c C`` (reported as svm-train -v
-    reports it, not as a search)."""
+    reports it, not as a search).  More folds than samples is leave-one-out
+    cross-validation (one fold per sample), as LIBLINEAR's -v makes it; the
+    result's ``folds`` says how many were run."""
     if solver not in CV_LOSSES:
         raise OptionError("solver must be one of %s, not %r" % (", ".join(sorted(CV_LOSSES)), solver))
     folds = int(folds)
+    if folds > X.shape[0] >= 2:
+        folds = X.shape[0]
     explicit = grid is not None
     if explicit:
         grid = sorted({float(c) for c in grid})

@@ -109,6 +109,30 @@ def test_cv_with_a_fixed_c_reports_the_accuracy_as_svm_train_v(tmp_path):
     assert r2.stdout == r.stdout and load_model(out).params["C"] == 0.5
 
 
+def test_more_folds_than_samples_is_leave_one_out_as_in_liblinear(tmp_path):
+    four = write_text(tmp_path / "four.svm", "1 1:1\n1 1:0.9\n2 1:-1\n2 1:-0.8\n")
+    r = run(["train-ovo", four, "--cv", "10", "-c", "1"])
+    assert r.stdout.startswith("Cross Validation Accuracy = 100%\n")
+    assert r.stderr == ("hsvm: train-ovo: 10 folds for 4 samples: leave-one-out cross-validation (4 folds), as "
+                        "LIBLINEAR runs it\n")
+    assert run(["train-ovo", four, "--cv", "10", "-c", "1", "-q"]).stderr == ""
+    out = tmp_path / "m.hsvm"
+    r = run(["train-ovo", four, "--cv", "10", "-c", "auto", "-o", out])
+    assert "leave-one-out cross-validation (4 folds)" in r.stderr and "4-fold" in r.stdout
+    assert load_model(out).params["cross_validation"]["folds"] == 4
+
+
+@pytest.mark.parametrize("command, flag, hint", [
+    ("train-ovo", "-s", "LIBLINEAR's -s 1 / 2 / 3 is --solver l2loss-dual / l2loss-primal / l1loss-dual here"),
+    ("train-ovo", "-C", "LIBLINEAR's -C is -c auto here"),
+    ("predict", "-b", "svm-predict's -b 1 is -C CALIB --proba here"),
+])
+def test_the_tools_spellings_of_flags_are_refused_with_hsvms(command, flag, hint):
+    r = run([command, flag, "1", DIGITS_TRAIN], exit_code=2)
+    assert r.stderr.startswith("hsvm %s: No such option '%s' (%s" % (command, flag, hint)) and \
+        r.stderr.endswith("(see 'hsvm %s --help')\n" % command) and r.stderr.count("\n") == 1, r.stderr
+
+
 def test_a_search_without_output_reports_its_table_and_best_c_as_liblinear_c(tmp_path):
     # what the --pairs refusal tells users to run first
     r = run(["train-ovo", DIGITS_TRAIN, "-c", "auto", "-v", "3", "-q"], stderr="")

@@ -213,3 +213,23 @@ def test_the_largest_index_read_is_the_widest_matrix_the_trainer_takes():
         _as_csr(sp.csr_matrix((1, MAX_FEATURES + 1)))
     with pytest.raises(ValueError):
         load_svmlight(io.BytesIO(b""), n_features=MAX_FEATURES + 1)
+
+
+def test_compressed_data_in_a_file_object_is_named_not_taken_for_a_bad_label():
+    from hsvm_cli.errors import InputFormatError
+    from hsvm_cli.io.svmlight import load_svmlight
+    with pytest.raises(InputFormatError, match="gzip-compressed data, read as given .a file object is not "
+                                               "decompressed: open it with the gzip module"):
+        load_svmlight(io.BytesIO(gzip.compress(b"1 1:1\n2 1:2\n")))
+
+
+def test_write_svmlight_compresses_a_path_named_so_and_refuses_text_streams(tmp_path):
+    from hsvm_cli.io.svmlight import load_svmlight, write_svmlight
+    X = np.array([[0.5, 0.0], [0.0, -2.0]], dtype=np.float16)
+    write_svmlight(tmp_path / "o.svm.gz", X, [1, 2])
+    raw = (tmp_path / "o.svm.gz").read_bytes()
+    assert raw[:2] == b"\x1f\x8b" and gzip.decompress(raw) == b"1 1:0.5\n2 2:-2\n"
+    Xr, yr = load_svmlight(str(tmp_path / "o.svm.gz"))
+    assert Xr.toarray().tolist() == [[0.5, 0.0], [0.0, -2.0]] and yr.tolist() == [1, 2]
+    with pytest.raises(TypeError, match="give a binary file object"):
+        write_svmlight(io.StringIO(), X, [1, 2])

@@ -281,6 +281,21 @@ def test_hashed_predictor_gives_an_empty_prediction_of_no_samples(digits_model, 
         assert p.predict_block(X).labels.shape == (0,)
 
 
+def test_a_thresholded_predictor_gives_an_empty_prediction_of_no_samples(digits_model, digits):
+    from hsvm_cli.errors import OptionError
+    from hsvm_cli.tune import calibrate
+    _, _, Xt, yt = digits
+    h = hash_model(digits_model, bits=256, seed=0)
+    cal = calibrate(digits_model, h, Xt[:200], yt[:200], repeat=1, timing_budget=0)
+    p = Predictor(digits_model, h, calibration=cal, epsilon=0.01)
+    assert "threshold 0.01" in repr(p)
+    for X in (Xt[:0], Xt[:0].toarray()):
+        assert p.predict(X).shape == (0,)
+        assert p.predict_block(X, proba=True).proba.shape == (0, digits_model.n_classes)
+    with pytest.raises(OptionError, match="threads must be a positive integer"):
+        Predictor(digits_model, h, threads=-1)
+
+
 def test_a_hash_model_whose_codes_are_not_the_models_under_its_seed_is_refused(digits_model, digits, tmp_path):
     # a seed edited into the header (its checksum made anew) passes every
     # checksum and the model digest: the codes of a few classifiers hashed
