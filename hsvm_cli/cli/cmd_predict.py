@@ -154,6 +154,10 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
                                "given%s" % (refine_rule, "; --dag is the exact DAG" if refine_rule == "dag" else ""))
     if exact and first_stage is not None:
         raise click.UsageError("--first-stage and --exact are exclusive")
+    if proba and first_stage in ("scores", "hashed-scores"):
+        # refused whatever else is given (with -C alone it ran exact probabilities, silently)
+        raise click.UsageError("--proba is calibrated for the vote first stage only: not with --first-stage %s"
+                               % first_stage)
     if isinstance(model, OvrModel):
         # One-vs-rest models (imported from LIBLINEAR): argmax scoring, or the
         # hashed filter ranking classes by their estimated margins.  What is

@@ -780,7 +780,12 @@ class Predictor:
         P = None
         with t.phase("refine"):
             dense = None
-            by_scores = dense_is_cheaper(kept.shape[1], m)
+            # With a threshold the kept width is the block's widest row; the
+            # choice goes by the cap instead, so that no block of a file is
+            # scored another way than the others (decision values from all
+            # classifiers' products and from the gathered cells may differ in
+            # their last bits, and probabilities then in their printed digits).
+            by_scores = dense_is_cheaper(kept.shape[1] if valid is None else min(self.k, m.n_classes), m)
             if by_scores and self._all_pairs is None:
                 self._all_pairs = ExactScorer(m, threads=self.threads, kernel=self.kernel)
             if by_scores and not proba:

@@ -369,3 +369,17 @@ def test_codes_with_a_calibration_that_chose_no_filter_say_to_ask_for_it(digits_
            "not use: add -k or --bits to predict with the filter" in r.stderr
     with_k = run(["predict", "-q", "-m", model, "-H", hbm, "-C", cal, "--codes", codes, "-k", "3", DIGITS_TEST])
     assert with_k.stdout == run(["predict", "-q", "-m", model, "-H", hbm, "-C", cal, "-k", "3", DIGITS_TEST]).stdout
+
+
+@pytest.mark.parametrize("stage", ["scores", "hashed-scores"])
+def test_probabilities_with_a_class_score_first_stage_are_refused_whatever_else_is_given(digits_files, tmp_path,
+                                                                                        stage):
+    # with -C alone the explicit stage was dropped and exact probabilities ran, silently
+    model, hbm, _ = digits_files
+    cal = tmp_path / "d.cal"
+    run(["calibrate", DIGITS_TEST, "-m", model, "-o", cal, "-q", "--repeat", "1", "--timing-budget", "0"])
+    for extra in ([], ["-H", hbm], ["-k", "3"]):
+        r = run(["predict", "-m", model, "-C", cal, "--first-stage", stage, "--proba", DIGITS_TEST] + extra,
+                exit_code=2)
+        assert r.stderr == ("hsvm predict: --proba is calibrated for the vote first stage only: not with "
+                            "--first-stage %s (see 'hsvm predict --help')\n" % stage), extra

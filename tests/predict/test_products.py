@@ -95,6 +95,20 @@ def test_exact_prediction_output_does_not_depend_on_chunks_or_threads(digits_mod
             == want, extra
 
 
+def test_thresholded_probabilities_do_not_depend_on_chunks(digits_files, tmp_path):
+    # each chunk's widest row of kept classes varied, and with it whether its
+    # decision values came from every classifier's product or the gathered
+    # cells: the printed probabilities changed in their sixth digit
+    model, hbm, _ = (str(f) for f in digits_files)
+    cal = str(tmp_path / "d.cal")
+    run(["calibrate", DIGITS_TEST, "-m", model, "-H", hbm, "-o", cal, "-q", "--repeat", "1",
+         "--timing-budget", "0"])
+    args = ["predict", "-q", DIGITS_TEST, "-m", model, "-H", hbm, "-C", cal, "--filter-threshold", "0.01", "--proba"]
+    want = run(args).stdout
+    for rows in ("1", "7"):
+        assert run(args + ["--chunk-rows", rows]).stdout == want, rows
+
+
 @pytest.mark.parametrize("P, rows", [(45, 8192), (29161, 575), (499500, 128), (1000000, 67)])
 def test_score_blocks_keep_enough_rows_to_amortise_reading_w(P, rows):
     # every block reads all of W once: near 64 MB of scores, but at least 128
