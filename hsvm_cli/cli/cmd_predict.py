@@ -101,6 +101,11 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
     if no_refine and epsilon is not None:
         raise click.UsageError("--filter-threshold chooses the classes to refine: it does not combine with "
                                "--no-refine")
+    if no_refine and proba and calib_path and hbm_path is None:
+        # the calibrated probabilities are the hash filter's, or exact ones without -H: no first stage
+        raise click.UsageError("--no-refine with --proba needs the hash filter (-H): without it the calibrated "
+                               "probabilities are exact prediction's, which has no first stage to stop at")
+    k_given = filter_k is not None
     if no_refine:
         filter_k = 1        # the first stage's best class: also overrides a calibration's exact setting
     if dag and (exact or hbm_path is not None or first_stage is not None):
@@ -189,7 +194,7 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
             # setting as --exact does (no -H needed for a hash setting)
             predictor = Predictor.from_calibration(model, calibration, h, exact=exact or dag, proba=proba,
                                                    scores=scores, **settings)
-            chosen_alone = first_stage is None and bits is None and filter_k is None and epsilon is None \
+            chosen_alone = first_stage is None and bits is None and not k_given and epsilon is None \
                 and not exact and not dag
             if h is not None and not quiet and chosen_alone and setting is not None \
                     and predictor.first_stage not in ("votes", "hashed-scores"):

@@ -383,3 +383,22 @@ def test_probabilities_with_a_class_score_first_stage_are_refused_whatever_else_
                 exit_code=2)
         assert r.stderr == ("hsvm predict: --proba is calibrated for the vote first stage only: not with "
                             "--first-stage %s (see 'hsvm predict --help')\n" % stage), extra
+
+
+def test_no_refine_under_a_class_score_calibration_says_what_it_runs(digits_files, tmp_path):
+    # --no-refine is -k 1 inside: the note that -H goes unused, and the
+    # refusal of exact probabilities without a first stage, had taken it for a
+    # -k the user gave
+    from hsvm_cli.models.calibration import Setting, load_calibration, save_calibration
+    model, hbm, _ = digits_files
+    cal = tmp_path / "d.cal"
+    run(["calibrate", DIGITS_TEST, "-m", model, "-H", hbm, "-o", cal, "-q", "--repeat", "1", "--timing-budget", "0"])
+    c = load_calibration(str(cal))
+    c.setting = Setting("scores", None, 3, None, "vote")
+    save_calibration(c, str(tmp_path / "s.cal"))
+    r = run(["predict", "-m", model, "-C", tmp_path / "s.cal", "-H", hbm, "--no-refine", DIGITS_TEST, "-o",
+             tmp_path / "p.txt"])
+    assert r.stderr.startswith("hsvm: predict: the calibration chose the class-score first stage, which does not "
+                               "use -H "), r.stderr
+    r = run(["predict", "-m", model, "-C", tmp_path / "s.cal", "--no-refine", "--proba", DIGITS_TEST], exit_code=2)
+    assert r.stderr.startswith("hsvm predict: --no-refine with --proba needs the hash filter (-H)"), r.stderr
