@@ -54,8 +54,8 @@ from . import options
 @options.output()
 @click.option("--scores", is_flag=True,
               help="Add each class's vote count after the label (header line 'labels ...'): after a first stage the "
-                   "refine's votes among the kept classes, 0 for the others; a one-vs-rest model's decision values. "
-                   "Not with --proba.")
+                   "refine's votes among the kept classes, 0 for the others (with --no-refine or -k 1 the hash "
+                   "filter's own votes); a one-vs-rest model's decision values. Not with --proba.")
 @click.option("--proba", is_flag=True,
               help="Write probabilities in LIBSVM's svm-predict -b 1 layout: a 'labels ...' header, then the "
                    "label and one probability per class, the columns in ascending class order (svm-predict's are "
