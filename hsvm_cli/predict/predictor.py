@@ -496,11 +496,15 @@ class Predictor:
             else:
                 pairs = _with_codes(codes, chunks)
         elif chunks is None:
-            raise OptionError("missing TEST (only --codes with --no-refine can do without it)")
+            raise OptionError("missing TEST (only --codes with --no-refine can do without it)",
+                              python="chunks may be None only with codes and refine=False")
         else:
             pairs = ((c, None) for c in chunks)
         try:
             for chunk, xcodes in pairs:
+                if not (hasattr(chunk, "X") and hasattr(chunk, "y")):
+                    raise TypeError("iter_predict takes chunks as iter_svmlight yields them (with .X and .y), "
+                                    "not %s: predict() and predict_block() take arrays" % type(chunk).__name__)
                 yield self._predict_block(chunk.X, y=chunk.y, xcodes=xcodes, proba=proba, timings=timings,
                                          features=features)
         except Exception:

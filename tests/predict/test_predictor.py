@@ -163,3 +163,12 @@ def test_probabilities_after_a_class_score_setting_use_the_k_their_second_stage_
     assert _setting_arguments(filter_k=7, proba=True, **args)["filter_k"] == 7          # said: kept
     cal.two_stage = {"bits": 128, "k": 2, "epsilon": None, "sharpness": 7.96}         # fitted at other bits
     assert _setting_arguments(filter_k=None, proba=True, **args)["filter_k"] is None
+
+
+def test_iter_predict_names_what_it_takes(digits_model, digits):
+    _, _, Xt, _ = digits
+    p = Predictor(digits_model)
+    with pytest.raises(TypeError, match="iter_predict takes chunks as iter_svmlight yields them .* not ndarray"):
+        list(p.iter_predict([Xt[:2].toarray()]))
+    with pytest.raises(OptionError, match="chunks may be None only with codes and refine=False"):
+        list(p.iter_predict(None))
