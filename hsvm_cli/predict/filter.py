@@ -84,8 +84,8 @@ class HashFilter(LazyEncoder):
         best first ([n, min(k, K)] int32): ``top_classes(*hash_and_vote(Xn),
         k)``, without the votes and margins of every sample.  Each thread
         votes groups of its rows (the kernel's cache blocking) into arrays it
-        reuses: the n x K votes and margins (48 bytes a sample and class with
-        the kernel's distance sums: 400 MB at 8,400 samples and K = 1,000)
+        reuses: the n x K votes and margins (16 bytes a sample and class with
+        the kernel's distance sums: 134 MB at 8,400 samples and K = 1,000)
         were fresh memory, whose first touch costs this VM up to 3 ms per MB,
         and the selection now reads them from cache."""
         n, K = Xn.shape[0], self.h.n_classes
