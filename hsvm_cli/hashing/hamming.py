@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from ..support.arrays import output_array
 from ..support.kernels import kernel_error
 from ..support.kernels import kernel_id as _kernel_id
 from ..support.native import ffi, lib
@@ -269,9 +270,7 @@ class HammingVoter(_Plan):
 def _zeroed_counts(name, given, shape):
     if given is None:
         return np.zeros(shape, dtype=np.int32)
-    if given.shape != shape or given.dtype != np.int32 or not given.flags.c_contiguous:
-        raise ValueError("%s must be a C-contiguous int32 array of shape %s" % (name, shape))
-    given.fill(0)
+    output_array(name, given, shape, np.int32).fill(0)
     return given
 
 

@@ -43,7 +43,7 @@ from ..support.arrays import aligned_empty, shrink_aligned
 from ..support.labels import integer_labels
 from ..support.lazy_sparse import CsrArrays, fill_complete_indices, sp
 from ..support.native import ffi, lib
-from .files import atomic_output, display_name, open_input, scan_compressed, stream_failure
+from .files import atomic_output, compression_of, display_name, open_input, scan_compressed, stream_failure
 from .shard import Shard, as_shard, open_shard
 
 __all__ = ["MAX_FEATURES", "MAX_LINE_BYTES", "SvmChunk", "iter_svmlight", "load_svmlight", "write_svmlight"]
@@ -764,9 +764,6 @@ _SIGNED_INDEX = re.compile(rb"\+[0-9]+")
 _BOM = b"\xef\xbb\xbf"
 
 
-_COMPRESSED_MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bz2"), (b"\xfd7zXZ\x00", "lzma"), (b"\x28\xb5\x2f\xfd", "zstd"))
-
-
 def _label_reason(raw):
     shown = _show(raw)
     if _MULTI_LABEL.fullmatch(raw):
@@ -781,11 +778,11 @@ def _label_reason(raw):
             return "bad label '%s': out of the int64 range" % shown
     if raw.startswith(_BOM):
         return "bad label '%s': the line starts with a byte-order mark" % shown
-    for magic, kind in _COMPRESSED_MAGIC:
-        if raw.startswith(magic):
-            # a path or '-' is decompressed by its magic; a file object is read as given
-            return ("bad label '%s': %s-compressed data, read as given (a file object is not decompressed: open it "
-                    "with the %s module, or give the file's path)" % (shown, kind, kind))
+    kind = compression_of(raw)
+    if kind is not None:
+        # a path or '-' is decompressed by its magic; a file object is read as given
+        return ("bad label '%s': %s-compressed data, read as given (a file object is not decompressed: open it "
+                "with the %s module, or give the file's path)" % (shown, kind, {"xz": "lzma"}.get(kind, kind)))
     if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
         return ("bad label '%s': the file looks like UTF-16 text, and svmlight is ASCII (convert it, e.g. iconv -f "
                 "UTF-16 -t UTF-8)" % shown)

@@ -7,6 +7,7 @@ class, as scikit-learn's OneVsOneClassifier uses); still equal by class order
 is only consulted on equal votes."""
 import numpy as np
 
+from ..support.arrays import output_array
 from ..support.native import lib, ptr
 from ..support.threads import resolve_threads, run_each
 
@@ -52,10 +53,7 @@ def _select(shape, k, threads, call, out=None):
     k = min(int(k), K)
     if k < 1:
         raise ValueError("k must be at least 1")
-    if out is None:
-        out = np.empty((n, k), dtype=np.int32)
-    elif out.shape != (n, k) or out.dtype != np.int32 or not out.flags.c_contiguous:
-        raise ValueError("out must be a C-contiguous int32 array of shape %s" % ((n, k),))
+    out = np.empty((n, k), dtype=np.int32) if out is None else output_array("out", out, (n, k), np.int32)
 
     def select(span):
         s, e = span

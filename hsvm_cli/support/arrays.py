@@ -87,6 +87,15 @@ def distinct_indices(a):
     return np.flatnonzero(np.bincount(a)).astype(a.dtype, copy=False)
 
 
+def output_array(name, given, shape, dtype):
+    """``given`` (an ``out=`` argument a C kernel writes into) when it is a
+    C-contiguous array of ``shape`` and ``dtype``, else a ValueError naming
+    ``name``."""
+    if given.shape != tuple(shape) or given.dtype != dtype or not given.flags.c_contiguous:
+        raise ValueError("%s must be a C-contiguous %s array of shape %s" % (name, np.dtype(dtype).name, tuple(shape)))
+    return given
+
+
 def aligned_empty(shape, dtype, align=64):
     """An uninitialised C-contiguous array whose data starts on an ``align``
     -byte boundary (a cache line): a view into a block ``align`` bytes
