@@ -310,6 +310,18 @@ class _ReadGuard(io.RawIOBase):
             super().close()
 
 
+def plain_input_file(fh):
+    """The file an :func:`open_input` of a path reads plain text from (the
+    object :func:`open_raw` made, positioned where the returned reader will
+    read next while that has read nothing), or None for compressed text,
+    stdin and a caller's file object: for a reader that starts further in
+    (io/early_parse.py)."""
+    guard = getattr(fh, "raw", None)
+    if isinstance(guard, _ReadGuard) and guard._close_inner and isinstance(guard._inner, io.BufferedReader):
+        return guard._inner
+    return None
+
+
 class _CountingReader:
     """What a decompressor reads from: counts the compressed bytes handed
     over (the offset named in messages; a pipe has no tell()) and turns a

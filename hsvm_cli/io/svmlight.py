@@ -43,7 +43,15 @@ from ..support.arrays import aligned_empty, shrink_aligned
 from ..support.labels import integer_labels
 from ..support.lazy_sparse import CsrArrays, fill_complete_indices, sp
 from ..support.native import ffi, lib
-from .files import atomic_output, compression_of, display_name, open_input, scan_compressed, stream_failure
+from .files import (
+    atomic_output,
+    compression_of,
+    display_name,
+    open_input,
+    plain_input_file,
+    scan_compressed,
+    stream_failure,
+)
 from .shard import Shard, as_shard, open_shard
 
 __all__ = ["MAX_FEATURES", "MAX_LINE_BYTES", "SvmChunk", "iter_svmlight", "load_svmlight", "write_svmlight"]
@@ -235,6 +243,7 @@ def _generate(source, opts, name, lines_before=None, rescan=None):
     # (counted only when a line number is reported); None for a whole file.
     # rescan: the path of a stream given open (training hashes its bytes).
     here = _LineBase(lines_before, rescan)
+    early = None
     if isinstance(source, (str, bytes, os.PathLike)) or source is None:
         if isinstance(source, bytes):
             source = os.fsdecode(source)
@@ -247,6 +256,7 @@ def _generate(source, opts, name, lines_before=None, rescan=None):
             # error in what a corrupt stream decompressed to, a second pass
             # says where (io/files.scan_compressed)
             here.rescan = source
+            early = _claim_early(source, fh, opts)
     else:
         fh = source
         owned = False
@@ -254,7 +264,8 @@ def _generate(source, opts, name, lines_before=None, rescan=None):
             given = getattr(fh, "name", None)
             name = given if isinstance(given, str) else "<input>"
     try:
-        yield from _generate_lines(fh, opts, name, here, ahead=opts.threads > 1 and _regular_file(here.rescan))
+        yield from _generate_lines(fh, opts, name, here, ahead=opts.threads > 1 and _regular_file(here.rescan),
+                                   early=early)
     except InputFormatError as exc:
         failure = here.decompression_failure()
         if failure is not None:
@@ -269,6 +280,24 @@ def _generate(source, opts, name, lines_before=None, rescan=None):
             fh.close()
 
 
+def _claim_early(source, fh, opts):
+    """The rows an early parse of ``source`` holds (io/early_parse.py) when
+    they are this read's first rows, ``fh`` moved past their text; else None."""
+    from . import early_parse
+    if not early_parse.pending():
+        return None
+    raw = plain_input_file(fh)
+    if raw is None or not isinstance(source, str):
+        early_parse.discard()
+        return None
+    rows = early_parse.claim(source, raw.fileno(), zero_based=opts.zero_based, n_features=opts.n_features,
+                             chunk_rows=opts.chunk_rows, csr_arrays=opts.csr_arrays,
+                             float32=opts.dtype == np.float32 and opts.value_mode == 0 and opts.mode_sample == 0)
+    if rows is not None:
+        raw.seek(rows.consumed)
+    return rows
+
+
 def _regular_file(path):
     try:
         return path is not None and stat.S_ISREG(os.stat(path).st_mode)
@@ -276,13 +305,19 @@ def _regular_file(path):
         return False
 
 
-def _generate_lines(fh, opts, name, here, ahead=False):
+def _generate_lines(fh, opts, name, here, ahead=False, early=None):
     """The chunks of the svmlight text ``fh`` (see :func:`_generate`);
-    ``ahead``: ``fh`` reads a regular file (see :class:`_BlockReader`)."""
+    ``ahead``: ``fh`` reads a regular file (see :class:`_BlockReader`);
+    ``early``: the rows of the file's first ``early.consumed`` bytes, parsed
+    early (io/early_parse.py), where ``fh`` now stands."""
     builder = _ChunkBuilder(opts, name, here)
+    line = 0
+    if early is not None:
+        builder.adopt(early)
+        line = early.lines
     blocks = _BlockReader(fh, opts.block_size, ahead=ahead)
     try:
-        yield from _parse_blocks(blocks, opts, name, here, builder)
+        yield from _parse_blocks(blocks, opts, name, here, builder, line)
     finally:
         blocks.close()
         builder.close()
@@ -333,10 +368,12 @@ class _BlockReader:
             self._next = None
 
 
-def _parse_blocks(blocks, opts, name, here, builder):
+def _parse_blocks(blocks, opts, name, here, builder, line=0):
+    # line: 0-based file line at which the carried bytes start
     carry = []   # pieces of a line not yet ended by a newline
     carried = 0  # their total length
-    line = 0     # 0-based file line at which the carried bytes start
+    if builder.st.rows >= opts.chunk_rows:
+        yield builder._emit()       # an early parse filled the chunk
     while True:
         data = blocks.read(name, line, here)
         if isinstance(data, str):
@@ -490,6 +527,19 @@ class _ChunkBuilder:
         # float32 values are rounded as they are parsed (hsvm_svm_parse's
         # values32): the bits of astype, without a pass over the chunk.
         self.p_values = ffi.from_buffer("float[]" if self.values.dtype == np.float32 else "double[]", self.values)
+
+    def adopt(self, early):
+        """Go on from the rows of an early parse (io/early_parse.py) as if
+        this builder had parsed them: its arrays become the chunk's."""
+        self.indptr, self.labels, self.indices, self.values = early.indptr, early.labels, early.indices, early.values
+        # the chunk's rows stay the reader's chunk_rows whatever the arrays hold
+        self.row_cap = min(early.row_cap, self.opts.chunk_rows)
+        self.nnz_cap = early.nnz_cap
+        if early.indices is not None:
+            self.complete = self.complete_next = False
+        self.st.rows, self.st.nnz, self.st.max_col = early.rows, early.nnz, early.max_col
+        self.first_line = early.first_line
+        self._bind()
 
     def _value_arrays(self):
         if self.values.dtype == np.float32:
@@ -672,7 +722,10 @@ class _ChunkBuilder:
             self.values = shrink_aligned(self.values, nnz)
             if self.indices is not None:
                 ffi.release(self.p_indices)
-                self.indices.resize(nnz, refcheck=False)
+                if self.indices.flags.owndata:
+                    self.indices.resize(nnz, refcheck=False)
+                else:       # an early parse's (io/early_parse.py): C's block
+                    self.indices = self.indices[:nnz]
             self.nnz_cap = nnz
         values = self.values[:nnz]
         indices = None if self.indices is None else self.indices[:nnz]

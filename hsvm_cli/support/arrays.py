@@ -119,7 +119,7 @@ def shrink_aligned(a, count):
     the tail back without copying the head).  Nothing may use ``a``, or any
     other view of its block, after the call."""
     raw = a.base
-    if raw is None or not raw.flags.owndata or raw.ndim != 1 or raw.dtype != np.uint8:
+    if not isinstance(raw, np.ndarray) or not raw.flags.owndata or raw.ndim != 1 or raw.dtype != np.uint8:
         return a[:count]
     start = a.ctypes.data - raw.ctypes.data
     end = start + count * a.dtype.itemsize

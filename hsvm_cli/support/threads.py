@@ -2,7 +2,6 @@
 running independent pieces of work on them."""
 import operator
 import os
-from concurrent.futures import ThreadPoolExecutor
 
 # Checked in this order; the first set to a positive integer wins.  OMP_NUM_THREADS
 # may list one count per nesting level ("4,2"): the outer level is ours.
@@ -73,6 +72,9 @@ def run_each(fn, items, threads=None):
         for item in items:
             fn(item)
         return
+    # imported here: the command line's first moment asks default_threads()
+    # (cli/early_input.py), and concurrent.futures takes 7 ms to load
+    from concurrent.futures import ThreadPoolExecutor
     with ThreadPoolExecutor(threads) as pool:
         list(pool.map(fn, items))
 

@@ -1,0 +1,95 @@
+"""The input ``hsvm predict`` is about to read, read off its command line
+before click and the modules load, so that its first lines are parsed on the
+idle core meanwhile (io/early_parse.py).
+
+Nothing here decides anything: a command line read wrongly (an option this
+table lacks, a value that is not what click will make of it) starts a parse
+that the reader does not adopt -- it adopts only rows of the very file it
+opens, parsed with its own options -- and the cost is the idle core's time.
+``HSVM_NO_EARLY_PARSE=1`` turns it off."""
+import os
+
+#: predict's options that take a value (a test holds this to the command's own list).
+PREDICT_VALUE_OPTIONS = frozenset({
+    "-m", "--model", "-H", "--hash-model", "--first-stage", "--refine", "--bits", "-k", "--filter-k", "--codes",
+    "--kernel-hash", "-C", "--calibration", "--filter-threshold", "-o", "--output", "--class-order", "--threads",
+    "--extra-features", "--chunk-rows", "--shard", "--dask",
+})
+
+#: predict's --chunk-rows default (a test holds it to the option's).
+DEFAULT_CHUNK_ROWS = 16384
+
+
+def predict_input(args):
+    """(input path, zero_based, chunk_rows) of ``hsvm predict ARGS`` when it
+    reads one plain file on more than one thread, else None."""
+    positional, values, flags = [], {}, []
+    rest = iter(args)
+    for arg in rest:
+        if arg == "--":
+            positional.extend(rest)
+            break
+        if arg.startswith("--"):
+            name, eq, value = arg.partition("=")
+            options = [(name, value if eq else None)]
+        elif arg.startswith("-") and arg != "-":
+            # a cluster of short flags, the last of which may take a value (-qk3, -qk 3)
+            options = []
+            for j in range(1, len(arg)):
+                name = "-" + arg[j]
+                options.append((name, arg[j + 1:] or None))
+                if name in PREDICT_VALUE_OPTIONS:
+                    break
+        else:
+            positional.append(arg)
+            continue
+        for name, value in options:
+            if name not in PREDICT_VALUE_OPTIONS:
+                flags.append(name)
+                continue
+            if value is None:
+                value = next(rest, None)
+                if value is None:
+                    return None
+            values[name] = value
+    if len(positional) != 1 or positional[0] in ("", "-") or "--help" in flags:
+        return None
+    if "--shard" in values or "--dask" in values or not _threads_over_one(values.get("--threads")):
+        return None
+    try:
+        chunk_rows = int(values.get("--chunk-rows", DEFAULT_CHUNK_ROWS))
+    except ValueError:
+        return None
+    if chunk_rows < 1:
+        return None
+    # the last of --zero-based / --one-based wins, as in click
+    numbering = [f for f in flags if f in ("--zero-based", "--one-based")]
+    zero_based = bool(numbering) and numbering[-1] == "--zero-based"
+    return positional[0], zero_based, chunk_rows
+
+
+def _threads_over_one(option):
+    if option is None or option.strip().lower() in ("0", "auto"):
+        from ..support.threads import default_threads
+        return default_threads() > 1
+    try:
+        return int(option) > 1
+    except ValueError:
+        return False
+
+
+def start_early_parse(argv):
+    """Start parsing predict's input if ``argv`` is a predict command line
+    that names one."""
+    if len(argv) < 3 or argv[1] != "predict" or os.environ.get("HSVM_NO_EARLY_PARSE", "") not in ("", "0"):
+        return
+    found = predict_input(argv[2:])
+    if found is None:
+        return
+    path, zero_based, chunk_rows = found
+    from ..io import early_parse
+    try:
+        early_parse.start(path, zero_based=zero_based, chunk_rows=chunk_rows)
+    except (OSError, ValueError):
+        # an undecodable name and the like: the reader says what it makes of it
+        pass
