@@ -23,7 +23,8 @@ typedef struct {
     int64_t block;          /* bytes read at a time (tests: small, to stop anywhere) */
     /* out, valid once hsvm_early_parse_stop has returned */
     int32_t usable;         /* 1: the arrays hold the rows of the file's first `consumed` bytes */
-    int64_t dev, ino, size, mtime_s, mtime_ns;  /* the file read (fstat when opened) */
+    int64_t dev, ino, size, mtime_s, mtime_ns;  /* the file read (fstat when opened); the change */
+    int64_t ctime_s, ctime_ns;                  /* time too: any write moves it, and no one can set it */
     int64_t n_features;     /* the width parsed with: the first row's when complete, else -1 */
     int32_t complete;       /* indices is NULL: every row holds columns 0 .. n_features-1 */
     int64_t consumed;       /* bytes of the file parsed: whole lines */

@@ -194,6 +194,8 @@ hsvm_early_parse *hsvm_early_parse_start(const char *path, int32_t zero_based, i
     ep->size = (int64_t)sb.st_size;
     ep->mtime_s = (int64_t)sb.st_mtim.tv_sec;
     ep->mtime_ns = (int64_t)sb.st_mtim.tv_nsec;
+    ep->ctime_s = (int64_t)sb.st_ctim.tv_sec;
+    ep->ctime_ns = (int64_t)sb.st_ctim.tv_nsec;
     ep->n_features = -1;
     ep->thread = t;
     t->fd = fd;

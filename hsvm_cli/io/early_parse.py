@@ -5,7 +5,8 @@ its modules (native/svmparse_early.c).
 modules on one core; its input was then parsed on two.  :func:`start`
 parses the input's first lines on a thread of its own from the command's
 first moment; the reader (io/svmlight.py) then adopts those rows when it
-opens the same file -- same device, inode, size and modification time --
+opens the same file -- same device, inode, size, modification and change
+time --
 with options the early parse agrees with, and parses on from the line where
 it stopped.  The rows are those of the reader's own parse: the same parser
 on the same lines (its results do not depend on how lines are batched), and
@@ -138,5 +139,7 @@ def _same_file(ep, fileno):
         st = os.fstat(fileno)
     except OSError:
         return False
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) == (
-        ep.dev, ep.ino, ep.size, ep.mtime_s * 1_000_000_000 + ep.mtime_ns)
+    # the change time too: a file rewritten in place at the same size with
+    # its modification time put back (cp -p, rsync --inplace -t) has a new one
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns) == (
+        ep.dev, ep.ino, ep.size, ep.mtime_s * 1_000_000_000 + ep.mtime_ns, ep.ctime_s * 1_000_000_000 + ep.ctime_ns)

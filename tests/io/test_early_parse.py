@@ -211,6 +211,22 @@ def test_a_file_replaced_after_the_early_parse_is_read_as_it_is_now(tmp_path, ad
     assert got[0][0] == (31, 7)
 
 
+def test_a_file_rewritten_in_place_with_its_times_put_back_is_read_as_it_is_now(tmp_path, adopted):
+    # cp -p, rsync --inplace -t: same inode, size and modification time
+    path = _dense_file(tmp_path / "x.svm", rows=30, seed=1)
+    before = os.stat(path)
+    assert early_parse.start(str(path), zero_based=False, chunk_rows=16384)
+    early_parse._finish()
+    text = path.read_bytes().split(b"\n")
+    with open(path, "r+b") as fh:
+        fh.write(b"\n".join(text[::-1][1:] + [b""]))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert os.stat(path).st_size == before.st_size and os.stat(path).st_ino == before.st_ino
+    got = _chunks(path, n_features=7)
+    assert adopted == [None]
+    _same(got, _chunks(path, n_features=7))
+
+
 def test_reading_another_file_first_drops_the_early_parse(tmp_path, adopted):
     a = _dense_file(tmp_path / "a.svm", seed=1)
     b = _dense_file(tmp_path / "b.svm", seed=2)
