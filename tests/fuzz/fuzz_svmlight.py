@@ -13,7 +13,10 @@ readable: byte 0x00 followed by an svmlight file is a plain input):
 2. a compressed file: a grammar-built text the reference accepts, gzip, bz2
    or xz compressed, then truncated or bit-flipped where the input says;
 3. a grammar-built text handed to the reader in input-chosen pieces, block
-   sizes and chunk sizes.
+   sizes and chunk sizes;
+4. a grammar-built text in a file whose first lines an early parse
+   (io/early_parse.py) reads in input-chosen blocks up to an input-chosen
+   point, before predict's reader reads it.
 
 Invariants (the same as tests/io/test_svmlight_properties.py): the reader
 returns exactly the matrix of the pure-Python reference reader
@@ -56,12 +59,13 @@ sys.path.insert(0, os.path.dirname(HERE))  # tests/, for the oracles
 # -fsanitize=fuzzer-no-link); numpy and scipy are imported before, as is.
 with atheris.instrument_imports(include=["hsvm_cli"]):
     from hsvm_cli.errors import CorruptInputError, InputFormatError
+    from hsvm_cli.io import early_parse
     from hsvm_cli.io.files import open_input
     from hsvm_cli.io.svmlight import iter_svmlight, load_svmlight
 
 from oracles import svmlight_grammar, svmlight_ref  # noqa: E402
 
-CATEGORIES = ("raw", "grammar", "compressed", "split")
+CATEGORIES = ("raw", "grammar", "compressed", "split", "early")
 COMPRESS = {0: ("gzip", gzip.compress, gzip.decompress), 1: ("bz2", bz2.compress, bz2.decompress),
             2: ("xz", lzma.compress, lzma.decompress), 3: ("zstd", zstd.compress, zstd.decompress)}
 # (kind, magic); a zstd stream may also open with a skippable frame (16 magics)
@@ -238,14 +242,65 @@ def one_split(payload):
     return compare(text, read)
 
 
-HANDLERS = (one_raw, one_grammar, one_compressed, one_split)
+_claim = early_parse.claim
+
+
+def _counted_claim(*args, **kwargs):
+    rows = _claim(*args, **kwargs)
+    STATS["early_adopted" if rows is not None else "early_left"] += 1
+    return rows
+
+
+early_parse.claim = _counted_claim
+EARLY_PATH = os.path.join(os.environ.get("TMPDIR", "/tmp"), "hsvm-fuzz-early-%d.svm" % os.getpid())
+
+
+def one_early(payload):
+    fdp = atheris.FuzzedDataProvider(payload)
+    chunk_rows = fdp.ConsumeIntInRange(1, 5)
+    early_block = fdp.ConsumeIntInRange(1, 300)
+    max_text = fdp.ConsumeIntInRange(1, 2000)
+    wait = fdp.ConsumeBool()
+    text = grammar_text(fdp, bad_rate=fdp.ConsumeIntInRange(0, 3))
+    ref, _ = reference(text)
+    width = ref.width if ref is not None and fdp.ConsumeBool() else None
+    with open(EARLY_PATH, "wb") as fh:
+        fh.write(text)
+    early_parse.start(EARLY_PATH, zero_based=False, chunk_rows=chunk_rows, _max_text=max_text, _block=early_block)
+    if wait:
+        early_parse._finish()
+
+    def read():
+        # predict's reader: float32 values, chunks without scipy
+        chunks = list(iter_svmlight(EARLY_PATH, chunk_rows=chunk_rows, n_features=width, dtype=np.float32,
+                                    _csr_arrays=True, threads=fdp.ConsumeIntInRange(1, 2)))
+        if early_parse.pending():
+            raise WrongResult("the reader left the early parse pending")
+        if any(c.X.shape[0] > chunk_rows for c in chunks):
+            raise WrongResult("a chunk longer than chunk_rows")
+        if not chunks:
+            return sp.csr_matrix((0, 0)), np.zeros(0, dtype=np.int64)
+        chunks = [type(c)(c.X.to_scipy(), c.y, c.first_line) for c in chunks]
+        w = max(c.X.shape[1] for c in chunks)
+        X = sp.vstack([sp.csr_matrix(c.X, shape=(c.X.shape[0], w)) for c in chunks], format="csr")
+        return X, np.concatenate([c.y for c in chunks])
+
+    return compare(text, read)
+
+
+HANDLERS = (one_raw, one_grammar, one_compressed, one_split, one_early)
 
 
 def write_stats():
     stats = {"seconds": round(time.monotonic() - START, 1), "iterations": STATS["iterations"],
              "per_category": {c: STATS["in:" + c] for c in CATEGORIES},
              "accepted": STATS["accepted"], "clean_rejects": STATS["rejected"], "skipped": STATS["skipped"],
-             "crashes": STATS["crash"], "wrong_accepts": STATS["wrong_accept"], "wrong_results": STATS["wrong"]}
+             "crashes": STATS["crash"], "wrong_accepts": STATS["wrong_accept"], "wrong_results": STATS["wrong"],
+             "early_parses_adopted": STATS["early_adopted"], "early_parses_left": STATS["early_left"]}
+    try:
+        os.unlink(EARLY_PATH)
+    except OSError:
+        pass
     os.makedirs(os.path.dirname(STATS_PATH) or ".", exist_ok=True)
     with open(STATS_PATH, "w") as fh:
         json.dump(stats, fh, indent=1)

@@ -129,14 +129,17 @@ def count_lines(data):
 
 def same_matrix(ref, X, y):
     """True when the CSR matrix X and labels y hold exactly what ``ref``
-    holds: shape, labels, columns, and the bits of every value (-0.0 too)."""
+    holds: shape, labels, columns, and the bits of every value (-0.0 too;
+    of float32 X, the bits of the values rounded to float32)."""
     if X.shape != (len(ref.rows), ref.width) or list(map(int, y)) != ref.labels:
         return False
     indptr = np.asarray(X.indptr)
+    # float32 values: the reference's doubles rounded once, as the reader stores them
+    dtype = np.float32 if X.dtype == np.float32 else np.float64
     for r, row in enumerate(ref.rows):
         cols = X.indices[indptr[r]:indptr[r + 1]].tolist()
-        vals = np.asarray(X.data[indptr[r]:indptr[r + 1]], dtype=np.float64)
-        want = np.array([v for _, v in row], dtype=np.float64)
+        vals = np.asarray(X.data[indptr[r]:indptr[r + 1]], dtype=dtype)
+        want = np.array([v for _, v in row], dtype=np.float64).astype(dtype)
         if cols != [c for c, _ in row] or vals.tobytes() != want.tobytes():
             return False
     return True
