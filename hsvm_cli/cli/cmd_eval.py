@@ -82,10 +82,13 @@ def command(truth, predictions, confusion, per_class, proba, recall_k, reference
                             ("--grid", grid)) if reads_stdin(v)]
     if len(stdin) > 1:
         raise click.BadParameter("only one of %s can be stdin" % " and ".join(stdin))
+    if truth is None and predictions is not None:
+        # one file: which of the two it was meant as cannot be told
+        raise click.UsageError("eval takes TRUTH and PREDICTIONS (TRUTH PREDICTIONS, or --truth TRUTH PREDICTIONS), "
+                               "got one file argument")
     if (truth is None) != (predictions is None) or (truth is None and grid is None):
         raise click.UsageError("Missing %s (only --grid can do without TRUTH and PREDICTIONS)"
-                               % ("TRUTH (--truth TRUTH, or TRUTH before PREDICTIONS)" if truth is None
-                                  else "argument 'PREDICTIONS'"))
+                               % ("TRUTH and PREDICTIONS" if truth is None else "argument 'PREDICTIONS'"))
     if truth is None:
         for flag, value in (("--reference", reference), ("--recall-k", recall_k), ("--proba", proba),
                             ("--shard", shard)):

@@ -68,6 +68,19 @@ class HsvmGroup(click.Group):
     def list_commands(self, ctx):
         return list(SUBCOMMANDS) + [n for n in super().list_commands(ctx) if n not in SUBCOMMANDS]
 
+    def resolve_command(self, ctx, args):
+        try:
+            return super().resolve_command(ctx, args)
+        except click.UsageError as exc:
+            # A misspelt subcommand gets the suggestion a misspelt option gets
+            # (click >= 8.4 makes one from the commands loaded so far, which
+            # here, loaded on demand, is none of them).
+            import difflib
+            close = difflib.get_close_matches(args[0], self.list_commands(ctx), n=1) if args else []
+            if close and exc.message.startswith("No such command") and not getattr(exc, "possibilities", None):
+                exc.message = "%s Did you mean '%s'?" % (exc.message, close[0])
+            raise
+
     def get_command(self, ctx, name):
         if name in SUBCOMMANDS and name not in self.commands:
             import importlib
@@ -164,7 +177,8 @@ def _one_line_usage(self, file=None):
     hint = _TOOL_FLAGS.get((ctx.info_name, getattr(self, "option_name", None))) \
         if isinstance(self, click.NoSuchOption) else None
     if hint is not None:
-        message = "%s (%s)" % (message.rstrip("."), hint)
+        # the hint, not click's guesses among the names that look alike
+        message = "%s (%s)" % (self.message.rstrip("."), hint)
     click.echo(_usage_line(where, message), file=file, err=file is None)
 
 
@@ -176,6 +190,11 @@ _TOOL_FLAGS = {
     ("train-ovo", "-C"): "LIBLINEAR's -C is -c auto here: C chosen by cross-validation",
     ("train-ovo", "-b"): "probabilities come from a calibration: hsvm calibrate, then predict -C CALIB --proba",
     ("predict", "-b"): "svm-predict's -b 1 is -C CALIB --proba here, with a calibration from hsvm calibrate",
+    ("predict", "-c"): "a calibration is -C CALIB (--calibration); C is chosen when training: train-ovo -c",
+    ("train-ovo", "-t"): "hsvm trains linear SVMs, LIBSVM's -t 0: leave -t out; for a kernel, train on kernel "
+                         "hash codes: hsvm kernel-hash, then train-ovo --codes",
+    ("train-ovo", "--c"): "C is -c C, as in LIBSVM",
+    ("train-ovo", "--cost"): "C is -c C, as in LIBSVM",
 }
 
 

@@ -6,9 +6,8 @@ modules on one core; its input was then parsed on two.  :func:`start`
 parses the input's first lines on a thread of its own from the command's
 first moment; the reader (io/svmlight.py) then adopts those rows when it
 opens the same file -- same device, inode, size, modification and change
-time --
-with options the early parse agrees with, and parses on from the line where
-it stopped.  The rows are those of the reader's own parse: the same parser
+time -- with options the early parse agrees with, and parses on from the line
+where it stopped.  The rows are those of the reader's own parse: the same parser
 on the same lines (its results do not depend on how lines are batched), and
 every case the early parse cannot settle alone ends it -- a malformed line
 (reported by the reader with its line number), a row incomplete or wider than

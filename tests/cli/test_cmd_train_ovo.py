@@ -126,6 +126,9 @@ def test_more_folds_than_samples_is_leave_one_out_as_in_liblinear(tmp_path):
     ("train-ovo", "-s", "LIBLINEAR's -s 1 / 2 / 3 is --solver l2loss-dual / l2loss-primal / l1loss-dual here"),
     ("train-ovo", "-C", "LIBLINEAR's -C is -c auto here"),
     ("predict", "-b", "svm-predict's -b 1 is -C CALIB --proba here"),
+    ("predict", "-c", "a calibration is -C CALIB (--calibration)"),
+    ("train-ovo", "-t", "hsvm trains linear SVMs, LIBSVM's -t 0: leave -t out"),
+    ("train-ovo", "--cost", "C is -c C, as in LIBSVM)"),       # without click's guesses (--codes, --cv)
 ])
 def test_the_tools_spellings_of_flags_are_refused_with_hsvms(command, flag, hint):
     r = run([command, flag, "1", DIGITS_TRAIN], exit_code=2)

@@ -45,3 +45,12 @@ def test_shell_completion_lists_subcommands_and_their_options():
     assert set(out.split()) == {"plain,--filter-k", "plain,--filter-threshold"}
     env.update(_HSVM_COMPLETE="bash_source")
     assert "_hsvm_completion" in subprocess.run(hsvm, env=env, capture_output=True, text=True).stdout
+
+
+def test_a_misspelt_subcommand_gets_a_suggestion_in_a_fresh_process():
+    # commands load on demand: in a new process none is loaded when the name is looked up
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-m", "hsvm_cli", "trian-ovo"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2
+    assert r.stderr == "hsvm: No such command 'trian-ovo'. Did you mean 'train-ovo'? (see 'hsvm --help')\n"
