@@ -260,6 +260,18 @@ def test_an_early_parse_of_no_regular_file_does_not_start(tmp_path):
     assert not early_parse.pending()
 
 
+def test_no_early_parse_under_an_address_space_limit(tmp_path):
+    # ulimit -v: what the early parse reserves could be what the command then lacks
+    path = _dense_file(tmp_path / "x.svm")
+    code = ("import resource, sys\n"
+            "resource.setrlimit(resource.RLIMIT_AS, (8 << 30, resource.RLIM_INFINITY))\n"
+            "from hsvm_cli.io import early_parse\n"
+            "print(early_parse.start(sys.argv[1], zero_based=False, chunk_rows=10))\n")
+    r = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=60)
+    assert r.stdout == "False\n", r.stderr
+    assert early_parse.start(str(path), zero_based=False, chunk_rows=10)
+
+
 # ------------------------------------------------------------------ the command line
 
 def test_the_command_line_table_lists_exactly_predicts_options_with_values():
