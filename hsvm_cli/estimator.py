@@ -5,7 +5,8 @@ It lets hsvm's models sit where scikit-learn's classifiers do (``Pipeline``,
 hashable labels (strings too; ``classes_`` in sorted order), input checked by
 scikit-learn's own validation (NaN and infinities refused, ``n_features_in_``
 enforced), ``n_jobs``, ``random_state``, parameters untouched by ``fit``.
-Training is :func:`hsvm_cli.train.ovo.train_ovo` on the labels' positions in
+Training is :func:`hsvm_cli.train.ovo.train_ovo` on the labels themselves when
+they are integers or whole-number floats, else on their positions in
 ``classes_``; prediction is a :class:`hsvm_cli.predict.predictor.Predictor`,
 exact or through the hash filter (``hash_bits``).
 
@@ -73,9 +74,9 @@ class HashedOvoSVC(ClassifierMixin, BaseEstimator):
 
     Fitted attributes: ``classes_``, ``n_features_in_``, ``C_``, ``model_``
     (the :class:`~hsvm_cli.models.ovo.OvoModel`; ``save_model`` writes it
-    for ``hsvm predict``: its labels are y's when they are integers, the
-    model `hsvm train-ovo` makes of the same data and seed, else the
-    positions 0..K-1 of ``classes_``),
+    for ``hsvm predict``: its labels are y's when they are integers or
+    whole-number floats, the model `hsvm train-ovo` makes of the same data
+    and seed, else the positions 0..K-1 of ``classes_``),
     ``hash_model_`` (None when exact), ``cv_results_`` (the search's table
     when C was chosen by cross-validation, else None)."""
 
@@ -111,8 +112,12 @@ class HashedOvoSVC(ClassifierMixin, BaseEstimator):
         seed = self._seed()
         # Integer labels are trained on as they are, so that the model is the
         # one `hsvm train-ovo` and train_ovo make of the same data and seed
-        # (a pair's shuffles are seeded by its labels); others by position.
-        fits = classes.dtype.kind in "iu" and int(classes[-1]) <= np.iinfo(np.int64).max
+        # (a pair's shuffles are seeded by its labels); so are whole-number
+        # floats (scikit-learn's load_svmlight_file gives float labels);
+        # others by position.
+        fits = (classes.dtype.kind in "iu" and int(classes[-1]) <= np.iinfo(np.int64).max) or (
+            classes.dtype.kind == "f" and bool(np.all(np.abs(classes) < 2.0 ** 53))
+            and bool(np.all(classes == np.floor(classes))))
         labels = y.astype(np.int64) if fits else codes.astype(np.int64)
         model = train_ovo(X, labels, C=self.C, normalize=self.normalize, solver=self.solver,
                           tol=self.tol, bias=self.bias, cv_folds=self.cv_folds, seed=seed, jobs=threads or 1,

@@ -48,6 +48,17 @@ def test_labels_are_those_of_the_library_on_the_same_model_whatever_the_label_ty
     assert list(est.classes_) == sorted(set(names[y]))
 
 
+def test_whole_number_float_labels_train_the_model_of_their_integers(digits):
+    # scikit-learn's load_svmlight_file gives float labels: the model is the
+    # one `hsvm train-ovo` makes of the file, the predictions floats of y's classes
+    X, y, Xt, yt = digits
+    model = train_ovo(X, y, C=2.0, seed=3)
+    est = HashedOvoSVC(C=2.0, random_state=3).fit(X, y.astype(np.float64))
+    assert np.array_equal(est.model_.W, model.W) and np.array_equal(est.model_.classes, model.classes)
+    assert est.classes_.dtype == np.float64
+    assert np.array_equal(est.predict(Xt), Predictor(model).predict(Xt).astype(np.float64))
+
+
 def test_fitted_model_is_saved_for_the_command(digits, tmp_path):
     X, y, Xt, yt = digits
     path = str(tmp_path / "m.hsvm")
