@@ -107,9 +107,9 @@ static void *run(void *arg)
             int64_t colons = 0;
             for (const char *c = buf; (c = memchr(c, ':', (size_t)(buf + cut + 1 - c))) != NULL; c++)
                 colons++;
-            int64_t dense_guess = (int64_t)((double)colons * (double)text / (double)(cut + 1) * 1.25) + 1024;
-            if (dense_guess < ep->nnz_cap)
-                ep->nnz_cap = dense_guess;
+            int64_t at_density = (int64_t)((double)colons * (double)text / (double)(cut + 1) * 1.25) + 1024;
+            if (at_density < ep->nnz_cap)
+                ep->nnz_cap = at_density;
             ep->n_features = first_row_width(buf, cut + 1, ep->zero_based, (cut + 1) / 4 + 16);
             ep->complete = ep->n_features > 0;
             /* a full chunk of complete rows, and the room the parser asks to
@@ -173,15 +173,15 @@ hsvm_early_parse *hsvm_early_parse_start(const char *path, int32_t zero_based, i
 {
     if (chunk_rows < 1 || max_text < 1 || block < 0)
         return NULL;
-    /* Only a regular file is opened: opening a FIFO would wait for its
-     * writer (and, closed again, cut that writer off), a device may act on
-     * being opened.  O_NONBLOCK in case the name changes in between. */
     /* Under an address-space limit (ulimit -v, -d) the arrays reserved here
      * could be what the command then lacks: no early parse. */
     struct rlimit lim;
     if ((getrlimit(RLIMIT_AS, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY) ||
         (getrlimit(RLIMIT_DATA, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY))
         return NULL;
+    /* Only a regular file is opened: opening a FIFO would wait for its
+     * writer (and, closed again, cut that writer off), a device may act on
+     * being opened.  O_NONBLOCK in case the name changes in between. */
     struct stat sb;
     if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
         return NULL;

@@ -120,7 +120,7 @@ def handle_signal(signum, handler):
         signal.signal(signum, handler)
 
 
-def collect_garbage():
+def enable_garbage_collection():
     """The cyclic garbage collector back on, once the modules are loaded
     (:func:`main` turns it off first): the ~40,000 objects they create are
     not garbage, and collections while they loaded took 7-10 ms of a 0.1 s

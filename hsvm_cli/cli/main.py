@@ -85,8 +85,8 @@ class HsvmGroup(click.Group):
         if name in SUBCOMMANDS and name not in self.commands:
             import importlib
             self.add_command(importlib.import_module("." + SUBCOMMANDS[name], __package__).command, name)
-            from .entry import collect_garbage
-            collect_garbage()
+            from .entry import enable_garbage_collection
+            enable_garbage_collection()
         return super().get_command(ctx, name)
 
     def invoke(self, ctx):
