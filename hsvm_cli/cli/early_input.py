@@ -1,28 +1,37 @@
-"""The input ``hsvm predict`` is about to read, read off its command line
-before click and the modules load, so that its first lines are parsed on the
-idle core meanwhile (io/early_parse.py).
+"""The input ``hsvm predict`` or ``hsvm hash-data`` is about to read, read off
+its command line before click and the modules load, so that its first lines
+are parsed on the idle core meanwhile (io/early_parse.py).
 
-Nothing here decides anything: a command line read wrongly (an option this
-table lacks, a value that is not what click will make of it) starts a parse
+Nothing here decides anything: a command line read wrongly (an option these
+tables lack, a value that is not what click will make of it) starts a parse
 that the reader does not adopt -- it adopts only rows of the very file it
 opens, parsed with its own options -- and the cost is the idle core's time.
 ``HSVM_NO_EARLY_PARSE=1`` turns it off."""
 import os
 
-#: predict's options that take a value (a test holds this to the command's own list).
-PREDICT_VALUE_OPTIONS = frozenset({
-    "-m", "--model", "-H", "--hash-model", "--first-stage", "--refine", "--bits", "-k", "--filter-k", "--codes",
-    "--kernel-hash", "-C", "--calibration", "--filter-threshold", "-o", "--output", "--class-order", "--threads",
-    "--extra-features", "--chunk-rows", "--shard", "--dask",
-})
+#: The subcommands whose one positional argument is an svmlight input they
+#: parse first, and their options that take a value (a test holds these to
+#: the commands' own lists).
+VALUE_OPTIONS = {
+    "predict": frozenset({
+        "-m", "--model", "-H", "--hash-model", "--first-stage", "--refine", "--bits", "-k", "--filter-k", "--codes",
+        "--kernel-hash", "-C", "--calibration", "--filter-threshold", "-o", "--output", "--class-order",
+        "--threads", "--extra-features", "--chunk-rows", "--shard", "--dask",
+    }),
+    "hash-data": frozenset({
+        "-H", "--hash-model", "--bits", "--format", "-o", "--output", "--extra-features", "--chunk-rows", "--shard",
+    }),
+}
 
-#: predict's --chunk-rows default (a test holds it to the option's).
+#: Their --chunk-rows default (a test holds it to the options').
 DEFAULT_CHUNK_ROWS = 16384
 
 
-def predict_input(args):
-    """(input path, zero_based, chunk_rows) of ``hsvm predict ARGS`` when it
-    reads one plain file on more than one thread, else None."""
+def command_input(command, args):
+    """(input path, zero_based, chunk_rows) of ``hsvm COMMAND ARGS`` (a
+    command of VALUE_OPTIONS) when it reads one plain file on more than one
+    thread, else None."""
+    with_values = VALUE_OPTIONS[command]
     positional, values, flags = [], {}, []
     rest = iter(args)
     for arg in rest:
@@ -38,13 +47,13 @@ def predict_input(args):
             for j in range(1, len(arg)):
                 name = "-" + arg[j]
                 options.append((name, arg[j + 1:] or None))
-                if name in PREDICT_VALUE_OPTIONS:
+                if name in with_values:
                     break
         else:
             positional.append(arg)
             continue
         for name, value in options:
-            if name not in PREDICT_VALUE_OPTIONS:
+            if name not in with_values:
                 flags.append(name)
                 continue
             if value is None:
@@ -79,11 +88,11 @@ def _threads_over_one(option):
 
 
 def start_early_parse(argv):
-    """Start parsing predict's input if ``argv`` is a predict command line
-    that names one."""
-    if len(argv) < 3 or argv[1] != "predict" or os.environ.get("HSVM_NO_EARLY_PARSE", "") not in ("", "0"):
+    """Start parsing the input of the command line ``argv`` if it is a
+    predict or hash-data command line that names one."""
+    if len(argv) < 3 or argv[1] not in VALUE_OPTIONS or os.environ.get("HSVM_NO_EARLY_PARSE", "") not in ("", "0"):
         return
-    found = predict_input(argv[2:])
+    found = command_input(argv[1], argv[2:])
     if found is None:
         return
     path, zero_based, chunk_rows = found

@@ -274,13 +274,17 @@ def test_no_early_parse_under_an_address_space_limit(tmp_path):
 
 # ------------------------------------------------------------------ the command line
 
-def test_the_command_line_table_lists_exactly_predicts_options_with_values():
-    from hsvm_cli.cli.cmd_predict import command
+@pytest.mark.parametrize("name", ["predict", "hash-data"])
+def test_the_command_line_tables_list_exactly_the_commands_options_with_values(name):
+    from hsvm_cli.cli.main import HsvmGroup, cli
+    command = HsvmGroup.get_command(cli, click.Context(cli), name)
     with_values = {o for p in command.params if isinstance(p, click.Option) and not p.is_flag
                    for o in p.opts + p.secondary_opts}
-    assert early_input.PREDICT_VALUE_OPTIONS == with_values
+    assert early_input.VALUE_OPTIONS[name] == with_values
     chunk = next(p for p in command.params if p.name == "chunk_rows")
     assert early_input.DEFAULT_CHUNK_ROWS == chunk.default
+    # one positional: the input
+    assert [p.nargs for p in command.params if isinstance(p, click.Argument)] == [1]
 
 
 @pytest.mark.parametrize("args, found", [
@@ -303,10 +307,22 @@ def test_the_command_line_table_lists_exactly_predicts_options_with_values():
 ])
 def test_predicts_input_is_read_off_its_command_line(args, found, monkeypatch):
     monkeypatch.setenv("OMP_NUM_THREADS", "2")
-    assert early_input.predict_input(args.split()) == found
+    assert early_input.command_input("predict", args.split()) == found
+
+
+@pytest.mark.parametrize("args, found", [
+    ("-H h.hbm t.svm -o c.codes", ("t.svm", False, 16384)),
+    ("t.svm -H h.hbm --format svm --bits 64 -o -", ("t.svm", False, 16384)),
+    ("-H h.hbm --shard 1/4 t.svm -o c", None),
+    ("-H h.hbm --threads 2 t.svm -o c", None),      # no --threads here: read as a flag, then two files
+])
+def test_hash_datas_input_is_read_off_its_command_line(args, found, monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    assert early_input.command_input("hash-data", args.split()) == found
 
 
 @pytest.mark.parametrize("argv, env", [
+    (["hsvm", "train-ovo", "{path}", "-o", "M"], {}),
     (["hsvm", "hash-data", "-H", "H", "{path}"], {}),
     (["hsvm", "predict", "-m", "M", "{path}"], {"HSVM_NO_EARLY_PARSE": "1"}),
     (["hsvm", "predict", "-m", "M", "{path}"], {}),
@@ -317,13 +333,14 @@ def test_only_a_predict_command_line_starts_an_early_parse(tmp_path, monkeypatch
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     early_input.start_early_parse([a.format(path=path) for a in argv])
-    assert early_parse.pending() == (argv[1] == "predict" and not env)
+    assert early_parse.pending() == (argv[1] != "train-ovo" and not env)
 
 
 def test_one_thread_starts_no_early_parse(monkeypatch):
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    assert early_input.predict_input(["-m", "M", "t.svm"]) is None
-    assert early_input.predict_input(["-m", "M", "--threads", "2", "t.svm"]) == ("t.svm", False, 16384)
+    assert early_input.command_input("predict", ["-m", "M", "t.svm"]) is None
+    assert early_input.command_input("hash-data", ["-H", "H", "t.svm"]) is None
+    assert early_input.command_input("predict", ["-m", "M", "--threads", "2", "t.svm"]) == ("t.svm", False, 16384)
 
 
 # hsvm's entry point with a spy on the claim: prints ADOPTED <rows> to stderr
@@ -341,10 +358,25 @@ _SPIED_ENTRY = (
     "main()\n")
 
 
-def _predict(args, env_extra):
+def _hsvm(command, args, env_extra):
     env = dict(os.environ, OMP_NUM_THREADS="2", **env_extra)
-    return subprocess.run([sys.executable, "-c", _SPIED_ENTRY, "predict"] + [str(a) for a in args], env=env,
+    return subprocess.run([sys.executable, "-c", _SPIED_ENTRY, command] + [str(a) for a in args], env=env,
                           capture_output=True, timeout=120)
+
+
+def _with_and_without(tmp_path, command, args, rows):
+    """(exit status, stderr without the spy's lines, output bytes) of the
+    command with and without the early parse (its output: -o {out}), the
+    early parse's adopted rows checked against ``rows``."""
+    runs = []
+    for off in ("0", "1"):
+        out = tmp_path / ("out%s" % off)
+        r = _hsvm(command, [out if a == "{out}" else a for a in args], {"HSVM_NO_EARLY_PARSE": off})
+        adopted = [line for line in r.stderr.splitlines() if line.startswith(b"ADOPTED")]
+        runs.append((r.returncode, r.stderr.replace(b"".join(a + b"\n" for a in adopted), b""),
+                     out.read_bytes() if out.exists() else None))
+        assert adopted == ([b"ADOPTED " + rows] if off == "0" else [])
+    return runs
 
 
 @pytest.mark.parametrize("damage", [None, b"1 5:x\n"])
@@ -352,16 +384,20 @@ def test_predict_gives_the_same_bytes_and_errors_with_and_without_the_early_pars
     model, hbm, _ = digits_files
     test = tmp_path / "t.svm"
     test.write_bytes(gzip.decompress((BUNDLED / "digits" / "test.svm.gz").read_bytes()) + (damage or b""))
-    runs = []
-    for off in ("0", "1"):
-        out = tmp_path / ("p%s.txt" % off)
-        r = _predict(["-m", model, "-H", hbm, "-k", "3", "--scores", test, "-o", out], {"HSVM_NO_EARLY_PARSE": off})
-        adopted = [line for line in r.stderr.splitlines() if line.startswith(b"ADOPTED")]
-        runs.append((r.returncode, r.stderr.replace(b"".join(a + b"\n" for a in adopted), b""),
-                     out.read_bytes() if out.exists() else None))
-        # the rows parsed early were used (all of them: a small file is read
-        # before the modules load); a malformed line is left to the reader
-        rows = b"None" if damage else b"%d" % test.read_bytes().count(b"\n")
-        assert adopted == ([b"ADOPTED " + rows] if off == "0" else [])
+    # the rows parsed early were used (all of them: a small file is read
+    # before the modules load); a malformed line is left to the reader
+    rows = b"None" if damage else b"%d" % test.read_bytes().count(b"\n")
+    runs = _with_and_without(tmp_path, "predict", ["-m", model, "-H", hbm, "-k", "3", "--scores", test, "-o", "{out}"],
+                             rows)
     assert runs[0] == runs[1]
     assert runs[0][0] == (0 if damage is None else 65)
+
+
+@pytest.mark.parametrize("fmt", ["codes", "svm"])
+def test_hash_data_gives_the_same_bytes_with_and_without_the_early_parse(tmp_path, digits_files, fmt):
+    _, hbm, _ = digits_files
+    test = tmp_path / "t.svm"
+    test.write_bytes(gzip.decompress((BUNDLED / "digits" / "test.svm.gz").read_bytes()))
+    runs = _with_and_without(tmp_path, "hash-data", ["-q", "-H", hbm, "--format", fmt, test, "-o", "{out}"],
+                             b"%d" % test.read_bytes().count(b"\n"))
+    assert runs[0] == runs[1] and runs[0][0] == 0 and runs[0][2]

@@ -46,3 +46,27 @@ def test_stored_projection_equals_derived_projection(digits_model):
     a = hash_model(digits_model, bits=128, seed=2, store_projection=True)
     b = hash_model(digits_model, bits=128, seed=2)
     assert np.array_equal(a.projection(64), b.projection(64))
+
+
+@pytest.mark.parametrize("dense", [False, True])
+def test_hash_data_reads_float32_and_writes_the_codes_of_the_float64_samples(digits_model, tmp_path, dense):
+    # prepare() and the fingerprints round samples to float32 first: read so,
+    # the codes, labels and fingerprints are those of the samples read as float64
+    from conftest import DIGITS_TEST
+    from hsvm_cli.io.svmlight import load_svmlight, write_svmlight
+    from hsvm_cli.models.codes import hash_data, read_codes, sample_fingerprints
+    from hsvm_cli.preprocess import prepare
+    source = DIGITS_TEST
+    if dense:
+        X, y = load_svmlight(DIGITS_TEST, n_features=digits_model.n_features)
+        Xd = X.toarray() + 1.0 / 3.0        # every column stored, values with float64 digits
+        source = tmp_path / "dense.svm"
+        with open(source, "wb") as fh:
+            write_svmlight(fh, Xd, y)
+    hm = hash_model(digits_model, bits=256, seed=2)
+    hash_data(hm, str(source), tmp_path / "c.codes")
+    got = read_codes(tmp_path / "c.codes")
+    X, y = load_svmlight(str(source), n_features=digits_model.n_features)
+    assert X.dtype == np.float64
+    assert np.array_equal(got.codes, hm.encoder(256).codes(prepare(hm.normalize, X)))
+    assert np.array_equal(got.labels, y) and np.array_equal(got.fingerprints, sample_fingerprints(X))
