@@ -52,10 +52,11 @@ def test_stored_projection_equals_derived_projection(digits_model):
 def test_hash_data_reads_float32_and_writes_the_codes_of_the_float64_samples(digits_model, tmp_path, dense):
     # prepare() and the fingerprints round samples to float32 first: read so,
     # the codes, labels and fingerprints are those of the samples read as float64
-    from conftest import DIGITS_TEST
     from hsvm_cli.io.svmlight import load_svmlight, write_svmlight
     from hsvm_cli.models.codes import hash_data, read_codes, sample_fingerprints
     from hsvm_cli.preprocess import prepare
+
+    from conftest import DIGITS_TEST
     source = DIGITS_TEST
     if dense:
         X, y = load_svmlight(DIGITS_TEST, n_features=digits_model.n_features)
