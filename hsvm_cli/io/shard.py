@@ -163,9 +163,12 @@ def shard_from_slurm(environ=None):
         hi = int(env.get("SLURM_ARRAY_TASK_MAX", str(lo + (count - 1) * step)) or 0)
     except ValueError:
         raise ShardError("SLURM_ARRAY_TASK_MIN/MAX/STEP are not integers") from None
-    if step < 1 or (task - lo) % step or hi != lo + (count - 1) * step:
+    if step < 1 or hi != lo + (count - 1) * step:
         raise ShardError("job array tasks %d-%d:%d are not %d evenly spaced tasks; give the shard as i/N"
                          % (lo, hi, step, count))
+    if (task - lo) % step or not lo <= task <= hi:
+        raise ShardError("SLURM_ARRAY_TASK_ID %d is not one of the job array's tasks %d-%d:%d; give the shard as i/N"
+                         % (task, lo, hi, step))
     return _check_shard((task - lo) // step, count)
 
 
@@ -179,9 +182,10 @@ def shard_byte_range(shard, size):
 
 
 def _refuse(name, reason):
-    # one remedy for --shard and for --dask, which splits a single file the same way
-    raise ShardError("%s: %s; shard by file instead (one file per task: with --dask a directory or a quoted "
-                     "glob), or read the whole input in one process (without --shard or --dask)" % (name, reason))
+    # one remedy for --shard and for predict --dask, which splits a single file
+    # the same way (and is the only command with --dask that takes a glob)
+    raise ShardError("%s: %s; shard by file instead (one file per task; predict --dask takes a directory or a "
+                     "quoted glob of them), or read the whole input in one process" % (name, reason))
 
 
 def _check_range(rng, size):

@@ -208,9 +208,9 @@ def test_compressed_input_is_refused_with_the_remedy(tmp_path, cmd):
     args = cmd + [gz] + ([gz] if cmd[0] == "eval" else []) + ["--shard", "1/2"]
     r = run(args, exit_code=2)
     assert r.stderr == ("hsvm %s: %s: gzip-compressed input cannot be split into byte-range shards (decompression "
-                        "cannot start mid-stream); shard by file instead (one file per task: with --dask a "
-                        "directory or a quoted glob), or read the whole input in one process (without --shard or "
-                        "--dask) (see 'hsvm %s --help')\n" % (cmd[0], gz, cmd[0]))
+                        "cannot start mid-stream); shard by file instead (one file per task; predict --dask takes "
+                        "a directory or a quoted glob of them), or read the whole input in one process "
+                        "(see 'hsvm %s --help')\n" % (cmd[0], gz, cmd[0]))
 
 
 @pytest.mark.parametrize("cmd", [["predict", "-m", MODEL], ["hash-data", "-H", HBM, "--format", "svm"]])

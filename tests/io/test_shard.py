@@ -114,6 +114,12 @@ def test_shard_from_slurm_maps_array_task_ids_to_zero_based_shards():
     with pytest.raises(ShardError, match="evenly spaced tasks; give the shard as i/N"):
         shard_from_slurm({"SLURM_ARRAY_TASK_ID": "5", "SLURM_ARRAY_TASK_COUNT": "3",
                           "SLURM_ARRAY_TASK_MIN": "1", "SLURM_ARRAY_TASK_MAX": "6"})
+    # an evenly spaced array that this task's id is not part of: the id named
+    for task in ("1", "6", "-2"):
+        with pytest.raises(ShardError, match="SLURM_ARRAY_TASK_ID %s is not one of the job array's tasks 0-4:2"
+                           % task):
+            shard_from_slurm({"SLURM_ARRAY_TASK_ID": task, "SLURM_ARRAY_TASK_COUNT": "3",
+                              "SLURM_ARRAY_TASK_MIN": "0", "SLURM_ARRAY_TASK_STEP": "2"})
 
 
 def test_parse_shard_slurm_reads_this_tasks_environment(monkeypatch):
