@@ -63,7 +63,13 @@ def command_input(command, args):
             values[name] = value
     if len(positional) != 1 or positional[0] in ("", "-") or "--help" in flags:
         return None
-    if "--shard" in values or "--dask" in values or not _threads_over_one(values.get("--threads")):
+    if "--shard" in values or "--dask" in values:
+        return None
+    from ..support.threads import resolve_threads
+    try:
+        if resolve_threads(values.get("--threads")) < 2:
+            return None
+    except ValueError:      # click refuses it
         return None
     try:
         chunk_rows = int(values.get("--chunk-rows", DEFAULT_CHUNK_ROWS))
@@ -75,16 +81,6 @@ def command_input(command, args):
     numbering = [f for f in flags if f in ("--zero-based", "--one-based")]
     zero_based = bool(numbering) and numbering[-1] == "--zero-based"
     return positional[0], zero_based, chunk_rows
-
-
-def _threads_over_one(option):
-    if option is None or option.strip().lower() in ("0", "auto"):
-        from ..support.threads import default_threads
-        return default_threads() > 1
-    try:
-        return int(option) > 1
-    except ValueError:
-        return False
 
 
 def start_early_parse(argv):

@@ -70,7 +70,7 @@ def discard():
 class EarlyRows:
     """The rows of an early parse handed to a reader: CSR arrays sized for a
     chunk (``row_cap`` rows, ``nnz_cap`` values; ``indices`` None when every
-    row holds all ``n_features`` columns), the parser's fill state, and where
+    row holds all of the width's columns), the parser's fill state, and where
     the reader goes on: byte ``consumed`` of the file, 0-based line
     ``lines``; ``first_line`` is the first row's 1-based line (0: none)."""
 
@@ -92,7 +92,6 @@ class EarlyRows:
         self.labels = take("labels", "int64_t *", np.int64, self.row_cap)
         self.indices = take("indices", "int32_t *", np.int32, self.nnz_cap)
         self.values = take("values", "float *", np.float32, self.nnz_cap)
-        self.n_features = int(ep.n_features) if ep.complete else None
         self.rows, self.nnz, self.max_col = int(ep.st.rows), int(ep.st.nnz), int(ep.st.max_col)
         self.consumed, self.lines, self.first_line = int(ep.consumed), int(ep.lines), int(ep.first_line)
 
