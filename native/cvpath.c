@@ -717,8 +717,8 @@ int hsvm_cv_dense_path(const float *X, int64_t n, int64_t dp, const double *sqno
                        int32_t n_folds, int32_t n_classes, int32_t fold, const int32_t *pair_a, const int32_t *pair_b,
                        int64_t p0, int64_t p1, const int64_t *alpha_off, double *alpha, const uint64_t *seeds,
                        double bias, double C, const double *class_weight, int32_t loss, double eps,
-                       int32_t max_iter, double *W_kept, double *ray, int32_t kernel_request, int32_t *votes,
-                       int64_t *conf, int64_t *passes)
+                       int32_t max_iter, double *W_kept, int32_t kept_valid, double *ray, int32_t kernel_request,
+                       int32_t *votes, int64_t *conf, int64_t *passes)
 {
     const int32_t F = n_folds, K = n_classes;
     if (dp < 0 || dp % CV_DENSE_LANES != 0)
@@ -741,8 +741,8 @@ int hsvm_cv_dense_path(const float *X, int64_t n, int64_t dp, const double *sqno
         uint64_t rng = seeds[p];
         double *w = W_kept ? W_kept + p * (dp + CV_KEPT_PAD) : b.w;
         const dual_box box = pair_box(C, loss, class_weight, pair_a[p], pair_b[p]);
-        total += solve_dense(ops, dp, sqnorm, b.rows, b.y, l, alpha + alpha_off[p], w, W_kept != NULL, b.qd, b.index,
-                             bias, &box, eps, max_iter, ray ? ray + p : NULL, &rng, &passes[1]);
+        total += solve_dense(ops, dp, sqnorm, b.rows, b.y, l, alpha + alpha_off[p], w, W_kept && kept_valid, b.qd,
+                             b.index, bias, &box, eps, max_iter, ray ? ray + p : NULL, &rng, &passes[1]);
         if (pair_trained(block, F, K, fold, pair_a[p], pair_b[p]))
             for (int64_t x = h0; x < h1; x++)
                 vote(ops.dot(&m, x, w) + w[dp] * bias, pair_a[p], pair_b[p], nh, votes + (x - h0),

@@ -101,13 +101,14 @@ int hsvm_cv_products(const double *W, int64_t n_pairs, int32_t d, const int64_t 
  * (NULL: none) [n_pairs, dp + 8], 64-byte aligned, keeps pair p's weights
  * between calls (the bias feature's at column dp; zero before the first
  * call, with alpha), so that they are not rebuilt from alpha at every C;
- * without it they are. */
+ * without it they are.  kept_valid 0: W_kept does not hold alpha's weights
+ * (the path went back to an earlier point): rebuilt into it from alpha. */
 int hsvm_cv_dense_path(const float *X, int64_t n, int64_t dp, const double *sqnorm, const int64_t *block,
                        int32_t n_folds, int32_t n_classes, int32_t fold, const int32_t *pair_a, const int32_t *pair_b,
                        int64_t p0, int64_t p1, const int64_t *alpha_off, double *alpha, const uint64_t *seeds,
                        double bias, double C, const double *class_weight, int32_t loss, double eps,
-                       int32_t max_iter, double *W_kept, double *ray, int32_t kernel_request, int32_t *votes,
-                       int64_t *conf, int64_t *passes);
+                       int32_t max_iter, double *W_kept, int32_t kept_valid, double *ray, int32_t kernel_request,
+                       int32_t *votes, int64_t *conf, int64_t *passes);
 
 /* The dense form's product w.x (w double, x float32, dp a multiple of 32)
  * on a code path (tests): *out; returns 0, -1 or HSVM_CPU_E*. */

@@ -125,6 +125,15 @@ def stratified_folds(y, n_folds, *, seed=0):
 
 
 @dataclass
+class _PathPoint:
+    """A point of the path (PathCrossValidation.snapshot)."""
+
+    C: float
+    alpha: list
+    ray: object
+
+
+@dataclass
 class CvStep:
     """The result of one C value: ``correct`` of ``total`` held-out
     predictions right, ``passes`` coordinate-descent passes summed over pairs
@@ -277,7 +286,9 @@ class PathCrossValidation:
             self._class_col_ptr, self._class_cols = class_columns(self.indptr, self.indices, self.block, F, K)
             self._alpha_ptrs = ffi.new("double *[]", [ptr("double *", a) for a in self.alpha])
             self._offset_ptrs = ffi.new("int64_t *[]", [ptr("int64_t *", o) for o in self.alpha_off])
-        self.steps = []
+        self.steps = []            # in the order run
+        self._last_C = None        # the C whose solutions alpha holds (None: the zero start)
+        self._kept_valid = True    # the dense form's kept weights are alpha's
 
     # ------------------------------------------------------------ set-up
 
@@ -452,10 +463,10 @@ class PathCrossValidation:
         C = float(C)
         if not (math.isfinite(C) and C > 0):
             raise OptionError("C must be a positive finite number, not %r" % C)
-        if self.steps and C < self.steps[-1].C:
+        if self._last_C is not None and C < self._last_C:
             # the previous solution warm-starts this one: feasible only while
             # the box [0, C w] widens (an L1-loss variable would sit above it)
-            raise OptionError("cross-validation runs C in increasing order: %g after %g" % (C, self.steps[-1].C))
+            raise OptionError("cross-validation runs C in increasing order: %g after %g" % (C, self._last_C))
         check_weighted_c(C, self.class_weight)
         t0 = time.perf_counter()
         fold_correct, passes = [], np.zeros(2, dtype=np.int64)
@@ -479,7 +490,32 @@ class PathCrossValidation:
         step = CvStep(C, sum(fold_correct), self.n, int(passes[0]), time.perf_counter() - t0, fold_correct,
                       capped=int(passes[1]))
         self.steps.append(step)
+        self._last_C, self._kept_valid = C, True
         return step
+
+    def snapshot(self):
+        """The path's point after the last :meth:`run`: every fold's dual
+        variables and the ray's norms, copied.  :meth:`restore` returns to
+        it, so that a C between two points already run can be warm-started
+        from the one below it (the coarse-to-fine search, train/c_search.py)."""
+        return _PathPoint(self._last_C, [a.copy() for a in self.alpha],
+                          None if self.ray is None else self.ray.copy())
+
+    def restore(self, point):
+        """Back to a :meth:`snapshot`: the next :meth:`run` (at a C no
+        smaller than the point's) starts from its solutions.  The dense
+        form's kept weights belong to the point left, so that run rebuilds
+        them from the dual variables."""
+        for a, saved in zip(self.alpha, point.alpha):
+            a[...] = saved
+        if self.ray is not None:
+            self.ray[...] = point.ray
+        self._last_C, self._kept_valid = point.C, False
+
+    @property
+    def state_bytes(self):
+        """The bytes of one :meth:`snapshot`."""
+        return sum(a.nbytes for a in self.alpha) + (0 if self.ray is None else self.ray.nbytes)
 
     def _fold(self, f, C, nh):
         kernel = self.form == "kernel"
@@ -579,7 +615,8 @@ class PathCrossValidation:
         if self.form == "dense":
             kept = ffi.NULL if self.w_kept is None else ptr("double *", self.w_kept[f])
             rc = lib.hsvm_cv_dense_path(ptr("float *", self.dense), self.n, self.dense.shape[1],
-                                        ptr("double *", self.sqnorm), *pairs, self.bias, *solver, kept, ray,
+                                        ptr("double *", self.sqnorm), *pairs, self.bias, *solver, kept,
+                                        int(self._kept_valid), ray,
                                         self.kernel, ptr("int32_t *", votes), ptr("int64_t *", conf),
                                         ptr("int64_t *", passes))
         elif self.form == "kernel":

@@ -36,12 +36,17 @@ def test_smoothing_averages_each_value_with_its_grid_neighbours():
 def test_search_chooses_the_best_smoothed_value_and_stops_after_patience(digits_l2):
     X, y = digits_l2
     s = search_c(X, y, folds=3, seed=1)
-    correct = [st.correct for st in s.steps]
+    Cs, correct = [st.C for st in s.steps], [st.correct for st in s.steps]
+    assert Cs == sorted(Cs)
     smooth = smoothed_accuracy(correct)
     assert s.best is s.steps[int(np.argmax(smooth))]
-    # The raw maximum is earlier than the last PATIENCE values, which did not improve on it.
-    top = int(np.argmax(correct))
-    assert s.stopped_early and len(correct) - 1 - top == PATIENCE
+    # The raw maximum's doubling neighbours were run, and the PATIENCE values
+    # past it, none of them better.
+    grid = default_grid(X, y, 3)
+    top = grid.index(Cs[int(np.argmax(correct))])
+    for j in [top - 1] + list(range(top + 1, top + 1 + PATIENCE)):
+        assert grid[j] in Cs and correct[Cs.index(grid[j])] <= max(correct)
+    assert s.stopped_early and Cs[-1] < MAX_C
     assert s.best_C == s.best.C and s.grid == "auto"
     # The same cross-validation at the chosen C alone gives the same accuracy
     # within the solver's tolerance (the path only warm-starts it).
@@ -50,45 +55,97 @@ def test_search_chooses_the_best_smoothed_value_and_stops_after_patience(digits_
 
 
 class _ScriptedPath:
-    """A PathCrossValidation stand-in whose accuracies are given per grid value."""
+    """A PathCrossValidation stand-in whose accuracies are given per value of
+    ``grid``; ``order`` the grid indices in the order run."""
 
-    def __init__(self, correct, total=300):
-        self.correct, self.total, self.n, self.steps = list(correct), total, total, []
-        self.form, self.eps = "primal", 0.1
+    def __init__(self, correct, grid, total=300):
+        self.by_C = dict(zip(grid, correct))
+        self.index = {C: i for i, C in enumerate(grid)}
+        self.total, self.n, self.steps, self.order = total, total, [], []
+        self.form, self.eps, self.state_bytes = "primal", 0.1, 0
+        self.last = None
 
     def __call__(self, *args, **kwargs):
         return self
 
     def run(self, C, progress=None):
         from hsvm_cli.train.cross_validation import CvStep
-        step = CvStep(C, self.correct[len(self.steps)], self.total, 1, 0.0)
+        assert self.last is None or C >= self.last       # warm starts only upward
+        step = CvStep(C, self.by_C[C], self.total, 1, 0.0)
         self.steps.append(step)
+        self.order.append(self.index[C])
+        self.last = C
         return step
+
+    def snapshot(self):
+        return self.last
+
+    def restore(self, point):
+        self.last = point
+
+
+def _scripted(monkeypatch, curve, grid):
+    from hsvm_cli.train import c_search
+    path = _ScriptedPath(curve, grid)
+    monkeypatch.setattr(c_search, "PathCrossValidation", path)
+    return path
+
+
+def _search_along(monkeypatch, digits_l2, head, rest):
+    """search_c over the scripted curve ``head`` then ``rest`` to the default
+    grid's end; (the path, the search)."""
+    X, y = digits_l2
+    grid = default_grid(X, y, 3)
+    path = _scripted(monkeypatch, head + [rest] * (len(grid) - len(head)), grid)
+    return path, search_c(X, y, folds=3)
+
+
+def test_the_search_steps_by_four_then_fills_in_beside_the_best(digits_l2, monkeypatch):
+    # Flat for three doublings at the start (nearly zero weights), then a rise
+    # and a fall: every other value up to one past the best (index 6), then
+    # the two skipped beside it, each from the point below it.
+    path, s = _search_along(monkeypatch, digits_l2, [105, 105, 104, 105, 150, 200, 230, 229, 228], 200)
+    assert path.order == [0, 2, 4, 6, 8, 5, 7] and s.stopped_early
+    grid = default_grid(*digits_l2, 3)
+    assert [st.C for st in s.steps] == [grid[i] for i in (0, 2, 4, 5, 6, 7, 8)]
+    assert s.best.correct == 229          # the best three-point average: 230, 229, 228
+
+
+def test_the_search_goes_on_doubling_while_a_filled_in_value_moves_the_best(digits_l2, monkeypatch):
+    # Best on the coarse pass at 4, beaten by 5 (filled in), then by 7: the
+    # search goes on from each new best until two values past it are no better.
+    path, s = _search_along(monkeypatch, digits_l2, [100, 120, 150, 170, 200, 210, 195, 220, 215, 214], 150)
+    assert path.order == [0, 2, 4, 6, 3, 5, 7, 8, 9]
+    assert s.stopped_early and max(st.correct for st in s.steps) == 220
+
+
+def test_a_best_that_gains_less_than_its_standard_error_ends_the_coarse_pass(digits_l2, monkeypatch):
+    # 200 -> 203 at index 6 (se of 203/300: 8.1 samples): the top of the curve,
+    # searched on by doubling from there (5 beats it, 7 is run from 6's point)
+    # instead of a step of four to 8.
+    path, s = _search_along(monkeypatch, digits_l2, [100, 120, 150, 170, 200, 205, 203, 199, 190], 150)
+    assert path.order == [0, 2, 4, 6, 5, 7] and s.stopped_early
+    assert s.best.correct == 205
 
 
 def test_early_stopping_waits_for_the_accuracy_to_rise_above_the_flat_start(digits_l2, monkeypatch):
-    from hsvm_cli.train import c_search
     X, y = digits_l2
-    n = len(default_grid(X, y, 3))
-    # Flat for three doublings at the start (nearly zero weights), then a rise
-    # and a fall: only the fall past the best ends the search.
-    curve = [105, 105, 104, 105, 150, 200, 230, 229, 228] + [200] * (n - 9)
-    monkeypatch.setattr(c_search, "PathCrossValidation", _ScriptedPath(curve))
-    s = search_c(X, y, folds=3)
-    assert [st.correct for st in s.steps] == curve[:9] and s.stopped_early
-    assert s.best.correct == 229          # the best three-point average: 230, 229, 228
+    grid = default_grid(X, y, 3)
+    n = len(grid)
+    coarse = list(range(0, n, 2)) + ([n - 1] if (n - 1) % 2 else [])
     # se of the first value: sqrt(300 * 0.35 * 0.65) = 8.3 samples; a best
-    # 3 se above it (25 samples) is a rise, one of 20 is not yet.
-    monkeypatch.setattr(c_search, "PathCrossValidation", _ScriptedPath([105, 125, 124, 123] + [100] * (n - 4)))
-    assert len(search_c(X, y, folds=3).steps) == n
-    monkeypatch.setattr(c_search, "PathCrossValidation", _ScriptedPath([105, 130, 129, 128] + [100] * (n - 4)))
-    assert len(search_c(X, y, folds=3).steps) == 4
+    # 3 se above it (25 samples) is a rise, one of 24 is not yet.
+    path = _scripted(monkeypatch, [105, 120, 129, 128, 127] + [100] * (n - 5), grid)
+    s = search_c(X, y, folds=3)
+    assert path.order == coarse + [1, 3] and not s.stopped_early
+    path = _scripted(monkeypatch, [105, 120, 130, 129, 128] + [100] * (n - 5), grid)
+    s = search_c(X, y, folds=3)
+    assert path.order == [0, 2, 4, 1, 3] and s.stopped_early
 
 
 def test_under_class_weights_no_stop_before_every_classs_c_reaches_the_unweighted_start(digits_l2, monkeypatch):
     # reuters-r52 with -w balanced: a plateau while the lightest classes' C
     # (C x weight) is below where an unweighted search starts, then a rise
-    from hsvm_cli.train import c_search
     X, y = digits_l2
     weights = {1: 8.0, 2: 0.25}                     # the grid starts 3 doublings lower, stops count from 2 above
     grid = default_grid(X, y, 3, max_weight=8.0)
@@ -97,12 +154,24 @@ def test_under_class_weights_no_stop_before_every_classs_c_reaches_the_unweighte
     first = next(i for i, C in enumerate(grid) if C >= stops_from)
     assert first == 5
     curve = [100, 150, 200, 199, 198, 250, 249, 248] + [200] * (len(grid) - 8)
-    monkeypatch.setattr(c_search, "PathCrossValidation", _ScriptedPath(curve))
+    path = _scripted(monkeypatch, curve, grid)
     s = search_c(X, y, folds=3, class_weight=weights)
-    assert [st.correct for st in s.steps] == curve[:8] and s.best.correct == 249
+    assert path.order == [0, 2, 4, 6, 8, 5, 7] and s.best.correct == 249
     # unweighted, the same curve stops at its plateau
-    monkeypatch.setattr(c_search, "PathCrossValidation", _ScriptedPath(curve))
-    assert [st.correct for st in search_c(X, y, folds=3).steps] == curve[:5]
+    plain = default_grid(X, y, 3)
+    path = _scripted(monkeypatch, curve, plain)
+    assert [st.C for st in search_c(X, y, folds=3).steps] == plain[:5] and path.order == [0, 2, 4, 1, 3]
+
+
+def test_a_problem_whose_snapshots_would_be_large_searches_the_doubling_grid(digits_l2, monkeypatch):
+    from hsvm_cli.train import c_search
+    X, y = digits_l2
+    monkeypatch.setattr(c_search, "_SNAPSHOT_BYTES", 0)
+    s = search_c(X, y, folds=3, seed=1)
+    grid = default_grid(X, y, 3)
+    assert [st.C for st in s.steps] == grid[:len(s.steps)] and s.stopped_early
+    top = int(np.argmax([st.correct for st in s.steps]))
+    assert len(s.steps) - 1 - top == PATIENCE
 
 
 def test_an_explicit_grid_is_run_in_full_in_increasing_order(digits_l2):

@@ -365,6 +365,35 @@ def test_the_dense_form_keeps_each_pairs_weights_equal_to_its_dual_sum(digits_l2
 
 
 @pytest.mark.parametrize("form", ["kernel", "primal", "primal-folds", "dense"])
+def test_a_restored_point_starts_the_next_c_as_the_point_itself_did(digits_l2, form):
+    # The coarse-to-fine search (train/c_search.py) goes back along the path:
+    # from a snapshot the next C is the run it would have been from there.
+    X, y = digits_l2
+    cv = cross_validation(X, y, n_folds=3, seed=5, form=form)
+    cv.run(0.05)
+    point = cv.snapshot()
+    first = cv.run(0.2)
+    alpha = [a.copy() for a in cv.alpha]
+    cv.run(3.0)
+    with pytest.raises(OptionError):
+        cv.run(0.2)                 # only upward from the last point
+    cv.restore(point)
+    again = cv.run(0.2)
+    if form == "dense":
+        # its kept weights belonged to C = 3 and are rebuilt from the dual
+        # variables: the same problem, solved from another rounding of w
+        assert abs(again.correct - first.correct) <= 2
+        for f in range(cv.F):
+            w, b = cv.pair_weights(f, 7)
+            assert np.allclose(cv.w_kept[f][7, :cv.d], w, rtol=0, atol=1e-6)
+            assert abs(cv.w_kept[f][7, cv.dense.shape[1]] - b) < 1e-9
+    else:
+        assert (again.fold_correct, again.passes) == (first.fold_correct, first.passes)
+        assert all(np.array_equal(a, b) for a, b in zip(cv.alpha, alpha))
+    assert cv.state_bytes == sum(a.nbytes for a in cv.alpha) + cv.ray.nbytes
+
+
+@pytest.mark.parametrize("form", ["kernel", "primal", "primal-folds", "dense"])
 def test_the_warm_start_along_the_ray_takes_fewer_passes_to_the_same_solutions(digits_l2, form):
     # Each C starts from the best multiple of the previous solution instead
     # of the solution itself: fewer passes at every C (a tenth fewer along
