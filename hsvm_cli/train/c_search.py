@@ -34,20 +34,20 @@ Classification"): first every other value (C x 4 a step, and the grid's
 last), once the accuracy has risen up to one value past the best -- two
 doublings, the span the doubling grid's patience covers -- or to a new best
 that gains less than one standard error on the value before it (the top of
-the curve, where a step of four would overshoot into the largest and
-slowest C values), then the values skipped beside the best, each
-warm-started from the path's point
-just below it (:meth:`PathCrossValidation.snapshot` and ``restore``), and on
-up the doubling grid while a filled-in value becomes the best, until
-``patience`` doubling values past the best are no better.  The search thus
-ends as the doubling search would -- the best's two grid neighbours and the
-``patience`` values past it run -- having skipped every other value of the
-rising stretch below it: 9-11 C values instead of 13-17 on the shared sets,
-searches 1.2-1.4x faster (BENCHMARKS.md, "Coarse to fine").  The solutions
-reached differ within the solver's tolerance from the doubling path's, so a
-table can differ by a few samples and, on a plateau, the chosen C by a few
-doublings.  A problem whose three snapshots (the best, the point below it,
-the last) would pass ``_SNAPSHOT_BYTES`` runs the doubling grid.
+the curve, where a step of four would overshoot into the largest and slowest
+C values), then the values skipped beside the best, each warm-started from
+the path's point just below it (:meth:`PathCrossValidation.snapshot` and
+``restore``), and on up the doubling grid while a filled-in value becomes
+the best, until ``patience`` doubling values past the best are no better.
+The search thus ends as the doubling search would -- the highest raw
+accuracy's two grid neighbours and the ``patience`` values past it run --
+having skipped every other value of the rising stretch below it: 9-12 C
+values instead of 13-20 on the shared sets, searches 1.2-1.4x faster
+(BENCHMARKS.md, "Coarse to fine"). The solutions reached differ within the
+solver's tolerance from the doubling path's, so a table can differ by a few
+samples and, on a plateau, the chosen C by a few doublings. A problem whose
+three snapshots (the best, the point below it, the last) would pass
+``_SNAPSHOT_BYTES`` runs the doubling grid.
 
 The choice: the C whose cross-validated accuracy, averaged with its
 neighbours' on the grid (the values just below and above it that were run),
