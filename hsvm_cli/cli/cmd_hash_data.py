@@ -1,5 +1,7 @@
 """hsvm hash-data: the sign-projection codes of samples, for predict --codes or other tools."""
 
+import os
+
 import click
 
 from ..errors import ModelFormatError, OptionError
@@ -43,7 +45,7 @@ def command(data, hbm_path, bits, fmt, output, zero_based, extra_features, chunk
                                % (kind_name(kind), " (%s)" % hint if hint else ""))
     h = loaders.get(kind, load_hash_model)(hbm_path)
     try:
-        h.check_bits(bits)
+        used_bits = h.check_bits(bits)
     except (OptionError, ValueError) as exc:
         raise click.BadParameter(str(exc), param_hint="--bits") from None
     if fmt == "codes" and output_is_terminal(output):
@@ -57,5 +59,13 @@ def command(data, hbm_path, bits, fmt, output, zero_based, extra_features, chunk
     with StepBar(options.show_progress(quiet), unit="row", desc="hash-data") as bar:
         n = hash_data(h, data, output, bits=bits, fmt=fmt, zero_based=zero_based, extra_features=extra_features,
                       chunk_rows=chunk_rows, shard=shard, progress=bar)
-    if shard is not None and not quiet:
+    if quiet:
+        return
+    if shard is not None:
         click.echo("hsvm: hash-data: shard %s: %d samples -> %s" % (shard, n, output), err=True)
+    else:
+        # as hash-model's line; sizes of regular files only (-o - or a device has none)
+        size = os.path.getsize(output) if output != "-" and os.path.isfile(output) else None
+        click.echo("hsvm: hash-data: %s x %d bits -> %s%s" % (options.counted(n, "sample"), used_bits, output,
+                                                              "" if size is None else " (%.1f KiB)" % (size / 1024)),
+                   err=True)

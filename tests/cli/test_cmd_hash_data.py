@@ -90,3 +90,16 @@ def test_codes_files_without_fingerprints_are_read_as_before(digits_files, tmp_p
                     kind=CODES_KIND, version=1, meta=c.meta)
     r = run(["predict", "-m", model, "-H", hbm, "--codes", bad, "-k", "3", DIGITS_TEST], exit_code=65)
     assert "sample_fingerprints must be U64 [450]" in r.stderr
+
+
+def test_hash_data_says_what_it_wrote_on_stderr_as_hash_model_does(digits_files, tmp_path):
+    import os
+    _, hbm, _ = digits_files
+    codes = tmp_path / "t.codes"
+    r = run(["hash-data", "-H", hbm, "--bits", "128", TEST, "-o", codes], stdout="")
+    size = os.path.getsize(codes) / 1024
+    assert r.stderr == "hsvm: hash-data: 450 samples x 128 bits -> %s (%.1f KiB)\n" % (codes, size)
+    # to stdout: no size; with -q: nothing
+    r = run(["hash-data", "-H", hbm, "--bits", "64", "--format", "svm", TEST])
+    assert r.stderr.endswith("hsvm: hash-data: 450 samples x 64 bits -> -\n") and r.stdout.count("\n") == 450
+    assert run(["hash-data", "-q", "-H", hbm, TEST, "-o", codes]).stderr == ""
