@@ -113,7 +113,18 @@ def command(truth, predictions, confusion, per_class, proba, recall_k, reference
                 fh.write(text)
     if output == "-":
         click.echo(text, nl=False)
-    if shard is not None and truth is not None and result.report.get("samples") == 0 and not quiet:
+    report = result.report
+    absent = [label for label, support in zip(report.get("labels", ()), report.get("per_class", {}).get("support", ()))
+              if support == 0]
+    if absent and not quiet:
+        # a stray label (a model of other classes, a file of another data
+        # set) lowers macro F1 by a whole class: said, as scikit-learn warns
+        click.echo("hsvm: eval: note: %s never in %s (%s%s): counted as errors, and macro F1 counts %s as %s "
+                   "of F1 0" % (options.counted(len(absent), "predicted label"), click.format_filename(truth),
+                                ", ".join(map(str, absent[:5])), ", ..." if len(absent) > 5 else "",
+                                "it" if len(absent) == 1 else "them", "a class" if len(absent) == 1 else "classes"),
+                   err=True)
+    if shard is not None and truth is not None and report.get("samples") == 0 and not quiet:
         # a short file cut into many shards: said, not failed
         click.echo("hsvm: eval: shard %s of %s holds no samples: its report counts 0 of 0"
                    % (shard, click.format_filename(truth)), err=True)

@@ -86,6 +86,21 @@ def test_plain_labels_report_is_unchanged(tmp_path):
     assert "recall" not in report and "probability" not in report and "confusion" not in report
 
 
+def test_predicted_labels_the_truth_never_uses_are_noted_on_stderr(tmp_path):
+    truth = write_text(tmp_path / "t.svm", svm([1, 1, 2, 2, 3, 3]))
+    preds = write_text(tmp_path / "p.txt", "1\n42\n2\n2\n3\n3\n")
+    r = run(["eval", truth, preds])
+    assert r.stdout.startswith("samples              6\naccuracy             83.3333%  (5/6)\n")
+    assert r.stderr == ("hsvm: eval: note: 1 predicted label never in %s (42): counted as errors, and macro F1 "
+                        "counts it as a class of F1 0\n" % truth)
+    many = write_text(tmp_path / "q.txt", "7\n8\n9\n10\n11\n12\n")
+    assert "6 predicted labels never in %s (7, 8, 9, 10, 11, ...): counted as errors, and macro F1 counts them as " \
+        "classes of F1 0\n" % truth in run(["eval", truth, many]).stderr
+    assert run(["eval", "-q", truth, preds]).stderr == ""
+    # labels the truth has but no prediction uses are not noted
+    assert run(["eval", truth, write_text(tmp_path / "o.txt", "1\n1\n1\n1\n1\n1\n")]).stderr == ""
+
+
 def test_truth_may_be_the_first_of_two_arguments(tmp_path):
     truth = write_text(tmp_path / "t.svm", svm([1, 1, 2, 2, 3, 3]))
     preds = write_text(tmp_path / "p.txt", "1\n2\n2\n2\n3\n3\n")
