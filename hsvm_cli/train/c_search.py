@@ -322,8 +322,7 @@ def _coarse_to_fine(cv, grid, tick, *, patience, stops_from):
             points[live] = cv.snapshot()
         before = live
         run(i)
-        first = ran[coarse[0]]
-        t = top()
+        first, t = ran[coarse[0]], top()
         # keep only what a fill can start from: the best and the point below it
         keep = {t, max((j for j in ran if j < t), default=None)}
         points = {j: p for j, p in points.items() if j in keep}
@@ -410,9 +409,7 @@ def has_risen(first, top):
     standard errors of the first's accuracy (at least that many samples):
     early stopping is for the flat or falling stretch past the best, not for
     the flat start, where nearly zero weights predict alike at every C."""
-    a = first.correct / first.total if first.total else 0.0
-    se = max(1.0, math.sqrt(first.total * a * (1.0 - a)))
-    return top.correct - first.correct >= RISE_SE * se
+    return top.correct - first.correct >= RISE_SE * _standard_error(first)
 
 
 def _standard_error(step):
