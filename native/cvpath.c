@@ -139,6 +139,8 @@ typedef struct {
     int64_t *rows, *index;
     double *y, *qd, *alpha, *w, *Wf;
     uint8_t *fold_of, *mask;
+    int32_t *slot;      /* [d]: a column's row in the fold blocks, or the zero row */
+    int32_t *used;      /* the columns given a row, in order */
     int kept;           /* w (and Wf, its tail) is the caller's */
 } fold_work;
 
@@ -166,7 +168,13 @@ static int fold_work_alloc(fold_work *b, int64_t lmax, int32_t d, int32_t F, dou
     b->Wf = b->w ? b->w + wlen : NULL;
     if (b->w && !kept)
         memset(b->w, 0, sizeof(double) * (size_t)wlen * ((size_t)F + 1));
-    return b->rows && b->index && b->y && b->qd && b->alpha && b->fold_of && b->mask && b->w && b->Wf ? 0 : -2;
+    b->slot = malloc(sizeof(int32_t) * ((size_t)d + 1));
+    b->used = malloc(sizeof(int32_t) * ((size_t)d + 1));
+    if (b->slot)
+        for (int32_t j = 0; j < d; j++)
+            b->slot[j] = d;     /* the zero row */
+    return b->rows && b->index && b->y && b->qd && b->alpha && b->fold_of && b->mask && b->w && b->Wf &&
+                   b->slot && b->used ? 0 : -2;
 }
 
 static void fold_work_free(fold_work *b)
@@ -178,6 +186,8 @@ static void fold_work_free(fold_work *b)
     free(b->alpha);
     free(b->fold_of);
     free(b->mask);
+    free(b->slot);
+    free(b->used);
     if (!b->kept)
         free(b->w);       /* Wf is its tail */
 }

@@ -265,12 +265,14 @@ static void CV_NAME(clear_cols)(double *W, const int64_t *col_ptr, const CV_INDE
 
 /* Pairs p0..p1, CV_LANES at a time, every fold at once: each pair's folds
  * solved in the lanes of the scratch weights w, then copied into its lane of
- * fold f's block Wf[f] (the layout of the per-fold path's blocks), and the
- * held-out rows of every fold voted on from those blocks as the per-fold
- * path votes, but sample-major (votes and conf [n, K], all rows: a row's
- * votes from a block of pairs fall on a few cache lines, where class-major
- * arrays for every row left L2).  col_ptr and cols list each class's
- * columns (those of its rows in every fold), the weights a pair can write. */
+ * fold f's block Wf[f] (the per-fold path's blocks, but a row per column of
+ * the block's classes, found through b->slot, not per feature: ~6% less time
+ * over reuters-r52's first twelve C steps, the same bits), and the held-out
+ * rows of every fold voted on from those blocks as the per-fold path votes,
+ * but sample-major (votes and conf [n, K], all rows: a row's votes from a
+ * block of pairs fall on a few cache lines, where class-major arrays for
+ * every row left L2).  col_ptr and cols list each class's columns (those of
+ * its rows in every fold), the weights a pair can write. */
 static int64_t CV_NAME(fold_pairs)(const int64_t *indptr, const CV_INDEX *indices, const float *data, int32_t d,
                                    const double *sqnorm, const int64_t *block, int32_t F, int32_t K, int64_t P,
                                    const int32_t *pair_a, const int32_t *pair_b, int64_t p0, int64_t p1,
@@ -281,16 +283,33 @@ static int64_t CV_NAME(fold_pairs)(const int64_t *indptr, const CV_INDEX *indice
 {
     const int64_t wlen = ((int64_t)d + 1) * CV_LANES;
     const CV_NAME(block_dot_fn) dot = CV_NAME(block_dot_for)(kernel);
+    const CV_NAME(slot_dot_fn) held = CV_NAME(slot_dot_for)(kernel);
     const CV_NAME(lane_axpy_fn) axpy = CV_NAME(lane_axpy_for)(kernel);
     const CV_NAME(csr_rows) m = {indptr, indices, data};
-    int64_t total = 0;      /* b->w and b->Wf are zero on entry and on return */
+    int32_t *slot = b->slot, *used = b->used;
+    int64_t total = 0;      /* b->w and b->Wf are zero on entry and on return, b->slot all d */
     for (int64_t q0 = p0; q0 < p1; q0 += CV_LANES) {
         const int64_t nq = p1 - q0 < CV_LANES ? p1 - q0 : CV_LANES;
-        int64_t ncols = 0;
+        /* The fold blocks hold only the columns of the block's classes, each
+         * in a row of its own (slot), in the order first met: the held-out
+         * products and the clears touch those rows, not all d (on
+         * reuters-r52 41% of them on average); other columns read row d,
+         * which stays zero. */
+        int32_t nused = 0;
+        for (int64_t q = 0; q < nq; q++)
+            for (int side = 0; side < 2; side++) {
+                const int32_t c = side ? pair_b[q0 + q] : pair_a[q0 + q];
+                for (int64_t t = col_ptr[c]; t < col_ptr[c + 1]; t++)
+                    if (slot[cols[t]] == d) {
+                        slot[cols[t]] = nused;
+                        used[nused++] = (int32_t)cols[t];
+                    }
+            }
+        double wbias[CV_LANES][CV_LANES];       /* [fold][pair]: the bias feature's weights */
+        memset(wbias, 0, sizeof wbias);
         for (int64_t q = 0; q < nq; q++) {
             const int64_t p = q0 + q;
             const int64_t L = fold_pair_rows(block, F, K, pair_a[p], pair_b[p], b->rows, b->y, b->fold_of);
-            ncols += col_ptr[pair_a[p] + 1] - col_ptr[pair_a[p]] + col_ptr[pair_b[p] + 1] - col_ptr[pair_b[p]];
             fold_alpha(alpha, alpha_off, F, p, b->fold_of, L, b->alpha, 0);
             double *wsq[CV_LANES];
             for (int32_t f = 0; f < F; f++)
@@ -309,13 +328,13 @@ static int64_t CV_NAME(fold_pairs)(const int64_t *indptr, const CV_INDEX *indice
              * of a C step. */
             const double *wd = b->w + (int64_t)d * CV_LANES;
             for (int32_t f = 0; f < F; f++)
-                b->Wf[f * wlen + (int64_t)d * CV_LANES + q] = wd[f];
+                wbias[f][q] = wd[f];
             for (int side = 0; side < 2; side++) {
                 const int32_t c = side ? pair_b[p] : pair_a[p];
                 for (int64_t t = col_ptr[c]; t < col_ptr[c + 1]; t++) {
-                    const int64_t j = (int64_t)cols[t] * CV_LANES;
+                    const int64_t j = (int64_t)cols[t] * CV_LANES, at = (int64_t)slot[cols[t]] * CV_LANES;
                     for (int32_t f = 0; f < F; f++)
-                        b->Wf[f * wlen + j + q] = b->w[j + f];
+                        b->Wf[f * wlen + at + q] = b->w[j + f];
                 }
             }
             CV_NAME(clear_cols)(b->w, col_ptr, cols, pair_a[p]);
@@ -323,7 +342,7 @@ static int64_t CV_NAME(fold_pairs)(const int64_t *indptr, const CV_INDEX *indice
             memset(b->w + (int64_t)d * CV_LANES, 0, sizeof(double) * CV_LANES);
         }
         for (int32_t f = 0; f < F; f++) {
-            const double *Wb = b->Wf + f * wlen, *wbias = Wb + (int64_t)d * CV_LANES;
+            const double *Wb = b->Wf + f * wlen;
             int live[CV_LANES], any = 0;
             for (int64_t q = 0; q < nq; q++)
                 any |= live[q] = pair_trained(block, F, K, f, pair_a[q0 + q], pair_b[q0 + q]);
@@ -337,29 +356,22 @@ static int64_t CV_NAME(fold_pairs)(const int64_t *indptr, const CV_INDEX *indice
                 run &= live[q] && pair_a[q0 + q] == a0 && pair_b[q0 + q] == b0 + q;
             double out[CV_LANES];
             for (int64_t x = block[(int64_t)f * K]; x < block[(int64_t)(f + 1) * K]; x++) {
-                dot(Wb, indptr, indices, data, x, out);
+                held(Wb, slot, indptr, indices, data, x, out);
                 if (run) {
-                    vote_run(out, wbias, bias, a0, b0, votes + x * K, conf + x * K);
+                    vote_run(out, wbias[f], bias, a0, b0, votes + x * K, conf + x * K);
                     continue;
                 }
                 for (int64_t q = 0; q < nq; q++)
                     if (live[q])
-                        vote(out[q] + wbias[q] * bias, pair_a[q0 + q], pair_b[q0 + q], 1, votes + x * K, conf + x * K);
+                        vote(out[q] + wbias[f][q] * bias, pair_a[q0 + q], pair_b[q0 + q], 1, votes + x * K,
+                             conf + x * K);
             }
         }
-        /* the fold blocks zeroed again, whole or by the pairs' classes'
-         * columns, whichever writes less */
-        if (2 * ncols < (int64_t)d + 1) {
-            for (int64_t q = 0; q < nq; q++)
-                for (int32_t f = 0; f < F; f++) {
-                    CV_NAME(clear_cols)(b->Wf + f * wlen, col_ptr, cols, pair_a[q0 + q]);
-                    CV_NAME(clear_cols)(b->Wf + f * wlen, col_ptr, cols, pair_b[q0 + q]);
-                }
-            for (int32_t f = 0; f < F; f++)
-                memset(b->Wf + f * wlen + (int64_t)d * CV_LANES, 0, sizeof(double) * CV_LANES);
-        } else {
-            memset(b->Wf, 0, sizeof(double) * (size_t)wlen * (size_t)F);
-        }
+        /* the rows used zeroed again (contiguous), the slots handed back */
+        for (int32_t f = 0; f < F; f++)
+            memset(b->Wf + f * wlen, 0, sizeof(double) * CV_LANES * (size_t)nused);
+        for (int32_t u = 0; u < nused; u++)
+            slot[used[u]] = d;
     }
     return total;
 }
