@@ -79,31 +79,36 @@ static int64_t CV_NAME(solve_primal)(const CV_NAME(csr_rows) *m, int32_t d, cons
  * bit-identical to one sparse_dot per pair on every code path -- but a
  * non-zero's value and index are read once for all the pairs, and the
  * pairs' weights of one column are one contiguous load. */
-#define CV_BLOCK_DOT_BODY()                                                              \
-    int64_t k = indptr[r];                                                               \
-    const int64_t end = indptr[r + 1];                                                   \
-    for (; k + 4 <= end; k += 4)                                                         \
-        for (int q = 0; q < CV_LANES; q++) {                                             \
-            s0[q] += Wb[(int64_t)indices[k] * CV_LANES + q] * (double)data[k];           \
-            s1[q] += Wb[(int64_t)indices[k + 1] * CV_LANES + q] * (double)data[k + 1];   \
-            s2[q] += Wb[(int64_t)indices[k + 2] * CV_LANES + q] * (double)data[k + 2];   \
-            s3[q] += Wb[(int64_t)indices[k + 3] * CV_LANES + q] * (double)data[k + 3];   \
-        }                                                                                \
-    for (int q = 0; q < CV_LANES; q++) {                                                 \
-        if (k < end)                                                                     \
-            s0[q] += Wb[(int64_t)indices[k] * CV_LANES + q] * (double)data[k];           \
-        if (k + 1 < end)                                                                 \
-            s1[q] += Wb[(int64_t)indices[k + 1] * CV_LANES + q] * (double)data[k + 1];   \
-        if (k + 2 < end)                                                                 \
-            s2[q] += Wb[(int64_t)indices[k + 2] * CV_LANES + q] * (double)data[k + 2];   \
-        out[q] = (s0[q] + s1[q]) + (s2[q] + s3[q]);                                      \
+#define CV_BLOCK_DOT_BODY(COL)                                                       \
+    int64_t k = indptr[r];                                                           \
+    const int64_t end = indptr[r + 1];                                               \
+    for (; k + 4 <= end; k += 4)                                                     \
+        for (int q = 0; q < CV_LANES; q++) {                                         \
+            s0[q] += Wb[COL(k) * CV_LANES + q] * (double)data[k];                    \
+            s1[q] += Wb[COL(k + 1) * CV_LANES + q] * (double)data[k + 1];            \
+            s2[q] += Wb[COL(k + 2) * CV_LANES + q] * (double)data[k + 2];            \
+            s3[q] += Wb[COL(k + 3) * CV_LANES + q] * (double)data[k + 3];            \
+        }                                                                            \
+    for (int q = 0; q < CV_LANES; q++) {                                             \
+        if (k < end)                                                                 \
+            s0[q] += Wb[COL(k) * CV_LANES + q] * (double)data[k];                    \
+        if (k + 1 < end)                                                             \
+            s1[q] += Wb[COL(k + 1) * CV_LANES + q] * (double)data[k + 1];            \
+        if (k + 2 < end)                                                             \
+            s2[q] += Wb[COL(k + 2) * CV_LANES + q] * (double)data[k + 2];            \
+        out[q] = (s0[q] + s1[q]) + (s2[q] + s3[q]);                                  \
     }
+
+/* The column of non-zero k: its feature (block_dot), or the row its
+ * feature was given in a block of a few columns (slot_dot, below). */
+#define CV_PLAIN_COL(k) ((int64_t)indices[k])
+#define CV_SLOT_COL(k) ((int64_t)slot[indices[k]])
 
 static void CV_NAME(block_dot_portable)(const double *Wb, const int64_t *indptr, const CV_INDEX *indices,
                                          const float *data, int64_t r, double *out)
 {
     double s0[CV_LANES] = {0}, s1[CV_LANES] = {0}, s2[CV_LANES] = {0}, s3[CV_LANES] = {0};
-    CV_BLOCK_DOT_BODY()
+    CV_BLOCK_DOT_BODY(CV_PLAIN_COL)
 }
 
 #if CV_X86
@@ -115,7 +120,7 @@ __attribute__((target("avx2"))) static void CV_NAME(block_dot_avx2)(const double
                                                                      int64_t r, double *out)
 {
     double s0[CV_LANES] = {0}, s1[CV_LANES] = {0}, s2[CV_LANES] = {0}, s3[CV_LANES] = {0};
-    CV_BLOCK_DOT_BODY()
+    CV_BLOCK_DOT_BODY(CV_PLAIN_COL)
 }
 
 __attribute__((target("avx512f"))) static void CV_NAME(block_dot_avx512)(const double *Wb, const int64_t *indptr,
@@ -123,44 +128,18 @@ __attribute__((target("avx512f"))) static void CV_NAME(block_dot_avx512)(const d
                                                                           int64_t r, double *out)
 {
     double s0[CV_LANES] = {0}, s1[CV_LANES] = {0}, s2[CV_LANES] = {0}, s3[CV_LANES] = {0};
-    CV_BLOCK_DOT_BODY()
+    CV_BLOCK_DOT_BODY(CV_PLAIN_COL)
 }
 #endif
-#undef CV_BLOCK_DOT_BODY
 
 /* block_dot on blocks whose rows are the columns' slots (Wb[slot[j] *
  * CV_LANES + q]; absent columns at a zero row): the same products in the
  * same order, so the same bits. */
-#define CV_SLOT_DOT_BODY()                                                               \
-    int64_t k = indptr[r];                                                               \
-    const int64_t end = indptr[r + 1];                                                   \
-    for (; k + 4 <= end; k += 4) {                                                       \
-        const double *w0 = Wb + (int64_t)slot[indices[k]] * CV_LANES;                    \
-        const double *w1 = Wb + (int64_t)slot[indices[k + 1]] * CV_LANES;                \
-        const double *w2 = Wb + (int64_t)slot[indices[k + 2]] * CV_LANES;                \
-        const double *w3 = Wb + (int64_t)slot[indices[k + 3]] * CV_LANES;                \
-        for (int q = 0; q < CV_LANES; q++) {                                             \
-            s0[q] += w0[q] * (double)data[k];                                            \
-            s1[q] += w1[q] * (double)data[k + 1];                                        \
-            s2[q] += w2[q] * (double)data[k + 2];                                        \
-            s3[q] += w3[q] * (double)data[k + 3];                                        \
-        }                                                                                \
-    }                                                                                    \
-    for (int q = 0; q < CV_LANES; q++) {                                                 \
-        if (k < end)                                                                     \
-            s0[q] += Wb[(int64_t)slot[indices[k]] * CV_LANES + q] * (double)data[k];     \
-        if (k + 1 < end)                                                                 \
-            s1[q] += Wb[(int64_t)slot[indices[k + 1]] * CV_LANES + q] * (double)data[k + 1]; \
-        if (k + 2 < end)                                                                 \
-            s2[q] += Wb[(int64_t)slot[indices[k + 2]] * CV_LANES + q] * (double)data[k + 2]; \
-        out[q] = (s0[q] + s1[q]) + (s2[q] + s3[q]);                                      \
-    }
-
 static void CV_NAME(slot_dot_portable)(const double *Wb, const int32_t *slot, const int64_t *indptr,
                                         const CV_INDEX *indices, const float *data, int64_t r, double *out)
 {
     double s0[CV_LANES] = {0}, s1[CV_LANES] = {0}, s2[CV_LANES] = {0}, s3[CV_LANES] = {0};
-    CV_SLOT_DOT_BODY()
+    CV_BLOCK_DOT_BODY(CV_SLOT_COL)
 }
 
 #if CV_X86
@@ -169,7 +148,7 @@ __attribute__((target("avx2"))) static void CV_NAME(slot_dot_avx2)(const double 
                                                                     const float *data, int64_t r, double *out)
 {
     double s0[CV_LANES] = {0}, s1[CV_LANES] = {0}, s2[CV_LANES] = {0}, s3[CV_LANES] = {0};
-    CV_SLOT_DOT_BODY()
+    CV_BLOCK_DOT_BODY(CV_SLOT_COL)
 }
 
 __attribute__((target("avx512f"))) static void CV_NAME(slot_dot_avx512)(const double *Wb, const int32_t *slot,
@@ -178,10 +157,12 @@ __attribute__((target("avx512f"))) static void CV_NAME(slot_dot_avx512)(const do
                                                                          int64_t r, double *out)
 {
     double s0[CV_LANES] = {0}, s1[CV_LANES] = {0}, s2[CV_LANES] = {0}, s3[CV_LANES] = {0};
-    CV_SLOT_DOT_BODY()
+    CV_BLOCK_DOT_BODY(CV_SLOT_COL)
 }
 #endif
-#undef CV_SLOT_DOT_BODY
+#undef CV_BLOCK_DOT_BODY
+#undef CV_PLAIN_COL
+#undef CV_SLOT_COL
 
 typedef void (*CV_NAME(slot_dot_fn))(const double *, const int32_t *, const int64_t *, const CV_INDEX *,
                                       const float *, int64_t, double *);
