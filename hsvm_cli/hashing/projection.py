@@ -5,13 +5,16 @@ derived from a seed (:func:`projection_matrix`; Charikar 2002, after Goemans
 and Williamson): for two vectors at angle φ each bit differs with probability
 φ/π.  The same R hashes the samples and the classifier normals.
 
-The projection X R^T runs in float32 BLAS, whose summation order differs
-between CPUs and libraries; an entry's sign can only differ where the value is
+The projection X R^T runs in float32 BLAS (or hsvm's own products, for callers
+that run it on threads of their own), whose summation order differs between
+CPUs and libraries; an entry's sign can only differ where the value is
 within the float32 error bound of zero.  Those few entries (a fraction of a
 percent) are recomputed in C in double precision and index order
 (native/project.c), so a code is a function of the sample and the projection
 alone: codes from `hash-data` on one machine equal those `predict` computes on
 another."""
+import copy
+
 import numpy as np
 
 from ..preprocess import row_norms
@@ -55,6 +58,19 @@ class SignProjector:
         self.R = np.ascontiguousarray(R, dtype=np.float32)
         self._RT = None
         self.rnorm = row_norms(self.R)
+        self.blas = True
+
+    def without_blas(self):
+        """This projector with dense products computed by hsvm's own
+        (native/products.c) in the calling thread instead of BLAS, for callers
+        that run it on threads of their own: BLAS would start threads beside
+        theirs, and limiting it process-wide costs ~10 ms (threadpoolctl's
+        import and its scan of the loaded libraries) -- a fortieth of a
+        hashed prediction of 8,400 samples.  The same codes: every sign is
+        exact whatever the summation."""
+        twin = copy.copy(self)
+        twin.blas = False
+        return twin
 
     @property
     def RT(self):
@@ -86,7 +102,11 @@ class SignProjector:
         else:
             X = np.ascontiguousarray(X, dtype=np.float32)
             with np.errstate(over="ignore", invalid="ignore"):
-                proj = np.asarray(X @ self.R.T)
+                if self.blas:
+                    proj = np.asarray(X @ self.R.T)
+                else:
+                    from ..predict.products import products
+                    proj = products(X, self.R)
         return self.fix_signs(X, proj)
 
     def codes(self, X):

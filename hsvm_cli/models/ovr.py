@@ -7,7 +7,6 @@ s_c(x) = W[c]·x + b[c]; among equal scores to the class with the lowest
 ``liblinear-predict`` decides).  Stored as an ``hsvm-ovr-model`` container
 (docs/formats.md); W is memory-mapped and verified against its checksums
 before use."""
-import hashlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -84,6 +83,7 @@ class OvrModel:
         digests of its arrays (from the file's verified checksums, or computed
         for a model made in memory), as for one-vs-one models."""
         if self.content_digest is None:
+            import hashlib
             h = hashlib.sha256()
             h.update(("hsvm-ovr-model-identity-v1|normalize=%s|block=%d|" % (self.normalize, BLOCK_BYTES)).encode())
             stored = self.stored_arrays() if self.container is None else self.container.arrays

@@ -5,7 +5,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ..support.threads import resolve_threads, single_threaded_blas
+from ..support.threads import resolve_threads
 from .ranking import top_classes
 
 # Fewest samples top_classes votes at once (tests lower it to cross groups).
@@ -62,9 +62,7 @@ class HashFilter(LazyEncoder):
         """Hash normalised samples and vote: (votes, margins) as :meth:`votes`.
 
         With several threads each takes a contiguous block of samples through
-        both steps, the projection's BLAS call limited to one thread: BLAS
-        threads that spin after their own call would otherwise compete with
-        the Hamming kernel's threads for the same cores."""
+        both steps (see :meth:`_over_blocks`)."""
         n, K = Xn.shape[0], self.h.n_classes
         votes = np.empty((n, K), dtype=np.int32)
         margins = np.empty((n, K), dtype=np.float64)
@@ -113,20 +111,24 @@ class HashFilter(LazyEncoder):
 
     def _over_blocks(self, n, work, timings):
         """``work(encoder, s, e)`` -- hashing seconds -- over contiguous
-        blocks of the n samples, one per thread."""
+        blocks of the n samples, one per thread.  Each thread projects its own
+        samples, in its own thread: a Gaussian projection through hsvm's
+        products, not BLAS, whose own threads would compete with the Hamming
+        kernel's for the same cores (and run beyond --threads 1)."""
         t_derive = time.perf_counter()
         encoder = self.encoder  # derived here (once: a projection from its seed), before the threads share it
         derive = time.perf_counter() - t_derive
+        if hasattr(encoder, "without_blas"):
+            encoder = encoder.without_blas()
         threads = max(1, min(resolve_threads(self.threads), n // 64 or 1))
         bounds = np.linspace(0, n, threads + 1).astype(np.int64)
         blocks = [(int(bounds[i]), int(bounds[i + 1])) for i in range(threads)]
         t0 = time.perf_counter()
-        with single_threaded_blas():
-            if threads == 1:
-                hash_seconds = [work(encoder, *blocks[0])]
-            else:
-                with ThreadPoolExecutor(threads) as ex:
-                    hash_seconds = list(ex.map(lambda b: work(encoder, *b), blocks))
+        if threads == 1:
+            hash_seconds = [work(encoder, *blocks[0])]
+        else:
+            with ThreadPoolExecutor(threads) as ex:
+                hash_seconds = list(ex.map(lambda b: work(encoder, *b), blocks))
         wall = time.perf_counter() - t0
         if timings is not None:
             # Hashing and voting overlap across threads: charge the mean

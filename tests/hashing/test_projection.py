@@ -62,6 +62,8 @@ def test_codes_do_not_depend_on_the_projection_summation_order(sparse):
     codes = [pack_signs(p.fix_signs(Xin, q)) for q in orders]
     assert all(np.array_equal(c, codes[0]) for c in codes[1:])
     assert np.array_equal(codes[0], pack_signs(exact))
+    # and the projector's own paths: BLAS, and hsvm's products (the filter's threads)
+    assert np.array_equal(p.codes(Xin), codes[0]) and np.array_equal(p.without_blas().codes(Xin), codes[0])
     # The constructed near-zero entries are ones float32 gets wrong: without the
     # fix some order disagrees with the exact signs.
     assert any(not np.array_equal(pack_signs(q), pack_signs(exact)) for q in orders)
@@ -156,3 +158,14 @@ def test_dense_samples_are_projected_without_a_transposed_copy_and_sparse_ones_g
     dense = p.codes(X)
     assert p._RT is None            # a second D x d copy only for scipy's sparse product
     assert np.array_equal(p.codes(sp.csr_matrix(X)), dense) and p._RT is not None
+
+
+def test_a_projector_without_blas_shares_the_projection_and_leaves_the_original_on_blas():
+    from hsvm_cli.hashing.projection import SignProjector
+    p = SignProjector(projection_matrix(64, 10, seed=2))
+    q = p.without_blas()
+    assert p.blas and not q.blas and q.R is p.R and q.rnorm is p.rnorm
+    X = np.random.default_rng(0).standard_normal((5, 10)).astype(np.float32)
+    a, b = q.project(X), p.project(X)
+    assert np.array_equal(np.sign(a), np.sign(b))
+    np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
