@@ -30,6 +30,7 @@ except ImportError:             # pragma: no cover - older scikit-learn
     def _validate_data(estimator, *args, **kwargs):
         return estimator._validate_data(*args, **kwargs)
 
+from .hashing import MAX_CODE_BITS
 from .models.hashed import hash_model
 from .predict.predictor import Predictor
 from .support.threads import default_threads
@@ -171,14 +172,15 @@ class HashedOvoSVC(ClassifierMixin, BaseEstimator):
                 or not np.isfinite(self.bias)):
             raise ValueError("bias must be 'auto' or a finite number (<= 0: no bias term), not %r" % (self.bias,))
         if not isinstance(self.refine, (bool, np.bool_)):
-            raise ValueError("refine must be True or False, not %r" % (self.refine,))
+            hint = " (the refine's rule is rule=%r)" % self.refine if self.refine in ("vote", "dag") else ""
+            raise ValueError("refine must be True or False, not %r%s" % (self.refine, hint))
         if self.rule not in ("vote", "dag"):
             raise ValueError("rule must be 'vote' or 'dag', not %r" % (self.rule,))
         # checked before training, which may take minutes, in this estimator's words
         for name, value in (("hash_bits", self.hash_bits), ("bits", self.bits)):
             if value is not None and (isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral)
-                                      or value < 64 or value % 64):
-                raise ValueError("%s must be a positive multiple of 64, not %r" % (name, value))
+                                      or value < 64 or value % 64 or value > MAX_CODE_BITS):
+                raise ValueError("%s must be a positive multiple of 64 up to %d, not %r" % (name, MAX_CODE_BITS, value))
         if self.bits is not None and self.hash_bits is not None and self.bits > self.hash_bits:
             raise ValueError("bits=%d is more than hash_bits=%d, the bits hashed" % (self.bits, self.hash_bits))
         if self.filter_k is not None and (isinstance(self.filter_k, (bool, np.bool_))

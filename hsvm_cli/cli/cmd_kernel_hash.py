@@ -76,7 +76,9 @@ def command(train, output, kernel, gamma, degree, coef0, landmarks, bits, projec
         click.echo("hsvm: %s kernel%s, %d landmarks kept of %d asked, %d bits%s -> %s"
                    % (h.kernel, gamma_text, h.n_landmarks, landmarks, h.bits,
                       " (circulant projection)" if projection == "circulant" else "", output), err=True)
-        if 2 * h.n_landmarks < landmarks:
-            click.echo("hsvm: kernel-hash: warning: only %d of the %d landmarks span independent directions of "
-                       "the kernel's feature space (the data or the kernel is nearly degenerate): the codes carry "
-                       "that much information at most" % (h.n_landmarks, landmarks), err=True)
+    if 2 * h.n_landmarks < landmarks:
+        # with -q too, as train-ovo's convergence warning: a recipe that runs
+        # quietly would otherwise ship codes that say next to nothing
+        click.echo("hsvm: kernel-hash: warning: only %d of the %d landmarks span independent directions of "
+                   "the kernel's feature space (the data or the kernel is nearly degenerate): the codes carry "
+                   "that much information at most" % (h.n_landmarks, landmarks), err=True)

@@ -252,8 +252,8 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
         click.echo(line, err=True)
     if not quiet and shard is not None:
         click.echo("hsvm: predict: shard %s: %d samples -> %s" % (shard, writer.total, output), err=True)
-    if not quiet:
-        _report_accuracy(writer, model)
+    elif not quiet:
+        _report_accuracy(writer, model, test if test is not None else codes_path)
     if timings:
         click.echo(t.json_line(), err=True)
 
@@ -285,13 +285,18 @@ def _predict_dask(address, test, output, *, model_path, hbm_path, calib_path, ex
     summary.labelled_rows = counts.get("labelled", 0)
     summary.unknown_labels = set(counts.get("unknown_labels", ()))
     if not quiet:
-        _report_accuracy(summary, model)
+        _report_accuracy(summary, model, test)
 
 
-def _report_accuracy(writer, model):
+def _report_accuracy(writer, model, test):
     # svm-predict's accuracy line (liblinear-predict's for a LIBLINEAR model)
     # when the input is labelled, after the note of labels the model lacks
-    # (counted there as errors)
+    # (counted there as errors); an input without samples is said to be one
+    # (an empty output is easily taken for a failed run)
+    if not writer.total:
+        from ..io.files import display_name
+        click.echo("hsvm: predict: %s holds no samples: nothing to predict" % display_name(test), err=True)
+        return
     if writer.labelled:
         note = writer.unknown_labels_note("predict")
         if note:

@@ -6,6 +6,7 @@ import sys
 import click
 
 from ..errors import OptionError
+from ..hashing import MAX_CODE_BITS
 from ..io.files import binary_on_terminal, output_is_terminal, refuse_overwriting_input, same_output
 from ..support.text import counted  # noqa: F401  (the subcommands' messages use it as options.counted)
 from ..support.threads import resolve_threads
@@ -208,10 +209,12 @@ def input_path(**kw):
 
 def code_bits(ctx, param, value):
     """A callback for a code length to make: a positive multiple of 64, the
-    64-bit words codes are packed in."""
+    64-bit words codes are packed in, and no longer than the files hold."""
     if value is not None and (value <= 0 or value % 64):
         raise click.BadParameter("must be a positive multiple of 64 (codes are packed in 64-bit words), got %d"
                                  % value)
+    if value is not None and value > MAX_CODE_BITS:
+        raise click.BadParameter("must be at most %d, got %d" % (MAX_CODE_BITS, value))
     return value
 
 

@@ -71,6 +71,7 @@ from ..errors import DataError, ModelMismatchError, OptionError, SampleError
 from ..support.arrays import FLOAT32_MAX, check_seed
 from ..support.lazy_sparse import sp
 from ..support.native import ffi, lib, ptr
+from . import MAX_CODE_BITS
 from .circulant import LAYOUT as CIRCULANT_LAYOUT
 from .circulant import CirculantProjection
 from .generator import GENERATOR, standard_normal
@@ -575,8 +576,8 @@ def fit_kernel_hash(X, *, kernel, gamma="auto", degree=3, coef0=1.0, landmarks, 
     if m > n:
         raise OptionError("landmarks (%d) exceed the %d training rows" % (m, n))
     bits = _check_int("bits", bits, 64)
-    if bits % 64:
-        raise OptionError("bits must be a multiple of 64, got %d" % bits)
+    if bits % 64 or bits > MAX_CODE_BITS:
+        raise OptionError("bits must be a multiple of 64 from 64 to %d, got %d" % (MAX_CODE_BITS, bits))
     seed = check_seed(seed)
     if sp.issparse(X):
         X = X.tocsr()           # rows are taken by index: COO cannot be

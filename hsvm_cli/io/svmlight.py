@@ -763,6 +763,7 @@ class _ChunkBuilder:
         index_raw = raw.split(b":", 1)[0]
         index_text = _show(index_raw)
         value_text = _show(raw.split(b":", 1)[-1])
+        kind = None
         if status == lib.HSVM_SVM_E_LABEL:
             from .container import declared_format, kind_name  # only here: it loads xxhash
             kind = declared_format(memoryview(data)[off:]) if lineno == 1 else None
@@ -804,7 +805,7 @@ class _ChunkBuilder:
         begin = data.rfind(b"\n", 0, off) + 1
         end = data.find(b"\n", off)
         text = data[begin:end if end >= 0 else len(data)]
-        if b"\r" in text.rstrip(b"\r"):
+        if kind is None and b"\r" in text.rstrip(b"\r"):   # (a binary hsvm file's bytes may hold a CR anywhere)
             # a CR inside the line: lines that end in CR alone run into one
             reason += " (the lines end in CR alone, as old Mac files do: convert them, e.g. tr '\\r' '\\n')"
         return InputFormatError(self.name, lineno, reason)

@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import __version__
 from ..errors import DataError, ModelFormatError, ModelMismatchError, OptionError
+from ..hashing import MAX_CODE_BITS
 from ..hashing.angles import classifier_angles
 from ..hashing.circulant import LAYOUT as CIRCULANT_LAYOUT
 from ..hashing.circulant import CirculantProjection
@@ -50,9 +51,7 @@ HBM_VERSION = 1
 HBM_VERSION_PROJECTIONS = 2
 #: Projection kinds and the bit layout each is written with.
 PROJECTIONS = {"gaussian": GAUSSIAN_LAYOUT, "circulant": CIRCULANT_LAYOUT}
-# Longer codes than this are no hash filter any more (and would be a D x d
-# projection of gigabytes for ordinary d).
-MAX_BITS = 1 << 20
+MAX_BITS = MAX_CODE_BITS     # longer codes are no hash filter any more (hashing.MAX_CODE_BITS)
 
 
 @dataclass
@@ -219,8 +218,8 @@ def hash_model(model, *, bits=1024, seed=0, store_projection=False, class_scores
     seed = check_seed(seed)
     if not isinstance(model, OvoModel):
         raise TypeError("model must be an OvoModel (load_model(path) reads one), not %s" % type(model).__name__)
-    if not is_int(bits) or bits <= 0 or bits % 64:
-        raise OptionError("bits must be a positive multiple of 64, got %r" % (bits,))
+    if not is_int(bits) or bits <= 0 or bits % 64 or bits > MAX_BITS:
+        raise OptionError("bits must be a multiple of 64 from 64 to %d, got %r" % (MAX_BITS, bits))
     bits = int(bits)
     if projection not in PROJECTIONS:
         raise OptionError("projection must be one of %s, not %r" % (", ".join(PROJECTIONS), projection))

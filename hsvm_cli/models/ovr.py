@@ -206,8 +206,8 @@ def hash_ovr_model(model, *, bits=1024, seed=0, store_projection=False):
     seeded projection; returns an :class:`OvrHashModel`."""
     _require_ovr(model, "hash_ovr_model")
     bits = int(bits)
-    if bits <= 0 or bits % 64:
-        raise OptionError("bits must be a positive multiple of 64, got %d" % bits)
+    if bits <= 0 or bits % 64 or bits > MAX_BITS:
+        raise OptionError("bits must be a multiple of 64 from 64 to %d, got %d" % (MAX_BITS, bits))
     model.verify()
     check_allocation(bits * model.n_features * 4, "the %d x %d projection" % (bits, model.n_features))
     R = projection_matrix(bits, model.n_features, seed=seed)

@@ -330,3 +330,12 @@ def test_train_ovo_codes_takes_class_weights_and_records_them(pipeline, tmp_path
     assert dict(map(tuple, weighted.params["class_weight"]["weights"]))[4] == 3.0
     touched = (weighted.classes[weighted.pair_a] == 4) | (weighted.classes[weighted.pair_b] == 4)
     assert np.array_equal(np.any(plain.W != weighted.W, axis=1), touched)
+
+
+def test_a_nearly_degenerate_kernel_is_warned_of_even_with_quiet(tmp_path):
+    # gamma 1e-300: every kernel value is 1, one landmark direction is left and every code alike
+    out = tmp_path / "g.khm"
+    r = run(["kernel-hash", DIGITS_TRAIN, "--kernel", "rbf", "--gamma", "1e-300", "--landmarks", "32", "--bits", "64",
+             "-o", out, "-q"])
+    assert r.stderr.startswith("hsvm: kernel-hash: warning: only 1 of the 32 landmarks span independent directions")
+    assert r.stderr.count("\n") == 1 and out.exists()

@@ -344,6 +344,16 @@ def test_an_hsvm_binary_file_given_as_samples_is_named_by_its_kind(digits_files,
                "--codes or fit-circulant --targets)\n" % codes)
     run(["predict", "-m", model, hbm], exit_code=65, stdout="",
         stderr="hsvm: %s:1: an hsvm hash-model file, not svmlight text\n" % hbm)
+    # a CR among the binary bytes of its first "line" is no sign of old Mac line ends
+    import struct
+    raw = open(hbm, "rb").read()
+    at = 8 + struct.unpack("<Q", raw[:8])[0]
+    assert b"\n" not in raw[:at]
+    with_cr = str(tmp_path / "cr.hbm")
+    with open(with_cr, "wb") as fh:
+        fh.write(raw[:at] + b"\r\x00" + raw[at:])
+    run(["predict", "-m", model, with_cr], exit_code=65, stdout="",
+        stderr="hsvm: %s:1: an hsvm hash-model file, not svmlight text\n" % with_cr)
     run(["train-ovo", "-q", model, "-o", str(tmp_path / "m.hsvm")], exit_code=65,
         stderr="hsvm: %s:1: an hsvm model file, not svmlight text\n" % model)
     # and as predictions or a reference to eval
@@ -402,3 +412,14 @@ def test_no_refine_under_a_class_score_calibration_says_what_it_runs(digits_file
                                "use -H "), r.stderr
     r = run(["predict", "-m", model, "-C", tmp_path / "s.cal", "--no-refine", "--proba", DIGITS_TEST], exit_code=2)
     assert r.stderr.startswith("hsvm predict: --no-refine with --proba needs the hash filter (-H)"), r.stderr
+
+
+@pytest.mark.parametrize("text", ["", "# only a comment\n\n"])
+def test_an_input_without_samples_is_said_to_be_one_and_gives_an_empty_output(digits_files, tmp_path, text):
+    model, hbm, _ = digits_files
+    empty = write_text(tmp_path / "empty.svm", text)
+    out = tmp_path / "out.txt"
+    run(["predict", "-m", model, "-H", hbm, "-k", "3", empty, "-o", out], stdout="",
+        stderr="hsvm: predict: %s holds no samples: nothing to predict\n" % empty)
+    assert out.read_bytes() == b""
+    run(["predict", "-q", "-m", model, "--exact", "-", "-o", out], input=text, stdout="", stderr="")

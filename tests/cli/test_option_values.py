@@ -20,6 +20,18 @@ def test_seed_outside_64_bits_is_a_usage_error(toy_model, tmp_path, command, see
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("command", [["hash-model", "-m", "{model}", "-o", "{out}"],
+                                     ["kernel-hash", "{train}", "--kernel", "rbf", "--landmarks", "4", "-o", "{out}"],
+                                     ["fit-circulant", "{train}", "--targets", "itq", "-o", "{out}"]])
+def test_codes_longer_than_the_files_hold_are_refused_before_any_work(toy_model, tmp_path, command):
+    # a kernel hash of 10^9 bits was written, then refused by every reader
+    train, model = toy_model
+    args = [a.format(train=train, model=model, out=tmp_path / "out") for a in command]
+    r = run(args + ["--bits", str(2**20 + 64)], exit_code=2)
+    assert "1048576" in r.stderr and "bits" in r.stderr, r.stderr
+    assert not (tmp_path / "out").exists()
+
+
 def test_largest_seed_is_accepted(toy_model, tmp_path):
     train, _ = toy_model
     run(["train-ovo", train, "--bags", "2", "--seed", str(2**64 - 1), "-o", tmp_path / "m.hsvm", "-q"])
