@@ -61,7 +61,7 @@ def format_report(report, *, confusion=False, per_class=False):
         lines.append(grid["file"])
         extended = any(r.get("mode") == "scores" or r.get("rule") == "dag" for r in grid["rows"])
         lines += _table(["setting" if extended else "bits", "k", "epsilon", "accuracy", "us/sample", ""],
-                        [[_grid_setting(r),
+                        [[_grid_setting(r, extended),
                           str(r["k"]) if r["k"] is not None
                           else "<=%d" % r["max_k"] if isinstance(r.get("max_k"), int) else "-",
                           "-" if r["epsilon"] is None else "%g" % r["epsilon"],
@@ -97,11 +97,14 @@ def format_json(report, *, confusion=False):
     return json.dumps(out, sort_keys=True) + "\n"
 
 
-def _grid_setting(r):
-    """A grid row's first column: its bits, or exact / scores (class-score
-    first stage), with " dag" for decision-DAG rules."""
+def _grid_setting(r, extended):
+    """A grid row's first column: its bits (under a "bits" header), or exact /
+    scores (class-score first stage) / hash BITS, as calibrate's table names
+    them, with " dag" for decision-DAG rules."""
     if r.get("mode") == "scores":
         name = "scores"
+    elif r["bits"] is None:
+        name = "exact"
     else:
-        name = "exact" if r["bits"] is None else str(r["bits"])
+        name = ("hash %d" if extended else "%d") % r["bits"]
     return name + (" dag" if r.get("rule") == "dag" else "")

@@ -398,6 +398,14 @@ def test_grid_alone_is_tabulated(tmp_path):
     run(["eval", "--grid", listed])
 
 
+def test_a_grid_with_dag_or_class_score_rows_names_every_setting_as_calibrate_does(tmp_path):
+    rows = [dict(GRID[1], rule="dag"), dict(GRID[0], rule="dag"), dict(GRID[0], mode="scores", k=3)] + GRID[1:3]
+    grid = write_text(tmp_path / "grid.json", json.dumps({"grid": rows, "info": {}}))
+    table = run(["eval", "--grid", grid]).stdout.splitlines()
+    assert [line.strip().split("  ")[0] for line in table[2:]] == ["hash 256 dag", "exact dag", "scores", "hash 256",
+                                                                   "hash 512"]
+
+
 @pytest.mark.parametrize("text, reason", [
     ('{"grid": [{"bits": 256, "k": 5}]}', "row 1 has no 'accuracy'"),
     ('[{"bits": "256", "accuracy": 0.5, "seconds_per_sample": 1e-5}]', "'bits' is \"256\""),
