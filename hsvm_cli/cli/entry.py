@@ -6,10 +6,17 @@ waiting for worker threads."""
 import errno
 import gc
 import os
-import signal
 import sys
 
-from ..errors import OutputError
+try:
+    # The signal module's C core: the module itself builds its enums on
+    # import (enum, collections: ~3 ms, the window in which a Ctrl-C at the
+    # start printed a KeyboardInterrupt traceback); the handlers are
+    # installed before anything else loads (this module imports nothing
+    # more at its top).
+    import _signal as signal
+except ImportError:  # pragma: no cover - an interpreter without it
+    import signal
 
 #: The signals that stop hsvm (exit 128 + the signal's number) with its
 #: temporaries removed: Ctrl-C, kill, and a hang-up (a closed terminal or ssh
@@ -69,10 +76,12 @@ class _ClosedStdout:
 
 class _BestEffortStderr:
     """sys.stderr: logs and progress are for the person watching, so a
-    standard error that is closed (``2>&-``: Python then sets it to None) or
-    whose reader went away (``2>&1 | head -1``) never stops the work -- such
-    runs wrote no model and exited 1 or 141.  Writes after the first that
-    fails are dropped; the exit status still tells the outcome."""
+    standard error that is closed (``2>&-``: Python then sets it to None),
+    whose reader went away (``2>&1 | head -1``) or that cannot be written
+    (``2>/dev/full``, a full disk) never stops the work -- such runs wrote no
+    model and exited 1 or 141, or exited 1 instead of their own status.
+    Writes after the first that fails are dropped; the exit status still
+    tells the outcome."""
 
     def __init__(self, stream):
         self._stream = stream
@@ -94,10 +103,10 @@ class _BestEffortStderr:
                 self._give_up(exc)
 
     def _give_up(self, exc):
-        # a reader gone or a descriptor closed (or the stream closed under
-        # us): lost for good; anything else (an encoding error) is a bug to see
-        gone = exc.errno in (errno.EPIPE, errno.EBADF) if isinstance(exc, OSError) else \
-            bool(getattr(self._stream, "closed", False))
+        # a failed write (a reader gone, a descriptor closed, no space) or
+        # the stream closed under us: lost for good, nowhere to say so;
+        # anything else (an encoding error) is a bug to see
+        gone = isinstance(exc, OSError) or bool(getattr(self._stream, "closed", False))
         if not gone:
             raise exc
         self._lost = True
@@ -116,7 +125,7 @@ def handle_signal(signum, handler):
     ignored (a background job of a non-interactive shell, ``trap '' INT``,
     nohup): a signal its parent chose to ignore stays ignored, as it does for
     most programs."""
-    if signal.getsignal(signum) is not signal.SIG_IGN:
+    if signal.getsignal(signum) != signal.SIG_IGN:
         signal.signal(signum, handler)
 
 
@@ -160,6 +169,7 @@ def main():
     from ..support.resources import blas_threads_from_slurm, blas_waits_briefly
     blas_threads_from_slurm()
     blas_waits_briefly()
+    from ..errors import OutputError
     from .main import cli
     try:
         cli(prog_name="hsvm")

@@ -333,6 +333,20 @@ def test_a_closed_or_abandoned_standard_error_does_not_stop_the_work(tmp_path):
     assert failed.returncode == 66
 
 
+def test_a_standard_error_that_cannot_be_written_leaves_the_commands_own_status(tmp_path):
+    # 2>/dev/full: the log's write fails with ENOSPC, which had ended both runs with status 1
+    with open("/dev/full", "wb") as full:
+        train = subprocess.run(HSVM + ["train-ovo", DIGITS_TRAIN, "-c", "0.1", "-o", str(tmp_path / "a.hsvm")],
+                               stdout=subprocess.DEVNULL, stderr=full, timeout=300)
+        assert train.returncode == 0 and load_model(tmp_path / "a.hsvm").n_classes == 10
+        ok = subprocess.run(HSVM + ["predict", "-m", str(tmp_path / "a.hsvm"), DIGITS_TEST, "-o", str(tmp_path / "p")],
+                            stderr=full, timeout=300)
+        assert ok.returncode == 0 and len((tmp_path / "p").read_text().splitlines()) == 450
+        missing = subprocess.run(HSVM + ["predict", "-m", str(tmp_path / "none.hsvm"), DIGITS_TEST],
+                                 stdout=subprocess.DEVNULL, stderr=full, timeout=300)
+        assert missing.returncode == 66
+
+
 RENAME_THEN_SIGNAL = """
 import os, signal, sys
 real, sig, when = os.replace, getattr(signal, sys.argv.pop(1)), sys.argv.pop(1)
@@ -498,3 +512,15 @@ def test_an_address_space_limit_met_by_a_thread_or_a_late_library_is_one_line(tm
     assert r.returncode == 65, r.stderr
     assert r.stderr.startswith("hsvm: out of memory %s: " % what) and r.stderr.count("\n") == 1, r.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_console_script_loads_next_to_nothing_before_its_signal_handlers():
+    # a Ctrl-C while `signal` built its enums (~3 ms before the handlers were
+    # installed) printed a KeyboardInterrupt traceback
+    code = ("import sys; before = set(sys.modules); import hsvm_cli.cli.entry; "
+            "print(' '.join(sorted(set(sys.modules) - before)))")
+    loaded = set(subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE, check=True, timeout=60,
+                                text=True).stdout.split())
+    assert not loaded & {"signal", "enum", "collections", "hsvm_cli.errors"}, loaded
+    assert not [name for name in loaded if name.startswith("hsvm_cli.") and name != "hsvm_cli.cli.entry"
+                and name != "hsvm_cli.cli"], loaded
