@@ -273,13 +273,14 @@ def _check_cluster_options(test, shard, dask_address, codes_path, timings):
 
 def _predict_dask(address, test, output, *, model_path, hbm_path, calib_path, exact, settings, scores, proba,
                   zero_based, extra_features, chunk_rows, quiet, model, class_order):
-    from ..cluster.dask_backend import PredictTask, predict_file_dask
+    from ..cluster.dask_backend import PredictTask, predict_file_dask, quiet_client_logs
     from ..io.predictions import PredictionWriter
     task = PredictTask(model_path, hash_model_path=hbm_path, calibration_path=calib_path, exact=exact,
                        settings=settings, scores=scores, proba=proba, zero_based=zero_based,
                        extra_features=extra_features, chunk_rows=chunk_rows, class_order=class_order)
     log = None if quiet else (lambda msg: click.echo("hsvm: predict --dask: " + msg, err=True))
-    counts = predict_file_dask(address, test, output, task=task, log=log)
+    with quiet_client_logs():
+        counts = predict_file_dask(address, test, output, task=task, log=log)
     summary = PredictionWriter(model.classes)
     summary.total, summary.correct = counts.get("total", 0), counts.get("correct", 0)
     summary.labelled_rows = counts.get("labelled", 0)

@@ -196,8 +196,8 @@ def command(train, codes_path, bits, output, C, c_grid, cv_folds, solver, tol, c
     if dask_address is not None:
         if jobs != 1:
             raise click.UsageError("--jobs is for training in this process; with --dask the workers train")
-        from ..cluster.dask_backend import connect, train_ovo_dask_file
-        with connect(dask_address) as client:
+        from ..cluster.dask_backend import cluster_errors, connect, quiet_client_logs, train_ovo_dask_file
+        with quiet_client_logs(), cluster_errors(), connect(dask_address) as client:
             report = train_ovo_dask_file(train, client, output=output, zero_based=zero_based, progress=progress,
                                          log=log if not progress else None, **kw)
         if log is not None:

@@ -63,6 +63,7 @@ import logging
 import os
 import sys
 import threading
+from concurrent.futures import CancelledError
 from typing import NamedTuple
 
 import numpy as np
@@ -76,7 +77,7 @@ from ..models.provenance import record_zero_based, recorded_command
 from ..support.labels import integer_labels
 from ..train.pair_blocks import block_bounds, pair_costs
 
-__all__ = ["connect", "default_blocks", "train_ovo_dask", "train_ovo_dask_file", "PredictItem", "plan_inputs",
+__all__ = ["connect", "cluster_errors", "quiet_client_logs", "default_blocks", "train_ovo_dask", "train_ovo_dask_file", "PredictItem", "plan_inputs",
            "predict_shards", "PredictTask"]
 
 # One rand() per process: see the module docstring.
@@ -535,4 +536,35 @@ class cluster_errors:
                                        % ("more often than the scheduler allows", exc)) from None
         if isinstance(exc, (CommClosedError, TimeoutError)):
             raise DaskUnavailableError("lost the Dask cluster: %s" % (exc or type(exc).__name__)) from None
+        if isinstance(exc, CancelledError):
+            # distributed's FutureCancelledError: the client cancels every
+            # task once its scheduler has been unreachable for its timeout
+            # ("scheduler-connection-lost"); nothing of ours cancels a task
+            first = str(exc).splitlines()[0] if str(exc) else "its tasks were cancelled"
+            raise DaskUnavailableError("lost the Dask scheduler: %s" % first) from None
+        return False
+
+
+class quiet_client_logs:
+    """``with quiet_client_logs():`` distributed's logging in this process
+    below CRITICAL dropped (restored on exit), for the command line: a lost
+    scheduler is reported in one line (:class:`cluster_errors`), and the
+    client's own ERROR records of its reconnection, with their tracebacks,
+    would only repeat it -- as a LocalCluster's workers are quiet
+    (:class:`connect`)."""
+
+    def __enter__(self):
+        # Dask's logging configuration, applied when distributed is imported,
+        # gives some of them levels of their own (distributed.client:
+        # warning), which a parent's level does not override
+        require_distributed()
+        names = ["distributed"] + [n for n in logging.root.manager.loggerDict if n.startswith("distributed.")]
+        self._levels = {n: logging.getLogger(n).level for n in names}
+        for n in names:
+            logging.getLogger(n).setLevel(logging.CRITICAL)
+        return self
+
+    def __exit__(self, *exc):
+        for n, level in self._levels.items():
+            logging.getLogger(n).setLevel(level)
         return False

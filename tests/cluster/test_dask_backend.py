@@ -333,6 +333,27 @@ def test_lost_tasks_are_one_line_and_exit_69_on_the_command_line():
     with pytest.raises(InputFormatError):       # a task's own error passes unchanged
         with cluster_errors():
             raise InputFormatError("t.svm", 3, "bad label")
+    # the scheduler gone for the client's timeout: it cancels every task (a traceback and exit 1 before)
+    from distributed.client import FutureCancelledError
+    with pytest.raises(DaskUnavailableError) as info:
+        with cluster_errors():
+            raise FutureCancelledError("hsvm-predict-0-of-4-ab", "scheduler-connection-lost",
+                                       "Client lost the connection to the scheduler.\nPlease re-run.")
+    assert info.value.exit_code == 69
+    assert str(info.value) == "lost the Dask scheduler: hsvm-predict-0-of-4-ab cancelled for reason: " \
+                              "scheduler-connection-lost."
+
+
+def test_the_command_line_quiets_the_clients_own_logs_and_restores_them():
+    # its ERROR records of a failed reconnection, with tracebacks, came before the one line
+    import logging
+
+    from hsvm_cli.cluster.dask_backend import quiet_client_logs
+    client_log = logging.getLogger("distributed.client")
+    before = client_log.level
+    with quiet_client_logs():
+        assert not client_log.isEnabledFor(logging.ERROR) and client_log.isEnabledFor(logging.CRITICAL)
+    assert client_log.level == before
 
 
 def test_a_one_vs_rest_model_is_predicted_by_shards_as_in_one_process(client, tmp_path):
