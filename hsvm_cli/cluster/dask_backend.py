@@ -77,8 +77,8 @@ from ..models.provenance import record_zero_based, recorded_command
 from ..support.labels import integer_labels
 from ..train.pair_blocks import block_bounds, pair_costs
 
-__all__ = ["connect", "cluster_errors", "quiet_client_logs", "default_blocks", "train_ovo_dask", "train_ovo_dask_file", "PredictItem", "plan_inputs",
-           "predict_shards", "PredictTask"]
+__all__ = ["connect", "cluster_errors", "quiet_client_logs", "default_blocks", "train_ovo_dask", "train_ovo_dask_file",
+           "PredictItem", "plan_inputs", "predict_shards", "PredictTask"]
 
 # One rand() per process: see the module docstring.
 _TRAIN_LOCK = threading.Lock()
