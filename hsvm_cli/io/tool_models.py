@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InputFormatError, InputNotFoundError
+from ..errors import InputFormatError, InputNotFoundError, ModelFormatError
 from ..support.arrays import beyond_float32
 from ..support.lazy_sparse import sp
 from ..support.memory import check_allocation
@@ -155,6 +155,10 @@ class _Lines:
     def error(self, reason, line=None):
         raise InputFormatError(self.name, self.lineno if line is None else line, reason)
 
+    def empty(self, what):
+        # a file without a line has no line to name ("FILE:0:")
+        raise ModelFormatError(self.name, "empty file: not a %s model" % what)
+
     def finish(self):
         """Drain what the decompressor left and return the SHA-256 of the bytes read."""
         while self._hashing.read(1 << 20):
@@ -202,6 +206,10 @@ def _floats(lines, tokens, what, count=None, infinite=False, float32=False):
     except ValueError:
         bad = next(t for t in tokens if not _is_float(t))
         lines.error("%s: %r is not a number" % (what, bad))
+    if np.any(np.isnan(arr)):
+        # LIBSVM writes nan where its solver failed (a degenerate nu-SVC pair)
+        lines.error("%s: value is NaN (the training tool's solve failed there; svm-predict would compare with "
+                    "NaN)" % what)
     if not np.all(np.isfinite(arr) | (infinite & np.isinf(arr))):
         lines.error("%s: value is not finite" % what)
     if float32 and np.any(beyond_float32(arr)):
@@ -306,7 +314,9 @@ def _parse_libsvm(lines, zero_based):
         else:
             lines.error("unknown header line %r" % key)
     else:
-        lines.error("file ends before the SV section" if head else "empty file: not a LIBSVM model")
+        if not head:
+            lines.empty("LIBSVM")
+        lines.error("file ends before the SV section")
     for key in ("svm_type", "kernel_type", "nr_class", "total_sv", "rho", "label", "nr_sv"):
         if key not in head:
             lines.error("the header lacks %s" % key)
@@ -536,7 +546,9 @@ def _parse_liblinear(lines):
         else:
             lines.error("unknown header line %r" % key)
     else:
-        lines.error("file ends before the w section" if head else "empty file: not a LIBLINEAR model")
+        if not head:
+            lines.empty("LIBLINEAR")
+        lines.error("file ends before the w section")
     for key in ("solver_type", "nr_class", "label", "nr_feature", "bias"):
         if key not in head:
             lines.error("the header lacks %s" % key)
@@ -577,7 +589,7 @@ def sniff_model_kind(source, name=None):
             if tokens[0] == "solver_type":
                 return "liblinear"
             lines.error("not a LIBSVM or LIBLINEAR model file (it starts with %r)" % tokens[0][:40])
-        lines.error("empty file: not a LIBSVM or LIBLINEAR model")
+        lines.empty("LIBSVM or LIBLINEAR")
     finally:
         lines.close()
 

@@ -109,6 +109,21 @@ def test_a_file_of_neither_tool_names_its_line(tmp_path):
     r = run(["import-model", bad, "-o", tmp_path / "m.hsvm"], exit_code=65)
     assert r.stderr == "hsvm: %s:1: not a LIBSVM or LIBLINEAR model file (it starts with 'hello')\n" % bad
     assert not (tmp_path / "m.hsvm").exists()
+    # an empty file has no line to name (it was "FILE:0:")
+    empty = write_text(tmp_path / "e.model", "")
+    r = run(["import-model", empty, "-o", tmp_path / "m.hsvm"], exit_code=65)
+    assert r.stderr == "hsvm: %s: empty file: not a LIBSVM or LIBLINEAR model\n" % empty
+
+
+def test_a_nan_the_training_tool_wrote_is_named_as_such(tmp_path):
+    # svm-train -s 1 writes "rho -nan" for a pair its solver could not solve
+    text = ("svm_type c_svc\nkernel_type linear\nnr_class 2\ntotal_sv 1\nrho -nan\nlabel 1 2\nnr_sv 1 0\nSV\n"
+            "1 1:1\n")
+    bad = write_text(tmp_path / "nan.model", text)
+    r = run(["import-model", bad, "-o", tmp_path / "m.hsvm"], exit_code=65)
+    assert r.stderr.startswith("hsvm: %s:5: rho: value is NaN (the training tool's solve failed there" % bad)
+    inf = write_text(tmp_path / "inf.model", text.replace("-nan", "-inf"))
+    run(["import-model", "-q", inf, "-o", tmp_path / "m.hsvm"])     # -w1 0 writes -inf: a constant classifier
 
 
 def test_one_vs_rest_model_refuses_what_is_built_on_pairs(tmp_path):

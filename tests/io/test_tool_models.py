@@ -64,7 +64,8 @@ def test_the_base_of_the_malformed_cases_imports(tmp_path):
     (lambda t: _replace_line(t, 9, "0.5 0.25 0:1"), 9, "feature index 0 in a 1-based model file"),
     (lambda t: _replace_line(t, 9, "0.5 0.25 a:1"), 9, "feature index 'a' is not an integer"),
     (lambda t: _replace_line(t, 9, "0.5 0.25 1:zz"), 9, "'zz' is not a number"),
-    (lambda t: _replace_line(t, 9, "0.5 nan 1:1"), 9, "not finite"),
+    (lambda t: _replace_line(t, 9, "0.5 nan 1:1"), 9, "value is NaN"),
+    (lambda t: _replace_line(t, 9, "0.5 inf 1:1"), 9, "value is not finite"),
     (lambda t: t + "0.1 0.2 1:1\n", 12, "more support vectors than total_sv 3"),
     (lambda t: "\n".join(t.splitlines()[:10]) + "\n", 10, "file ends after 2 of total_sv 3"),
     (lambda t: "\n".join(t.splitlines()[:6]) + "\n", 6, "file ends before the SV section"),
@@ -78,7 +79,7 @@ def test_the_base_of_the_malformed_cases_imports(tmp_path):
     (lambda t: _replace_line(t, 9, "0.5 0.25 1:1 99999999999999999999:1"), 9,
      "feature index 99999999999999999999 is too large"),
     (lambda t: _replace_line(t, 9, "0.5 0.25 1:1e45"), 9, "1e45 is beyond float32's range"),
-    (lambda t: _replace_line(t, 5, "rho 0.1 nan 0.3"), 5, "not finite"),
+    (lambda t: _replace_line(t, 5, "rho 0.1 nan 0.3"), 5, "value is NaN"),
 ])
 def test_malformed_libsvm_model_names_file_and_line(tmp_path, edit, line, reason):
     path = write_text(tmp_path / "bad.model", edit(_GOOD_LIBSVM))
