@@ -71,6 +71,30 @@ def test_train_ovo_refuses_a_c_beside_a_grid_and_folds_below_two(digits):
     for folds in (0, 1, 2.5, True):
         with pytest.raises(OptionError, match="cv_folds must be an integer of at least 2"):
             H.train_ovo(X, y, C=1.0, cv_folds=folds)
+    # the search's own folds: 2.5 had run 2 folds and "3" three
+    for folds in (1, 2.5, "3", True):
+        with pytest.raises(OptionError, match="folds must be a whole number of at least 2"):
+            H.search_c(X, y, folds=folds)
+        with pytest.raises(OptionError, match="folds must be a whole number of at least 2"):
+            H.cross_validate_ovo(X, y, folds=folds)
+    with pytest.raises(OptionError, match="the grid of C values is empty"):
+        H.search_c(X, y, grid=[])
+
+
+def test_refine_and_outputs_of_the_wrong_kind_are_refused_by_name(digits_model, plain_test, tmp_path):
+    import io
+    with pytest.raises(OptionError, match=r"refine must be True or False, not 'dag' \(the refine's rule is rule="):
+        H.Predictor(digits_model, refine="dag")        # had refined by votes
+    with pytest.raises(OptionError, match="refine must be True or False, not 'no'"):
+        H.Predictor(digits_model, refine="no")         # had meant yes
+    with pytest.raises(TypeError, match="predict_file writes text: give a path, '-' or a text file object"):
+        H.Predictor(digits_model).predict_file(plain_test, io.BytesIO())
+    text = io.StringIO()
+    H.Predictor(digits_model).predict_file(plain_test, text)
+    assert len(text.getvalue().splitlines()) == 450
+    hm = H.hash_model(digits_model, bits=64)
+    with pytest.raises(TypeError, match="output must be a path or '-'"):
+        H.hash_data(hm, plain_test, io.BytesIO())
 
 
 def test_one_vs_rest_functions_refuse_a_one_vs_one_model(digits_model, tmp_path):

@@ -763,10 +763,12 @@ class _ChunkBuilder:
         index_raw = raw.split(b":", 1)[0]
         index_text = _show(index_raw)
         value_text = _show(raw.split(b":", 1)[-1])
-        kind = None
+        kind = binary = None
         if status == lib.HSVM_SVM_E_LABEL:
             from .container import declared_format, kind_name  # only here: it loads xxhash
             kind = declared_format(memoryview(data)[off:]) if lineno == 1 else None
+            # an hsvm file or compressed data: bytes, whose CRs say nothing of line ends
+            binary = kind is not None or (lineno == 1 and compression_of(raw) is not None)
             reason = _label_reason(raw) if kind is None else "an hsvm %s file, not svmlight text%s" % (
                 kind_name(kind), " (codes are given to predict --codes, train-ovo --codes or fit-circulant --targets)"
                 if kind_name(kind) == "codes" else "")
@@ -805,7 +807,7 @@ class _ChunkBuilder:
         begin = data.rfind(b"\n", 0, off) + 1
         end = data.find(b"\n", off)
         text = data[begin:end if end >= 0 else len(data)]
-        if kind is None and b"\r" in text.rstrip(b"\r"):   # (a binary hsvm file's bytes may hold a CR anywhere)
+        if not binary and b"\r" in text.rstrip(b"\r"):
             # a CR inside the line: lines that end in CR alone run into one
             reason += " (the lines end in CR alone, as old Mac files do: convert them, e.g. tr '\\r' '\\n')"
         return InputFormatError(self.name, lineno, reason)

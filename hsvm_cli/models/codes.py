@@ -266,6 +266,10 @@ def hash_data(h, source, output, *, bits=None, fmt="codes", zero_based=None, ext
     chunk.  Returns the number of samples."""
     if fmt not in ("codes", "svm"):
         raise ValueError("fmt must be 'codes' or 'svm', not %r" % (fmt,))
+    if hasattr(output, "write"):
+        # written atomically (a temporary name, then a rename): a path only
+        raise TypeError("output must be a path or '-' (the file is written under a temporary name, then "
+                        "renamed), not %s" % type(output).__name__)
     refuse_overwriting_input(output, [source, getattr(h, "path", None)])
     from ..hashing.krsh import KernelHash
     from .circulant_hash import LearnedCirculantHash

@@ -3,6 +3,7 @@ hash classifier, and the two-stage hash filter + exact refine (Litayem, Joly &
 Boujemaa's filter-and-refine; Milgram, Cheriet & Sabourin's two-stage
 classifier), with calibrated probabilities when a calibration is given."""
 import functools
+import io
 import math
 import os
 
@@ -174,6 +175,10 @@ class Predictor:
         if hash_model is not None and not hasattr(hash_model, "codes"):
             raise TypeError("hash_model must be a hash model (hsvm_cli.hash_model(model) makes one, "
                             "hsvm_cli.load_hash_model(path) reads one), not %s" % _described(hash_model))
+        if not isinstance(refine, (bool, np.bool_)):
+            # "dag" (the CLI's --refine dag) had been taken for True, "no" too
+            raise OptionError("refine must be True or False, not %r%s"
+                              % (refine, " (the refine's rule is rule=%r)" % refine if refine in RULES else ""))
         self.model = model
         self.hash_model = hash_model
         self.features = None
@@ -582,6 +587,10 @@ class Predictor:
             raise OptionError("--scores gives vote counts: with a class-score first stage they come from the refine")
         if proba:
             self._warn_of_proba_labels()    # and refuse before the header reaches the output
+        if hasattr(output, "write") and isinstance(output, (io.RawIOBase, io.BufferedIOBase)):
+            # the labels are text (a BytesIO had failed at the first write, a TypeError from inside)
+            raise TypeError("predict_file writes text: give a path, '-' or a text file object (open(path, 'w'), "
+                            "io.StringIO()), not %s" % type(output).__name__)
         refuse_overwriting_input(output, [source, self.model.path, getattr(codes, "path", None),
                                           getattr(self.hash_model, "path", None),
                                           getattr(getattr(self, "calibration", None), "path", None),

@@ -66,6 +66,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import OptionError
+from ..support.arrays import is_int
 from .class_weight import class_weight_vector
 from .cross_validation import CV_LOSSES, DUAL_EPS, PathCrossValidation
 
@@ -220,13 +221,18 @@ def search_c(X, y, *, grid=None, folds=5, seed=0, solver="l2loss-dual", tol=None
     result's ``folds`` says how many were run."""
     if solver not in CV_LOSSES:
         raise OptionError("solver must be one of %s, not %r" % (", ".join(sorted(CV_LOSSES)), solver))
+    if not is_int(folds) or folds < 2:
+        # 2.5 had run 2 folds, "3" three
+        raise OptionError("folds must be a whole number of at least 2, not %r" % (folds,))
     folds = int(folds)
     if folds > X.shape[0] >= 2:
         folds = X.shape[0]
     explicit = grid is not None
     if explicit:
         grid = sorted({float(c) for c in grid})
-        if not grid or any(not (math.isfinite(c) and c > 0) for c in grid):
+        if not grid:
+            raise OptionError("the grid of C values is empty")
+        if any(not (math.isfinite(c) and c > 0) for c in grid):
             raise OptionError("every C of the grid must be a positive number")
     t0 = time.perf_counter()
     cv = PathCrossValidation(X, y, n_folds=folds, seed=seed, loss=CV_LOSSES[solver],

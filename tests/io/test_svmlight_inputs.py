@@ -221,6 +221,10 @@ def test_compressed_data_in_a_file_object_is_named_not_taken_for_a_bad_label():
     with pytest.raises(InputFormatError, match="gzip-compressed data, read as given .a file object is not "
                                                "decompressed: open it with the gzip module"):
         load_svmlight(io.BytesIO(gzip.compress(b"1 1:1\n2 1:2\n")))
+    # a CR among the compressed bytes of its first "line" says nothing of old Mac line ends
+    with pytest.raises(InputFormatError) as info:
+        load_svmlight(io.BytesIO(gzip.compress(b"1 1:1\n")[:10] + b"\r\x00\x01"))
+    assert "gzip-compressed data" in str(info.value) and "CR alone" not in str(info.value)
 
 
 def test_write_svmlight_compresses_a_path_named_so_and_refuses_text_streams(tmp_path):
