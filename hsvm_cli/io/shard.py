@@ -150,19 +150,25 @@ def shard_from_slurm(environ=None):
     shards 0..7 of 8.  Raises :class:`ShardError` outside a job array or for an
     array whose task ids are not an arithmetic range (``--array=1,5,6``)."""
     env = os.environ if environ is None else environ
-    try:
-        task = int(env["SLURM_ARRAY_TASK_ID"])
-        count = int(env["SLURM_ARRAY_TASK_COUNT"])
-    except KeyError as exc:
-        raise ShardError("shard 'slurm' needs a Slurm job array task (%s is not set)" % exc.args[0]) from None
-    except ValueError:
-        raise ShardError("SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT are not integers") from None
-    try:
-        lo = int(env.get("SLURM_ARRAY_TASK_MIN", "0") or 0)
-        step = int(env.get("SLURM_ARRAY_TASK_STEP", "1") or 1)
-        hi = int(env.get("SLURM_ARRAY_TASK_MAX", str(lo + (count - 1) * step)) or 0)
-    except ValueError:
-        raise ShardError("SLURM_ARRAY_TASK_MIN/MAX/STEP are not integers") from None
+
+    def number(name, default=None):
+        # Slurm sets ID, MIN, MAX, COUNT and STEP in every array task; MIN
+        # is required (taken as 0 when missing, task 1 of --array=1-4 had
+        # been given block 1 of 0..3), MAX and STEP follow from the others
+        if name not in env and default is not None:
+            return default
+        if name not in env:
+            raise ShardError("shard 'slurm' needs a Slurm job array task (%s is not set)" % name)
+        try:
+            return int(env[name])
+        except ValueError:
+            raise ShardError("%s=%r is not an integer" % (name, env[name])) from None
+
+    task = number("SLURM_ARRAY_TASK_ID")
+    count = number("SLURM_ARRAY_TASK_COUNT")
+    lo = number("SLURM_ARRAY_TASK_MIN")
+    step = number("SLURM_ARRAY_TASK_STEP", 1)
+    hi = number("SLURM_ARRAY_TASK_MAX", lo + (count - 1) * step)
     if step < 1 or hi != lo + (count - 1) * step:
         raise ShardError("job array tasks %d-%d:%d are not %d evenly spaced tasks; give the shard as i/N"
                          % (lo, hi, step, count))

@@ -85,11 +85,19 @@ def test_a_model_without_features_is_refused_in_one_line(tmp_path):
     assert not (tmp_path / "m.hbm").exists()
 
 
-def test_more_bits_than_memory_is_refused_before_drawing_for_either_projection(digits_model_file, tmp_path):
-    # the circulant projection's draws and the codes had been allocated first (MemoryError after them)
+def test_more_bits_than_memory_or_files_hold_are_refused_before_drawing(digits_model_file, tmp_path):
+    # the circulant projection's draws and the codes had been allocated first (MemoryError after them);
+    # codes longer than 2^20 bits, which no reader takes, are a usage error before any of it
     out = tmp_path / "h.hbm"
     for projection in ("circulant", "gaussian"):
         r = run(["hash-model", "-m", digits_model_file, "--bits", str(64 * 10 ** 9), "--projection", projection,
-                 "-o", out], exit_code=65)
-        assert "would need" in r.stderr and "of memory" in r.stderr and r.stderr.count("\n") == 1, projection
+                 "-o", out], exit_code=2)
+        assert "from 64 to 1048576" in r.stderr and r.stderr.count("\n") == 1, projection
         assert not out.exists()
+    # a Gaussian projection of a million features at 2^20 bits: 4 TB
+    wide = write_text(tmp_path / "wide.svm", "1 1:1 1000000:0.5\n2 2:1\n")
+    model = tmp_path / "wide.hsvm"
+    run(["train-ovo", "-q", wide, "-o", model])
+    r = run(["hash-model", "-m", model, "--bits", str(2 ** 20), "-o", out], exit_code=65)
+    assert "would need" in r.stderr and "of memory" in r.stderr and r.stderr.count("\n") == 1
+    assert not out.exists()

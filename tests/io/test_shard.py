@@ -111,6 +111,12 @@ def test_shard_from_slurm_maps_array_task_ids_to_zero_based_shards():
     assert shard_from_slurm(env) == Shard(3, 8)
     with pytest.raises(ShardError, match="not set"):
         shard_from_slurm({})
+    # task 1 of --array=1-4 without its MIN had been taken for block 1 of 0..3
+    with pytest.raises(ShardError, match="SLURM_ARRAY_TASK_MIN is not set"):
+        shard_from_slurm({"SLURM_ARRAY_TASK_ID": "1", "SLURM_ARRAY_TASK_COUNT": "4"})
+    with pytest.raises(ShardError, match="SLURM_ARRAY_TASK_STEP='' is not an integer"):
+        shard_from_slurm({"SLURM_ARRAY_TASK_ID": "1", "SLURM_ARRAY_TASK_COUNT": "4", "SLURM_ARRAY_TASK_MIN": "0",
+                          "SLURM_ARRAY_TASK_MAX": "3", "SLURM_ARRAY_TASK_STEP": ""})
     with pytest.raises(ShardError, match="evenly spaced tasks; give the shard as i/N"):
         shard_from_slurm({"SLURM_ARRAY_TASK_ID": "5", "SLURM_ARRAY_TASK_COUNT": "3",
                           "SLURM_ARRAY_TASK_MIN": "1", "SLURM_ARRAY_TASK_MAX": "6"})
