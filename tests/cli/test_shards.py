@@ -242,3 +242,28 @@ def test_shard_slurm_reads_the_array_task(tmp_path, monkeypatch):
     monkeypatch.setenv("SLURM_ARRAY_TASK_MAX", "3")
     assert run(["predict", "-m", MODEL, path, "--shard", "slurm", "-q"]).stdout == \
         run(["predict", "-m", MODEL, path, "--shard", "2/3", "-q"]).stdout
+
+
+def test_the_example_job_scripts_take_arrays_that_start_at_one(tmp_path):
+    # examples/slurm run as array tasks 1-3 (SLURM_ARRAY_TASK_MIN=1): the
+    # parts are 0..2 and merge into the single run's model; the raw task id
+    # given as i/N had failed at 3/3 (and named parts 1..3, which
+    # merge.sbatch does not look for)
+    import os
+    import subprocess
+    import sys
+    train = tmp_path / "train.svm"
+    train.write_bytes(gzip.decompress((REPO / "data" / "digits" / "train.svm.gz").read_bytes()))
+    bin_dir = os.path.dirname(sys.executable)
+    env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ["PATH"], HSVM="hsvm", TRAIN="train.svm",
+               WORK=".", TRAIN_OPTIONS="-c 0.5 --seed 3 -q", SLURM_ARRAY_TASK_MIN="1", SLURM_ARRAY_TASK_MAX="3",
+               SLURM_ARRAY_TASK_COUNT="3", SLURM_ARRAY_TASK_STEP="1")
+    for task in (1, 2, 3):
+        subprocess.run(["bash", str(REPO / "examples" / "slurm" / "train.sbatch")], cwd=tmp_path, check=True,
+                       env=dict(env, SLURM_ARRAY_TASK_ID=str(task)), timeout=300)
+    assert sorted(p.name for p in (tmp_path / "parts").iterdir()) == ["part.0", "part.1", "part.2"]
+    subprocess.run(["bash", str(REPO / "examples" / "slurm" / "merge.sbatch")], cwd=tmp_path, check=True,
+                   env=dict(env, N_BLOCKS="3", MODEL="./model.hsvm"), timeout=300)
+    run(["train-ovo", train, "-c", "0.5", "--seed", "3", "-q", "-o", tmp_path / "single.hsvm"])
+    assert load_model(tmp_path / "model.hsvm").content_sha256() == \
+        load_model(tmp_path / "single.hsvm").content_sha256()
