@@ -12,6 +12,7 @@ from ..train.c_search import c_text
 from ..train.class_weight import parse_class_weight
 from ..train.liblinear import SOLVERS
 from ..train.ovo import cross_validate_file, train_ovo_codes_file, train_ovo_file
+from ..train.sampling import MAX_BAGS
 from . import options
 
 
@@ -89,7 +90,7 @@ def _parse_grid(ctx, param, value):
                    "min(n_c, N); scikit-learn's class_weight='balanced').  Recorded in the model.")
 @click.option("--per-class", type=click.IntRange(min=1), default=None,
               help="At most N random training samples of each class per pair.")
-@click.option("--bags", type=click.IntRange(min=1), default=1, show_default=True,
+@click.option("--bags", type=click.IntRange(min=1, max=MAX_BAGS), default=1, show_default=True,
               help="Bootstrap resamples per pair, each its own classifier (1: no bootstrap).")
 @click.option("--normalize", type=click.Choice(["l2", "none", "auto"]), default="l2", show_default=True,
               help="Sample normalisation, recorded in the model and applied again at prediction; auto: the "

@@ -20,6 +20,11 @@ _U64 = 0xFFFFFFFFFFFFFFFF
 STREAM_SUBSET = 0
 STREAM_BOOTSTRAP = 1
 
+#: The most bags a pair may have: what the model files hold (models/ovo.py
+#: reads bags up to 2^20); a bigger count had crashed inside numpy with a
+#: traceback (OverflowError, or "array is too big") instead of a one-line error.
+MAX_BAGS = 1 << 20
+
 
 def _mix64(z):
     # splitmix64's finaliser: a cheap bijective scrambler, vectorised over uint64
@@ -75,8 +80,8 @@ def check_options(C, solver, tol, per_class, bags, seed, jobs, *, solvers):
             raise OptionError("tol must be a positive finite number or None, not %r" % (tol,))
     if per_class is not None and not (is_int(per_class) and per_class >= 1):
         raise OptionError("per_class must be a positive integer or None, not %r" % (per_class,))
-    if not (is_int(bags) and bags >= 1):
-        raise OptionError("bags must be a positive integer, not %r" % (bags,))
+    if not (is_int(bags) and 1 <= bags <= MAX_BAGS):
+        raise OptionError("bags must be an integer from 1 to %d, not %r" % (MAX_BAGS, bags))
     check_seed(seed)
     if not (is_int(jobs) and jobs >= 1):
         raise OptionError("jobs must be a positive integer, not %r" % (jobs,))

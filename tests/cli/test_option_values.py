@@ -89,3 +89,15 @@ def test_an_option_missing_its_value_is_the_commands_one_line(command, option):
     # click's parser raised it without the subcommand's context: "Error: ..." and no hint
     r = run([command, option], exit_code=2)
     assert r.stderr == "hsvm %s: Option '%s' requires an argument (see 'hsvm %s --help')\n" % (command, option, command)
+
+
+@pytest.mark.parametrize("bags", [str(2 ** 20 + 1), str(2 ** 63 - 1), "99999999999999999999"])
+def test_more_bags_than_a_model_file_holds_is_a_usage_error(toy_model, tmp_path, bags):
+    # 2^63 - 1 and beyond had crashed inside numpy with a traceback (exit 1)
+    train, _ = toy_model
+    r = run(["train-ovo", train, "--bags", bags, "-o", tmp_path / "m.hsvm"], exit_code=2)
+    assert "Invalid value for '--bags'" in r.stderr and "1048576" in r.stderr and r.stderr.count("\n") == 1
+    import hsvm_cli as H
+    X, y = H.load_svmlight(train)
+    with pytest.raises(H.HsvmError, match="bags must be an integer from 1 to 1048576"):
+        H.train_ovo(X, y, bags=int(bags))
