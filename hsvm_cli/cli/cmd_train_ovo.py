@@ -39,6 +39,9 @@ def _parse_bias(ctx, param, value):
         b = math.nan
     if not math.isfinite(b):
         raise click.BadParameter("expected a finite number (<= 0: no bias term) or 'auto', got %r" % value)
+    if b > 0 and not math.isfinite(b * b):
+        # B^2 enters every row's squared norm: -B 1e308 had trained an all-zero model without a word
+        raise click.BadParameter("%r is too large: its square overflows (at most about 1e154)" % value)
     return 0.0 if b <= 0 else b         # LIBLINEAR's -B -1 (any B <= 0): no bias term, every b = 0
 
 
@@ -88,7 +91,7 @@ def _parse_grid(ctx, param, value):
                    "repeat for more classes; others weigh 1), also in the cross-validation of -c auto / --cv; "
                    "balanced: n / (K n_c) for every class c, from the class counts of TRAIN (with --per-class N, "
                    "min(n_c, N); scikit-learn's class_weight='balanced').  Recorded in the model.")
-@click.option("--per-class", type=click.IntRange(min=1), default=None,
+@click.option("--per-class", type=click.IntRange(min=1, max=(1 << 63) - 1), default=None,
               help="At most N random training samples of each class per pair.")
 @click.option("--bags", type=click.IntRange(min=1, max=MAX_BAGS), default=1, show_default=True,
               help="Bootstrap resamples per pair, each its own classifier (1: no bootstrap).")

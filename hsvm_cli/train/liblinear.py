@@ -58,7 +58,7 @@ import numpy as np
 import scipy.sparse as sp
 from liblinear import liblinear as _ll
 
-from ..errors import DataError
+from ..errors import DataError, OptionError
 from ..io.svmlight import MAX_FEATURES
 from ..models.ovo import OvoModel, TrainingRecord
 from ..models.pairs import canonical_pairs
@@ -423,6 +423,10 @@ def train_pairs(X, y, *, C=1.0, solver="l2loss-dual", tol=None, per_class=None, 
     bias = float(bias)
     if not (math.isfinite(bias) and bias >= 0):
         raise ValueError("bias must be a finite number >= 0 (0: no bias term), not %r" % (bias,))
+    if not math.isfinite(bias * bias):
+        # B^2 enters every row's squared norm: past ~1.3e154 it overflows, and
+        # -B 1e308 had trained an all-zero model without a word
+        raise OptionError("bias %r is too large: its square overflows (at most about 1e154)" % (bias,))
     X = _as_csr(X)
     y = integer_labels(y, X.shape[0])
     classes, y_idx = np.unique(y, return_inverse=True)

@@ -15,6 +15,7 @@ from ..errors import OptionError
 from ..support.arrays import check_seed, is_int
 
 _U64 = 0xFFFFFFFFFFFFFFFF
+_I64_MAX = (1 << 63) - 1
 
 # Tags that keep the random streams for row subsets and bootstrap draws apart.
 STREAM_SUBSET = 0
@@ -78,8 +79,9 @@ def check_options(C, solver, tol, per_class, bags, seed, jobs, *, solvers):
             raise OptionError("tol must be a positive number or None, not %r" % (tol,))
         if not (math.isfinite(tol) and tol > 0):
             raise OptionError("tol must be a positive finite number or None, not %r" % (tol,))
-    if per_class is not None and not (is_int(per_class) and per_class >= 1):
-        raise OptionError("per_class must be a positive integer or None, not %r" % (per_class,))
+    if per_class is not None and not (is_int(per_class) and 1 <= per_class <= _I64_MAX):
+        # (a count past int64 had crashed inside numpy: more than any class has, say None)
+        raise OptionError("per_class must be an integer from 1 to %d, or None, not %r" % (_I64_MAX, per_class))
     if not (is_int(bags) and 1 <= bags <= MAX_BAGS):
         raise OptionError("bags must be an integer from 1 to %d, not %r" % (MAX_BAGS, bags))
     check_seed(seed)

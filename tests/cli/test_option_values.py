@@ -101,3 +101,19 @@ def test_more_bags_than_a_model_file_holds_is_a_usage_error(toy_model, tmp_path,
     X, y = H.load_svmlight(train)
     with pytest.raises(H.HsvmError, match="bags must be an integer from 1 to 1048576"):
         H.train_ovo(X, y, bags=int(bags))
+
+
+def test_a_bias_whose_square_overflows_and_a_per_class_past_int64_are_refused(toy_model, tmp_path):
+    # -B 1e308 had trained an all-zero model without a word; --per-class 10^20 had crashed inside numpy
+    train, _ = toy_model
+    r = run(["train-ovo", train, "-B", "1e308", "-o", tmp_path / "m.hsvm"], exit_code=2)
+    assert "its square overflows" in r.stderr and r.stderr.count("\n") == 1
+    run(["train-ovo", train, "-B", "-1e308", "-q", "-o", tmp_path / "m.hsvm"])      # <= 0: no bias term
+    r = run(["train-ovo", train, "--per-class", str(10 ** 20), "-o", tmp_path / "n.hsvm"], exit_code=2)
+    assert "Invalid value for '--per-class'" in r.stderr and r.stderr.count("\n") == 1
+    import hsvm_cli as H
+    X, y = H.load_svmlight(train)
+    with pytest.raises(H.HsvmError, match="bias 1e\\+308 is too large"):
+        H.train_ovo(X, y, bias=1e308)
+    with pytest.raises(H.HsvmError, match="per_class must be an integer from 1 to"):
+        H.train_ovo(X, y, per_class=10 ** 20)
