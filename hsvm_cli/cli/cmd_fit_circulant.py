@@ -40,8 +40,8 @@ def command(data, targets, bits, C, loss, rows, eps, normalize, seed, output, ze
                            seed=seed, normalize=normalize, rows=rows)
     save_circulant_hash(h, output)
     if not quiet:
-        click.echo("hsvm: circulant SVM, %d bits over %d features fitted to %s targets (%d passes%s): per-bit "
+        options.log("hsvm: circulant SVM, %d bits over %d features fitted to %s targets (%d passes%s): per-bit "
                    "training accuracy %.4f -> %s"
                    % (h.bits, h.n_features, h.meta["targets"], h.meta["solver_passes"],
                       "" if h.meta["solver_converged"] else ", not converged",
-                      h.meta["train_per_bit_accuracy"], output), err=True)
+                      h.meta["train_per_bit_accuracy"], output))

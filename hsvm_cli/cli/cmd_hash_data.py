@@ -62,10 +62,9 @@ def command(data, hbm_path, bits, fmt, output, zero_based, extra_features, chunk
     if quiet:
         return
     if shard is not None:
-        click.echo("hsvm: hash-data: shard %s: %d samples -> %s" % (shard, n, output), err=True)
+        options.log("hsvm: hash-data: shard %s: %d samples -> %s" % (shard, n, output))
     else:
         # as hash-model's line; sizes of regular files only (-o - or a device has none)
         size = os.path.getsize(output) if output != "-" and os.path.isfile(output) else None
-        click.echo("hsvm: hash-data: %s x %d bits -> %s%s" % (options.counted(n, "sample"), used_bits, output,
-                                                              "" if size is None else " (%.1f KiB)" % (size / 1024)),
-                   err=True)
+        options.log("hsvm: hash-data: %s x %d bits -> %s%s" % (options.counted(n, "sample"), used_bits, output,
+                                                               "" if size is None else " (%.1f KiB)" % (size / 1024)))

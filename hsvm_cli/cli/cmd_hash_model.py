@@ -50,8 +50,7 @@ def command(model_path, bits, output, projection, store_projection, class_scores
     if not quiet:
         # sizes of regular files only: -o - or a device has none to show
         size = os.path.getsize(output) if os.path.isfile(output) else None
-        click.echo("hsvm: %s x %d bits%s -> %s (%smodel %.1f KiB)"
-                   % (options.counted(h.codes.shape[0], "classifier"), bits,
-                      " (circulant projection)" if projection == "circulant" else "", output,
-                      "" if size is None else "%.1f KiB; " % (size / 1024), os.path.getsize(model_path) / 1024),
-                   err=True)
+        options.log("hsvm: %s x %d bits%s -> %s (%smodel %.1f KiB)"
+                    % (options.counted(h.codes.shape[0], "classifier"), bits,
+                       " (circulant projection)" if projection == "circulant" else "", output,
+                       "" if size is None else "%.1f KiB; " % (size / 1024), os.path.getsize(model_path) / 1024))

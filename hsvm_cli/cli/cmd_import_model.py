@@ -65,5 +65,4 @@ def command(model_file, output, n_features, calib_path, zero_based, quiet):
                 else "LIBLINEAR %s" % src.get("solver_type"))
         order = [str(v) for v in src.get("label_order", [])]
         shown = " ".join(order if len(order) <= 12 else order[:10] + ["... (%d labels)" % len(order)])
-        click.echo("hsvm: %s (label order %s) -> %s: %s, %d features" % (kind, shown, output, what, m.n_features),
-                   err=True)
+        options.log("hsvm: %s (label order %s) -> %s: %s, %d features" % (kind, shown, output, what, m.n_features))

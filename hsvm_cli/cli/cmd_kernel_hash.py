@@ -73,9 +73,9 @@ def command(train, output, kernel, gamma, degree, coef0, landmarks, bits, projec
     save_kernel_hash(h, output)
     if not quiet:
         gamma_text = "" if h.gamma is None else ", gamma %.6g (%s)" % (h.gamma, h.info.get("gamma_rule"))
-        click.echo("hsvm: %s kernel%s, %d landmarks kept of %d asked, %d bits%s -> %s"
+        options.log("hsvm: %s kernel%s, %d landmarks kept of %d asked, %d bits%s -> %s"
                    % (h.kernel, gamma_text, h.n_landmarks, landmarks, h.bits,
-                      " (circulant projection)" if projection == "circulant" else "", output), err=True)
+                      " (circulant projection)" if projection == "circulant" else "", output))
     if 2 * h.n_landmarks < landmarks:
         # with -q too, as train-ovo's convergence warning: a recipe that runs
         # quietly would otherwise ship codes that say next to nothing

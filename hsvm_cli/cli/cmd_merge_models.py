@@ -17,6 +17,6 @@ def command(parts, output, quiet):
     and any pair missing or held twice; streams, holding one part at a time."""
     report = merge_models(parts, output, progress=options.show_progress(quiet))
     if not quiet:
-        click.echo("hsvm: merge-models: %s, %s, %s -> %s (%.1f s)"
+        options.log("hsvm: merge-models: %s, %s, %s -> %s (%.1f s)"
                    % (options.counted(report.n_parts, "part"), options.counted(report.n_pairs, "pair"),
-                      options.counted(report.n_classifiers, "classifier"), output, report.seconds), err=True)
+                      options.counted(report.n_classifiers, "classifier"), output, report.seconds))

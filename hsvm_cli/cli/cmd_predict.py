@@ -3,6 +3,7 @@ import time
 
 import click
 
+from ..io.files import output_is_terminal
 from ..models.imported import column_order, default_extra_features
 from ..models.loading import load_any_hash_model, load_any_model
 from ..models.ovr import OvrModel
@@ -244,14 +245,16 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
         codes = read_codes(codes_path)
     t = predictor.new_timings()
     t.setup = time.perf_counter() - started
-    with StepBar(options.show_progress(quiet), unit="row", desc="predict") as bar:
+    # no bar when the predictions themselves go to the terminal: its line and theirs had mixed
+    with StepBar(options.show_progress(quiet) and not output_is_terminal(output), unit="row",
+                 desc="predict") as bar:
         writer = predictor.predict_file(test, output, codes=codes, scores=scores, proba=proba, timings=t,
                                         zero_based=zero_based, extra_features=extra_features, chunk_rows=chunk_rows,
                                         shard=shard, progress=bar, class_order=class_order)
     for line in notices:
         click.echo(line, err=True)
     if not quiet and shard is not None:
-        click.echo("hsvm: predict: shard %s: %d samples -> %s" % (shard, writer.total, output), err=True)
+        options.log("hsvm: predict: shard %s: %d samples -> %s" % (shard, writer.total, output))
     elif not quiet:
         _report_accuracy(writer, model, test if test is not None else codes_path)
     if timings:
@@ -296,7 +299,7 @@ def _report_accuracy(writer, model, test):
     # (an empty output is easily taken for a failed run)
     if not writer.total:
         from ..io.files import display_name
-        click.echo("hsvm: predict: %s holds no samples: nothing to predict" % display_name(test), err=True)
+        options.log("hsvm: predict: %s holds no samples: nothing to predict" % display_name(test))
         return
     if writer.labelled:
         note = writer.unknown_labels_note("predict")

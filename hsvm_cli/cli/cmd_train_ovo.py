@@ -152,9 +152,9 @@ def command(train, codes_path, bits, output, C, c_grid, cv_folds, solver, tol, c
                                      class_weight=class_weight)
         save_model(model, output)
         if not quiet:
-            click.echo("hsvm: %d classes, %s x %s, %d bits (codes) -> %s"
+            options.log("hsvm: %d classes, %s x %s, %d bits (codes) -> %s"
                        % (model.n_classes, options.counted(model.n_pairs, "pair"), options.counted(model.bags, "bag"),
-                          model.n_features, output), err=True)
+                          model.n_features, output))
         _warn_not_converged(model.training.not_converged, model.n_pairs * model.bags, solver, codes=True)
         return
     if train is None:
@@ -182,7 +182,7 @@ def command(train, codes_path, bits, output, C, c_grid, cv_folds, solver, tol, c
         return
     kw = dict(C=C, solver=solver, tol=tol, per_class=per_class, bags=bags, normalize=normalize, seed=seed, bias=bias,
               class_weight=class_weight)
-    log = None if quiet else (lambda msg: click.echo("hsvm: train-ovo: " + msg, err=True))
+    log = None if quiet else (lambda msg: options.log("hsvm: train-ovo: " + msg))
     if block is not None and dask_address is not None:
         raise click.UsageError("--pairs and --dask are exclusive (--dask splits the pairs itself)")
     if block is not None:
@@ -225,9 +225,9 @@ def command(train, codes_path, bits, output, C, c_grid, cv_folds, solver, tol, c
         if search is not None:
             click.echo(search.table(), nl=False, err=table_to_stderr)
     if not quiet:
-        click.echo("hsvm: %d classes, %s x %s, %d features, C = %s -> %s"
+        options.log("hsvm: %d classes, %s x %s, %d features, C = %s -> %s"
                    % (model.n_classes, options.counted(model.n_pairs, "pair"), options.counted(model.bags, "bag"),
-                      model.n_features, c_text(model.params["C"]), output), err=True)
+                      model.n_features, c_text(model.params["C"]), output))
     _warn_not_converged(model.training.not_converged, model.n_pairs * model.bags, solver)
     if not quiet and model.n_features == 1 and model.normalize == "l2":
         # a one-feature sample normalised to unit length is +-1: only its sign is left

@@ -5,7 +5,7 @@ import sys
 
 import click
 
-from ..errors import OptionError
+from ..errors import OptionError, printable
 from ..hashing import MAX_CODE_BITS
 from ..io.files import binary_on_terminal, output_is_terminal, refuse_overwriting_input, same_output
 from ..support.text import counted  # noqa: F401  (the subcommands' messages use it as options.counted)
@@ -201,6 +201,14 @@ def show_progress(quiet_flag):
     """Progress bars only for a person watching: never with --quiet or when
     stderr is a pipe or file (batch jobs, CI logs)."""
     return not quiet_flag and sys.stderr.isatty()
+
+
+def log(message):
+    """A one-line log on stderr (a summary naming its output), with what a
+    file name may hold that is not printable escaped as the error messages
+    escape it: a newline in a name had split the line in two, and an
+    undecodable byte showed as \\udcXX."""
+    click.echo(printable(message), err=True)
 
 
 def input_path(**kw):

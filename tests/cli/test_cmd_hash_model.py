@@ -101,3 +101,13 @@ def test_more_bits_than_memory_or_files_hold_are_refused_before_drawing(digits_m
     r = run(["hash-model", "-m", model, "--bits", str(2 ** 20), "-o", out], exit_code=65)
     assert "would need" in r.stderr and "of memory" in r.stderr and r.stderr.count("\n") == 1
     assert not out.exists()
+
+
+def test_summaries_name_their_outputs_in_one_line_whatever_the_name_holds(digits_model_file, tmp_path):
+    # a newline in a name had split the summary in two, an undecodable byte shown as \udcfe
+    import os
+    for raw, shown in ((b"x\ny.hbm", "x\\x0ay.hbm"), (b"m\xfe.hbm", "m\\xfe.hbm")):
+        out = os.path.join(os.fsencode(tmp_path), raw)
+        r = run(["hash-model", "-m", digits_model_file, "--bits", "64", "-o", os.fsdecode(out)])
+        assert r.stderr.count("\n") == 1 and ("-> %s/%s (" % (tmp_path, shown)) in r.stderr, r.stderr
+        assert os.path.exists(out)
