@@ -172,7 +172,8 @@ class HashedOvoSVC(ClassifierMixin, BaseEstimator):
                 or not np.isfinite(self.bias)):
             raise ValueError("bias must be 'auto' or a finite number (<= 0: no bias term), not %r" % (self.bias,))
         if not isinstance(self.refine, (bool, np.bool_)):
-            hint = " (the refine's rule is rule=%r)" % self.refine if self.refine in ("vote", "dag") else ""
+            hint = (" (the refine's rule is rule=%r)" % self.refine
+                    if isinstance(self.refine, str) and self.refine in ("vote", "dag") else "")
             raise ValueError("refine must be True or False, not %r%s" % (self.refine, hint))
         if self.rule not in ("vote", "dag"):
             raise ValueError("rule must be 'vote' or 'dag', not %r" % (self.rule,))

@@ -177,8 +177,9 @@ class Predictor:
                             "hsvm_cli.load_hash_model(path) reads one), not %s" % _described(hash_model))
         if not isinstance(refine, (bool, np.bool_)):
             # "dag" (the CLI's --refine dag) had been taken for True, "no" too
+            rule_hint = isinstance(refine, str) and refine in RULES
             raise OptionError("refine must be True or False, not %r%s"
-                              % (refine, " (the refine's rule is rule=%r)" % refine if refine in RULES else ""))
+                              % (refine, " (the refine's rule is rule=%r)" % refine if rule_hint else ""))
         self.model = model
         self.hash_model = hash_model
         self.features = None
