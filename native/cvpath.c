@@ -50,6 +50,17 @@
 #define CV_X86 0
 #endif
 
+/* The instruction-set variant NAME_avx512 / NAME_avx2 / NAME_portable of a
+ * kernel family of the including header (CV_NAME adds its index suffix) for
+ * kernel id `kernel`: one selection rule for every family's *_for. */
+#if CV_X86
+#define CV_ISA_PICK(NAME, kernel)                                                             \
+    ((kernel) == HSVM_KERNEL_AVX512 ? CV_NAME(NAME##_avx512)                                   \
+     : (kernel) == HSVM_KERNEL_AVX2 ? CV_NAME(NAME##_avx2) : CV_NAME(NAME##_portable))
+#else
+#define CV_ISA_PICK(NAME, kernel) ((void)(kernel), CV_NAME(NAME##_portable))
+#endif
+
 /* Pairs whose held-out decisions are formed together (cvpath_primal.h). */
 #define CV_LANES 8
 

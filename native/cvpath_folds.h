@@ -64,14 +64,7 @@ typedef void (*CV_NAME(lane_axpy_fn))(double *, const int64_t *, const CV_INDEX 
 
 static CV_NAME(lane_axpy_fn) CV_NAME(lane_axpy_for)(int32_t kernel)
 {
-#if CV_X86
-    if (kernel == HSVM_KERNEL_AVX512)
-        return CV_NAME(lane_axpy_avx512);
-    if (kernel == HSVM_KERNEL_AVX2)
-        return CV_NAME(lane_axpy_avx2);
-#endif
-    (void)kernel;
-    return CV_NAME(lane_axpy_portable);
+    return CV_ISA_PICK(lane_axpy, kernel);
 }
 
 /* Solves the F fold problems of one pair.  rows[0..L) are all the pair's rows

@@ -169,14 +169,7 @@ typedef void (*CV_NAME(slot_dot_fn))(const double *, const int32_t *, const int6
 
 static CV_NAME(slot_dot_fn) CV_NAME(slot_dot_for)(int32_t kernel)
 {
-#if CV_X86
-    if (kernel == HSVM_KERNEL_AVX512)
-        return CV_NAME(slot_dot_avx512);
-    if (kernel == HSVM_KERNEL_AVX2)
-        return CV_NAME(slot_dot_avx2);
-#endif
-    (void)kernel;
-    return CV_NAME(slot_dot_portable);
+    return CV_ISA_PICK(slot_dot, kernel);
 }
 
 typedef void (*CV_NAME(block_dot_fn))(const double *, const int64_t *, const CV_INDEX *, const float *, int64_t,
@@ -184,14 +177,7 @@ typedef void (*CV_NAME(block_dot_fn))(const double *, const int64_t *, const CV_
 
 static CV_NAME(block_dot_fn) CV_NAME(block_dot_for)(int32_t kernel)
 {
-#if CV_X86
-    if (kernel == HSVM_KERNEL_AVX512)
-        return CV_NAME(block_dot_avx512);
-    if (kernel == HSVM_KERNEL_AVX2)
-        return CV_NAME(block_dot_avx2);
-#endif
-    (void)kernel;
-    return CV_NAME(block_dot_portable);
+    return CV_ISA_PICK(block_dot, kernel);
 }
 
 /* hsvm_cv_products (tests): out[(r - r0) * n_pairs + p] = W[p].x_r for the
