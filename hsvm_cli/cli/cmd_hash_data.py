@@ -1,12 +1,11 @@
 """hsvm hash-data: the sign-projection codes of samples, for predict --codes or other tools."""
 
-import os
 
 import click
 
 from ..errors import ModelFormatError, OptionError
 from ..io.container import container_kind, kind_hint, kind_name
-from ..io.files import binary_on_terminal, display_name, output_is_terminal
+from ..io.files import binary_on_terminal, display_name, output_is_terminal, regular_file_size
 from ..models.circulant_hash import CHASH_KIND, load_circulant_hash
 from ..models.codes import hash_data
 from ..models.hashed import HBM_KIND, load_hash_model
@@ -65,6 +64,6 @@ def command(data, hbm_path, bits, fmt, output, zero_based, extra_features, chunk
         options.log("hsvm: hash-data: shard %s: %d samples -> %s" % (shard, n, output))
     else:
         # as hash-model's line; sizes of regular files only (-o - or a device has none)
-        size = os.path.getsize(output) if output != "-" and os.path.isfile(output) else None
+        size = regular_file_size(output)
         options.log("hsvm: hash-data: %s x %d bits -> %s%s" % (options.counted(n, "sample"), used_bits, output,
                                                                "" if size is None else " (%.1f KiB)" % (size / 1024)))

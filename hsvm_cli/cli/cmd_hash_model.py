@@ -3,6 +3,7 @@ import os
 
 import click
 
+from ..io.files import regular_file_size
 from ..models.hashed import hash_model, save_hash_model
 from ..models.loading import load_any_model
 from ..models.ovr import OvrModel, hash_ovr_model, save_ovr_hash_model
@@ -49,7 +50,7 @@ def command(model_path, bits, output, projection, store_projection, class_scores
         save_hash_model(h, output)
     if not quiet:
         # sizes of regular files only: -o - or a device has none to show
-        size = os.path.getsize(output) if os.path.isfile(output) else None
+        size = regular_file_size(output)
         options.log("hsvm: %s x %d bits%s -> %s (%smodel %.1f KiB)"
                     % (options.counted(h.codes.shape[0], "classifier"), bits,
                        " (circulant projection)" if projection == "circulant" else "", output,

@@ -201,6 +201,17 @@ def reads_stdin(path):
     return (mine.st_dev, mine.st_ino) == (theirs.st_dev, theirs.st_ino)
 
 
+def regular_file_size(path):
+    """The bytes of ``path`` when it names a regular file, else None (``-``,
+    a device, a file object): the size a command reports of what it wrote."""
+    if path == "-":
+        return None         # stdout, even beside a file named "-"
+    try:
+        return os.path.getsize(path) if os.path.isfile(path) else None
+    except (TypeError, ValueError, OSError):
+        return None
+
+
 def display_name(path):
     """How a path is named in messages (``<stdin>`` / ``<stdout>`` for ``-``)."""
     if path == "-" or path is None:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ModelMismatchError
-from ..io.files import refuse_overwriting_input
+from ..io.files import refuse_overwriting_input, regular_file_size
 from ..models.model_stream import write_model_streaming
 from ..models.parts import read_part
 
@@ -264,16 +264,9 @@ def merge_models(part_paths, output, *, recorded_output=None, progress=False):
 
     digest = write_model_streaming(output, classes=classes, bags=bags, normalize=normalize, n_features=d,
                                    params=params, provenance=provenance, pieces=pieces)
-    size = os.path.getsize(output) if _is_regular(output) else 0
+    size = regular_file_size(output) or 0
     return MergeReport(n_parts=len(paths), n_pairs=rows_total // bags, n_classifiers=rows_total,
                        content_sha256=digest, bytes_written=size, seconds=time.perf_counter() - t0)
-
-
-def _is_regular(path):
-    try:
-        return os.path.isfile(path)
-    except (TypeError, ValueError):
-        return False
 
 
 def _progress(total, enabled):
