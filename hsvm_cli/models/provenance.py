@@ -2,6 +2,7 @@
 the SHA-256 of the training input, and no timestamp, so that the same training
 gives the same bytes."""
 import os
+import shlex
 import sys
 
 from .. import __version__
@@ -29,7 +30,9 @@ def _neutral(arg):
 def recorded_command(argv=None):
     """The command line as recorded in a model: the program's base name, then
     the arguments less --jobs/-j, --quiet/-q, --pairs and --dask in any
-    spelling (``-j 4``, ``-j4``, ``--jobs=4``, ``--jobs 4``)."""
+    spelling (``-j 4``, ``-j4``, ``--jobs=4``, ``--jobs 4``), each quoted for
+    a POSIX shell where it needs it (``shlex.quote``: ``'my data.svm'``), so
+    that the line can be run again as it stands."""
     argv = list(sys.argv if argv is None else argv)
     out, i = [os.path.basename(argv[0])], 1
     while i < len(argv):
@@ -50,7 +53,7 @@ def recorded_command(argv=None):
             continue
         out.append(arg)
         i += 1
-    return " ".join(out)
+    return " ".join(shlex.quote(arg) for arg in out)
 
 
 def provenance(train_path=None, train_sha256=None):

@@ -15,6 +15,7 @@ its checksums 16 MiB at a time and written on
 bounded by one piece and ``b`` whatever the model's size.
 """
 import os
+import shlex
 import sys
 import time
 from dataclasses import dataclass
@@ -240,7 +241,7 @@ def merge_models(part_paths, output, *, recorded_output=None, progress=False):
     if first.output_span is not None:
         begin, end = first.output_span
         name = os.fspath(output) if recorded_output is None else recorded_output
-        provenance["command"] = provenance["command"][:begin] + name + provenance["command"][end:]
+        provenance["command"] = provenance["command"][:begin] + shlex.quote(name) + provenance["command"][end:]
     bags, normalize, d, params = first.bags, first.normalize, first.n_features, first.params
     del first
     rows_total = sum(stop - start for _, start, stop in ordered) * bags

@@ -27,6 +27,7 @@ talking to the others.  (Rows are the cost model because the solvers' work
 per pass over a pair problem is linear in its rows.)
 """
 import os
+import shlex
 import sys
 import time
 
@@ -44,7 +45,7 @@ from .ovo import read_training_file, train_ovo
 __all__ = ["pair_costs", "block_bounds", "pair_block", "part_command", "train_pair_block",
            "train_pair_block_file"]
 
-_OUTPUT_MARK = "\0hsvm-output\0"   # argv strings cannot hold NUL
+_OUTPUT_MARK = "HSVM_OUTPUT_MARK"
 
 
 def pair_costs(class_counts, *, per_class=None):
@@ -106,9 +107,16 @@ def part_command(argv=None):
     :func:`~hsvm_cli.models.provenance.recorded_command`'s (``--pairs``,
     ``--dask``, ``--jobs``, ``--quiet`` dropped).  Returns ``(command, span)``,
     where ``span`` = ``(begin, end)`` locates the value of ``-o``/``--output``
-    in the command (None when ``argv`` is not a ``train-ovo`` command with
-    one), so the merge can name its own output there."""
+    in the command, quoted for the shell as it stands there (None when
+    ``argv`` is not a ``train-ovo`` command with one), so the merge can name
+    its own output there."""
     argv = [os.fsdecode(a) for a in (sys.argv if argv is None else argv)]
+    # The output's place is held by a word that needs no quoting and that no
+    # argument contains, then filled with the output quoted for the shell
+    # (-o'my part', --output='my part': still one word).
+    mark = _OUTPUT_MARK
+    while any(mark in arg for arg in argv):
+        mark += "_"
     kept = argv[:1]
     value = None
     seen_command = False
@@ -123,17 +131,17 @@ def part_command(argv=None):
         elif seen_command and not options_end and value is None:
             if arg in ("-o", "--output") and i + 1 < len(argv):
                 value = argv[i + 1]
-                kept.extend([arg, _OUTPUT_MARK])
+                kept.extend([arg, mark])
                 i += 2
                 continue
             if arg.startswith("--output="):
                 value = arg[len("--output="):]
-                kept.append("--output=" + _OUTPUT_MARK)
+                kept.append("--output=" + mark)
                 i += 1
                 continue
             if arg.startswith("-o") and not arg.startswith("--") and len(arg) > 2:
                 value = arg[2:]
-                kept.append("-o" + _OUTPUT_MARK)
+                kept.append("-o" + mark)
                 i += 1
                 continue
         kept.append(arg)
@@ -141,8 +149,9 @@ def part_command(argv=None):
     command = recorded_command(kept)
     if value is None:
         return command, None
-    at = command.find(_OUTPUT_MARK)
-    return command.replace(_OUTPUT_MARK, value), (at, at + len(value))
+    at = command.find(mark)
+    quoted = shlex.quote(value)
+    return command.replace(mark, quoted), (at, at + len(quoted))
 
 
 def train_pair_block(X, y, *, block, normalize="l2", C=1.0, solver="l2loss-dual", tol=None, per_class=None,

@@ -50,6 +50,16 @@ def test_recorded_command_leaves_out_jobs_and_quiet():
         "hsvm train-ovo a.svm -o m"
 
 
+def test_recorded_command_quotes_arguments_so_a_shell_splits_it_back():
+    import shlex
+
+    from hsvm_cli.models.provenance import recorded_command
+    argv = ["/x/hsvm", "train-ovo", "my data.svm", "-w", "1:2", "-o", "it's $HOME", "--c-grid", "0.1,1"]
+    got = recorded_command(argv)
+    assert got == "hsvm train-ovo 'my data.svm' -w 1:2 -o 'it'\"'\"'s $HOME' --c-grid 0.1,1"
+    assert shlex.split(got) == ["hsvm"] + argv[1:]
+
+
 def test_training_on_one_class_exits_65_with_a_clear_message(tmp_path):
     src = write_text(tmp_path / "one.svm", "3 1:1\n3 2:1\n")
     out = tmp_path / "m.hsvm"
