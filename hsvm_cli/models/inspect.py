@@ -99,10 +99,17 @@ def _flat(meta, prefix=""):
             yield name, "[%d items] (--json shows them)" % len(value)
         elif isinstance(value, str) and len(value) > _STRING_CHARS:
             # a command line of thousands of files: lists are counted, so are these
-            yield name, "%s... [%d characters] (--json shows them)" % (json.dumps(value[:_STRING_CHARS])[:-1],
+            yield name, "%s... [%d characters] (--json shows them)" % (_shown(value[:_STRING_CHARS])[:-1],
                                                                       len(value))
         else:
-            yield name, json.dumps(value)
+            yield name, _shown(value)
+
+
+def _shown(value):
+    # A value as JSON, its letters as they are ("données.svm", where JSON's
+    # ASCII escapes gave "donn\u00e9es.svm") and only what is not printable
+    # escaped, as error messages show names.
+    return printable(json.dumps(value, ensure_ascii=False))
 
 
 def _not_a_container(name):

@@ -53,6 +53,20 @@ def test_a_models_training_record_is_shown(files):
     assert describe(path).as_dict() == doc
 
 
+def test_names_show_their_letters_and_escape_only_what_is_not_printable(tmp_path):
+    # JSON's ASCII escapes showed "donn\u00e9es.svm"; a control character
+    # stays escaped, so that a line stays one line
+    import shutil
+    src = tmp_path / "données\x1b.svm"
+    shutil.copy(DIGITS_TRAIN, src)
+    model = tmp_path / "modèle.hsvm"
+    run(["train-ovo", "-q", str(src), "-o", str(model)])
+    text = run(["info", str(model)]).stdout
+    assert '  provenance.train_input: "%s"\n' % str(tmp_path / "données\\u001b.svm") in text
+    assert text.startswith(str(model) + ": ") and "\\u00e" not in text
+    assert json.loads(run(["info", "--json", str(model)]).stdout)["meta"]["provenance"]["train_input"] == str(src)
+
+
 def test_verify_reads_the_blocks_of_w_that_loading_leaves_unread(files, tmp_path):
     src = files["hsvm-model"]
     data = bytearray(open(src, "rb").read())
