@@ -90,7 +90,8 @@ def _parse_grid(ctx, param, value):
               help="Class LABEL's C is WEIGHT x C in every pair it is in (LIBSVM's and LIBLINEAR's -wLABEL WEIGHT; "
                    "repeat for more classes; others weigh 1), also in the cross-validation of -c auto / --cv; "
                    "balanced: n / (K n_c) for every class c, from the class counts of TRAIN (with --per-class N, "
-                   "min(n_c, N); scikit-learn's class_weight='balanced').  Recorded in the model.")
+                   "min(n_c, N); scikit-learn's class_weight='balanced').  WEIGHT > 0, and LABEL a class of TRAIN "
+                   "(svm-train accepts 0 and warns of an absent label).  Recorded in the model.")
 @click.option("--per-class", type=click.IntRange(min=1, max=(1 << 63) - 1), default=None,
               help="At most N random training samples of each class per pair.")
 @click.option("--bags", type=click.IntRange(min=1, max=MAX_BAGS), default=1, show_default=True,
