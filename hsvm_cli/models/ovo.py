@@ -238,6 +238,8 @@ def bag_mean(decisions, bags):
 
 def save_model(model, path):
     """Write ``model`` as an ``hsvm-model`` container (atomically)."""
+    if not isinstance(model, OvoModel):
+        raise TypeError("model must be an OvoModel (train_ovo's, load_model's), not %s" % type(model).__name__)
     _check_consistent(model, "<model>")
     if model.class_W is None:
         # Stored so that the class-score first stage reads K x d floats, not

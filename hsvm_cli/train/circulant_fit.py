@@ -64,6 +64,7 @@ from ..hashing.generator import standard_normal
 from ..io.files import display_name
 from ..models.circulant_hash import LearnedCirculantHash, check_shifts, prepare_samples
 from ..models.provenance import provenance, record_zero_based
+from ..predict.samples import finite_samples
 from ..support.memory import available_memory, format_bytes
 from ..support.native import lib, ptr
 from .itq import ITQ, itq_memory
@@ -387,6 +388,9 @@ def fit_circulant_hash(X, *, bits, targets="itq", C=1.0, loss="squared-hinge", e
     whose ``meta`` records the targets and the per-bit training accuracy."""
     bits = int(bits)
     N, d = X.shape
+    # before anything else: NaN made ITQ's SVD fail deep in numpy, or a
+    # short sample blamed on --bits
+    finite_samples(X)
     if bits < 1:
         raise ValueError("--bits must be positive, got %d" % bits)
     if bits > d:

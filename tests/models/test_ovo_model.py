@@ -20,3 +20,13 @@ def test_models_show_their_shape_not_their_arrays(digits_model, digits):
     assert repr(h) == "HashModel(10 classes, 45 pairs x 1 bag, 128 bits, seed 2, normalize='l2')"
     cal = calibrate(digits_model, h, Xt, yt, repeat=1, timing_budget=0)
     assert repr(cal).startswith("Calibration(45 pairs, first stage at bits ") and len(repr(cal)) < 300
+
+
+def test_saving_what_is_not_a_model_is_a_type_error_naming_it(tmp_path):
+    import pytest
+
+    from hsvm_cli.models.ovo import save_model
+    for thing in (None, "model.hsvm"):
+        with pytest.raises(TypeError, match="model must be an OvoModel .*, not %s" % type(thing).__name__):
+            save_model(thing, tmp_path / "m.hsvm")
+    assert not (tmp_path / "m.hsvm").exists()

@@ -226,6 +226,16 @@ def test_bad_fitting_inputs_are_refused_with_clear_errors():
         fit_circulant_svm(X, Z, loss="logistic")
 
 
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_samples_that_are_not_finite_are_named_before_any_other_check(bad):
+    # ITQ's SVD failed deep inside numpy, or a short sample blamed --bits
+    for n in (200, 50):
+        X = np.ones((n, 128))
+        X[3, 5] = bad
+        with pytest.raises(ValueError, match="X contains NaN or infinite values"):
+            fit_circulant_hash(X, bits=64)
+
+
 def test_targets_from_codes_reads_hsvm_packed_codes():
     rng = np.random.default_rng(12)
     v = rng.standard_normal((9, 128))
