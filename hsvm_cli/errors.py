@@ -55,8 +55,9 @@ class OptionError(HsvmError, ValueError):
         self.cli_message = message
 
 
-class InputFormatError(HsvmError):
-    """A malformed line in a data file: reported as ``FILE:LINE: reason``."""
+class InputFormatError(HsvmError, ValueError):
+    """A malformed line in a data file: reported as ``FILE:LINE: reason``; a
+    ValueError too, as scikit-learn's svmlight loader raises."""
 
     exit_code = EX_DATAERR
 
@@ -67,8 +68,9 @@ class InputFormatError(HsvmError):
         super().__init__("%s:%d: %s" % (source, line, reason))
 
 
-class ModelFormatError(HsvmError):
-    """A model, hash-model or codes file that fails validation."""
+class ModelFormatError(HsvmError, ValueError):
+    """A model, hash-model or codes file that fails validation (a ValueError
+    too: a file's contents, as numpy's loaders raise)."""
 
     exit_code = EX_DATAERR
 
@@ -92,14 +94,16 @@ class SampleError(DataError, ValueError):
     scikit-learn raise for such arrays."""
 
 
-class ModelMismatchError(HsvmError):
-    """Two files that must belong together (model and hash model, model and data) do not."""
+class ModelMismatchError(HsvmError, ValueError):
+    """Two files that must belong together (model and hash model, model and data) do not
+    (a ValueError too)."""
 
     exit_code = EX_DATAERR
 
 
-class InputNotFoundError(HsvmError):
-    """An input that does not exist, is a directory or may not be read."""
+class InputNotFoundError(HsvmError, OSError):
+    """An input that does not exist, is a directory or may not be read (an
+    OSError too, as open() raises: ``errno`` is not set)."""
 
     exit_code = EX_NOINPUT
 
@@ -108,7 +112,7 @@ def _where(line):
     return "" if line is None else " (line %d)" % line
 
 
-class CorruptInputError(HsvmError):
+class CorruptInputError(HsvmError, ValueError):
     """Compressed input (gzip, bz2, xz, zstd) whose decompression fails:
     ``FILE: corrupt gzip data near byte N (line L)``, or ``truncated`` when
     the compressed data ends early.  ``offset`` is how far into the
@@ -148,9 +152,10 @@ class CorruptInputError(HsvmError):
                                  trailing=self.trailing, line_exact=exact, detail=self.detail)
 
 
-class InputReadError(HsvmError):
+class InputReadError(HsvmError, OSError):
     """An input that fails while being read (EIO on a bad disk or a network
-    file system): ``FILE: read error: Input/output error (line L)``."""
+    file system): ``FILE: read error: Input/output error (line L)``; an
+    OSError too."""
 
     exit_code = EX_NOINPUT
 
@@ -165,9 +170,10 @@ class InputReadError(HsvmError):
         return InputReadError(source, self.reason, line=line)
 
 
-class OutputError(HsvmError):
+class OutputError(HsvmError, OSError):
     """An output that cannot be written (a full disk or device, a directory,
-    a closed standard output, a binary file to a terminal); exit 74."""
+    a closed standard output, a binary file to a terminal); exit 74; an
+    OSError too."""
 
     exit_code = EX_IOERR
 

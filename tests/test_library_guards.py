@@ -289,3 +289,30 @@ def test_the_library_warns_where_the_commands_print_notices(digits, tmp_path):
     assert r.stderr.count("cover 4 of the model's 10 classes") == 1 and "HsvmWarning" not in r.stderr
     with pytest.warns(H.HsvmWarning, match="cover 4 of"):      # the command's silence ended with it
         H.calibrate(m, None, Xt[few], yt[few], repeat=1, first_stages=())
+
+
+def test_file_errors_are_the_standard_exceptions_a_python_caller_catches(tmp_path, digits_model):
+    # a generic `except (ValueError, OSError)` catches what hsvm raises for a
+    # missing or malformed file, as for numpy's and scikit-learn's loaders
+    from hsvm_cli.errors import CorruptInputError, InputFormatError, InputNotFoundError, ModelFormatError, OutputError
+    with pytest.raises(OSError) as missing:
+        H.load_svmlight(tmp_path / "nope.svm")
+    assert isinstance(missing.value, InputNotFoundError) and str(missing.value).endswith("nope.svm: no such file")
+    bad = tmp_path / "bad.svm"
+    bad.write_bytes(b"1 1:1\n2 x\n")
+    with pytest.raises(ValueError) as malformed:
+        H.load_svmlight(bad)
+    assert isinstance(malformed.value, InputFormatError) and ":2: " in str(malformed.value)
+    cut = tmp_path / "cut.svm.gz"
+    cut.write_bytes(gzip.compress(b"1 1:1\n" * 1000)[:-20])
+    with pytest.raises(ValueError) as corrupt:
+        H.load_svmlight(cut)
+    assert isinstance(corrupt.value, CorruptInputError) and "truncated gzip" in str(corrupt.value)
+    junk = tmp_path / "junk.hsvm"
+    junk.write_bytes(b"not a model at all")
+    with pytest.raises(ValueError) as model:
+        H.load_model(junk)
+    assert isinstance(model.value, ModelFormatError)
+    with pytest.raises(OSError) as output:
+        H.save_model(digits_model, tmp_path / "no-such-dir" / "m.hsvm")
+    assert isinstance(output.value, OutputError) and str(output.value).count("cannot write") == 1

@@ -13,7 +13,15 @@ import sys
 import threading
 import zlib
 
-from ..errors import CorruptInputError, InputFormatError, InputNotFoundError, InputReadError, OptionError, OutputError
+from ..errors import (
+    CorruptInputError,
+    HsvmError,
+    InputFormatError,
+    InputNotFoundError,
+    InputReadError,
+    OptionError,
+    OutputError,
+)
 
 
 @functools.cache
@@ -282,6 +290,8 @@ def _read_error_guard(read, name):
     # the first bytes of the input: of any text in it, line 1
     try:
         return read()
+    except HsvmError:
+        raise               # an OSError too, already said in full
     except OSError as exc:
         raise InputReadError(name, _strerror(exc), line=1) from None
 
@@ -333,6 +343,8 @@ class _ReadGuard(io.RawIOBase):
     def readinto(self, buf):
         try:
             return self._inner.readinto(buf)
+        except HsvmError:
+            raise
         except OSError as exc:
             raise InputReadError(self._name, _strerror(exc)) from None
 
@@ -370,6 +382,8 @@ class _CountingReader:
     def _guarded(self, read, arg):
         try:
             return read(arg)
+        except HsvmError:
+            raise
         except OSError as exc:
             raise InputReadError(self._name, _strerror(exc)) from None
 
@@ -404,6 +418,8 @@ class _GuardedDecompressor(io.RawIOBase):
     def readinto(self, buf):
         try:
             return self._stream.readinto(buf)
+        except HsvmError:
+            raise           # a failing read below (an OSError, as bz2's bad data is): said in full
         except self._errors as exc:
             raise CorruptInputError(self._name, self._kind, self._counted.offset,
                                     truncated=isinstance(exc, EOFError), trailing=isinstance(exc, _TrailingGarbage),
@@ -476,6 +492,8 @@ def scan_compressed(path):
                 if not data:
                     return lines, None
                 lines += data.count(b"\n")
+        except HsvmError:
+            raise               # a failing read (an OSError too), not bad data
         except _decompression_errors(kind) as exc:
             # zlib's reader, at the start of what should be the next member,
             # finds no gzip header (zstd's, no frame magic): the data before
@@ -527,6 +545,8 @@ def read_raw(fh, size, name):
     naming ``name`` (exit 66), as the text readers do."""
     try:
         return fh.read(size)
+    except HsvmError:
+        raise
     except OSError as exc:
         raise InputReadError(display_name(name), _strerror(exc)) from None
 
@@ -1216,8 +1236,8 @@ class GuardedWriter:
         self._name = name
 
     def _fail(self, exc):
-        if isinstance(exc, BrokenPipeError):
-            raise exc
+        if isinstance(exc, (BrokenPipeError, HsvmError)):
+            raise exc           # a reader gone; or an OutputError (an OSError too) already said in full
         raise OutputError("%s: cannot write: %s" % (self._name, exc.strerror or exc)) from None
 
     def write(self, data):

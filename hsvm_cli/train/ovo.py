@@ -4,7 +4,7 @@ provenance."""
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import DataError, InputReadError, OptionError
+from ..errors import DataError, HsvmError, InputReadError, OptionError
 from ..io.files import HashingReader, display_name, open_input, open_raw, read_raw
 from ..io.svmlight import load_svmlight
 from ..models.provenance import provenance, record_zero_based
@@ -185,6 +185,8 @@ def read_training_file(path, *, zero_based=False):
         try:
             while hashing.read(1 << 20):
                 pass
+        except HsvmError:
+            raise           # a read error or corrupt data, said in full
         except OSError as exc:
             raise InputReadError(name, exc.strerror or str(exc)) from None
     finally:
