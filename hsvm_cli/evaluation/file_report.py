@@ -234,7 +234,7 @@ def _evaluate_predictions(truth, predictions, proba, recall_k, reference, zero_b
     if recall_k is not None and (isinstance(recall_k, (str, bytes)) or not hasattr(recall_k, "__iter__")
                                  or any(not is_int(k) or k < 1 for k in recall_k)):
         raise OptionError("--recall-k takes whole numbers of at least 1, got %r" % (recall_k,))
-    truth_labels = LabelStream(c.y for c in iter_svmlight(truth, zero_based=True, shard=shard, chunk_rows=4096,
+    truth_labels = LabelStream(c.y for c in iter_svmlight(truth, _either_base=True, shard=shard, chunk_rows=4096,
                                                           dtype=np.float32))
     if truth_labels.empty() and shard is None:
         raise DataError("%s holds no samples to evaluate" % display_name(truth))

@@ -120,6 +120,7 @@ class _Options:
     csr_arrays: bool = False    # chunks as support.lazy_sparse.CsrArrays (no scipy), for the predict path
     value_mode: int = 0         # tests: hsvm_svm_parse_state.value_mode (0: as the text calls for)
     mode_sample: int = 0        # tests: hsvm_svm_parse_state.mode_sample (0: the parser's default)
+    max_width: int = MAX_FEATURES   # columns a row may reach (one more: _either_base)
 
 
 def _validate(zero_based, n_features, extra_features, chunk_rows, dtype, block_size, line_limit, threads=None,
@@ -164,7 +165,8 @@ def _validate(zero_based, n_features, extra_features, chunk_rows, dtype, block_s
 
 def iter_svmlight(source, *, zero_based=False, n_features=None, extra_features="error",
                   chunk_rows=65536, dtype=np.float64, name=None, shard=None, threads=None, _block_size=None,
-                  _line_limit=None, _part_bytes=None, _csr_arrays=False, _value_mode=None, _mode_sample=None):
+                  _line_limit=None, _part_bytes=None, _csr_arrays=False, _value_mode=None, _mode_sample=None,
+                  _either_base=False):
     """Stream an svmlight file as :class:`SvmChunk` objects of at most ``chunk_rows`` rows.
 
     ``source``: a path, ``"-"`` for stdin (both opened with
@@ -198,11 +200,18 @@ def iter_svmlight(source, *, zero_based=False, n_features=None, extra_features="
     ``_line_limit``, ``_part_bytes``, ``_value_mode`` and ``_mode_sample``
     (native/hsvm_svmparse.h) are for tests; ``_csr_arrays`` gives
     chunks whose X is a :class:`~hsvm_cli.support.lazy_sparse.CsrArrays`,
-    for ``hsvm predict``, which then needs no scipy for dense samples.)"""
+    for ``hsvm predict``, which then needs no scipy for dense samples;
+    ``_either_base`` reads the indices of a 0-based and of a 1-based file alike
+    -- 0 up to the largest 1-based index -- for ``hsvm eval``, which reads only
+    the labels.)"""
     opts = _validate(zero_based, n_features, extra_features, chunk_rows, dtype, _block_size, _line_limit, threads,
                      _part_bytes, _value_mode, _mode_sample)
     if _csr_arrays:
         opts = replace(opts, csr_arrays=True)
+    if _either_base:
+        if n_features is not None:
+            raise ValueError("_either_base reads files of any width: no n_features")
+        opts = replace(opts, zero_based=True, max_width=MAX_FEATURES + 1)
     _check_source(source)
     shard = _split_shard(shard)
     if shard is not None:
@@ -579,7 +588,7 @@ class _ChunkBuilder:
         cbuf = ffi.from_buffer(data)
         pos = start
         while pos < stop:
-            status = lib.hsvm_svm_parse(cbuf + pos, stop - pos, opts.zero_based, self.n_features, MAX_FEATURES,
+            status = lib.hsvm_svm_parse(cbuf + pos, stop - pos, opts.zero_based, self.n_features, opts.max_width,
                                         opts.drop_extra, self.row_cap, self.nnz_cap, self.p_indptr,
                                         self.p_indices, *self._value_arrays(), self.p_labels, st)
             if status < 0:
@@ -791,7 +800,7 @@ class _ChunkBuilder:
             reason = ("index %s beyond %d features (largest allowed index is %d; --extra-features "
                       "ignore drops such features)" % (index_text, st.err_b, st.err_b - 1 + base))
         elif status == lib.HSVM_SVM_E_TOO_BIG:
-            reason = "index %s too large (largest supported is %d)" % (index_text, MAX_FEATURES - 1 + base)
+            reason = "index %s too large (largest supported is %d)" % (index_text, self.opts.max_width - 1 + base)
         elif status == lib.HSVM_SVM_E_VALUE:
             reason = "non-numeric value '%s' for index %d" % (value_text, st.err_a)
         elif status == lib.HSVM_SVM_E_NONFINITE:

@@ -653,3 +653,15 @@ def test_a_scored_row_whose_label_is_not_in_the_header_is_refused_naming_its_lin
     preds = write_text(tmp_path / "p.txt", "labels 1 2\n3 0.4 0.6\n1 0.9 0.1\n")
     r = run(["eval", "--truth", truth, preds], exit_code=65)
     assert r.stderr == "hsvm: %s:2: label 3 is not one of the header's labels\n" % preds and r.stdout == ""
+
+
+def test_truth_indices_of_either_base_are_read_up_to_the_largest_one_based_index(tmp_path):
+    # only the labels count: index 0 (a 0-based file) and 2147483646 (the
+    # largest 1-based index every other command reads) alike
+    preds = write_text(tmp_path / "p.txt", "1\n2\n")
+    truth = write_text(tmp_path / "t.svm", "1 2147483646:1\n2 0:1\n")
+    r = run(["eval", "--truth", truth, preds])
+    assert "accuracy             100.0000%  (2/2)" in r.stdout
+    beyond = write_text(tmp_path / "b.svm", "1 1:1\n2 2147483647:1\n")
+    r = run(["eval", "--truth", beyond, preds], exit_code=65)
+    assert r.stderr == "hsvm: %s:2: index 2147483647 too large (largest supported is 2147483646)\n" % beyond
