@@ -139,7 +139,6 @@ class ScoredRows:
         # the predictions file's own (and its reading stops there)
         self.reference_fault = None
         self.n = 0
-        self.last_line = None
         self.not_argmax = 0
         self.violation = None
         self.not_distributions = 0
@@ -172,7 +171,6 @@ class ScoredRows:
             self.reference_correct += int((y_ref[:both] == y_true[:both]).sum())
         if scores is None:
             return
-        self.last_line = int(lines[-1])
         K = len(classes)
         y = _padded(class_index(classes, y_true), m)
         self.outside_classes += int((y[:known] < 0).sum())
@@ -261,8 +259,9 @@ def _evaluate_predictions(truth, predictions, proba, recall_k, reference, zero_b
     has_scores = pred.classes is not None
     n_true = truth_labels.count_rest()
     if rows.n != n_true:
-        # the file's last line: after a header, rows are not line numbers
-        last = rows.last_line if rows.last_line is not None else (1 if has_scores else int(rows.n))
+        # the file's last line (of a header alone, the header's): neither rows
+        # after a header nor labels after a comment line are line numbers
+        last = pred.last_line
         reason = "%d predictions for the %d samples of %s" % (
             rows.n, n_true, display_name(truth) + ("" if shard is None else " (shard %s)" % (as_shard(shard),)))
         if last == 0:           # an empty file has no line to name

@@ -6,7 +6,7 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
-from ..errors import InputFormatError
+from ..errors import InputFormatError, printable
 from ..support.timing import NullTimings
 from .files import atomic_output, bounded_lines, display_name, open_input
 
@@ -216,10 +216,14 @@ _DECIMAL = re.compile(rb"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+
 
 
 def _shown(tok, limit=40):
-    """A token as a one-line message quotes it: cut after ``limit``
-    characters (a 200 MB token once made an 800 MB error line)."""
-    text = tok[:4 * limit].decode("utf-8", "replace")
-    return text if len(text) <= limit and len(tok) <= 4 * limit else text[:limit] + "..."
+    """A token as a one-line message quotes it, in quotes: cut after
+    ``limit`` characters (a 200 MB token once made an 800 MB error line),
+    bytes that are not UTF-8 and characters that do not print escaped as the
+    svmlight reader's messages show them (``'\\xff'``, where a replacement
+    character hid the byte)."""
+    text = tok[:4 * limit].decode("utf-8", "surrogateescape")
+    cut = text if len(text) <= limit and len(tok) <= 4 * limit else text[:limit] + "..."
+    return "'%s'" % printable(cut)
 
 
 def _second_header(name, lineno):
@@ -238,13 +242,13 @@ def _parse_int_label(tok, name, lineno, what="label"):
     if tok == b"labels" and what == "label":
         raise _second_header(name, lineno)
     if not _DECIMAL.fullmatch(tok):
-        raise InputFormatError(name, lineno, "%s %r is not a number" % (what, shown))
+        raise InputFormatError(name, lineno, "%s %s is not a number" % (what, shown))
     import decimal  # only here: its import costs every prediction 2 ms
     value = decimal.Decimal(tok.decode("ascii"))
     if not (_INT64_MIN <= value <= _INT64_MAX):
-        raise InputFormatError(name, lineno, "%s %r is out of the int64 range" % (what, shown))
+        raise InputFormatError(name, lineno, "%s %s is out of the int64 range" % (what, shown))
     if value != value.to_integral_value():
-        raise InputFormatError(name, lineno, "%s %r is not an integer" % (what, shown))
+        raise InputFormatError(name, lineno, "%s %s is not an integer" % (what, shown))
     return int(value)
 
 
@@ -283,13 +287,13 @@ def _convert_rows(flat, linenos, width, name):
                     if tok == b"labels" and tok is flat[r * width]:
                         raise _second_header(name, lineno) from None
                     raise InputFormatError(name, lineno,
-                                           "%r is not a number" % _shown(tok)) from None
+                                           "%s is not a number" % _shown(tok)) from None
         raise
     bad = ~np.isfinite(block[:, 1:]).all(axis=1)
     if bad.any():
         r = int(np.argmax(bad))
         col = 1 + int(np.argmax(~np.isfinite(block[r, 1:])))
-        raise InputFormatError(name, linenos[r], "score %r is not finite"
+        raise InputFormatError(name, linenos[r], "score %s is not finite"
                                % _shown(flat[r * width + col]))
     # labels from their text, not from the doubles (which round above 2^53)
     return _parse_int_labels(flat[::width], linenos, name), block[:, 1:]
@@ -313,6 +317,9 @@ class ScoredBlocks:
         self.headerless_scores = headerless_scores
         self.classes = None
         self.scores_dropped = False
+        #: the file line of the last line read that is not blank or a comment
+        #: (0 before any): where a file short of predictions ends
+        self.last_line = 0
 
     def __iter__(self):
         source, name = self.source, self.name
@@ -321,6 +328,7 @@ class ScoredBlocks:
         width = None
         flat, linenos = [], []
         first = True
+        lineno = 0
         try:
             for lineno, line in _content_lines(fh, name):
                 tokens = line.split()
@@ -359,6 +367,7 @@ class ScoredBlocks:
             if width is not None and linenos:
                 yield self._block(flat, linenos, width)
         finally:
+            self.last_line = lineno
             if fh is not source:
                 fh.close()
 

@@ -665,3 +665,19 @@ def test_truth_indices_of_either_base_are_read_up_to_the_largest_one_based_index
     beyond = write_text(tmp_path / "b.svm", "1 1:1\n2 2147483647:1\n")
     r = run(["eval", "--truth", beyond, preds], exit_code=65)
     assert r.stderr == "hsvm: %s:2: index 2147483647 too large (largest supported is 2147483646)\n" % beyond
+
+
+def test_a_predictions_file_short_of_labels_is_named_at_its_last_line_past_comments(tmp_path):
+    truth = write_text(tmp_path / "t.svm", "1 1:1\n2 1:1\n1 1:1\n")
+    preds = write_text(tmp_path / "p.txt", "1\n# a note\n\n2\n")
+    r = run(["eval", "--truth", truth, preds], exit_code=65)
+    assert r.stderr == "hsvm: %s:4: 2 predictions for the 3 samples of %s\n" % (preds, truth)
+
+
+def test_bytes_of_a_bad_label_that_are_not_utf8_are_shown_escaped(tmp_path):
+    # as the svmlight reader shows them, where a replacement character hid the byte
+    truth = write_text(tmp_path / "t.svm", "1 1:1\n2 1:1\n")
+    preds = tmp_path / "p.txt"
+    preds.write_bytes(b"1\n\xff\x01\n")
+    r = run(["eval", "--truth", truth, str(preds)], exit_code=65)
+    assert r.stderr == "hsvm: %s:2: label '\\xff\\x01' is not a number\n" % preds
