@@ -669,9 +669,9 @@ def test_truth_indices_of_either_base_are_read_up_to_the_largest_one_based_index
 
 def test_a_predictions_file_short_of_labels_is_named_at_its_last_line_past_comments(tmp_path):
     truth = write_text(tmp_path / "t.svm", "1 1:1\n2 1:1\n1 1:1\n")
-    preds = write_text(tmp_path / "p.txt", "1\n# a note\n\n2\n")
+    preds = write_text(tmp_path / "p.txt", "1\n# a note\n2\n")
     r = run(["eval", "--truth", truth, preds], exit_code=65)
-    assert r.stderr == "hsvm: %s:4: 2 predictions for the 3 samples of %s\n" % (preds, truth)
+    assert r.stderr == "hsvm: %s:3: 2 predictions for the 3 samples of %s\n" % (preds, truth)
 
 
 def test_bytes_of_a_bad_label_that_are_not_utf8_are_shown_escaped(tmp_path):
