@@ -463,8 +463,8 @@ def train_pairs(X, y, *, C=1.0, solver="l2loss-dual", tol=None, per_class=None, 
     # for minutes and failed there under a limit that one copy fitted).
     copies = 2 if workers > 1 else 1
     check_allocation(copies * P * bags * d * 4 + workers * _SOLVER_VECTORS[solver] * (d + 1) * 8,
-                     "a model of %d classifiers x %d features (the widest sample reaches feature index %d)%s "
-                     "and %d solver%s" % (P * bags, d, d,
+                     "a model of %d classifiers x %d features (as many as the widest sample has columns)%s "
+                     "and %d solver%s" % (P * bags, d,
                                           ", held twice as the -j workers hand it back," if copies > 1 else "",
                                           workers, "s" if workers > 1 else ""))
     if workers > 1:
