@@ -39,8 +39,82 @@ def _fast_gzip():
     return igzip, error
 
 
+@functools.cache
+def _fast_inflate():
+    """ISA-L's zlib-like module (python-isal), or zlib: their decompress
+    objects read one gzip member each."""
+    try:
+        from isal import isal_zlib
+    except ImportError:  # pragma: no cover - a platform without its wheels
+        return zlib
+    return isal_zlib
+
+
 def _open_fast_gzip(fh):
     return _fast_gzip()[0].GzipFile(fileobj=fh, mode="rb")
+
+
+class _GzipMembers(io.RawIOBase):
+    """gzip data read member by member, as ``gzip -dc`` reads it, for an
+    input that cannot be read a second time (stdin, a pipe, a caller's file
+    object): bytes after the last member that start no other member are
+    refused as trailing garbage when they are met.  The streaming reader
+    called them a truncation or corrupt data, and only a file could be
+    decompressed again to tell (:func:`scan_compressed`).  NUL bytes after a
+    member are skipped, as gzip and Python's gzip module skip them."""
+
+    _READ = 1 << 18
+
+    def __init__(self, fh):
+        self._fh = fh
+        self._dec = None
+        self._data = b""            # compressed bytes read and not yet handed to the decompressor
+        self._done = False
+
+    def readable(self):
+        return True
+
+    def _fill(self):
+        more = self._fh.read(self._READ)
+        self._data += more
+        return bool(more)
+
+    def _next_member(self):
+        while True:
+            self._data = self._data.lstrip(b"\0")
+            if len(self._data) >= 2 or not self._fill():
+                break
+        if not self._data:
+            self._done = True
+        elif not self._data.startswith(b"\x1f\x8b"):
+            raise _TrailingGarbage("bytes after the last member")
+        else:
+            self._dec = _fast_inflate().decompressobj(wbits=31)    # 31: a gzip member, header and trailer
+
+    def readinto(self, buf):
+        while not self._done:
+            if self._dec is None:
+                self._next_member()
+                continue
+            if self._dec.eof:
+                self._data = self._dec.unused_data + self._data
+                self._dec = None
+                continue
+            if self._dec.unconsumed_tail:
+                data = self._dec.unconsumed_tail
+            else:
+                if not self._data and not self._fill():
+                    raise EOFError("compressed file ended before the end-of-stream marker was reached")
+                data, self._data = self._data, b""
+            out = self._dec.decompress(data, len(buf))
+            if out:
+                buf[:len(out)] = out
+                return len(out)
+        return 0
+
+
+def _open_gzip_members(fh):
+    return io.BufferedReader(_GzipMembers(fh), buffer_size=1 << 20)
 
 
 def _stdlib_gzip(fh):
@@ -261,6 +335,8 @@ def open_input(path, *, name=None):
                 # Decompressors leave a file object they were handed open;
                 # close ours with them (but never stdin or the caller's object).
                 counted = _CountingReader(raw, name)
+                if kind == "gzip" and not _regular(owned):
+                    opener = _open_gzip_members     # no second reading to tell trailing garbage
                 return _Decompressed(_GuardedDecompressor(opener(counted), kind, counted, name), owned)
             if len(head) < len(magic) and head and magic.startswith(head):
                 # the whole input is the first bytes of a magic number
@@ -272,6 +348,15 @@ def open_input(path, *, name=None):
     # plain input: its read errors named too (a plain path or stdin is closed
     # with the returned object, as before; a caller's object never is)
     return io.BufferedReader(_ReadGuard(raw, name, close_inner=not hasattr(path, "read")), buffer_size=1 << 20)
+
+
+def _regular(fh):
+    """Whether ``fh`` (None: not a file hsvm opened) is a regular file, which
+    can be read again to say where its compressed data fails."""
+    try:
+        return fh is not None and stat.S_ISREG(os.fstat(fh.fileno()).st_mode)
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def _with_full_head(raw, name, close_rest):

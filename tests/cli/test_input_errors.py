@@ -148,6 +148,26 @@ def test_bytes_after_whole_compressed_data_are_called_trailing_garbage(setup, tm
                             % (re.escape(str(path)), kind, lines + 1), err), err
 
 
+def test_gzip_through_stdin_tells_trailing_garbage_and_reads_members_and_nul_padding(setup):
+    # stdin cannot be decompressed a second time to tell: its gzip is read
+    # member by member, so bytes after the last one are trailing garbage at
+    # once (they were a truncation or corrupt data); NUL padding is skipped,
+    # concatenated members read, as gzip -dc does
+    blob = gzip.compress(TEXT)
+    for junk in (b"junk\n", b"x", bytes(range(7, 40))):
+        r = run(["predict", "-m", setup["model"], "-", "-q"], input=blob + junk, exit_code=65)
+        assert re.match(r"^hsvm: <stdin>: trailing garbage after the gzip data, near byte \d+ \(line 1 or later\)"
+                        r"\n\Z", r.stderr), r.stderr
+    clean = run(["predict", "-m", setup["model"], setup["train"], "-q"]).stdout
+    half = TEXT.count(b"\n") // 2
+    head, tail = b"".join(TEXT.splitlines(True)[:half]), b"".join(TEXT.splitlines(True)[half:])
+    for piped in (blob + b"\0" * 9, gzip.compress(head) + gzip.compress(tail), gzip.compress(head) + b"\0\0"
+                  + gzip.compress(tail)):
+        assert run(["predict", "-m", setup["model"], "-", "-q"], input=piped).stdout == clean
+    r = run(["predict", "-m", setup["model"], "-", "-q"], input=gzip.compress(head) + blob[:-5], exit_code=65)
+    assert re.match(r"^hsvm: <stdin>: truncated gzip data near byte \d+ \(line 1 or later\)\n\Z", r.stderr)
+
+
 @pytest.mark.parametrize("kind", ["xz", "bz2"])
 def test_xz_and_bz2_streams_concatenated_are_read_whole_with_xz_padding(setup, tmp_path, kind):
     # `xz -dc` reads every stream, with NUL padding (a multiple of four bytes)
