@@ -316,3 +316,11 @@ def test_file_errors_are_the_standard_exceptions_a_python_caller_catches(tmp_pat
     with pytest.raises(OSError) as output:
         H.save_model(digits_model, tmp_path / "no-such-dir" / "m.hsvm")
     assert isinstance(output.value, OutputError) and str(output.value).count("cannot write") == 1
+
+
+def test_more_folds_than_samples_warns_of_leave_one_out_as_the_command_notes():
+    from hsvm_cli.errors import HsvmWarning
+    X, y = H.load_svmlight(DIGITS_TRAIN)
+    with pytest.warns(HsvmWarning, match=r"^100 folds for 30 samples: leave-one-out cross-validation \(30 folds\)"):
+        search = H.cross_validate_ovo(X[:30], y[:30], folds=100)
+    assert search.folds == 30

@@ -65,7 +65,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import OptionError
+from ..errors import OptionError, warn
 from ..support.arrays import is_int
 from .class_weight import class_weight_vector
 from .cross_validation import CV_LOSSES, DUAL_EPS, PathCrossValidation
@@ -226,6 +226,9 @@ def search_c(X, y, *, grid=None, folds=5, seed=0, solver="l2loss-dual", tol=None
         raise OptionError("folds must be a whole number of at least 2, not %r" % (folds,))
     folds = int(folds)
     if folds > X.shape[0] >= 2:
+        # the command's notice, as LIBLINEAR's -v warns
+        warn("%d folds for %d samples: leave-one-out cross-validation (%d folds), as LIBLINEAR runs it"
+             % (folds, X.shape[0], X.shape[0]))
         folds = X.shape[0]
     explicit = grid is not None
     if explicit:
