@@ -207,6 +207,14 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
                                "-k for the hash filter)"
                                % (chose, click.format_filename(hbm_path),
                                   "; with --proba: exact probabilities" if exact_proba else ""))
+            if proba and chosen_alone and not quiet and setting is not None and setting.mode == "scores" \
+                    and predictor.filter is None:
+                # the two-stage probabilities need the hash model: exact ones run, and their labels
+                two = calibration.two_stage or {}
+                notices.append("hsvm: predict: --proba without -H gives exact probabilities and their labels, not "
+                               "the calibration's chosen class-score setting%s"
+                               % ("; its calibrated probabilities run the hash filter at %d bits, k = %d (give -H)"
+                                  % (two["bits"], two["k"]) if "bits" in two and "k" in two else ""))
             if proba and chosen_alone and not quiet and setting is not None and predictor.filter is not None and (
                     setting.mode != "hash" or setting.rule != predictor.rule):
                 # probabilities are calibrated on the voting path: say which one runs

@@ -131,6 +131,12 @@ def test_a_class_score_setting_with_a_hash_model_gives_probabilities_without_the
     assert p.predict_proba(X).shape == (450, 10)
     out = run(["predict", "-q", DIGITS_TEST, "-m", model_path, "-H", hbm, "-C", cal_path, "--proba"]).stdout
     assert out.startswith("labels ") and len(out.splitlines()) == 451
+    # without -H: exact probabilities, said (they had run silently)
+    r = run(["predict", DIGITS_TEST, "-m", model_path, "-C", cal_path, "--proba", "-o", tmp_path / "p"])
+    assert "hsvm: predict: --proba without -H gives exact probabilities and their labels, not the calibration's " \
+        "chosen class-score setting" in r.stderr
+    assert (tmp_path / "p").read_text() == run(["predict", "-q", DIGITS_TEST, "-m", model_path, "-C", cal_path,
+                                                "--proba", "--exact"]).stdout
 
 
 @pytest.mark.parametrize("label", ["1", "10"])
