@@ -828,7 +828,9 @@ def format_grid(cal):
                      "to %d runs over %d evenly spaced of them, within %g s per setting (fewer runs, then fewer rows, "
                      "at least %d, for slower settings; timed: rows x runs)"
                      % (info.get("validation_samples"), info.get("timed_on"), info.get("repeat"),
-                        info.get("timed_samples", 0), info["timing_budget_seconds"], info.get("min_timed_rows", 0)))
+                        info.get("timed_samples", 0), info["timing_budget_seconds"],
+                        # a validation set smaller than the floor is timed whole
+                        min(info.get("min_timed_rows", 0), info.get("timed_samples", 0))))
     lines.append("chosen: " + cal.info.get("why", ""))
     exact = cal.info.get("exact_quality")
     if exact is not None:
@@ -839,9 +841,13 @@ def format_grid(cal):
                         100 * exact["accuracy"]))
     quality = cal.info.get("two_stage_quality")
     if quality is not None:
-        lines.append("its probabilities (predict -C --proba) on the %d validation samples they were fitted on: NLL "
+        # named: the probabilities' path need not be the chosen setting's
+        two = cal.two_stage or {}
+        path = " -H: the hash filter at %d bits, k = %d, refined by votes" % (two["bits"], two["k"]) \
+            if "bits" in two and "k" in two else ""
+        lines.append("its probabilities (predict -C --proba%s) on the %d validation samples they were fitted on: NLL "
                      "%.3f, ECE %.3f, mean top probability %.3f at %.1f%% accuracy"
-                     % (cal.info.get("two_stage_rows", 0), quality["nll"], quality["ece"],
+                     % (path, cal.info.get("two_stage_rows", 0), quality["nll"], quality["ece"],
                         quality["mean_top_probability"], 100 * quality["accuracy"]))
     # the marker column is empty on most rows: no trailing blanks (diffs, copies into tables)
     return "\n".join(line.rstrip() for line in lines) + "\n"

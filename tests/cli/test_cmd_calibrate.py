@@ -286,7 +286,10 @@ def test_calibrate_reports_how_good_the_chosen_settings_probabilities_are(omnigl
     assert "chosen: hash filter at 256 bits" in r.stdout, r.stdout
     line = next(v for v in r.stdout.splitlines() if v.startswith("its probabilities"))
     nll_, ece = float(line.split("NLL ")[1].split(",")[0]), float(line.split("ECE ")[1].split(",")[0])
-    top, acc = float(line.split("probability ")[1].split()[0]), float(line.split(" at ")[1].split("%")[0]) / 100
+    top, acc = float(line.split("probability ")[1].split()[0]), float(line.rsplit(" at ", 1)[1].split("%")[0]) / 100
+    # the probabilities' path named: it need not be the chosen setting's
+    assert line.startswith("its probabilities (predict -C --proba -H: the hash filter at 256 bits, k = 10, refined "
+                           "by votes) on "), line
     assert nll_ > 0 and 0 <= ece <= 1 and 0 < top <= 1
     # said on stderr exactly when confidence and accuracy are ten points apart
     assert ("probabilities are" in r.stderr) == (abs(top - acc) > 0.1), r.stderr
