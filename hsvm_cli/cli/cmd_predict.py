@@ -238,6 +238,10 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
         # (a hash model made with the class summaries serves them; this one has none)
         notices.append("hsvm: predict: --first-stage scores does not use -H %s (the class scores come from the "
                        "model)" % click.format_filename(hbm_path))
+    if kernel_hash is not None and codes_path is not None and test is None and not quiet:
+        # as for --exact with -H: an option that does nothing is said
+        notices.append("hsvm: predict: --kernel-hash %s is not used: the --codes are the samples"
+                       % click.format_filename(khm_path))
     if shard is not None or dask_address is not None:                      # cluster runs (issue 12)
         _check_cluster_options(test, shard, dask_address, codes_path, timings)
     if dask_address is not None:

@@ -186,7 +186,7 @@ def _check_poly_range(X, gamma, degree, coef0):
     base = float(gamma) * float(sq.max(initial=0.0)) + abs(float(coef0))
     if base > 0 and degree * math.log(base) > math.log(FLOAT32_MAX):
         raise DataError("the poly kernel reaches (gamma |x|^2 + coef0)^degree = %.3g^%d on the training rows, "
-                         "beyond float32, where the kernel subspace is kept: lower --gamma or --degree"
+                         "beyond float32, where the kernel subspace is kept: lower --gamma, --coef0 or --degree"
                          % (base, degree))
 
 

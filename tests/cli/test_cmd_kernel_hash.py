@@ -95,6 +95,12 @@ def test_predict_from_raw_samples_equals_predict_from_codes_and_the_python_api(p
     codes = run(["predict", "-m", pipeline["m.hsvm"], "--codes", pipeline["test.codes"], "--scores"])
     assert raw.stdout == codes.stdout and raw.stderr == codes.stderr
     assert float(raw.stderr.split("=")[1].split("%")[0]) >= 96.0
+    # the kernel hash beside the codes does nothing, and says so
+    both = run(["predict", "-m", pipeline["m.hsvm"], "--kernel-hash", pipeline["k.khm"], "--codes",
+                pipeline["test.codes"], "--scores"])
+    assert both.stdout == codes.stdout
+    assert both.stderr == "hsvm: predict: --kernel-hash %s is not used: the --codes are the samples\n%s" % (
+        pipeline["k.khm"], codes.stderr)
     m = load_model(pipeline["m.hsvm"])
     got = np.array([int(line.split()[0]) for line in raw.stdout.splitlines()[1:]])
     # The model on the expanded codes, and on raw samples with the kernel hash.
@@ -294,7 +300,7 @@ def test_a_poly_kernel_beyond_float32_is_refused_when_fitted_and_when_hashing(tm
     from conftest import DIGITS_TRAIN
     r = run(["kernel-hash", DIGITS_TRAIN, "--kernel", "poly", "--degree", "64", "--gamma", "100", "--landmarks",
              "16", "--bits", "64", "-o", tmp_path / "p.khm"], exit_code=65)
-    assert "beyond float32" in r.stderr and "lower --gamma or --degree" in r.stderr
+    assert "beyond float32" in r.stderr and "lower --gamma, --coef0 or --degree" in r.stderr
     assert not (tmp_path / "p.khm").exists()
     khm = str(tmp_path / "p3.khm")
     run(["kernel-hash", "-q", DIGITS_TRAIN, "--kernel", "poly", "--degree", "3", "--landmarks", "16", "--bits", "64",
