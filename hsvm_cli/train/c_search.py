@@ -142,7 +142,7 @@ class CSearch:
                           "dual coordinate descent%s%s" % (
                               self.folds, "" if self.fixed else " warm-started along C",
                               "; every other grid value, then those beside the best" if self.coarse else ""),
-                "choice": "highest accuracy averaged with the grid neighbours', smallest C among equal",
+                "choice": self._choice(),
                 "table": [{"C": s.C, "cv_accuracy": s.accuracy, "smoothed_accuracy": m, "correct": s.correct,
                            "total": s.total} for s, m in zip(self.steps, self.smoothed)],
                 **({} if self.compared is None else {"normalize": {
@@ -152,6 +152,18 @@ class CSearch:
                                   "table": [{"C": st.C, "cv_accuracy": st.accuracy, "correct": st.correct}
                                             for st in other.steps]}
                                  for name, other in self.compared.items()]}})}
+
+    @property
+    def _averaged(self):
+        # a grid of one or two values compares raw accuracies (module docstring)
+        return len(self.steps) > 2
+
+    def _choice(self):
+        if self.fixed:
+            return "the C given"
+        if not self._averaged:
+            return "highest accuracy, smallest C among equal"
+        return "highest accuracy averaged with the grid neighbours', smallest C among equal"
 
     def table(self):
         """What the command prints: for one C, svm-train -v's line; for a
@@ -163,7 +175,7 @@ class CSearch:
                      for name, other in self.compared.items()]
             others = ", ".join("%.4g%% with %s" % (100 * o.best_smoothed, name)
                                for name, o in self.compared.items() if o is not self)
-            averaged = len(self.steps) > 1
+            averaged = self._averaged
             parts.append("Chosen: --normalize %s, C = %s (CV accuracy%s %.4g%%; %s)\n"
                          % (self.normalize, c_text(self.best.C), " with neighbours" if averaged else "",
                             100 * self.best_smoothed, others))
@@ -182,7 +194,7 @@ class CSearch:
                                                          "%.4g" % (100 * m), s.seconds,
                                                          "   " + marker if s is self.best else ""))
         averaged = "; chosen on the accuracy averaged with the grid neighbours', %.4g%%" % (100 * self.best_smoothed) \
-            if len(self.steps) > 1 else ""
+            if self._averaged else ""
         lines.append("Best C = %s  CV accuracy = %g%% (%d-fold, %.1f s%s%s)"
                      % (c_text(self.best.C), 100 * self.best.accuracy, self.folds, self.seconds, averaged,
                         "; stopped after %d values without improvement" % PATIENCE if self.stopped_early else ""))

@@ -182,6 +182,18 @@ def test_an_explicit_grid_is_run_in_full_in_increasing_order(digits_l2):
         search_c(X, y, grid=[1, -2])
 
 
+def test_a_grid_of_two_values_is_said_and_recorded_as_chosen_on_raw_accuracy(digits_l2):
+    # neighbours are averaged from three values on: the table and the record
+    # had called a two-value choice (and a fixed C) averaged
+    X, y = digits_l2
+    two = search_c(X, y, grid=[2, 1], folds=3)
+    assert "averaged" not in two.table() and two.record()["choice"] == "highest accuracy, smallest C among equal"
+    three = search_c(X, y, grid=[1, 2, 4], folds=3)
+    assert "; chosen on the accuracy averaged with the grid neighbours', " in three.table()
+    assert three.record()["choice"].startswith("highest accuracy averaged with the grid neighbours'")
+    assert search_c(X, y, grid=[2], folds=3, fixed=True).record()["choice"] == "the C given"
+
+
 def test_model_records_the_search_without_times(digits):
     X, y, _, _ = digits
     m = train_ovo(X, y, C="auto", cv_folds=3, seed=2)
