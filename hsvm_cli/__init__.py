@@ -37,9 +37,10 @@ Evaluation: :func:`evaluate`.  Cluster runs (docs/cluster.md): :func:`parse_shar
 :func:`save_part`, :func:`read_part`, :func:`merge_models`.  Errors: :class:`HsvmError` and its kinds, each
 with the exit status the command uses; warnings: :class:`HsvmWarning`.
 
-Names are imported on first use, so ``import hsvm_cli`` stays cheap."""
-import importlib as _importlib
-
+Names are imported on first use, so ``import hsvm_cli`` stays cheap -- and
+imports nothing itself: the ``hsvm`` command loads this package before it
+installs its signal handlers (a Ctrl-C while importlib's package loaded
+printed a traceback)."""
 __version__ = "0.1.0"
 
 _API = {
@@ -89,7 +90,8 @@ def __getattr__(name):
         module = _API[name]
     except KeyError:
         raise AttributeError("module %r has no attribute %r" % (__name__, name)) from None
-    value = getattr(_importlib.import_module("." + module, __name__), name)
+    import importlib
+    value = getattr(importlib.import_module("." + module, __name__), name)
     globals()[name] = value
     return value
 

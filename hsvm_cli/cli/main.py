@@ -24,6 +24,25 @@ class Terminated(BaseException):
 
 
 _late_signals = []
+# Signals _interrupt raised as exceptions.  One raised inside a callback the
+# interpreter runs itself (an import lock's weakref callback, as a module
+# loads mid-command) is printed as "Exception ignored" and lost: the command
+# went on and replaced its output, exit 0.  Such a signal is raised again
+# before any output is renamed into place (_raise_swallowed), and is the exit
+# status of a command that ends without one.
+_raised_signals = []
+
+
+def _signal_exception(signum):
+    return KeyboardInterrupt() if signum == signal.SIGINT else Terminated(signum)
+
+
+def _raise_swallowed():
+    """Called before outputs are renamed into place (io.files): a signal whose
+    exception never reached the command is raised now, so nothing is
+    replaced."""
+    if _raised_signals:
+        raise _signal_exception(_raised_signals.pop())
 
 
 def _interrupt(signum, frame):
@@ -37,9 +56,8 @@ def _interrupt(signum, frame):
     if (renaming_outputs() or outputs_committed()) and not _late_signals:
         _late_signals.append(signum)
         return
-    if signum == signal.SIGINT:
-        raise KeyboardInterrupt
-    raise Terminated(signum)
+    _raised_signals.append(signum)
+    raise _signal_exception(signum)
 
 
 # Subcommand name -> module: a module is imported only when its command runs
@@ -92,7 +110,16 @@ class HsvmGroup(click.Group):
     def invoke(self, ctx):
         try:
             if threading_main():
+                # The subcommand's modules are loaded first, while a signal
+                # still leaves at once (entry.py): an exception raised inside
+                # an import (numpy's) came out as another error's traceback.
+                name = (list(getattr(ctx, "_protected_args", None) or ()) or [None])[0]
+                if name in SUBCOMMANDS:
+                    self.get_command(ctx, name)
+                from ..io import files
                 from .entry import handle_signal
+                del _raised_signals[:]          # one command's (CliRunner runs many in a process)
+                files.before_renames = _raise_swallowed
                 for signum in QUIT_SIGNALS:
                     handle_signal(signum, _interrupt)
             with warnings.catch_warnings():
@@ -100,7 +127,10 @@ class HsvmGroup(click.Group):
                 # commands print in their own words (or leave out with -q);
                 # only while a command runs, not for an in-process caller after.
                 warnings.simplefilter("ignore", HsvmWarning)
-                return super().invoke(ctx)
+                result = super().invoke(ctx)
+            # a signal swallowed in a command that renamed no output
+            _raise_swallowed()
+            return result
         except click.UsageError as exc:
             if exc.ctx is None and ctx.invoked_subcommand:
                 # click's parser raises an option missing its value without

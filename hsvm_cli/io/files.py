@@ -854,6 +854,11 @@ def _directories_locked(targets):
             os.close(fd)            # closing releases the lock
 
 
+#: Called before outputs are renamed into place; may raise to rename nothing
+#: (the CLI's: a signal whose exception was swallowed on its way, cli/main.py).
+before_renames = None
+
+
 def _rename_into_place(pairs):
     """Rename each (temporary, target) pair; when a rename fails the
     temporaries not yet renamed are removed (an OSError carries the index
@@ -867,6 +872,8 @@ def _rename_into_place(pairs):
     done = 0
     kept = {}
     try:
+        if before_renames is not None:
+            before_renames()
         with _directories_locked([t for _, t in pairs]) if len(pairs) > 1 else contextlib.nullcontext():
             if len(pairs) > 1:
                 for i, (_, target) in enumerate(pairs):
