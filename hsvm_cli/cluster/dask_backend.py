@@ -134,6 +134,8 @@ class connect:
             self.cluster = _without_terminal_interrupts(lambda: LocalCluster(**kw))
             addr = self.cluster
         try:
+            if isinstance(addr, str):
+                _probe_scheduler(addr)
             self.client = Client(addr)
         except ValueError as exc:
             # distributed's parse of "host" or "tcp://" without a port
@@ -159,6 +161,55 @@ class connect:
             if self.cluster is not None:
                 self.cluster.close()
         return False
+
+
+def _probe_scheduler(address):
+    """Refuse, in one line and within the connect timeout, a TCP address no
+    Dask scheduler answers at, before distributed's Client is made: a name
+    that does not resolve (the Client retried for 30 s, then said it timed
+    out), a closed port (the same), a server that accepts and never answers
+    (an HTTP server: the Client waited forever), or one whose answer is not
+    Dask's protocol (an HTTP error page read as a frame length: "out of memory
+    allocating 3300443325 GiB").  Other schemes (tls://, ucx://) are left to
+    the Client."""
+    import asyncio
+    import socket
+
+    import dask
+    from dask.utils import parse_timedelta
+    from distributed.comm import connect
+    from distributed.comm.addressing import parse_address, parse_host_port
+    scheme, location = parse_address(address)     # ValueError: the caller's usage error
+    if scheme != "tcp":
+        return
+    host, port = parse_host_port(location)
+    timeout = parse_timedelta(dask.config.get("distributed.comm.timeouts.connect"), default="seconds")
+    try:
+        socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise DaskUnavailableError("cannot reach the Dask scheduler at %s: host %r does not resolve (%s)"
+                                   % (address, host, getattr(exc, "strerror", None) or exc)) from None
+
+    async def handshake():
+        # the TCP connection first (refused at once), then Dask's handshake
+        _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout)
+        writer.close()
+        comm = await asyncio.wait_for(connect(address, timeout=timeout), timeout)
+        comm.abort()
+
+    try:
+        asyncio.run(handshake())
+    except (TimeoutError, asyncio.TimeoutError):
+        raise DaskUnavailableError("cannot reach the Dask scheduler at %s: no Dask answer within %g s (is a Dask "
+                                   "scheduler listening there?)" % (address, timeout)) from None
+    except OSError as exc:
+        # asyncio says "Connect call failed (host, port)": the errno says why
+        raise DaskUnavailableError("cannot reach the Dask scheduler at %s: %s"
+                                   % (address, os.strerror(exc.errno) if exc.errno else exc.strerror or exc)) from None
+    except (MemoryError, ValueError, TypeError, EOFError) as exc:
+        # what distributed's frame reader makes of bytes that are not Dask's
+        raise DaskUnavailableError("%s does not speak Dask's protocol: not a Dask scheduler (%s)"
+                                   % (address, type(exc).__name__)) from None
 
 
 def _without_terminal_interrupts(start):

@@ -425,3 +425,62 @@ def test_without_dask_installed_the_backend_is_one_line_and_exit_69(tmp_path, di
                                             "'hsvm[dask]'\n"), r.stderr
     assert not any(tmp_path.iterdir())
 
+
+
+def _server(reply):
+    """A TCP listener on a free port that sends ``reply`` and closes each
+    connection, or (None) holds it open without a word."""
+    import socket
+    import threading
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)
+    held = []
+
+    def serve():
+        while True:
+            try:
+                conn, _ = srv.accept()
+            except OSError:
+                return
+            if reply is None:
+                held.append(conn)
+            else:
+                conn.sendall(reply)
+                conn.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    return srv, "tcp://127.0.0.1:%d" % srv.getsockname()[1]
+
+
+def test_addresses_where_no_dask_scheduler_answers_are_refused_in_one_line_without_hanging(client):
+    # a name that does not resolve and a closed port waited 30 s; a server
+    # that accepts and never answers, forever; an HTTP error page was read as
+    # a frame length ("out of memory allocating 3300443325 GiB", exit 65)
+    import socket
+
+    import dask
+
+    from hsvm_cli.cluster.dask_backend import DaskUnavailableError, _probe_scheduler
+    _probe_scheduler(client.scheduler.address)                  # a scheduler answers
+    with pytest.raises(DaskUnavailableError, match=r"^cannot reach the Dask scheduler at nosuchhost\.invalid:8786: "
+                                                   r"host 'nosuchhost\.invalid' does not resolve"):
+        _probe_scheduler("nosuchhost.invalid:8786")
+    free = socket.socket()
+    free.bind(("127.0.0.1", 0))
+    port = free.getsockname()[1]
+    free.close()
+    with pytest.raises(DaskUnavailableError, match=r": Connection refused$"):
+        _probe_scheduler("tcp://127.0.0.1:%d" % port)
+    page, address = _server(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 11\r\n\r\nBad Request")
+    with pytest.raises(DaskUnavailableError) as info:
+        _probe_scheduler(address)
+    assert info.value.exit_code == 69 and address in str(info.value)
+    page.close()
+    silent, address = _server(None)
+    with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):
+        with pytest.raises(DaskUnavailableError, match=r"no Dask answer within 1 s"):
+            _probe_scheduler(address)
+    silent.close()
+    r = run(["train-ovo", DIGITS_TRAIN, "--dask", "nosuchhost.invalid:8786", "-o", "never.hsvm"], exit_code=69)
+    assert r.stderr.count("\n") == 1 and "does not resolve" in r.stderr
