@@ -158,7 +158,8 @@ def shard_from_slurm(environ=None):
         if name not in env and default is not None:
             return default
         if name not in env:
-            raise ShardError("shard 'slurm' needs a Slurm job array task (%s is not set)" % name)
+            # (said of --shard and of --pairs alike: the option names itself)
+            raise ShardError("'slurm' needs a Slurm job array task (%s is not set)" % name)
         try:
             return int(env[name])
         except ValueError:
@@ -168,6 +169,8 @@ def shard_from_slurm(environ=None):
     count = number("SLURM_ARRAY_TASK_COUNT")
     lo = number("SLURM_ARRAY_TASK_MIN")
     step = number("SLURM_ARRAY_TASK_STEP", 1)
+    if count < 1:
+        raise ShardError("SLURM_ARRAY_TASK_COUNT=%d: a job array has at least one task" % count)
     hi = number("SLURM_ARRAY_TASK_MAX", lo + (count - 1) * step)
     if step < 1 or hi != lo + (count - 1) * step:
         raise ShardError("job array tasks %d-%d:%d are not %d evenly spaced tasks; give the shard as i/N"

@@ -109,8 +109,12 @@ def test_shard_from_slurm_maps_array_task_ids_to_zero_based_shards():
     env.update(SLURM_ARRAY_TASK_ID="6", SLURM_ARRAY_TASK_MIN="0", SLURM_ARRAY_TASK_MAX="14",
                SLURM_ARRAY_TASK_STEP="2")
     assert shard_from_slurm(env) == Shard(3, 8)
-    with pytest.raises(ShardError, match="not set"):
+    with pytest.raises(ShardError, match="^'slurm' needs a Slurm job array task"):
         shard_from_slurm({})
+    # a count below one is said as such (it read "not one of the tasks 0--1:1")
+    for count in ("0", "-3"):
+        with pytest.raises(ShardError, match="^SLURM_ARRAY_TASK_COUNT=%s: a job array has at least one task$" % count):
+            shard_from_slurm({"SLURM_ARRAY_TASK_ID": "1", "SLURM_ARRAY_TASK_COUNT": count, "SLURM_ARRAY_TASK_MIN": "0"})
     # task 1 of --array=1-4 without its MIN had been taken for block 1 of 0..3
     with pytest.raises(ShardError, match="SLURM_ARRAY_TASK_MIN is not set"):
         shard_from_slurm({"SLURM_ARRAY_TASK_ID": "1", "SLURM_ARRAY_TASK_COUNT": "4"})
