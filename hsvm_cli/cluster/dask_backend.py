@@ -180,6 +180,11 @@ def _probe_scheduler(address):
     from distributed.comm import connect
     from distributed.comm.addressing import parse_address, parse_host_port
     scheme, location = parse_address(address)     # ValueError: the caller's usage error
+    try:
+        asyncio.get_running_loop()
+        return          # a caller's event loop (Jupyter's) runs here: asyncio.run cannot; the Client's checks
+    except RuntimeError:
+        pass
     if scheme != "tcp":
         return
     host, port = parse_host_port(location)
