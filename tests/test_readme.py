@@ -49,10 +49,15 @@ def test_readme_makefile_recipe_builds_and_a_failed_step_leaves_no_target(tmp_pa
     def make(*targets):
         return subprocess.run(["make", "-j2", "D=256", "K=3"] + list(targets), cwd=tmp_path, env=env,
                                capture_output=True, text=True)
-    r = make("out/digits-k3.json")
+    r = make("out/digits-d256-k3.json")
     assert r.returncode == 0, r.stderr
-    assert json.loads((tmp_path / "out" / "digits-k3.json").read_text())["accuracy"] > 0.9
+    assert json.loads((tmp_path / "out" / "digits-d256-k3.json").read_text())["accuracy"] > 0.9
+    # another D is another hash model, not the old one taken for done
+    r = subprocess.run(["make", "D=128", "K=3", "out/digits-d128-k3.json"], cwd=tmp_path, env=env,
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and "--bits 128" in r.stdout and "train-ovo" not in r.stdout, r.stdout + r.stderr
+    assert (tmp_path / "out" / "digits-d256.hbm").exists() and (tmp_path / "out" / "digits-d128.hbm").exists()
     for _ in range(2):     # the failed target is not left behind, so make tries it again
-        r = make("out/bad-k3.json")
+        r = make("out/bad-d256-k3.json")
         assert r.returncode != 0 and "bad/test.svm.gz:2" in r.stderr
-        assert not (tmp_path / "out" / "bad-k3.json").exists()
+        assert not (tmp_path / "out" / "bad-d256-k3.json").exists()
