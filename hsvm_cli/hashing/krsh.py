@@ -258,7 +258,7 @@ def auto_gamma(X, kernel, *, seed=0, pairs=GAMMA_PAIRS):
     pos = {int(r): k for k, r in enumerate(rows)}
     if kernel == "poly":
         vals = [math.fsum(Xr[pos[int(i)]] ** 2) for i in ia]
-        rule = "1 / median |x|^2 over %d seeded training rows" % pairs
+        rule = "1 / median |x|^2 over %d seeded draws of training rows (%d distinct)" % (pairs, np.unique(ia).size)
     else:
         vals = []
         for i, j in zip(ia.tolist(), ib.tolist()):
@@ -270,7 +270,8 @@ def auto_gamma(X, kernel, *, seed=0, pairs=GAMMA_PAIRS):
             vals.append(math.fsum(t))
         rule = ("1 / median squared Euclidean distance" if kernel == "rbf" else
                 "1 / median chi-squared distance sum (x-z)^2/(x+z)") + \
-            " over %d seeded pairs of distinct training rows" % pairs
+            " over %d seeded draws of pairs of distinct training rows (%d distinct)" % (
+                pairs, np.unique(np.minimum(ia, ib) * n + np.maximum(ia, ib)).size)
     med = float(np.median(np.asarray(vals)))
     if not (med > 0 and math.isfinite(med)):
         what = "squared norm |x|^2 of the sampled rows" if kernel == "poly" else "distance of the sampled pairs"
