@@ -63,7 +63,11 @@ def command(train, output, kernel, gamma, degree, coef0, landmarks, bits, projec
             click.echo("hsvm: kernel-hash: %s is for the poly kernel; the %s kernel ignores it" % (flag, kernel),
                        err=True)
     if given("gamma") and gamma != "auto" and kernel in ("linear", "intersection"):
-        raise OptionError("--gamma is for the rbf, chi2 and poly kernels; the %s kernel has none" % kernel)
+        # as --degree and --coef0 for the kernels without them (it was refused: one rule for all three)
+        if not quiet:
+            click.echo("hsvm: kernel-hash: --gamma is for the rbf, chi2 and poly kernels; the %s kernel ignores it"
+                       % kernel, err=True)
+        gamma = "auto"
     if kernel == "poly" and coef0 < 0:
         raise OptionError("--coef0 %g: (g x.z + coef0)^degree with coef0 < 0 is not positive semi-definite, "
                           "which a kernel hash needs (coef0 >= 0)" % coef0)

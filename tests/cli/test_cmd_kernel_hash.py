@@ -311,20 +311,22 @@ def test_a_poly_kernel_beyond_float32_is_refused_when_fitted_and_when_hashing(tm
     assert "kernel subspace coordinates beyond float32" in r.stderr
 
 
-def test_options_of_another_kernel_and_an_indefinite_poly_kernel_are_usage_errors(tmp_path):
+def test_an_indefinite_poly_kernel_is_a_usage_error_and_options_of_another_kernel_are_said_and_ignored(tmp_path):
     # a negative coef0 kept 1 landmark of 256 and gave a chance-level model with exit 0
     from conftest import DIGITS_TRAIN, run
     out = tmp_path / "k.khm"
     common = [DIGITS_TRAIN, "--landmarks", "32", "--bits", "64", "-o", out, "-q"]
-    for extra, message in ((["--kernel", "poly", "--coef0=-2"], "not positive semi-definite"),
-                           (["--kernel", "linear", "--gamma", "5"], "the linear kernel has none")):
-        r = run(["kernel-hash"] + extra + common, exit_code=2)
-        assert r.stderr.startswith("hsvm kernel-hash: ") and message in r.stderr and r.stderr.count("\n") == 1, extra
-        assert not out.exists()
+    r = run(["kernel-hash", "--kernel", "poly", "--coef0=-2"] + common, exit_code=2)
+    assert r.stderr.startswith("hsvm kernel-hash: ") and "not positive semi-definite" in r.stderr
+    assert r.stderr.count("\n") == 1 and not out.exists()
     run(["kernel-hash", "--kernel", "poly", "--coef0", "0"] + common)
-    # what a recipe may pass for every kernel is accepted as before: --gamma auto, and
-    # the poly options (said, unless -q)
+    # what a recipe may pass for every kernel is accepted, said unless -q, one rule for
+    # --gamma, --degree and --coef0 (--gamma had been refused for linear and intersection)
     run(["kernel-hash", "--kernel", "linear", "--gamma", "auto"] + common)
+    plain = load_kernel_hash(out).content_sha256()
+    r = run(["kernel-hash", "--kernel", "linear", "--gamma", "5"] + common[:-1])
+    assert "--gamma is for the rbf, chi2 and poly kernels; the linear kernel ignores it" in r.stderr
+    assert load_kernel_hash(out).content_sha256() == plain
     r = run(["kernel-hash", "--kernel", "rbf", "--degree", "5"] + common[:-1])
     assert "--degree is for the poly kernel; the rbf kernel ignores it" in r.stderr
 
