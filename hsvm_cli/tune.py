@@ -816,7 +816,8 @@ def format_grid(cal):
             what = "k=%d" % g["k"]
         timed = "%dx%d" % (g["timed_rows"], g["timed_runs"]) if g.get("timed_rows") is not None else "-"
         lines.append("%-11s %6s %-18s %8.2f%% %+8.2f %10.1f %8.1fx %9s %8s" % (
-            mode, g["bits"] or "-", what, 100 * g["accuracy"], 100 * (g["accuracy"] - exact["accuracy"]),
+            # rounded first, + 0.0: a loss below half a hundredth read "-0.00"
+            mode, g["bits"] or "-", what, 100 * g["accuracy"], round(100 * (g["accuracy"] - exact["accuracy"]), 2) + 0.0,
             1e6 * g["seconds_per_sample"], g["speedup"], timed, "<- chosen" if g.get("chosen") else ""))
     info = cal.info
     if info.get("timing_budget_seconds") is None:

@@ -17,7 +17,7 @@ from ..tune import FIRST_STAGES, MIN_TIMED_ROWS, TIMING_BUDGET, TIMING_ROWS, cal
 from . import options
 
 
-@click.command("calibrate")
+@click.command("calibrate", short_help="Fit probabilities; choose the accuracy-speed setting.")
 @options.input_path(name="validation")
 @options.model
 @options.hash_model(help="Hash model (.hbm): also fit the first stage and try hash filtering (without it: "

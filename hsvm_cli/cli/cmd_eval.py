@@ -25,7 +25,7 @@ def _parse_ks(ctx, param, value):
 _path = options.INPUT
 
 
-@click.command("eval")
+@click.command("eval", short_help="Score predictions against the true labels.")
 @click.option("--truth", type=_path,
               help="The labelled svmlight file the predictions were made for.")
 @click.argument("predictions", nargs=-1, type=_path, metavar="[TRUTH] PREDICTIONS")

@@ -7,7 +7,7 @@ from ..train.circulant_fit import LOSSES, ROWS, fit_circulant_file
 from . import options
 
 
-@click.command("fit-circulant")
+@click.command("fit-circulant", short_help="Fit learned circulant hash functions.")
 @options.input_path(name="data")
 @click.option("--targets", required=True, metavar="CODES|itq", type=options.INPUT_FILE,
               help="The codes to fit: 'itq' (iterative quantisation of DATA, fitted here) or a codes file from "

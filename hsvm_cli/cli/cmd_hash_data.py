@@ -15,7 +15,7 @@ from ..support.progress import StepBar
 from . import options
 
 
-@click.command("hash-data")
+@click.command("hash-data", short_help="Hash samples to a codes file (or to svmlight bits).")
 @options.input_path(name="data")
 @options.hash_model(required=True, help="Hash model (.hbm) whose projection to use, a kernel hash (.khm, from "
                                         "`hsvm kernel-hash`) whose kernel hash codes to compute, or a learned "

@@ -10,7 +10,7 @@ from ..models.ovr import OvrModel, hash_ovr_model, save_ovr_hash_model
 from . import options
 
 
-@click.command("hash-model")
+@click.command("hash-model", short_help="Hash a model's classifiers to bit codes (.hbm).")
 @options.model
 @click.option("--bits", type=click.IntRange(min=64), default=1024, show_default=True,
               help="Code length D (a multiple of 64); predict may use any multiple-of-64 prefix.")

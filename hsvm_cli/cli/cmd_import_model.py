@@ -11,7 +11,7 @@ from ..models.ovr import OvrModel, save_ovr_model
 from . import options
 
 
-@click.command("import-model")
+@click.command("import-model", short_help="Import a linear LIBSVM or LIBLINEAR model.")
 @click.argument("model_file", type=options.INPUT_FILE)
 @options.output(required=True, what="hsvm model to write (.hsvm)")
 @click.option("--n-features", type=click.IntRange(1, MAX_FEATURES), default=None,

@@ -8,7 +8,7 @@ from ..models.inspect import describe
 from . import options
 
 
-@click.command("info")
+@click.command("info", short_help="Describe and check hsvm files of every kind.")
 @click.argument("files", nargs=-1, required=True, type=options.INPUT_FILE)
 @click.option("--verify", is_flag=True,
               help="Also check every block of every array against its checksum (a model's W, which prediction "

@@ -19,7 +19,7 @@ def _gamma(ctx, param, value):
     return gamma
 
 
-@click.command("kernel-hash")
+@click.command("kernel-hash", short_help="Fit a kernel hash (Hash-SVM's kernel bits).")
 @options.input_path(name="train")
 @options.output(required=True, what="Kernel hash file to write (.khm)")
 # A click.Choice: an unknown kernel is a bad command line (exit 2).

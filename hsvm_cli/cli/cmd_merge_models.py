@@ -5,7 +5,7 @@ from ..train.merge import merge_models
 from . import options
 
 
-@click.command("merge-models")
+@click.command("merge-models", short_help="Join the parts of train-ovo --pairs i/N runs.")
 @click.argument("parts", nargs=-1, required=True, type=options.INPUT_FILE)
 @options.output(required=True, what="Model file to write (.hsvm)")
 @options.quiet

@@ -13,7 +13,7 @@ from ..support.progress import StepBar
 from . import options
 
 
-@click.command("predict")
+@click.command("predict", short_help="Predict: exact, or hash filter then exact refine.")
 @click.argument("test", required=False, type=options.INPUT)
 @options.model
 @options.hash_model(help="Hash model (.hbm): filter with hash votes, then refine exactly.")

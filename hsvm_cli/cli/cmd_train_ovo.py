@@ -60,7 +60,7 @@ def _parse_grid(ctx, param, value):
     return values
 
 
-@click.command("train-ovo")
+@click.command("train-ovo", short_help="Train a one-vs-one linear SVM model.")
 @options.input_path(name="train", required=False)
 @click.option("--codes", "codes_path", type=options.INPUT_FILE, default=None,
               help="Train on the packed bits of this codes file (`hsvm hash-data -H KERNEL.khm`: Hash-SVM) instead of "

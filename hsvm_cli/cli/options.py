@@ -64,7 +64,9 @@ def outputs_apart(outputs, inputs, binary=()):
     return wrap
 
 
-quiet = click.option("-q", "--quiet", is_flag=True, help="No progress bar, no log or accuracy line on stderr.")
+quiet = click.option("-q", "--quiet", is_flag=True,
+                     help="Only errors and warnings on stderr: no progress bar, log or accuracy line (where the "
+                          "command shows them).")
 seed = click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=0, show_default=True,
                     help="Seed of every random step; the same seed gives byte-identical output.")
 jobs = click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,

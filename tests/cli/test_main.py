@@ -54,3 +54,13 @@ def test_a_misspelt_subcommand_gets_a_suggestion_in_a_fresh_process():
     r = subprocess.run([sys.executable, "-m", "hsvm_cli", "trian-ovo"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2
     assert r.stderr == "hsvm: No such command 'trian-ovo'. Did you mean 'train-ovo'? (see 'hsvm --help')\n"
+
+
+def test_the_command_list_gives_every_subcommand_a_whole_one_line_summary():
+    # click cut each docstring's first sentence at ~45 characters ("Hash the
+    # classifiers of MODEL with D sign random...")
+    from hsvm_cli.cli.main import SUBCOMMANDS
+    text = run(["--help"]).stdout
+    listed = text[text.index("Commands:"):].splitlines()[1:]
+    assert [line.split()[0] for line in listed] == list(SUBCOMMANDS)
+    assert not [line for line in listed if line.rstrip().endswith("...")], listed
