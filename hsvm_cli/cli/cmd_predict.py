@@ -117,8 +117,9 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
         # library's words would name -k for --no-refine, and --exact for --dag)
         for flag, given in (("--bits", bits is not None), ("--no-refine", no_refine), ("-k", filter_k is not None)):
             if given:
+                # a one-vs-rest model has no class-score first stage to name
                 raise click.UsageError("%s needs a first stage (-H%s): %s" % (
-                    flag, "" if flag == "--bits" else ", or --first-stage scores",
+                    flag, "" if flag == "--bits" or _one_vs_rest(model_path) else ", or --first-stage scores",
                     "--exact and --dag are exact prediction" if exact or dag else "none was given"))
     rule = "dag" if dag or refine_rule == "dag" else refine_rule      # None: the calibration's, else vote
     if rule == "dag" and scores:
@@ -318,3 +319,13 @@ def _report_accuracy(writer, model, test):
         if note:
             click.echo(note, err=True)
         click.echo(writer.accuracy_line((getattr(model, "provenance", None) or {}).get("tool")), err=True)
+
+
+def _one_vs_rest(model_path):
+    """Whether MODEL declares itself a one-vs-rest model (a usage message's
+    hint, before the model is read: any failure is the reader's to say)."""
+    from ..io.container import container_kind
+    try:
+        return container_kind(model_path) == "hsvm-ovr-model"
+    except Exception:
+        return False

@@ -678,8 +678,8 @@ def _verify_threads():
 
 
 # What a file of a kind that most commands refuse is, said beside the refusal.
-_KIND_HINTS = {"hsvm-ovr-model": "a one-vs-rest model, which only predict and hash-model take",
-               "hsvm-ovr-hash-model": "a one-vs-rest model's hash model, which only predict takes"}
+_KIND_HINTS = {"hsvm-ovr-model": "a one-vs-rest model, which only predict, hash-model and info take",
+               "hsvm-ovr-hash-model": "a one-vs-rest model's hash model, which only predict and info take"}
 
 
 def kind_hint(kind):

@@ -423,3 +423,13 @@ def test_an_input_without_samples_is_said_to_be_one_and_gives_an_empty_output(di
         stderr="hsvm: predict: %s holds no samples: nothing to predict\n" % empty)
     assert out.read_bytes() == b""
     run(["predict", "-q", "-m", model, "--exact", "-", "-o", out], input=text, stdout="", stderr="")
+
+
+def test_a_one_vs_rest_model_without_a_hash_model_is_pointed_to_minus_h_alone(tmp_path):
+    # it has no class-score first stage, which the hint had named too
+    from conftest import TOOL_FIXTURES
+    ovr = tmp_path / "ovr.hsvm"
+    run(["import-model", "-q", str(TOOL_FIXTURES / "liblinear_ovr3.model"), "-o", ovr])
+    for extra in (["--no-refine"], ["-k", "2"]):
+        r = run(["predict", "-m", ovr, DIGITS_TEST] + extra, exit_code=2)
+        assert "needs a first stage (-H): none was given" in r.stderr, r.stderr
