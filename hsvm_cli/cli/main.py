@@ -209,7 +209,21 @@ def _one_line_usage(self, file=None):
     if hint is not None:
         # the hint, not click's guesses among the names that look alike
         message = "%s (%s)" % (self.message.rstrip("."), hint)
+    elif isinstance(self, click.NoSuchOption):
+        named = _file_named_like(self.option_name)
+        if named is not None:
+            message = "%s (the file %s? put -- before it, or write ./%s)" % (self.message.rstrip("."), named, named)
     click.echo(_usage_line(where, message), file=file, err=file is None)
+
+
+def _file_named_like(option):
+    """An argument of the command line that starts with the unknown option
+    ``option`` and names an existing file (``-x.svm``, which the parser took
+    for options), or None."""
+    if not option:
+        return None
+    return next((arg for arg in sys.argv[1:] if arg.startswith(option) and arg != option
+                 and os.path.exists(arg)), None)
 
 
 # LIBLINEAR's and LIBSVM's flags that hsvm spells otherwise: a user's first

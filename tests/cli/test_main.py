@@ -64,3 +64,18 @@ def test_the_command_list_gives_every_subcommand_a_whole_one_line_summary():
     listed = text[text.index("Commands:"):].splitlines()[1:]
     assert [line.split()[0] for line in listed] == list(SUBCOMMANDS)
     assert not [line for line in listed if line.rstrip().endswith("...")], listed
+
+
+def test_a_file_whose_name_starts_with_a_dash_is_pointed_to_double_dash(tmp_path):
+    # `hsvm predict -m M -x.svm` read "-x" as an unknown option and said no more
+    import shutil
+    import subprocess
+    import sys
+
+    from conftest import DIGITS_TEST
+    shutil.copy(DIGITS_TEST, tmp_path / "-x.svm.gz")
+    r = subprocess.run([sys.executable, "-m", "hsvm_cli", "predict", "-m", "m.hsvm", "-x.svm.gz"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2
+    assert r.stderr == "hsvm predict: No such option '-x' (the file -x.svm.gz? put -- before it, or write " \
+                       "./-x.svm.gz) (see 'hsvm predict --help')\n"
