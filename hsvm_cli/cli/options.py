@@ -1,6 +1,7 @@
 """Options shared by several subcommands, defined once (rasterio-style registry)."""
 import functools
 import math
+import os
 import sys
 
 import click
@@ -199,10 +200,22 @@ def dask(what):
                              + what)
 
 
+#: Narrower terminals get no progress bar.
+MIN_BAR_COLUMNS = 20
+
+
 def show_progress(quiet_flag):
     """Progress bars only for a person watching: never with --quiet or when
-    stderr is a pipe or file (batch jobs, CI logs)."""
-    return not quiet_flag and sys.stderr.isatty()
+    stderr is a pipe or file (batch jobs, CI logs), nor on a terminal of no
+    width or height (a `script` or pty nobody sized), where tqdm showed no
+    bar but left an empty line."""
+    if quiet_flag or not sys.stderr.isatty():
+        return False
+    try:
+        size = os.get_terminal_size(sys.stderr.fileno())
+    except (OSError, ValueError, AttributeError):
+        return True
+    return size.columns >= MIN_BAR_COLUMNS and size.lines > 0
 
 
 def log(message):

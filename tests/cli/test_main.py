@@ -79,3 +79,24 @@ def test_a_file_whose_name_starts_with_a_dash_is_pointed_to_double_dash(tmp_path
     assert r.returncode == 2
     assert r.stderr == "hsvm predict: No such option '-x' (the file -x.svm.gz? put -- before it, or write " \
                        "./-x.svm.gz) (see 'hsvm predict --help')\n"
+
+
+def test_progress_bars_need_a_terminal_of_some_width_and_height(monkeypatch):
+    # on a pty nobody sized (0 columns or 0 lines) tqdm drew nothing but left an empty line
+    import os
+    import sys
+
+    from hsvm_cli.cli import options
+
+    class Tty:
+        def isatty(self):
+            return True
+
+        def fileno(self):
+            return 2
+
+    monkeypatch.setattr(sys, "stderr", Tty())
+    for size, shown in (((100, 40), True), ((0, 40), False), ((100, 0), False), ((19, 40), False)):
+        monkeypatch.setattr(os, "get_terminal_size", lambda fd, size=size: os.terminal_size(size))
+        assert options.show_progress(False) is shown, size
+        assert options.show_progress(True) is False
