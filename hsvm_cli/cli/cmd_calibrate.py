@@ -28,18 +28,20 @@ from . import options
 @click.option("--confidence", type=options.FiniteFloat(min=0), default=1.0, show_default=True,
               help="Standard errors of the loss, paired on the VALIDATION rows where a setting and exact "
                    "prediction disagree, added to it before it is compared with --max-loss (0: the plain loss).")
-@click.option("--bits", "bits_grid", callback=options.comma_list(int, "integers"), default=None,
+@click.option("--bits", "bits_grid", callback=options.comma_list(int, "integers"), default=None, metavar="D1,D2,...",
               help="Bit counts to try (default: 64, 128, 256, ... doubling up to the hashed D).")
-@click.option("--k", "k_grid", callback=options.comma_list(int, "integers"), default=None,
+@click.option("--k", "k_grid", callback=options.comma_list(int, "integers"), default=None, metavar="K1,K2,...",
               help="Numbers of refined classes to try (default: 1 and 1%, 3%, 10%, 20% of the classes, rounded up, "
                    "at least 2, below K).")
-@click.option("--epsilon", "epsilons", default=None,
+@click.option("--epsilon", "epsilons", default=None, metavar="E1,E2,...",
               callback=options.comma_list(float, "probabilities in [0, 1)", check=lambda e: 0 <= e < 1),
               help="First-stage probability thresholds to try (default: 0.1, 0.03, 0.01, 0.003, 0.001).")
 @click.option("--rules", callback=options.comma_list(str, "names"), default="vote,dag", show_default=True,
+              metavar="RULE,...",
               help="Exact decision rules to try: vote (max-wins over the pairs) and dag (the exact decision DAG, "
                    "and a DAG refine at every k >= 3).")
 @click.option("--first-stages", callback=options.comma_list(str, "names", allow_empty=True), default="votes,scores",
+              metavar="STAGE,...",
               show_default=True,
               help="First stages to try: votes (the hash filter; needs -H) and scores (the class-score first "
                    "stage at every k >= 2; no hash model needed).")
@@ -57,8 +59,8 @@ from . import options
 @options.extra_features_by_model
 @options.quiet
 @options.outputs_apart((("output", "-o"), ("grid_json", "--grid-json")), ("validation", "model_path", "hbm_path"))
-def command(validation, model_path, hbm_path, output, max_loss, confidence, bits_grid, k_grid, epsilons, rules, first_stages,
-            repeat, timing_budget, grid_json, threads, zero_based, extra_features, quiet):
+def command(validation, model_path, hbm_path, output, max_loss, confidence, bits_grid, k_grid, epsilons, rules,
+            first_stages, repeat, timing_budget, grid_json, threads, zero_based, extra_features, quiet):
     """Fit calibrated probabilities on the labelled svmlight file VALIDATION and
     store, with them, the cheapest setting within --max-loss of exact accuracy.
 
