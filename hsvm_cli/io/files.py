@@ -1164,7 +1164,7 @@ def same_output(a, b):
     if a is None or b is None:
         return False
     if a == "-" or b == "-":
-        return a == b
+        return a == b or _is_stdout(b if a == "-" else a)
     try:
         ra, rb = os.path.realpath(a), os.path.realpath(b)
     except (OSError, ValueError):
@@ -1175,6 +1175,18 @@ def same_output(a, b):
         return stat.S_ISREG(os.stat(ra).st_mode)
     except (OSError, ValueError):
         return True         # a new file, named twice
+
+
+def _is_stdout(name):
+    """Whether the output ``name`` is the file standard output already writes
+    -- /dev/stdout, /dev/fd/1, a link to either, or the file the shell sent
+    stdout to (``-o z --grid-json - > z``) -- other than /dev/null: '-' beside
+    it had mixed two outputs in one file, or lost one, exit 0."""
+    try:
+        st, out = os.stat(name), os.fstat(sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        return False
+    return (st.st_dev, st.st_ino) == (out.st_dev, out.st_ino) and os.path.realpath(name) != os.devnull
 
 
 def _copy_mode(tmp, existing):

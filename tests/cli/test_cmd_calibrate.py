@@ -1,4 +1,5 @@
 import json
+import os
 import re
 
 import numpy as np
@@ -339,3 +340,24 @@ def test_k_beyond_the_classes_is_tried_as_all_of_them_as_predict_takes_it(digits
     assert ks == [3, 10]
     r = run(base + ["--k", "0,3"], exit_code=2)
     assert "every k must be at least 1" in r.stderr
+
+
+def test_standard_output_named_twice_by_another_name_is_refused(digits_model_file, tmp_path):
+    # '-' beside /dev/stdout (or beside the file the shell sent stdout to)
+    # mixed the calibration and the grid in one file, or lost one, exit 0
+    import subprocess
+    import sys
+    base = [sys.executable, "-m", "hsvm_cli", "calibrate", "-m", str(digits_model_file), DIGITS_TEST, "-q",
+            "--repeat", "1", "--k", "1"]
+    z = tmp_path / "z"
+    for args in (["-o", "/dev/stdout", "--grid-json", "-"], ["-o", str(z), "--grid-json", "-"],
+                 ["-o", "-", "--grid-json", "/dev/fd/1"]):
+        with open(z, "wb") as out:
+            r = subprocess.run(base + args, stdout=out, stderr=subprocess.PIPE, text=True, timeout=300)
+        assert r.returncode == 2, (args, r.stderr)
+        assert "name the same file" in r.stderr and z.read_bytes() == b"", args
+    # /dev/null may take both
+    with open(os.devnull, "wb") as out:
+        r = subprocess.run(base + ["-o", os.devnull, "--grid-json", "-"], stdout=out, stderr=subprocess.PIPE,
+                           text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
