@@ -138,12 +138,12 @@ def test_one_vs_rest_model_refuses_what_is_built_on_pairs(tmp_path):
     # Commands that take one-vs-one files only say what the one-vs-rest file is.
     r = run(["calibrate", "-m", out, TEST3, "-o", tmp_path / "o.cal"], exit_code=65)
     assert r.stderr == ("hsvm: %s: an hsvm ovr-model file, not an hsvm model file (a one-vs-rest model, which "
-                        "only predict and hash-model take)\n" % out)
+                        "only predict, hash-model and info take)\n" % out)
     hbm = tmp_path / "o.hbm"
     run(["hash-model", "-q", "-m", out, "--bits", "64", "-o", hbm])
     r = run(["hash-data", "-H", hbm, TEST3, "-o", tmp_path / "t.codes"], exit_code=65)
     assert r.stderr == ("hsvm: %s: an hsvm ovr-hash-model file (a one-vs-rest model's hash model, which only predict "
-                        "takes); -H takes a one-vs-one model's hash model (.hbm), a kernel hash (.khm) or a learned "
+                        "and info take); -H takes a one-vs-one model's hash model (.hbm), a kernel hash (.khm) or a learned "
                         "circulant hash\n" % hbm)
     assert not (tmp_path / "o.cal").exists() and not (tmp_path / "t.codes").exists()
 
