@@ -763,6 +763,7 @@ def atomic_output(path, mode="wb", *, text=None):
         _copy_mode(tmp, existing)
         if _group.pending is not None:
             _group.pending.append((tmp, target))        # renamed when the whole group is written
+            _group.names[tmp] = name                    # as given, for a failing rename's message
             return
         try:
             _rename_into_place([(tmp, target)])
@@ -806,6 +807,7 @@ def _untrack(tmp):
 
 class _Group(threading.local):
     pending = None
+    names = None
 
 
 _group = _Group()
@@ -979,7 +981,7 @@ def outputs_together():
     if _group.pending is not None:
         yield
         return
-    _group.pending = []
+    _group.pending, _group.names = [], {}
     try:
         yield
     except BaseException:
@@ -989,11 +991,13 @@ def outputs_together():
                 os.unlink(tmp)
             _untrack(tmp)
         raise
-    pending, _group.pending = _group.pending, None
+    (pending, _group.pending), (names, _group.names) = (_group.pending, None), (_group.names, None)
     try:
         _rename_into_place(pending)
     except OSError as exc:
-        raise OutputError("%s: cannot write: %s" % (pending[exc.done][1], exc.strerror or exc)) from None
+        # named as given, as a single output's failure is (not the path its links resolve to)
+        tmp, target = pending[exc.done]
+        raise OutputError("%s: cannot write: %s" % (names.get(tmp, target), exc.strerror or exc)) from None
 
 
 def binary_on_terminal(path, remedy="use -o FILE, or redirect"):

@@ -315,6 +315,15 @@ def test_a_group_whose_second_rename_is_refused_leaves_every_file_as_it_was(tmp_
                     with atomic_output(p) as fh:
                         fh.write(b"NEW")
         assert sorted(os.listdir(tmp_path)) == ["a", "b"] and a.read_bytes() == b.read_bytes() == b"OLD"
+    # the output named as given, as a single output's failure names it (it read the resolved path)
+    monkeypatch.chdir(tmp_path)
+    os.symlink("b", tmp_path / "to-b")
+    with pytest.raises(OutputError) as info:
+        with outputs_together():
+            for p in ("a", "to-b"):
+                with atomic_output(p) as fh:
+                    fh.write(b"NEW")
+    assert str(info.value) == "to-b: cannot write: Operation not permitted"
 
 
 def test_a_group_naming_another_users_file_in_a_sticky_directory_is_refused_before_any_rename(tmp_path,
