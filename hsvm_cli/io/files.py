@@ -54,69 +54,6 @@ def _open_fast_gzip(fh):
     return _fast_gzip()[0].GzipFile(fileobj=fh, mode="rb")
 
 
-class _GzipMembers(io.RawIOBase):
-    """gzip data read member by member, as ``gzip -dc`` reads it, for an
-    input that cannot be read a second time (stdin, a pipe, a caller's file
-    object): bytes after the last member that start no other member are
-    refused as trailing garbage when they are met.  The streaming reader
-    called them a truncation or corrupt data, and only a file could be
-    decompressed again to tell (:func:`scan_compressed`).  NUL bytes after a
-    member are skipped, as gzip and Python's gzip module skip them."""
-
-    _READ = 1 << 18
-
-    def __init__(self, fh):
-        self._fh = fh
-        self._dec = None
-        self._data = b""            # compressed bytes read and not yet handed to the decompressor
-        self._done = False
-
-    def readable(self):
-        return True
-
-    def _fill(self):
-        more = self._fh.read(self._READ)
-        self._data += more
-        return bool(more)
-
-    def _next_member(self):
-        while True:
-            self._data = self._data.lstrip(b"\0")
-            if len(self._data) >= 2 or not self._fill():
-                break
-        if not self._data:
-            self._done = True
-        elif not self._data.startswith(b"\x1f\x8b"):
-            raise _TrailingGarbage("bytes after the last member")
-        else:
-            self._dec = _fast_inflate().decompressobj(wbits=31)    # 31: a gzip member, header and trailer
-
-    def readinto(self, buf):
-        while not self._done:
-            if self._dec is None:
-                self._next_member()
-                continue
-            if self._dec.eof:
-                self._data = self._dec.unused_data + self._data
-                self._dec = None
-                continue
-            if self._dec.unconsumed_tail:
-                data = self._dec.unconsumed_tail
-            else:
-                if not self._data and not self._fill():
-                    raise EOFError("compressed file ended before the end-of-stream marker was reached")
-                data, self._data = self._data, b""
-            out = self._dec.decompress(data, len(buf))
-            if out:
-                buf[:len(out)] = out
-                return len(out)
-        return 0
-
-
-def _open_gzip_members(fh):
-    return io.BufferedReader(_GzipMembers(fh), buffer_size=1 << 20)
-
-
 def _stdlib_gzip(fh):
     import gzip
     return gzip.GzipFile(fileobj=fh, mode="rb")
@@ -142,23 +79,28 @@ class _TrailingGarbage(OSError):
     """Bytes after whole compressed data that start no other stream."""
 
 
-_XZ_MAGIC, _BZ2_MAGIC = b"\xfd7zXZ\x00", b"BZh"
+_XZ_MAGIC, _BZ2_MAGIC, _GZIP_MAGIC = b"\xfd7zXZ\x00", b"BZh", b"\x1f\x8b"
 
 
 class _Streams(io.RawIOBase):
-    """xz or bz2 data read as ``xz -dc`` and ``bzip2 -dc`` read it: every
-    stream of a concatenation, xz's stream padding between them (NUL bytes,
-    a multiple of four), and bytes after the last stream that start no other
-    refused as trailing garbage, as gzip's and zstd's are here.  Python's
-    LZMAFile and BZ2File stop quietly at the first bytes after a stream that
-    do not decode -- xz's padding among them -- and the rest of the input was
-    lost without a word."""
+    """xz, bz2 or gzip data read as ``xz -dc``, ``bzip2 -dc`` and ``gzip -dc``
+    read it: every stream (gzip member) of a concatenation, the NUL bytes
+    between them (xz's stream padding, a multiple of four; gzip skips any),
+    and bytes after the last stream that start no other refused as trailing
+    garbage, as zstd's are here.  Python's LZMAFile and BZ2File stop quietly
+    at the first bytes after a stream that do not decode -- xz's padding
+    among them -- and the rest of the input was lost without a word.  gzip
+    is read so only where the input cannot be read a second time (stdin, a
+    pipe, a caller's file object): the streaming reader called trailing
+    garbage a truncation or corrupt data, which only a file could be
+    decompressed again to tell (:func:`scan_compressed`)."""
 
     _READ = 1 << 18
+    _MAGICS = {"xz": _XZ_MAGIC, "bz2": _BZ2_MAGIC, "gzip": _GZIP_MAGIC}
 
     def __init__(self, fh, kind):
         self._fh, self._kind = fh, kind
-        self._magic = _XZ_MAGIC if kind == "xz" else _BZ2_MAGIC
+        self._magic = self._MAGICS[kind]
         self._dec = None
         self._data = b""            # compressed bytes read and not yet handed to a decompressor
         self._padding = 0
@@ -174,13 +116,13 @@ class _Streams(io.RawIOBase):
 
     def _next_stream(self):
         while True:
-            if self._kind == "xz":
+            if self._kind != "bz2":
                 kept = self._data.lstrip(b"\0")
                 self._padding += len(self._data) - len(kept)
                 self._data = kept
             if len(self._data) >= len(self._magic) or not self._fill():
                 break
-        if self._padding % 4:
+        if self._kind == "xz" and self._padding % 4:
             import lzma
             raise lzma.LZMAError("stream padding of %d bytes, not a multiple of four" % self._padding)
         if not self._data:
@@ -188,7 +130,9 @@ class _Streams(io.RawIOBase):
         elif not self._data.startswith(self._magic):
             raise _TrailingGarbage("bytes after the last stream")
         else:
-            if self._kind == "xz":
+            if self._kind == "gzip":
+                self._dec = _fast_inflate().decompressobj(wbits=31)    # 31: a gzip member, header and trailer
+            elif self._kind == "xz":
                 import lzma
                 self._dec = lzma.LZMADecompressor(lzma.FORMAT_XZ)
             else:
@@ -206,7 +150,9 @@ class _Streams(io.RawIOBase):
                 self._dec = None
                 continue
             data = b""
-            if self._dec.needs_input:
+            if self._kind == "gzip" and self._dec.unconsumed_tail:
+                data = self._dec.unconsumed_tail    # zlib's objects hand back the input max_length left
+            elif self._kind == "gzip" or self._dec.needs_input:
                 if not self._data and not self._fill():
                     raise EOFError("compressed data ended before the end-of-stream marker was reached")
                 data, self._data = self._data, b""
@@ -217,15 +163,15 @@ class _Streams(io.RawIOBase):
         return 0
 
 
-def _open_streams(kind):
-    return lambda fh: io.BufferedReader(_Streams(fh, kind), buffer_size=1 << 16)
+def _open_streams(kind, buffer_size=1 << 16):
+    return lambda fh: io.BufferedReader(_Streams(fh, kind), buffer_size=buffer_size)
 
 
 # Compressed input is recognised by its first bytes: (magic, name in
 # messages, opener of a binary file object).  A zstd stream may open with a
 # skippable frame (pzstd writes one), whose magic is any of 16.
 _MAGIC = (
-    (b"\x1f\x8b", "gzip", _open_fast_gzip),
+    (_GZIP_MAGIC, "gzip", _open_fast_gzip),
     (_BZ2_MAGIC, "bz2", _open_streams("bz2")),
     (_XZ_MAGIC, "xz", _open_streams("xz")),
     (b"\x28\xb5\x2f\xfd", "zstd", _open_zstd),
@@ -336,7 +282,7 @@ def open_input(path, *, name=None):
                 # close ours with them (but never stdin or the caller's object).
                 counted = _CountingReader(raw, name)
                 if kind == "gzip" and not _regular(owned):
-                    opener = _open_gzip_members     # no second reading to tell trailing garbage
+                    opener = _open_streams("gzip", 1 << 20)     # no second reading to tell trailing garbage
                 return _Decompressed(_GuardedDecompressor(opener(counted), kind, counted, name), owned)
             if len(head) < len(magic) and head and magic.startswith(head):
                 # the whole input is the first bytes of a magic number
