@@ -54,20 +54,17 @@ def command(train, output, kernel, gamma, degree, coef0, landmarks, bits, projec
     of the sign projections that turn a sample into bits."""
     ctx = click.get_current_context()
     given = lambda name: ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE  # noqa: E731
-    # usage errors, before any data is read: options of another kernel, and a
-    # poly kernel that is not positive semi-definite (the subspace of the
-    # landmarks' feature space needs one)
-    for name, flag in (("degree", "--degree"), ("coef0", "--coef0")):
-        if given(name) and kernel != "poly" and not quiet:
-            # accepted as before (a recipe may pass them for every kernel), but said
-            click.echo("hsvm: kernel-hash: %s is for the poly kernel; the %s kernel ignores it" % (flag, kernel),
-                       err=True)
-    if given("gamma") and gamma != "auto" and kernel in ("linear", "intersection"):
-        # as --degree and --coef0 for the kernels without them (it was refused: one rule for all three)
-        if not quiet:
-            click.echo("hsvm: kernel-hash: --gamma is for the rbf, chi2 and poly kernels; the %s kernel ignores it"
-                       % kernel, err=True)
-        gamma = "auto"
+    # Options of another kernel: accepted (a recipe may pass them for every
+    # kernel) and said, one rule for the three (--gamma had been refused).
+    for name, users in (("degree", ("poly",)), ("coef0", ("poly",)), ("gamma", ("rbf", "chi2", "poly"))):
+        if given(name) and kernel not in users and not (name == "gamma" and gamma == "auto") and not quiet:
+            which = "the %s kernel" % users[0] if len(users) == 1 else \
+                "the %s and %s kernels" % (", ".join(users[:-1]), users[-1])
+            click.echo("hsvm: kernel-hash: --%s is for %s; the %s kernel ignores it" % (name, which, kernel), err=True)
+    if kernel in ("linear", "intersection"):
+        gamma = "auto"          # theirs, whatever was given
+    # a usage error before any data is read: a poly kernel that is not
+    # positive semi-definite (the subspace of the landmarks' feature space needs one)
     if kernel == "poly" and coef0 < 0:
         raise OptionError("--coef0 %g: (g x.z + coef0)^degree with coef0 < 0 is not positive semi-definite, "
                           "which a kernel hash needs (coef0 >= 0)" % coef0)
