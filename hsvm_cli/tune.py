@@ -817,7 +817,8 @@ def format_grid(cal):
         timed = "%dx%d" % (g["timed_rows"], g["timed_runs"]) if g.get("timed_rows") is not None else "-"
         lines.append("%-11s %6s %-18s %8.2f%% %+8.2f %10.1f %8.1fx %9s %8s" % (
             # rounded first, + 0.0: a loss below half a hundredth read "-0.00"
-            mode, g["bits"] or "-", what, 100 * g["accuracy"], round(100 * (g["accuracy"] - exact["accuracy"]), 2) + 0.0,
+            mode, g["bits"] or "-", what, 100 * g["accuracy"],
+            round(100 * (g["accuracy"] - exact["accuracy"]), 2) + 0.0,
             1e6 * g["seconds_per_sample"], g["speedup"], timed, "<- chosen" if g.get("chosen") else ""))
     info = cal.info
     if info.get("timing_budget_seconds") is None:
@@ -843,9 +844,8 @@ def format_grid(cal):
     quality = cal.info.get("two_stage_quality")
     if quality is not None:
         # named: the probabilities' path need not be the chosen setting's
-        two = cal.two_stage or {}
-        path = " -H: the hash filter at %d bits, k = %d, refined by votes" % (two["bits"], two["k"]) \
-            if "bits" in two and "k" in two else ""
+        filt = cal.two_stage_filter()
+        path = " -H: %s, refined by votes" % filt if filt else ""
         lines.append("its probabilities (predict -C --proba%s) on the %d validation samples they were fitted on: NLL "
                      "%.3f, ECE %.3f, mean top probability %.3f at %.1f%% accuracy"
                      % (path, cal.info.get("two_stage_rows", 0), quality["nll"], quality["ece"],

@@ -211,11 +211,10 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
             if proba and chosen_alone and not quiet and setting is not None and setting.mode == "scores" \
                     and predictor.filter is None:
                 # the two-stage probabilities need the hash model: exact ones run, and their labels
-                two = calibration.two_stage or {}
+                filt = calibration.two_stage_filter()
                 notices.append("hsvm: predict: --proba without -H gives exact probabilities and their labels, not "
                                "the calibration's chosen class-score setting%s"
-                               % ("; its calibrated probabilities run the hash filter at %d bits, k = %d (give -H)"
-                                  % (two["bits"], two["k"]) if "bits" in two and "k" in two else ""))
+                               % ("; its calibrated probabilities run %s (give -H)" % filt if filt else ""))
             if proba and chosen_alone and not quiet and setting is not None and predictor.filter is not None and (
                     setting.mode != "hash" or setting.rule != predictor.rule):
                 # probabilities are calibrated on the voting path: say which one runs

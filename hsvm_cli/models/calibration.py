@@ -125,6 +125,16 @@ class Calibration:
         t = self._two_stage_of(bits, k, epsilon)
         return 0.0 if t is None else float(t.get("mass_shift", 0.0))
 
+    def two_stage_filter(self):
+        """The filter setting its two-stage probabilities were fitted for, in
+        words ("the hash filter at 256 bits, k = 5"), or None when none was
+        fitted: what `predict -C -H --proba` runs, said by calibrate's report
+        and by predict when -H is missing."""
+        t = self.two_stage
+        if not t or "bits" not in t or "k" not in t:
+            return None
+        return "the hash filter at %d bits, k = %d" % (t["bits"], t["k"])
+
     def _two_stage_of(self, bits, k, epsilon):
         # the fitted two-stage parameters when they are this setting's
         t = self.two_stage

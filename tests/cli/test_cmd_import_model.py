@@ -143,8 +143,8 @@ def test_one_vs_rest_model_refuses_what_is_built_on_pairs(tmp_path):
     run(["hash-model", "-q", "-m", out, "--bits", "64", "-o", hbm])
     r = run(["hash-data", "-H", hbm, TEST3, "-o", tmp_path / "t.codes"], exit_code=65)
     assert r.stderr == ("hsvm: %s: an hsvm ovr-hash-model file (a one-vs-rest model's hash model, which only predict "
-                        "and info take); -H takes a one-vs-one model's hash model (.hbm), a kernel hash (.khm) or a learned "
-                        "circulant hash\n" % hbm)
+                        "and info take); -H takes a one-vs-one model's hash model (.hbm), a kernel hash (.khm) or a "
+                        "learned circulant hash\n" % hbm)
     assert not (tmp_path / "o.cal").exists() and not (tmp_path / "t.codes").exists()
 
 
