@@ -14,7 +14,7 @@ from . import options
 @click.command("import-model", short_help="Import a linear LIBSVM or LIBLINEAR model.")
 @click.argument("model_file", type=options.INPUT_FILE)
 @options.output(required=True, what="hsvm model to write (.hsvm)")
-@click.option("--n-features", type=click.IntRange(1, MAX_FEATURES), default=None,
+@click.option("--n-features", type=options.IntBounds(1, MAX_FEATURES), default=None,
               help="Width of the model (default: the largest feature index the file uses; LIBLINEAR: nr_feature).")
 @click.option("--calibration", "calib_path", type=options.OUTPUT_FILE, default=None,
               help="Also write LIBSVM's probability parameters (probA/probB, from svm-train -b 1) as a "

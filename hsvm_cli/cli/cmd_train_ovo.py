@@ -92,9 +92,9 @@ def _parse_grid(ctx, param, value):
                    "balanced: n / (K n_c) for every class c, from the class counts of TRAIN (with --per-class N, "
                    "min(n_c, N); scikit-learn's class_weight='balanced').  WEIGHT > 0, and LABEL a class of TRAIN "
                    "(svm-train accepts 0 and warns of an absent label).  Recorded in the model.")
-@click.option("--per-class", type=click.IntRange(min=1, max=(1 << 63) - 1), default=None,
+@click.option("--per-class", type=options.IntBounds(min=1, max=(1 << 63) - 1), default=None,
               help="At most N random training samples of each class per pair.")
-@click.option("--bags", type=click.IntRange(min=1, max=MAX_BAGS), default=1, show_default=True,
+@click.option("--bags", type=options.IntBounds(min=1, max=MAX_BAGS), default=1, show_default=True,
               help="Bootstrap resamples per pair, each its own classifier (1: no bootstrap).")
 @click.option("--normalize", type=click.Choice(["l2", "none", "auto"]), default="l2", show_default=True,
               help="Sample normalisation, recorded in the model and applied again at prediction; auto: the "

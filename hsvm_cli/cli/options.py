@@ -30,6 +30,26 @@ class FiniteFloat(click.FloatRange):
         return super()._describe_range()
 
 
+def _bound_text(value):
+    """A large bound as the power of two it sits at (2^63-1, 2^31-2), which the
+    help reads at a glance where 9223372036854775807 needs counting."""
+    for n in range(31, 65):
+        for off, text in ((0, ""), (1, "-1"), (2, "-2")):
+            if value == (1 << n) - off:
+                return "2^%d%s" % (n, text)
+    return str(value)
+
+
+class IntBounds(click.IntRange):
+    """click's IntRange with large bounds shown as powers of two, in the help
+    and in its out-of-range message."""
+
+    def _describe_range(self):
+        if self.min is None or self.max is None:
+            return super()._describe_range()
+        return "%s<=x<=%s" % (_bound_text(self.min), _bound_text(self.max))
+
+
 def outputs_apart(outputs, inputs, binary=()):
     """Refuse, as a usage error, an output that is the same regular file as
     one of the command's inputs (``train-ovo v.svm -o v.svm``): the atomic
@@ -68,7 +88,7 @@ def outputs_apart(outputs, inputs, binary=()):
 quiet = click.option("-q", "--quiet", is_flag=True,
                      help="Only errors and warnings on stderr: no progress bar, log or accuracy line (where the "
                           "command shows them).")
-seed = click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=0, show_default=True,
+seed = click.option("--seed", type=IntBounds(0, 2**64 - 1), default=0, show_default=True,
                     help="Seed of every random step; the same seed gives byte-identical output.")
 jobs = click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
                     help="Parallel training workers.")

@@ -32,6 +32,16 @@ def test_codes_longer_than_the_files_hold_are_refused_before_any_work(toy_model,
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("command, shown", [(["train-ovo"], ["0<=x<=2^64-1", "1<=x<=2^63-1"]),
+                                            (["import-model"], ["1<=x<=2^31-2"])])
+def test_large_option_bounds_read_as_powers_of_two(command, shown):
+    # 9223372036854775807 has to be counted to be read
+    text = " ".join(run(command + ["--help"]).stdout.split())
+    for bound in shown:
+        assert bound in text, bound
+    assert not re.search(r"\d{8}", text), text
+
+
 def test_largest_seed_is_accepted(toy_model, tmp_path):
     train, _ = toy_model
     run(["train-ovo", train, "--bags", "2", "--seed", str(2**64 - 1), "-o", tmp_path / "m.hsvm", "-q"])
