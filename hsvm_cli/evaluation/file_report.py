@@ -1,4 +1,6 @@
 """File-level evaluation: what ``hsvm eval`` computes, as data."""
+import os
+import stat
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -265,6 +267,10 @@ def _evaluate_predictions(truth, predictions, proba, recall_k, reference, zero_b
         reason = "%d predictions for the %d samples of %s" % (
             rows.n, n_true, display_name(truth) + ("" if shard is None else " (shard %s)" % (as_shard(shard),)))
         if last == 0:           # an empty file has no line to name
+            if rows.n == 0 and _is_stream(predictions):
+                # `hsvm predict ... | hsvm eval -`: a failed predict's error is
+                # already above; this one should point back to it
+                reason += " (nothing came: did the command writing them fail?)"
             raise DataError("%s: %s" % (pred.name, reason))
         raise InputFormatError(pred.name, last, reason)
     if proba and pred.scores_dropped:
@@ -318,3 +324,13 @@ def _evaluate_predictions(truth, predictions, proba, recall_k, reference, zero_b
         if is_proba and rows.n:
             report["probability"], curves["reject"] = probability_report(rows)
     return report, curves
+
+
+def _is_stream(path):
+    """Whether the predictions come through stdin or a pipe, not a file."""
+    if path is None or path == "-" or not isinstance(path, (str, bytes, os.PathLike)):
+        return True
+    try:
+        return stat.S_ISFIFO(os.stat(path).st_mode)
+    except OSError:
+        return False

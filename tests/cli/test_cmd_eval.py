@@ -645,6 +645,14 @@ def test_an_empty_predictions_file_is_named_without_a_line_and_an_empty_k_list_s
     assert "no k given" in r.stderr
 
 
+def test_nothing_on_stdin_points_back_to_the_command_before_eval_in_the_pipe():
+    # `hsvm predict ... | hsvm eval -`: a failing predict's message is above;
+    # eval's own should not read as the first fault
+    r = run(["eval", "--truth", DIGITS_TEST, "-"], input="", exit_code=65, stdout="")
+    assert r.stderr == ("hsvm: <stdin>: 0 predictions for the 450 samples of %s (nothing came: did the command "
+                        "writing them fail?)\n" % DIGITS_TEST)
+
+
 def test_a_scored_row_whose_label_is_not_in_the_header_is_refused_naming_its_line(tmp_path):
     # predict --scores/--proba and svm-predict -b 1 label every row with one of
     # the header's classes; a hand-made file with another scored 0% accurate
