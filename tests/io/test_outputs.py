@@ -63,6 +63,17 @@ def test_symlink_to_a_regular_file_replaces_the_target_not_the_link(model, expec
     assert target.read_bytes() == expected
 
 
+def test_hard_linked_output_gets_a_new_file_and_the_other_name_keeps_the_old_content(model, expected, tmp_path):
+    out = tmp_path / "pred.txt"
+    out.write_text("old\n")
+    other = tmp_path / "other.txt"
+    os.link(out, other)
+    r = hsvm("predict", "-q", "-m", model, DIGITS_TEST, "-o", out)
+    assert r.returncode == 0, r.stderr
+    assert out.read_bytes() == expected and other.read_text() == "old\n"
+    assert out.stat().st_nlink == 1 and other.stat().st_nlink == 1
+
+
 def test_dangling_symlink_creates_its_target(model, expected, tmp_path):
     link = tmp_path / "link.txt"
     link.symlink_to("sub/new.txt")
