@@ -8,6 +8,7 @@ from ..models.calibration import save_calibration
 from ..models.imported import import_model, imported_calibration
 from ..models.ovo import save_model
 from ..models.ovr import OvrModel, save_ovr_model
+from ..predict.logistic import logistic_solver
 from . import options
 
 
@@ -38,6 +39,10 @@ def command(model_file, output, n_features, calib_path, zero_based, quiet):
     cal = None
     if calib_path is not None:
         cal = imported_calibration(imp)
+        if cal is None and logistic_solver(imp.model):
+            raise DataError("%s is a LIBLINEAR logistic-regression model (%s): its probabilities need no "
+                            "--calibration; `hsvm predict --proba -m MODEL` gives liblinear-predict -b 1's"
+                            % (model_file, logistic_solver(imp.model)))
         if cal is None and isinstance(imp.model, OvrModel):
             raise DataError("%s is a LIBLINEAR one-vs-rest model: it carries no probability parameters for "
                             "--calibration, and hsvm's probabilities (`hsvm calibrate`) are for one-vs-one models"

@@ -8,6 +8,7 @@ from ..models.imported import column_order, default_extra_features
 from ..models.loading import load_any_hash_model, load_any_model
 from ..models.ovr import OvrModel
 from ..models.provenance import trained_zero_based
+from ..predict.logistic import logistic_solver, two_class_as_ovr
 from ..predict.predictor import Predictor
 from ..support.progress import StepBar
 from . import options
@@ -60,7 +61,8 @@ from . import options
 @click.option("--proba", is_flag=True,
               help="Write probabilities in LIBSVM's svm-predict -b 1 layout: a 'labels ...' header, then the "
                    "label and one probability per class, the columns in ascending class order (svm-predict's are "
-                   "in its training order: --class-order model; or read them by the header). Needs -C.")
+                   "in its training order: --class-order model; or read them by the header). Needs -C, except for a "
+                   "model of LIBLINEAR's logistic regression (liblinear-predict -b 1's probabilities).")
 @click.option("--class-order", type=click.Choice(["ascending", "model"]), default="ascending", show_default=True,
               help="The columns of --scores/--proba: ascending class order, or 'model': the order a model "
                    "imported from LIBSVM or LIBLINEAR lists its labels in (svm-predict -b 1's columns).")
@@ -165,19 +167,32 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
         # refused whatever else is given (with -C alone it ran exact probabilities, silently)
         raise click.UsageError("--proba is calibrated for the vote first stage only: not with --first-stage %s"
                                % first_stage)
+    if proba and not calib_path and not isinstance(model, OvrModel) and logistic_solver(model):
+        # A two-class model of LIBLINEAR's logistic regression: its own
+        # probabilities, from its one decision value, through the one-vs-rest
+        # path (predict/logistic.py)
+        for flag, value in (("-H", h is not None), ("--dag", dag), ("--refine dag", refine_rule == "dag"),
+                            ("--first-stage", first_stage), ("--kernel-hash", khm_path),
+                            ("--filter-threshold", epsilon)):
+            if value:
+                raise click.UsageError("--proba of %s, a LIBLINEAR logistic-regression model, is LIBLINEAR's "
+                                       "probability of its exact decision value: not with %s" % (model_path, flag))
+        model = two_class_as_ovr(model)
     if isinstance(model, OvrModel):
         # One-vs-rest models (imported from LIBLINEAR): argmax scoring, or the
         # hashed filter ranking classes by their estimated margins.  What is
         # built on pairs (DAGs, class-score first stages, calibrations) or on
         # kernel hash codes does not apply.
         from ..predict.ovr import OvrPredictor
-        for flag, value in (("-C", calib_path), ("--proba", proba), ("--filter-threshold", epsilon),
+        for flag, value in (("-C", calib_path), ("--filter-threshold", epsilon),
                             ("--dag", dag), ("--refine dag", refine_rule == "dag"), ("--first-stage", first_stage),
                             ("--kernel-hash", khm_path)):
             if value:
                 raise click.UsageError("%s needs a one-vs-one model (%s is one-vs-rest)" % (flag, model_path))
         settings = dict(bits=bits, filter_k=filter_k, refine=not no_refine, threads=threads)
         predictor = OvrPredictor(model, h, **settings)
+        if proba and predictor.proba_refusal():
+            raise click.UsageError(predictor.proba_refusal())
     else:
         settings = dict(bits=bits, filter_k=filter_k, refine=not no_refine, epsilon=epsilon, threads=threads,
                         rule=rule, first_stage=first_stage, kernel_hash=kernel_hash)

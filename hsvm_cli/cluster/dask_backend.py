@@ -531,6 +531,10 @@ class PredictTask:
         h = None
         if self.hash_model_path is not None and not self.exact:
             h = load_any_hash_model(self.hash_model_path)
+        if self.proba and self.calibration_path is None and not isinstance(model, OvrModel):
+            from ..predict.logistic import logistic_solver, two_class_as_ovr
+            if logistic_solver(model):      # LIBLINEAR's probabilities, as hsvm predict gives them
+                model = two_class_as_ovr(model)
         if isinstance(model, OvrModel):
             # A one-vs-rest model (imported from LIBLINEAR): its settings are
             # the bits, filter_k and refine that hsvm predict gave it.

@@ -49,6 +49,7 @@ from ..models.provenance import trained_zero_based
 from ..preprocess import prepare, row_norms
 from ..support.arrays import is_int
 from ..support.timing import NullTimings, Timings, timed_chunks
+from .logistic import logistic_proba, logistic_solver
 from .predictor import Prediction, _reporting, default_filter_k
 from .products import products
 from .ranking import top_classes
@@ -106,7 +107,8 @@ class OvrPredictor(BuildsPlansOnUse):
     ``estimator`` (``margin`` or ``score``, module docstring) and, unless
     ``refine`` is False, scored exactly.  The interface of
     :class:`~hsvm_cli.predict.predictor.Predictor` for what one-vs-rest
-    models support (no probabilities, no codes files)."""
+    models support (no codes files; probabilities only for LIBLINEAR's
+    logistic regression, exact, :mod:`~hsvm_cli.predict.logistic`)."""
 
     _native_caches = ("_codes",)
 
@@ -199,9 +201,25 @@ class OvrPredictor(BuildsPlansOnUse):
         X is checked as :meth:`predict` checks it."""
         return self._predict_block(finite_samples(X), y=y, proba=proba, timings=timings)
 
+    def proba_refusal(self):
+        """Why this predictor cannot give probabilities, or None: it can for a
+        LIBLINEAR logistic-regression model (:mod:`~hsvm_cli.predict.logistic`),
+        from its exact scores."""
+        solver = logistic_solver(self.model)
+        if solver is None:
+            what = self.model.params.get("solver_type") if self.model.params.get("imported") == "liblinear" else None
+            return ("--proba needs a one-vs-one model with a calibration (-C), or a model of LIBLINEAR's logistic "
+                    "regression (train -s 0, 6 or 7: liblinear-predict -b 1's probabilities); %s is %s"
+                    % (self.model.path or "this model",
+                       "a LIBLINEAR %s one-vs-rest model" % what if what else "a one-vs-rest model"))
+        if self.hash_model is not None:
+            return ("--proba with a one-vs-rest model gives LIBLINEAR's probabilities from every class's exact score: "
+                    "not with the hash filter (drop -H, or give --exact)")
+        return None
+
     def _predict_block(self, X, *, y=None, proba=False, timings=None):
-        if proba:
-            raise OptionError("--proba needs a one-vs-one model: one-vs-rest models have no calibration")
+        if proba and self.proba_refusal():
+            raise OptionError(self.proba_refusal())
         X = fit_width(X, self.model.n_features, extra="ignore")
         t = timings or NullTimings()
         m = self.model
@@ -215,6 +233,10 @@ class OvrPredictor(BuildsPlansOnUse):
                     scores[s:s + step] = ovr_scores(self.W, self.b, Xn[s:s + step])
             with t.phase("vote"):
                 best = first_max(scores, m.tie_order)
+            if proba:
+                with t.phase("proba"):
+                    p = logistic_proba(scores, first=m.params.get("two_class_first"))
+                return Prediction(y, m.classes[best], scores, scores, p)
             return Prediction(y, m.classes[best], scores, scores)
         est = self.estimates(Xn, timings=t)
         with t.phase("filter"):
@@ -247,19 +269,19 @@ class OvrPredictor(BuildsPlansOnUse):
             raise OptionError("missing TEST")
         if scores and self.hash_model is not None:
             raise OptionError("--scores with a one-vs-rest model needs exact prediction (--exact or no -H)")
-        if proba:
-            raise OptionError("--proba needs a one-vs-one model: one-vs-rest models have no calibration")
+        if proba and self.proba_refusal():
+            raise OptionError(self.proba_refusal())
         t = timings if timings is not None else NullTimings()
         if shard is not None:
             shard = as_shard(shard)
         if header is None:
             header = shard is None or shard.is_first
-        writer = PredictionWriter(self.model.classes, scores=scores,
+        writer = PredictionWriter(self.model.classes, scores=scores, proba=proba,
                                   column_order=column_order(self.model, class_order))
         chunks = timed_chunks(iter_svmlight(source, zero_based=zero_based, n_features=self.model.n_features,
                                             extra_features=extra_features, chunk_rows=chunk_rows, shard=shard,
                                             threads=self.threads), t)
-        blocks = (self._predict_block(c.X, y=c.y, timings=t) for c in chunks)
+        blocks = (self._predict_block(c.X, y=c.y, proba=proba, timings=t) for c in chunks)
         writer.write_all(blocks if progress is None else _reporting(blocks, progress), output, timings=t,
                          header=header)
         if self.hash_model is not None:

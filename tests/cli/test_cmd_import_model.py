@@ -89,6 +89,73 @@ def test_libsvm_probabilities_are_written_as_a_calibration(tmp_path):
     assert "has no probability parameters" in r.stderr
 
 
+def _proba_rows(text):
+    lines = text.splitlines()
+    rows = [line.split() for line in lines[1:]]
+    return lines[0], [int(r[0]) for r in rows], np.array([[float(v) for v in r[1:]] for r in rows])
+
+
+def _same_as_liblinear(ours, theirs):
+    head, labels, P = _proba_rows(ours)
+    t_head, t_labels, T = _proba_rows(theirs)
+    assert head == t_head and labels == t_labels
+    # float32 weights against LIBLINEAR's doubles, each printed to 6 digits
+    assert np.abs(P - T).max() <= 2e-6 + 1e-5 * np.abs(T).max()
+    assert np.allclose(P.sum(axis=1), 1, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["liblinear_lr3", "liblinear_lr2"])
+def test_logistic_regression_models_give_liblinears_probabilities_without_a_calibration(tmp_path, name):
+    # lr3: three classes, one-vs-rest; lr2: two classes, one decision value
+    out = tmp_path / "m.hsvm"
+    run(["import-model", "-q", TOOL_FIXTURES / (name + ".model"), "-o", out])
+    r = run(["predict", "-q", "--proba", "--class-order", "model", "-m", out, TEST3], stderr="")
+    _same_as_liblinear(r.stdout, (TOOL_FIXTURES / (name + ".proba")).read_text())
+    # ascending columns by default, the same labels as without --proba
+    head, labels, _ = _proba_rows(run(["predict", "-q", "--proba", "-m", out, TEST3]).stdout)
+    assert head == ("labels 2 5 7" if name == "liblinear_lr3" else "labels 2 7")
+    assert labels == [int(v) for v in run(["predict", "-q", "-m", out, TEST3]).stdout.split()]
+
+
+@pytest.mark.parametrize("solver", ["0", "6", "7"])
+@pytest.mark.parametrize("classes", [None, ("3", "8")])
+def test_logistic_probabilities_match_liblinear_predict_b1(tools, dataset_files, tmp_path, solver, classes):
+    train, test = dataset_files("digits")
+    if classes is not None:             # a two-class model: one decision value
+        for path in (train, test):
+            kept = [line for line in open(path) if line.split()[0] in classes]
+            path2 = tmp_path / Path(path).name
+            path2.write_text("".join(kept))
+        train, test = tmp_path / "train.svm", tmp_path / "test.svm"
+    model = tmp_path / "m.model"
+    tool_run("liblinear-train", "-q", "-s", solver, "-B", "1", train, model)
+    tool_run("liblinear-predict", "-b", "1", test, model, tmp_path / "p")
+    run(["import-model", "-q", model, "-o", tmp_path / "m.hsvm"])
+    r = run(["predict", "--proba", "--class-order", "model", "-m", tmp_path / "m.hsvm", test, "-o", tmp_path / "h"])
+    assert r.stderr.startswith("Accuracy = ")
+    _same_as_liblinear((tmp_path / "h").read_text(), (tmp_path / "p").read_text())
+
+
+def test_probabilities_of_models_without_them_are_refused_naming_why(tmp_path):
+    svm, lr, lr2 = tmp_path / "s.hsvm", tmp_path / "l.hsvm", tmp_path / "l2.hsvm"
+    run(["import-model", "-q", TOOL_FIXTURES / "liblinear_ovr3.model", "-o", svm])
+    run(["import-model", "-q", TOOL_FIXTURES / "liblinear_lr3.model", "-o", lr])
+    run(["import-model", "-q", TOOL_FIXTURES / "liblinear_lr2.model", "-o", lr2])
+    r = run(["predict", "--proba", "-m", svm, TEST3], exit_code=2, stdout="")
+    assert "--proba needs a one-vs-one model with a calibration (-C), or a model of LIBLINEAR's logistic " in r.stderr
+    assert "is a LIBLINEAR L2R_L2LOSS_SVC_DUAL one-vs-rest model" in r.stderr
+    run(["hash-model", "-q", "-m", lr, "--bits", "64", "-o", tmp_path / "l.hbm"])
+    r = run(["predict", "--proba", "-m", lr, "-H", tmp_path / "l.hbm", TEST3], exit_code=2, stdout="")
+    assert "not with the hash filter (drop -H, or give --exact)" in r.stderr
+    run(["predict", "-q", "--proba", "--exact", "-m", lr, "-H", tmp_path / "l.hbm", TEST3])
+    r = run(["predict", "--proba", "--dag", "-m", lr2, TEST3], exit_code=2, stdout="")
+    assert "a LIBLINEAR logistic-regression model, is LIBLINEAR's probability" in r.stderr and "--dag" in r.stderr
+    r = run(["import-model", TOOL_FIXTURES / "liblinear_lr2.model", "-o", tmp_path / "x.hsvm", "--calibration",
+             tmp_path / "x.cal"], exit_code=65)
+    assert "its probabilities need no --calibration; `hsvm predict --proba -m MODEL`" in r.stderr
+    assert not (tmp_path / "x.hsvm").exists()
+
+
 def test_imported_models_ignore_extra_features_as_the_tools_do(tmp_path, toy_model):
     out = tmp_path / "m.hsvm"
     run(["import-model", "-q", TOOL_FIXTURES / "liblinear_bin2.model", "-o", out])
@@ -155,7 +222,7 @@ def test_only_libsvm_models_bring_probability_parameters(tmp_path):
     assert "fit a calibration with `hsvm calibrate`" in r.stderr
     assert not (tmp_path / "m.hsvm").exists() and not (tmp_path / "m.cal").exists()
     # a one-vs-rest model is not sent to `hsvm calibrate`, which refuses it
-    r = run(["import-model", TOOL_FIXTURES / "liblinear_lr3.model", "-o", tmp_path / "o.hsvm", "--calibration",
+    r = run(["import-model", TOOL_FIXTURES / "liblinear_ovr3.model", "-o", tmp_path / "o.hsvm", "--calibration",
              tmp_path / "o.cal"], exit_code=65)
     assert "is a LIBLINEAR one-vs-rest model: it carries no probability parameters" in r.stderr
     assert "hsvm calibrate`) are for one-vs-one models" in r.stderr and not (tmp_path / "o.hsvm").exists()
