@@ -367,6 +367,19 @@ def test_a_one_vs_rest_model_is_predicted_by_shards_as_in_one_process(client, tm
     assert out.read_bytes() == whole and counts["total"] == whole.count(b"\n") - 1
 
 
+@pytest.mark.parametrize("name", ["liblinear_lr3", "liblinear_lr2"])
+def test_logistic_probabilities_by_shards_are_the_single_process_ones(client, tmp_path, name):
+    # the two-class model goes through the one-vs-rest path on the workers too
+    from conftest import TOOL_FIXTURES
+    m, test = tmp_path / "o.hsvm", tmp_path / "test.svm"
+    test.write_bytes((TOOL_FIXTURES / "digits3.test.svm").read_bytes())
+    run(["import-model", "-q", TOOL_FIXTURES / (name + ".model"), "-o", m])
+    whole = run(["predict", "-m", m, test, "-q", "--proba"]).stdout.encode()
+    out = tmp_path / "pred.txt"
+    predict_shards(client, test, PredictTask(m, proba=True, settings=dict(refine=True)), out, n_shards=3)
+    assert out.read_bytes() == whole
+
+
 @pytest.mark.parametrize("how", ["dir", "glob"])
 def test_a_directory_or_glob_of_one_compressed_file_is_one_task(client, digits_files, tmp_path, how):
     d, whole = digits_files
