@@ -158,6 +158,12 @@ class HsvmGroup(click.Group):
             size = getattr(exc, "_total_size", None)
             _out_of_memory(ctx, " allocating %s" % format_bytes(size) if isinstance(size, int) and size > 0 else "")
         except RuntimeError as exc:
+            behind = _signal_behind(exc)
+            if behind is not None:
+                # the signal's exception raised inside a lock's wait (a thread
+                # pool's result): the lock's release failed on its way out,
+                # "cannot release un-acquired lock", with a traceback
+                _exit_for_signal(ctx, behind)
             # A thread the address-space limit leaves no stack for (ulimit -v):
             # the same shortage, said the same way.
             if "can't start new thread" not in str(exc):
@@ -173,9 +179,8 @@ class HsvmGroup(click.Group):
             # `hsvm predict ... | head`: the reader went away; not an error of ours.
             sys.stderr.close()
             ctx.exit(141)
-        except KeyboardInterrupt:
-            click.echo("hsvm: interrupted", err=True)
-            ctx.exit(130)
+        except KeyboardInterrupt as exc:
+            _exit_for_signal(ctx, exc)
         except OSError as exc:
             from .entry import _ClosedStdout
             if exc.errno != errno.EBADF or not isinstance(getattr(sys.stdout, "_fh", sys.stdout), _ClosedStdout):
@@ -184,8 +189,33 @@ class HsvmGroup(click.Group):
             click.echo("hsvm: <stdout>: cannot write: standard output is closed", err=True)
             ctx.exit(OutputError.exit_code)
         except Terminated as exc:
-            click.echo("hsvm: %s" % ("hung up" if exc.signum == signal.SIGHUP else "terminated"), err=True)
-            ctx.exit(128 + exc.signum)
+            _exit_for_signal(ctx, exc)
+        except Exception as exc:
+            # whatever else a signal's exception set off while it unwound
+            behind = _signal_behind(exc)
+            if behind is None:
+                raise
+            _exit_for_signal(ctx, behind)
+
+
+def _signal_behind(exc):
+    """The KeyboardInterrupt or Terminated during whose handling ``exc`` was
+    raised (its context chain), or None."""
+    seen = 0
+    while exc is not None and seen < 32:
+        if isinstance(exc, (KeyboardInterrupt, Terminated)):
+            return exc
+        exc, seen = exc.__context__, seen + 1
+    return None
+
+
+def _exit_for_signal(ctx, exc):
+    """A command stopped by a signal: one line and the shell's 128 + signal."""
+    if isinstance(exc, KeyboardInterrupt):
+        click.echo("hsvm: interrupted", err=True)
+        ctx.exit(130)
+    click.echo("hsvm: %s" % ("hung up" if exc.signum == signal.SIGHUP else "terminated"), err=True)
+    ctx.exit(128 + exc.signum)
 
 
 _click_usage_show = click.UsageError.show
