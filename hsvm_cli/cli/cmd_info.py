@@ -14,8 +14,11 @@ from . import options
               help="Also check every block of every array against its checksum (a model's W, which prediction "
                    "checks only as it reads it, included).")
 @options.as_json
+@click.option("-q", "--quiet", is_flag=True,
+              help="Accepted as by every command (a recipe may give it to all); info logs nothing beside its "
+                   "description on stdout and the files it cannot read on stderr.")
 @click.pass_context
-def command(ctx, files, verify, as_json):
+def command(ctx, files, verify, as_json, quiet):
     """Describe each hsvm FILE (a model, hash model, calibration, codes,
     kernel hash, circulant hash, model part): its format, arrays, classes and
     metadata.  A file that cannot be read is named on stderr and the others

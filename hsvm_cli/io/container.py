@@ -693,6 +693,26 @@ def kind_name(kind):
     return kind[len("hsvm-"):] if kind.startswith("hsvm-") else kind
 
 
+_COMPRESSED_MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"),
+                     (b"\x28\xb5\x2f\xfd", "zstd"))
+
+
+def compressed_kind(head):
+    """The compression whose magic bytes open ``head`` (gzip, bzip2, xz,
+    zstd), or None."""
+    for magic, kind in _COMPRESSED_MAGIC:
+        if head.startswith(magic):
+            return kind
+    return None
+
+
+def _compressed_said(head, what):
+    """What a file that is no container says when it opens as compressed data."""
+    kind = compressed_kind(head)
+    return kind and ("%s but %s-compressed data: hsvm's binary files are memory-mapped, never compressed "
+                     "(decompress it first)" % (what, kind))
+
+
 def read_container(path, *, kind, versions, lazy=()):
     """Open and validate a container written by :func:`write_container`.
 
@@ -722,18 +742,19 @@ def read_container(path, *, kind, versions, lazy=()):
             raise ModelFormatError(name, "a LIBSVM or LIBLINEAR model, not an hsvm one: convert it with "
                                    "`hsvm import-model %s -o MODEL.hsvm`" % name)
         if hlen < 2 or hlen > _MAX_HEADER:
-            raise ModelFormatError(name, "%s (bad header length)" % what)
+            raise ModelFormatError(name, _compressed_said(head, what) or "%s (bad header length)" % what)
         raw = read_raw(fh, hlen, name)
         if 8 + hlen > size:
             # Cut off, if what follows the length opens a JSON header; else
             # another kind of file (a data file, a compressed one) whose first
             # bytes read as a length that fits within _MAX_HEADER.
-            raise ModelFormatError(name, "truncated: header runs past the end of the file" if raw[:1] == b"{"
-                                   else "%s (no container header)" % what)
+            raise ModelFormatError(name, "truncated or damaged: header runs past the end of the file"
+                                   if raw[:1] == b"{"
+                                   else _compressed_said(head, what) or "%s (no container header)" % what)
     try:
         header = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
-        raise ModelFormatError(name, "%s (header is not JSON)" % what) from None
+        raise ModelFormatError(name, _compressed_said(head, what) or "%s (header is not JSON)" % what) from None
     if not isinstance(header, dict) or not isinstance(header.get("__metadata__"), dict):
         raise ModelFormatError(name, "%s (no metadata)" % what)
     md = header.pop("__metadata__")

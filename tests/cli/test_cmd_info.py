@@ -1,5 +1,6 @@
 """hsvm info: every kind of hsvm file described after its own checks; damaged
 files named with their exit status while the others are still described."""
+import gzip
 import json
 import struct
 
@@ -85,14 +86,18 @@ def test_unreadable_files_are_named_and_the_others_still_described(files, tmp_pa
     text = tmp_path / "x.svm"
     text.write_text("1 1:1\n")
     libsvm = TOOL_FIXTURES / "libsvm_c3.model"
+    packed = tmp_path / "m.hbm.gz"
+    packed.write_bytes(gzip.compress(open(files["hsvm-hash-model"], "rb").read()))
     r = run(["info", str(text), files["hsvm-hash-model"], str(tmp_path / "missing"),
-             str(libsvm)], exit_code=65)
+             str(libsvm), str(packed)], exit_code=65)
     assert r.stdout.startswith("%s: hsvm-hash-model version" % files["hsvm-hash-model"])
     assert r.stderr.splitlines() == [
         "hsvm: %s: not an hsvm file (no container header)" % text,
         "hsvm: %s: no such file" % (tmp_path / "missing"),
         "hsvm: %s: a LIBSVM or LIBLINEAR model, not an hsvm file: convert it with `hsvm import-model %s -o "
         "MODEL.hsvm`" % (libsvm, libsvm),
+        "hsvm: %s: not an hsvm file but gzip-compressed data: hsvm's binary files are never compressed (decompress "
+        "it first)" % packed,
     ]
     assert run(["info", str(tmp_path / "missing")], exit_code=66).stdout == ""
 

@@ -1,5 +1,7 @@
+import bz2
 import gzip
 import json
+import lzma
 import struct
 
 import numpy as np
@@ -64,7 +66,13 @@ def test_arrays_are_memory_mapped_read_only(tmp_path):
     (lambda raw: raw + b"\0" * 8, "does not match the arrays"),
     (lambda raw: raw[:20], "truncated"),
     # a gzip file's first bytes read as a length beyond its end: another kind of file, not a cut-off one
-    (lambda raw: gzip.compress(b"1 1:0.5\n" * 50, mtime=0), "not an hsvm test file \\(no container header\\)"),
+    (lambda raw: gzip.compress(b"1 1:0.5\n" * 50, mtime=0), "not an hsvm test file but gzip-compressed data: "
+     "hsvm's binary files are memory-mapped, never compressed \\(decompress it first\\)"),
+    # and the file itself compressed, by each tool, the header's length within bounds or not
+    (lambda raw: gzip.compress(raw, mtime=0), "not an hsvm test file but gzip-compressed data"),
+    (lambda raw: gzip.compress(raw, mtime=12345), "not an hsvm test file but gzip-compressed data"),
+    (lambda raw: bz2.compress(raw), "not an hsvm test file but bzip2-compressed data"),
+    (lambda raw: lzma.compress(raw), "not an hsvm test file but xz-compressed data"),
     (lambda raw: b"", "too short"),
 ])
 def test_damaged_files_are_refused_with_the_file_name(tmp_path, damage, message):
