@@ -237,6 +237,9 @@ def load_calibration(path):
     if not isinstance(grid, list) or not isinstance(info, dict):
         raise ModelFormatError(c.path, "grid must be a list and info an object")
     raw_setting = c.meta.get("setting")
+    if raw_setting is not None and not isinstance(raw_setting, dict):
+        # {} is a calibration without a setting; [], 0 or "" are damage
+        raise ModelFormatError(c.path, "setting must be an object, not %s" % type(raw_setting).__name__)
     try:
         setting = Setting.from_dict(raw_setting) if raw_setting else None
     except ValueError as exc:

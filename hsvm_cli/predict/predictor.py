@@ -319,6 +319,12 @@ class Predictor:
                     filter_k=filter_k, epsilon=epsilon, rule=rule, first_stage=first_stage)
         common = dict(refine=refine, calibration=calibration, threads=threads, kernel=kernel, kernel_hash=kernel_hash)
         labels = _setting_arguments(**args, proba=proba, scores=scores)
+        hashed = getattr(labels["hash_model"], "bits", None)
+        if bits is None and labels["bits"] is not None and hashed is not None and labels["bits"] > hashed:
+            # the bits are the calibration's, not an option's: its fault (exit 65)
+            raise ModelMismatchError("%s: its setting hashes at %d bits, more than the %d of the hash model %s"
+                                     % (calibration.path or "the calibration", labels["bits"], hashed,
+                                        labels["hash_model"].path or "given"))
         predictor = cls(model, **labels, **common)
         if not proba:
             with_proba = _setting_arguments(**args, proba=True, scores=scores)

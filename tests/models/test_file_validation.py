@@ -125,6 +125,13 @@ def _calibrate(digits_files, tmp_path):
 @pytest.mark.parametrize("edit_arrays, edit_meta, message", [
     (lambda a: a.update(platt_A=a["platt_A"][:-1], platt_B=a["platt_B"][:-1]), None, "another model"),
     (None, lambda m: m.update(setting=[1, 2]), "setting must be an object"),
+    # what reads as false was taken for "no setting" (another path ran, exit 0)
+    (None, lambda m: m.update(setting=[]), "setting must be an object, not list"),
+    (None, lambda m: m.update(setting=0), "setting must be an object, not int"),
+    (None, lambda m: m.update(setting=""), "setting must be an object, not str"),
+    # the calibration's bits, not an option's: named as its fault (was exit 2 blaming --bits)
+    (None, lambda m: m.update(setting={"mode": "hash", "bits": 1024, "k": 2}),
+     "its setting hashes at 1024 bits, more than the 512 of the hash model"),
     (None, lambda m: m.update(setting={"mode": "fast"}), "setting mode"),
     (None, lambda m: m.update(alphas={"64": -1.0}), "temperatures"),
     (None, lambda m: m.update(alphas=[1]), "alphas"),
