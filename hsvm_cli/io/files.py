@@ -319,12 +319,20 @@ def _with_full_head(raw, name, close_rest):
 
 def _read_error_guard(read, name):
     # the first bytes of the input: of any text in it, line 1
+    return guarded_read(read, name, line=1)
+
+
+def guarded_read(read, name, *args, line=None):
+    """``read(*args)`` with a failing read (an OSError: EIO from a bad disk or
+    a network file system) raised as InputReadError naming ``name`` (exit
+    66); hsvm's own errors, OSErrors too (a read error said further down, a
+    full output), pass as they are."""
     try:
-        return read()
+        return read(*args)
     except HsvmError:
-        raise               # an OSError too, already said in full
+        raise
     except OSError as exc:
-        raise InputReadError(name, _strerror(exc), line=1) from None
+        raise InputReadError(name, _strerror(exc), line=line) from None
 
 
 def _strerror(exc):
@@ -372,12 +380,7 @@ class _ReadGuard(io.RawIOBase):
         return True
 
     def readinto(self, buf):
-        try:
-            return self._inner.readinto(buf)
-        except HsvmError:
-            raise
-        except OSError as exc:
-            raise InputReadError(self._name, _strerror(exc)) from None
+        return guarded_read(self._inner.readinto, self._name, buf)
 
     def close(self):
         try:
@@ -410,22 +413,14 @@ class _CountingReader:
         self._name = name
         self.offset = 0
 
-    def _guarded(self, read, arg):
-        try:
-            return read(arg)
-        except HsvmError:
-            raise
-        except OSError as exc:
-            raise InputReadError(self._name, _strerror(exc)) from None
-
     def read(self, size=-1):
-        data = self._guarded(self._raw.read, size)
+        data = guarded_read(self._raw.read, self._name, size)
         self.offset += len(data)
         return data
 
     def readinto(self, buf):
         # ISA-L's reader fills its own buffer
-        got = self._guarded(self._raw.readinto, buf)
+        got = guarded_read(self._raw.readinto, self._name, buf)
         self.offset += got or 0
         return got
 
@@ -574,12 +569,7 @@ def read_raw(fh, size, name):
     """``fh.read(size)`` of a file opened by :func:`open_raw`, a failing read
     (EIO from a bad disk or a network file system) raised as InputReadError
     naming ``name`` (exit 66), as the text readers do."""
-    try:
-        return fh.read(size)
-    except HsvmError:
-        raise
-    except OSError as exc:
-        raise InputReadError(display_name(name), _strerror(exc)) from None
+    return guarded_read(fh.read, display_name(name), size)
 
 
 # How much more of a compressed stream that cannot be read again (stdin, a

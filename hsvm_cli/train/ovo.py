@@ -4,8 +4,8 @@ provenance."""
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import DataError, HsvmError, InputReadError, OptionError
-from ..io.files import HashingReader, display_name, open_input, open_raw, read_raw
+from ..errors import DataError, OptionError
+from ..io.files import HashingReader, display_name, guarded_read, open_input, open_raw, read_raw
 from ..io.svmlight import load_svmlight
 from ..models.provenance import provenance, record_zero_based
 from ..predict.samples import finite_samples
@@ -182,13 +182,10 @@ def read_training_file(path, *, zero_based=False):
                              _rescan=None if owned is None else path)
         # Whatever the parser did not need (nothing, for a well-formed file)
         # still belongs to the input's digest.
-        try:
+        def drain():
             while hashing.read(1 << 20):
                 pass
-        except HsvmError:
-            raise           # a read error or corrupt data, said in full
-        except OSError as exc:
-            raise InputReadError(name, exc.strerror or str(exc)) from None
+        guarded_read(drain, name)
     finally:
         if owned is not None:
             owned.close()
