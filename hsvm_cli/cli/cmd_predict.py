@@ -176,7 +176,8 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
                             ("--filter-threshold", epsilon)):
             if value:
                 raise click.UsageError("--proba of %s, a LIBLINEAR logistic-regression model, is LIBLINEAR's "
-                                       "probability of its exact decision value: not with %s" % (model_path, flag))
+                                       "probability of its exact decision value: not with %s%s"
+                                       % (model_path, flag, " (drop -H, or give --exact)" if flag == "-H" else ""))
         model = two_class_as_ovr(model)
     if isinstance(model, OvrModel):
         # One-vs-rest models (imported from LIBLINEAR): argmax scoring, or the

@@ -10,7 +10,7 @@ from ..models.ovo import save_model
 from ..train.bits_solver import BITS_SOLVERS
 from ..train.c_search import c_text
 from ..train.class_weight import parse_class_weight
-from ..train.liblinear import SOLVERS
+from ..train.liblinear import SOLVERS, bias_too_large
 from ..train.ovo import cross_validate_file, train_ovo_codes_file, train_ovo_file
 from ..train.sampling import MAX_BAGS
 from . import options
@@ -39,8 +39,7 @@ def _parse_bias(ctx, param, value):
         b = math.nan
     if not math.isfinite(b):
         raise click.BadParameter("expected a finite number (<= 0: no bias term) or 'auto', got %r" % value)
-    if b > 0 and not math.isfinite(b * b):
-        # B^2 enters every row's squared norm: -B 1e308 had trained an all-zero model without a word
+    if bias_too_large(b):
         raise click.BadParameter("%r is too large: its square overflows (at most about 1e154)" % value)
     return 0.0 if b <= 0 else b         # LIBLINEAR's -B -1 (any B <= 0): no bias term, every b = 0
 

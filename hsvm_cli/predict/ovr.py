@@ -211,7 +211,7 @@ class OvrPredictor(BuildsPlansOnUse):
             return ("--proba needs a one-vs-one model with a calibration (-C), or a model of LIBLINEAR's logistic "
                     "regression (train -s 0, 6 or 7: liblinear-predict -b 1's probabilities); %s is %s"
                     % (self.model.path or "this model",
-                       "a LIBLINEAR %s one-vs-rest model" % what if what else "a one-vs-rest model"))
+                       "a LIBLINEAR %s model" % what if what else "a one-vs-rest model"))
         if self.hash_model is not None:
             return ("--proba with a one-vs-rest model gives LIBLINEAR's probabilities from every class's exact score: "
                     "not with the hash filter (drop -H, or give --exact)")

@@ -348,6 +348,13 @@ def _progress_bar(total, enabled):
                 desc="train-ovo", dynamic_ncols=True)
 
 
+
+def bias_too_large(bias):
+    """Whether a bias term's square overflows a double: B^2 enters every
+    row's squared norm, and -B 1e308 had trained an all-zero model without a
+    word (about 1.3e154 and beyond)."""
+    return bias > 0 and not math.isfinite(bias * bias)
+
 def train_pairs(X, y, *, C=1.0, solver="l2loss-dual", tol=None, per_class=None, bags=1,
                 seed=0, jobs=1, progress=False, bias=1.0, pairs=None, class_weight=None):
     """Train one linear SVM per pair of classes (one-vs-one) with LIBLINEAR.
@@ -423,9 +430,7 @@ def train_pairs(X, y, *, C=1.0, solver="l2loss-dual", tol=None, per_class=None, 
     bias = float(bias)
     if not (math.isfinite(bias) and bias >= 0):
         raise ValueError("bias must be a finite number >= 0 (0: no bias term), not %r" % (bias,))
-    if not math.isfinite(bias * bias):
-        # B^2 enters every row's squared norm: past ~1.3e154 it overflows, and
-        # -B 1e308 had trained an all-zero model without a word
+    if bias_too_large(bias):
         raise OptionError("bias %r is too large: its square overflows (at most about 1e154)" % (bias,))
     X = _as_csr(X)
     y = integer_labels(y, X.shape[0])

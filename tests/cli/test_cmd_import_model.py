@@ -143,11 +143,14 @@ def test_probabilities_of_models_without_them_are_refused_naming_why(tmp_path):
     run(["import-model", "-q", TOOL_FIXTURES / "liblinear_lr2.model", "-o", lr2])
     r = run(["predict", "--proba", "-m", svm, TEST3], exit_code=2, stdout="")
     assert "--proba needs a one-vs-one model with a calibration (-C), or a model of LIBLINEAR's logistic " in r.stderr
-    assert "is a LIBLINEAR L2R_L2LOSS_SVC_DUAL one-vs-rest model" in r.stderr
+    assert "is a LIBLINEAR L2R_L2LOSS_SVC_DUAL model" in r.stderr
     run(["hash-model", "-q", "-m", lr, "--bits", "64", "-o", tmp_path / "l.hbm"])
     r = run(["predict", "--proba", "-m", lr, "-H", tmp_path / "l.hbm", TEST3], exit_code=2, stdout="")
     assert "not with the hash filter (drop -H, or give --exact)" in r.stderr
     run(["predict", "-q", "--proba", "--exact", "-m", lr, "-H", tmp_path / "l.hbm", TEST3])
+    run(["hash-model", "-q", "-m", lr2, "--bits", "64", "-o", tmp_path / "l2.hbm"])
+    r = run(["predict", "--proba", "-m", lr2, "-H", tmp_path / "l2.hbm", TEST3], exit_code=2, stdout="")
+    assert "not with -H (drop -H, or give --exact)" in r.stderr
     r = run(["predict", "--proba", "--dag", "-m", lr2, TEST3], exit_code=2, stdout="")
     assert "a LIBLINEAR logistic-regression model, is LIBLINEAR's probability" in r.stderr and "--dag" in r.stderr
     r = run(["import-model", TOOL_FIXTURES / "liblinear_lr2.model", "-o", tmp_path / "x.hsvm", "--calibration",
