@@ -79,7 +79,10 @@ class HashedOvoSVC(ClassifierMixin, BaseEstimator):
     whole-number floats, the model `hsvm train-ovo` makes of the same data
     and seed, else the positions 0..K-1 of ``classes_``),
     ``hash_model_`` (None when exact), ``cv_results_`` (the search's table
-    when C was chosen by cross-validation, else None)."""
+    when C was chosen by cross-validation, else None).  ``decision_function``
+    gives the exact one-vs-one scores (``SVC``'s ``"ovr"`` shape); there is no
+    ``predict_proba`` (``hsvm_cli.calibrate`` fits probabilities on held-out
+    data, for :class:`~hsvm_cli.predict.predictor.Predictor`)."""
 
     def __init__(self, C=1.0, *, normalize="l2", solver="l2loss-dual", tol=None, bias="auto", class_weight=None,
                  cv_folds=None, hash_bits=None, bits=None, filter_k=None, refine=True, first_stage=None, rule="vote",
@@ -130,6 +133,9 @@ class HashedOvoSVC(ClassifierMixin, BaseEstimator):
                                     first_stage=self.first_stage, rule=self.rule, threads=threads)
         self.classes_ = classes
         self.model_ = model
+        # decision_function's exact scorer: the predictor itself when exact by votes
+        exact = hashed is None and self.first_stage is None and self.filter_k is None and self.rule == "vote"
+        self.exact_predictor_ = self.predictor_ if exact else Predictor(model, threads=threads)
         self.hash_model_ = hashed
         self.C_ = float(model.params["C"])
         self.cv_results_ = model.params.get("cross_validation")
@@ -140,6 +146,27 @@ class HashedOvoSVC(ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         X = _validate_data(self, X, accept_sparse="csr", dtype=(np.float64, np.float32), order="C", reset=False)
         return self.classes_[np.searchsorted(self.model_.classes, self.predictor_.predict(X))]
+
+    def decision_function(self, X):
+        """The exact one-vs-one scores of the samples ``X``, in
+        ``SVC(decision_function_shape="ovr")``'s form: [n, K] (columns in
+        ``classes_`` order) each class's votes plus its summed pair decision
+        values towards it squashed into (-1/3, 1/3), so that the largest is
+        max-wins' winner with confidences breaking equal votes; two classes:
+        [n], the pair's decision value, positive towards ``classes_[1]``.
+        Always exact (every classifier asked), also when ``hash_bits`` makes
+        ``predict`` use the hash filter, whose labels may then differ from
+        the argmax here where the filter dropped the exact winner."""
+        check_is_fitted(self)
+        X = _validate_data(self, X, accept_sparse="csr", dtype=(np.float64, np.float32), order="C", reset=False)
+        exact = getattr(self, "exact_predictor_", None)
+        if exact is None:
+            exact = Predictor(self.model_, threads=self.predictor_.threads)
+        pred = exact.predict_block(X)
+        votes, conf = pred.votes.astype(np.float64), pred.confidence
+        if self.model_.n_classes == 2:
+            return conf[:, 1].copy()
+        return votes + conf / (3.0 * (np.abs(conf) + 1.0))
 
     def _training_class_weight(self, classes, integer_labels):
         """class_weight keyed by the labels trained on (y's integers, or

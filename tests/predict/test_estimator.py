@@ -184,3 +184,31 @@ def test_class_weight_that_names_no_class_is_refused_before_training(digits, cw,
     X, y, _, _ = digits
     with pytest.raises(ValueError, match=message):
         HashedOvoSVC(class_weight=cw).fit(X, y)
+
+
+def test_decision_function_is_svcs_ovr_shape_of_the_exact_votes(digits):
+    # votes plus squashed summed confidences: its argmax is max-wins' label
+    X, y, Xt, _ = digits
+    est = HashedOvoSVC(C=1.0).fit(X, y)
+    d = est.decision_function(Xt)
+    assert d.shape == (Xt.shape[0], est.classes_.shape[0])
+    votes = Predictor(est.model_).predict_block(Xt).votes
+    assert np.array_equal(np.floor(d + 1.0 / 3.0), votes) and np.abs(d - votes).max() < 1.0 / 3.0
+    assert np.array_equal(est.classes_[d.argmax(axis=1)], est.predict(Xt))
+    # exact also when predict hashes
+    hashed = HashedOvoSVC(C=1.0, hash_bits=256, filter_k=2).fit(X, y)
+    assert np.array_equal(hashed.decision_function(Xt), d)
+
+
+def test_binary_decision_function_is_the_pairs_value_positive_towards_the_second_class(digits):
+    X, y, Xt, yt = digits
+    keep, keep_t = np.isin(y, [3, 8]), np.isin(yt, [3, 8])
+    labels = np.where(y[keep] == 3, "three", "eight")         # classes_: eight, three
+    est = HashedOvoSVC(normalize="none").fit(X[keep], labels)
+    d = est.decision_function(Xt[keep_t])
+    assert d.shape == (int(keep_t.sum()),)
+    assert np.array_equal(est.classes_[(d > 0).astype(int)], est.predict(Xt[keep_t]))
+    m = est.model_
+    # the pair decides its class a when w.x + b > 0; positive here means classes_[1]
+    dec = np.asarray(Xt[keep_t] @ m.W[0].astype(np.float64)).ravel() + m.b[0]
+    assert np.allclose(dec, d if m.pair_a[0] == 1 else -d, rtol=1e-5, atol=1e-5)
