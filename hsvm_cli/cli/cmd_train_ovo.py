@@ -4,6 +4,7 @@ i/N), or on a Dask cluster (--dask)."""
 import math
 
 import click
+import numpy as np
 
 from ..io.files import outputs_together, writes_to_stdout
 from ..models.ovo import save_model
@@ -229,10 +230,39 @@ def command(train, codes_path, bits, output, C, c_grid, cv_folds, solver, tol, c
                    % (model.n_classes, options.counted(model.n_pairs, "pair"), options.counted(model.bags, "bag"),
                       model.n_features, c_text(model.params["C"]), output))
     _warn_not_converged(model.training.not_converged, model.n_pairs * model.bags, solver)
+    if not quiet:
+        _note_sparse_columns(model)
     if not quiet and model.n_features == 1 and model.normalize == "l2":
         # a one-feature sample normalised to unit length is +-1: only its sign is left
         click.echo("hsvm: train-ovo: with one feature, --normalize l2 keeps only each sample's sign; "
                    "--normalize none keeps its value", err=True)
+
+
+# Models this large are checked for feature columns no classifier uses.
+_WIDE_MODEL_BYTES = 512 << 20
+
+
+def _note_sparse_columns(model):
+    """A large model whose classifiers use few of its feature columns (sparse
+    data numbered up to a large index): W holds every pair's weight for every
+    column up to the largest index, so its size, and the time and memory of
+    everything that reads it, grow with that index rather than with the
+    features used.  Said once, with what compact numbering would make of it."""
+    W = model.W
+    if W.nbytes < _WIDE_MODEL_BYTES:
+        return
+    used = np.zeros(W.shape[1], dtype=bool)
+    for s in range(0, W.shape[0], 256):
+        used |= np.any(W[s:s + 256] != 0, axis=0)
+    n_used = int(used.sum())
+    if 4 * n_used > W.shape[1]:
+        return
+    from ..support.memory import format_bytes
+    click.echo("hsvm: train-ovo: note: the classifiers use %s of the model's %s feature columns (TRAIN's "
+               "largest index): W holds all of them, %s; numbered compactly (features 1..%d) the same model "
+               "would hold %s, and predict would read that much" % (
+                   "{:,}".format(n_used), "{:,}".format(W.shape[1]), format_bytes(W.nbytes),
+                   max(n_used, 1), format_bytes(W.nbytes // W.shape[1] * max(n_used, 1))), err=True)
 
 
 def _note_leave_one_out(search, asked, quiet):

@@ -473,3 +473,20 @@ def test_a_classifier_at_liblinears_iteration_limit_is_warned_about_as_liblinear
         quiet = run(["train-ovo", train, "--normalize", "none", "-B", "1", "-c", C, "--solver", "l1loss-dual",
                      "-e", eps, "-q", "-o", tmp_path / "m.hsvm"])
         assert quiet.stderr == (r.stderr[r.stderr.index(note):] if warned else "")    # -q keeps only the warning
+
+
+def test_a_large_model_using_few_of_its_columns_says_what_compact_numbering_would_save(tmp_path, monkeypatch):
+    # sparse data numbered up to a large index: W holds every column up to it
+    from hsvm_cli.cli import cmd_train_ovo
+    lines = ["%d %d:1 %d:0.5\n" % (c, 1 + 40000 * c + i % 3, 40000 * c + 7) for c in (1, 2, 3) for i in range(6)]
+    train = write_text(tmp_path / "wide.svm", "".join(lines))
+    monkeypatch.setattr(cmd_train_ovo, "_WIDE_MODEL_BYTES", 0)
+    r = run(["train-ovo", train, "-o", tmp_path / "m.hsvm"])
+    note = [line for line in r.stderr.splitlines() if "note:" in line]
+    assert len(note) == 1 and "the classifiers use 12 of the model's 120,007 feature columns" in note[0], r.stderr
+    assert "numbered compactly (features 1..12)" in note[0]
+    assert "note:" not in run(["train-ovo", train, "-q", "-o", tmp_path / "m.hsvm"]).stderr
+    # a model that uses its columns, or a small one, says nothing
+    assert "note:" not in run(["train-ovo", DIGITS_TRAIN, "-o", tmp_path / "d.hsvm"]).stderr
+    monkeypatch.setattr(cmd_train_ovo, "_WIDE_MODEL_BYTES", 512 << 20)
+    assert "note:" not in run(["train-ovo", train, "-o", tmp_path / "m.hsvm"]).stderr
