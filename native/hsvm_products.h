@@ -25,4 +25,11 @@ int32_t hsvm_products_dense(const float *X, int64_t n, int64_t d, int64_t ldx, c
 int32_t hsvm_products_csr(const int64_t *indptr, const int32_t *indices, const float *data, int64_t n,
                           const float *WT, int64_t P, float *out, int64_t ldo, int32_t kernel);
 
+/* The same products read from W itself (P rows of ldw floats), without its
+ * transpose: each classifier's row gathered at the sample's indices, the
+ * same chain term for term, hence the same bits.  For a few rows, where
+ * transposing W would cost more than all their products. */
+int32_t hsvm_products_csr_direct(const int64_t *indptr, const int32_t *indices, const float *data, int64_t n,
+                                 const float *W, int64_t ldw, int64_t P, float *out, int64_t ldo, int32_t kernel);
+
 #endif

@@ -8,7 +8,7 @@ from ..support.kernels import kernel_error, kernel_id
 from ..support.lazy_sparse import sp
 from ..support.native import float_vector_ptr, lib, ptr
 from ..support.timing import NullTimings
-from .products import products, transposed
+from .products import DIRECT_FEATURES_PER_ENTRY, direct_is_cheaper, products, transposed
 
 # Decision values are computed for a block of rows at a time; this bounds the
 # block's [rows x classifiers] float32 matrix.
@@ -96,6 +96,7 @@ class ExactScorer:
         self.threads = threads
         self.kernel = kernel
         self._WT = None
+        self._direct_entries = 0        # sparse entries scored without the transpose so far
 
     def _wt(self):
         # Sparse rows run over their nonzeros; with W transposed contiguously
@@ -122,6 +123,12 @@ class ExactScorer:
         a new block of up to 64 MB."""
         self.model.verify()
         if sp.issparse(X):
+            # a few rows (a one-line input) read W's rows, not its transpose,
+            # until enough have come for the transpose to pay
+            if self._WT is None and direct_is_cheaper(X, self.W.shape[1]) and \
+                    self._direct_entries + X.nnz <= self.W.shape[1] // DIRECT_FEATURES_PER_ENTRY:
+                self._direct_entries += X.nnz
+                return products(X, self.W, threads=self.threads, kernel=self.kernel)
             return products(X, self.W, WT=self._wt(), threads=self.threads, kernel=self.kernel)
         return products(X, self.W, out=out, threads=self.threads, kernel=self.kernel)
 
