@@ -26,6 +26,22 @@ def test_predicting_dense_samples_never_imports_scipy_or_numpy_ma(digits_files, 
         assert r.stdout.split() == ["False", "False", "False"], (extra, r.stdout)
 
 
+def test_predicting_with_a_one_vs_rest_model_never_imports_scipy_sparse(tmp_path):
+    # an imported LIBLINEAR model: 0.1-0.15 s of a one-line input's 0.3 s
+    from conftest import TOOL_FIXTURES, run
+    model = tmp_path / "o.hsvm"
+    run(["import-model", "-q", TOOL_FIXTURES / "liblinear_lr3.model", "-o", model])
+    for extra in ([], ["--proba"], ["--scores"]):
+        code = ("import sys; from hsvm_cli.cli.main import cli\n"
+                "try:\n    cli(%r)\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+                "print('scipy.sparse' in sys.modules)"
+                % (["predict", "-q", "-m", str(model)] + extra + [str(TOOL_FIXTURES / "digits3.test.svm"), "-o",
+                                                                   str(tmp_path / "p")]))
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.split() == ["False"], (extra, r.stdout)
+
+
 def test_hashing_dense_samples_with_a_hash_model_never_imports_scipy(digits_files, tmp_path):
     _, hbm, _ = digits_files
     code = ("import sys; from hsvm_cli.cli.main import cli\n"
