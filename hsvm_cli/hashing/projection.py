@@ -93,12 +93,15 @@ class SignProjector:
             # hsvm's own CSR products (native/products.c), which take the
             # reader's scipy-free chunks: scipy's product needed scipy.sparse
             # imported, 0.1-0.15 s of a sparse predict
-            from ..predict.products import products
+            from ..predict.products import direct_is_cheaper, products
             X = X.tocsr()
             if X.shape[1] != self.R.shape[1]:
                 raise ValueError("samples have %d features, the projection %d" % (X.shape[1], self.R.shape[1]))
             with np.errstate(over="ignore", invalid="ignore"):
-                proj = products(X, self.R, WT=self.RT)
+                # few rows for R's width (a one-line input) read R's rows
+                # directly until R has been transposed (the same bits)
+                few = self._RT is None and direct_is_cheaper(X, self.R.shape[1])
+                proj = products(X, self.R, WT=None if few else self.RT)
         else:
             X = np.ascontiguousarray(X, dtype=np.float32)
             with np.errstate(over="ignore", invalid="ignore"):

@@ -158,6 +158,10 @@ def test_dense_samples_are_projected_without_a_transposed_copy_and_sparse_ones_g
     dense = p.codes(X)
     assert p._RT is None            # a second D x d copy only for scipy's sparse product
     assert np.array_equal(p.codes(sp.csr_matrix(X)), dense) and p._RT is not None
+    # a few sparse rows for the width read R's rows directly: the same codes, no transpose
+    few = SignProjector(projection_matrix(128, 300, seed=1))
+    row = sp.csr_matrix(X[:1] * (np.arange(300) < 60))
+    assert np.array_equal(few.codes(row), p.codes(row)) and few._RT is None
 
 
 def test_a_projector_without_blas_shares_the_projection_and_leaves_the_original_on_blas():
