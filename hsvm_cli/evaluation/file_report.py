@@ -149,6 +149,7 @@ class ScoredRows:
         self.identical = self.reference_correct = 0
         self.outside_classes = 0
         self.rank_counts = self.ref_rank_counts = None
+        self.brier_sum = 0.0        # of sum_c (p_c - [c = y])^2 over the scored rows
         self._parts = []
 
     def _reference(self, m):
@@ -182,6 +183,8 @@ class ScoredRows:
             ranks = class_ranks(scores, _padded(class_index(classes, y_ref), m))
             self.ref_rank_counts = _added(self.ref_rank_counts, rank_counts(ranks, K))
         self._parts.append((p_true, conf, correct))
+        sq = np.einsum("ij,ij->", scores, scores, dtype=np.float64)
+        self.brier_sum += float(sq) - 2.0 * float(np.sum(p_true, dtype=np.float64)) + m
         self.not_argmax += int((labels != classes[top]).sum())
         if self.violation is None:
             self.violation = probability_violation(scores, lines)

@@ -39,6 +39,7 @@ def format_report(report, *, confusion=False, per_class=False):
     prob = report.get("probability")
     if prob:
         lines.append("NLL                  %.4f" % prob["nll"])
+        lines.append("Brier                %.4f" % prob["brier"])
         lines.append("ECE                  %.4f  (%d bins)" % (prob["ece"], prob["ece_bins"]))
         if prob["labels_not_most_probable"]:
             lines.append("not most probable    %d  (labels; Chow's rule below predicts the most probable class)"

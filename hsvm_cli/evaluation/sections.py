@@ -11,7 +11,7 @@ ECE_BINS = 15
 
 
 def probability_report(rows):
-    """NLL, ECE, the reject rates that reach :data:`ERROR_TARGETS` (None:
+    """NLL, the multi-class Brier score, ECE, the reject rates that reach :data:`ERROR_TARGETS` (None:
     only rejecting every sample gets there) and the error-reject curve
     (subsampled); also the full curve for plotting.  ``rows``: the
     per-sample summaries of :class:`~hsvm_cli.evaluation.file_report.ScoredRows`
@@ -23,6 +23,8 @@ def probability_report(rows):
     keep = subsample(reject.shape[0])
     summary = {
         "nll": nll_of(rows.p_true),
+        # Brier (1950), over every class: sum_c (p_c - [c = y])^2, averaged
+        "brier": rows.brier_sum / max(1, rows.p_true.shape[0]),
         "ece": float(expected_calibration_error_of(rows.conf, rows.correct, bins=ECE_BINS)),
         "ece_bins": ECE_BINS,
         "reject_at_error": [{"error_rate": t, "reject_rate": float(r) if r < 1.0 else None}

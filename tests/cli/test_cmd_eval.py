@@ -32,6 +32,7 @@ accuracy             75.0000%  (3/4)
 mean class accuracy  83.3333%
 macro F1             0.7778
 NLL                  0.6192
+Brier                0.3588
 ECE                  0.4000  (15 bins)
 
 error rate  reject rate  (Chow's rule on the maximum posterior)
@@ -161,6 +162,8 @@ def test_hand_made_probabilities_give_nll_ece_and_reject_table(hand):
     p = json.loads(run(["eval", "--truth", truth, preds, "--json"]).stdout)["probability"]
     assert p["nll"] == pytest.approx(-(math.log(.7) + math.log(.8) + math.log(.5) + math.log(.3)) / 4)
     assert p["ece"] == pytest.approx(0.4) and p["ece_bins"] == 15
+    # sum over classes of (p_c - [c = y])^2, by hand: 0.14, 0.06, 0.375, 0.86
+    assert p["brier"] == pytest.approx((0.14 + 0.06 + 0.375 + 0.86) / 4)
     assert p["reject_curve"]["reject_rate"] == [0.0, 0.25, 0.5, 0.75, 1.0]
     assert p["reject_curve"]["error_rate"] == pytest.approx([0.25, 1 / 3, 0.0, 0.0, 0.0])
     assert [row["reject_rate"] for row in p["reject_at_error"]] == [0.5] * 5
@@ -177,6 +180,7 @@ def test_reject_curve_is_monotone_and_starts_at_the_plain_accuracy(tmp_path):
     assert report["predictions"]["kind"] == "probabilities"
     curve = report["probability"]["reject_curve"]
     assert curve["points"] == 601 and len(curve["reject_rate"]) <= 200
+    assert report["probability"]["brier"] == pytest.approx(np.mean(np.sum((P - np.eye(6)[y]) ** 2, axis=1)))
     rej, err = np.array(curve["reject_rate"]), np.array(curve["error_rate"])
     assert rej[0] == 0.0 and rej[-1] == 1.0 and np.all(np.diff(rej) > 0)
     assert err[0] == pytest.approx(1 - report["accuracy"])
