@@ -83,8 +83,9 @@ def command(validation, model_path, hbm_path, output, max_loss, confidence, bits
     # Notices are printed once the work is done, as predict's: a refusal found
     # later (one class, an output that cannot be written) stays one line.
     notices = []
-    if not quiet:
-        notices.extend("hsvm: calibrate: " + note for note in validation_notes(model, y))
+    # what the validation set lacks makes the calibration poor: a warning,
+    # said with -q too (as train-ovo's unconverged classifiers are)
+    notices.extend("hsvm: calibrate: warning: " + note for note in validation_notes(model, y))
     asked = click.get_current_context().get_parameter_source("first_stages") != click.core.ParameterSource.DEFAULT
     if h is None and asked and first_stages is not None and "votes" in first_stages and not quiet:
         # only when asked for: the default list names it for runs with -H

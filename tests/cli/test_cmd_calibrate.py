@@ -271,6 +271,11 @@ def test_a_validation_set_missing_classes_is_said(digits_model_file, tmp_path):
     r = run(["calibrate", few, "-m", digits_model_file, "-o", tmp_path / "c.cal", "--repeat", "1",
              "--timing-budget", "0"])
     assert "the validation samples cover 2 of the model's 10 classes" in r.stderr
+    # a warning: said with -q too, alone
+    r = run(["calibrate", few, "-q", "-m", digits_model_file, "-o", tmp_path / "c.cal", "--repeat", "1",
+             "--timing-budget", "0"])
+    assert r.stderr.startswith("hsvm: calibrate: warning: the validation samples cover 2 of the model's 10 classes")
+    assert r.stderr.count("\n") == 1
 
 
 def test_calibrate_reports_how_good_the_chosen_settings_probabilities_are(omniglot, tmp_path):
@@ -315,7 +320,7 @@ def test_a_refusal_found_during_the_work_is_one_line_after_no_notices(digits_mod
             exit_code=74)
     assert r.stdout == "" and r.stderr.count("\n") == 1 and "cannot write" in r.stderr
     r = run(["calibrate", "-m", digits_model_file, three, "-o", tmp_path / "c.cal", "--repeat", "1"])
-    assert r.stderr.startswith("hsvm: calibrate: the validation samples cover 3 of the model's 10 classes")
+    assert r.stderr.startswith("hsvm: calibrate: warning: the validation samples cover 3 of the model's 10 classes")
     assert r.stdout.startswith("mode ")
 
 
