@@ -531,3 +531,28 @@ def test_a_zero_code_among_others_changes_only_its_own_row():
     want = np.bincount(np.where(a_wins, h.pair_a, h.pair_b), minlength=model.n_classes)
     assert np.array_equal(after_v[2], want)
     assert after_v[2].sum() == model.n_classes * (model.n_classes - 1) // 2
+
+
+@pytest.mark.parametrize("bags", [1, 3])
+@pytest.mark.parametrize("dense", [True, False])
+def test_keeping_every_class_votes_with_exact_predictions_kernel_bit_for_bit(bags, dense):
+    # -k K is exact prediction's path: its votes and confidences from the
+    # all-pairs vote kernel equal the kept-class kernel's, sums and all
+    from hsvm_cli import load_svmlight, train_ovo
+    from hsvm_cli.predict.exact import ExactScorer
+    from hsvm_cli.predict.refine import kept_votes
+    from hsvm_cli.preprocess import prepare
+
+    from conftest import DIGITS_TEST, DIGITS_TRAIN
+    X, y = load_svmlight(DIGITS_TRAIN)
+    Xt, _ = load_svmlight(DIGITS_TEST, n_features=X.shape[1])
+    m = train_ovo(X, y, bags=bags, seed=1)
+    Xn = prepare(m.normalize, Xt if not dense else Xt.toarray())
+    lookup = PairLookup(m.pair_a, m.pair_b, m.n_classes)
+    assert lookup.canonical
+    kept = np.tile(np.arange(m.n_classes)[::-1], (Xn.shape[0], 1))
+    scorer = ExactScorer(m)
+    votes, conf, nvalid = scorer.kept_votes(Xn, kept, lookup=lookup)
+    want_votes, want_conf, want_n = kept_votes(scorer.products(Xn), kept, lookup=lookup, bags=m.bags, bias=scorer.b)
+    assert np.array_equal(votes, want_votes) and np.array_equal(nvalid, want_n)
+    assert np.array_equal(conf.view(np.uint64), want_conf.view(np.uint64))
