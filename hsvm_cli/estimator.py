@@ -165,7 +165,12 @@ class HashedOvoSVC(ClassifierMixin, BaseEstimator):
         pred = exact.predict_block(X)
         votes, conf = pred.votes.astype(np.float64), pred.confidence
         if self.model_.n_classes == 2:
-            return conf[:, 1].copy()
+            d = conf[:, 1] + 0.0                # -0.0 as 0
+            # a decision of exactly 0 goes to the pair's second class (LIBSVM's
+            # rule), which may be classes_[1]: the smallest positive value
+            # then, so that classes_[(d > 0)] is predict's label
+            d[(d == 0.0) & (pred.labels == self.model_.classes[1])] = np.nextafter(0.0, 1.0)
+            return d
         return votes + conf / (3.0 * (np.abs(conf) + 1.0))
 
     def _training_class_weight(self, classes, integer_labels):

@@ -240,7 +240,16 @@ class OvrPredictor(BuildsPlansOnUse):
             return Prediction(y, m.classes[best], scores, scores)
         est = self.estimates(Xn, timings=t)
         with t.phase("filter"):
-            kept = top_classes(np.zeros(est.shape, dtype=np.int32), est, self.k, threads=self.threads)
+            # Equal estimates (a blank row of a model without bias scores every
+            # class 0) are ranked in the model's tie order, so that the class
+            # exact scoring picks among them is kept first: ranked by index,
+            # -k 2 had kept two others and labelled such a row otherwise
+            tied_first = np.argsort(m.tie_order, kind="stable")
+            if np.array_equal(tied_first, np.arange(K)):
+                kept = top_classes(np.zeros(est.shape, dtype=np.int32), est, self.k, threads=self.threads)
+            else:
+                kept = tied_first[top_classes(np.zeros(est.shape, dtype=np.int32), est[:, tied_first], self.k,
+                                              threads=self.threads)].astype(np.int32)
         with t.phase("refine"):
             if not self.refine:
                 best = kept[:, 0]

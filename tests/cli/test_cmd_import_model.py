@@ -268,3 +268,16 @@ def test_zero_based_is_for_libsvm_models_and_refused_for_liblinear_ones(tmp_path
     run(["import-model", "-q", TOOL_FIXTURES / "libsvm_c3.model", "--zero-based", "-o", out])
     from hsvm_cli.models.ovo import load_model
     assert load_model(str(out)).provenance["zero_based"] is True
+
+
+def test_the_one_vs_rest_filter_keeps_tied_classes_in_the_models_tie_order(tmp_path):
+    # the fixture's last row is blank and the model has no bias: every class
+    # scores 0, and exact prediction (as liblinear-predict) takes the first
+    # label of LIBLINEAR's order; ranked by index the filter had dropped it
+    out, hbm = tmp_path / "o.hsvm", tmp_path / "o.hbm"
+    run(["import-model", "-q", TOOL_FIXTURES / "liblinear_lr3.model", "-o", out])
+    run(["hash-model", "-q", "-m", out, "--bits", "256", "-o", hbm])
+    exact = run(["predict", "-q", "--exact", "-m", out, TEST3]).stdout.splitlines()
+    assert exact[-1] == _expected("liblinear_lr3").splitlines()[-1] == "7"
+    for k in ("1", "2"):
+        assert run(["predict", "-q", "-m", out, "-H", hbm, "-k", k, TEST3]).stdout.splitlines()[-1] == "7"

@@ -212,3 +212,15 @@ def test_binary_decision_function_is_the_pairs_value_positive_towards_the_second
     # the pair decides its class a when w.x + b > 0; positive here means classes_[1]
     dec = np.asarray(Xt[keep_t] @ m.W[0].astype(np.float64)).ravel() + m.b[0]
     assert np.allclose(dec, d if m.pair_a[0] == 1 else -d, rtol=1e-5, atol=1e-5)
+
+
+def test_binary_decision_of_exactly_zero_has_the_sign_of_predicts_label():
+    # no bias and a blank row: the pair's value is 0, which predict gives to
+    # the pair's second class
+    X = np.random.default_rng(0).normal(size=(60, 4))
+    y = np.where(X[:, 0] > 0, 5, 9)
+    est = HashedOvoSVC(bias=-1, normalize="none").fit(X, y)
+    blank = np.zeros((2, 4))
+    d = est.decision_function(blank)
+    assert np.array_equal(est.classes_[(d > 0).astype(int)], est.predict(blank))
+    assert np.all(np.abs(d) < 1e-300)
