@@ -12,7 +12,11 @@ def _parse_ks(ctx, param, value):
     if value is None:
         return None
     try:
-        ks = sorted({int(v) for v in value.split(",") if v.strip()})
+        items = value.split(",")
+        if value.strip() and any(not v.strip() for v in items):
+            # '1,,2': a list mistyped, not two values
+            raise ValueError
+        ks = sorted({int(v) for v in items if v.strip()})
     except ValueError:
         raise click.BadParameter("expected integers separated by commas, such as 1,5,24") from None
     if not ks:
@@ -49,8 +53,8 @@ _path = options.INPUT
                    "epsilon, accuracy, seconds_per_sample): tabulated, and drawn with --plot.  TRUTH and "
                    "PREDICTIONS may then be omitted.")
 @click.option("--plot", type=options.OUTPUT_FILE,
-              help="Draw the error-reject curve, the top-k recall curve and the grid into this PNG "
-                   "(needs matplotlib: pip install 'hsvm[plot]').")
+              help="Draw the error-reject curve, the top-k recall curve and the grid into this image: SVG or "
+                   "PDF for a name ending .svg or .pdf, else PNG (needs matplotlib: pip install 'hsvm[plot]').")
 @options.as_json
 @options.output(what="The report")
 @click.option("-q", "--quiet", is_flag=True,

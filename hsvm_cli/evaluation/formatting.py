@@ -5,7 +5,7 @@ import numpy as np
 
 
 def _pct(v):
-    return "%.4f%%" % (100 * v)
+    return "-" if v is None else "%.4f%%" % (100 * v)
 
 
 def _table(header, rows):
@@ -21,7 +21,7 @@ def format_report(report, *, confusion=False, per_class=False):
             "samples              %d" % report["samples"],
             "accuracy             %s  (%d/%d)" % (_pct(report["accuracy"]), report["correct"], report["samples"]),
             "mean class accuracy  %s" % _pct(report["mean_class_accuracy"]),
-            "macro F1             %.4f" % report["macro_f1"],
+            "macro F1             %s" % ("-" if report["macro_f1"] is None else "%.4f" % report["macro_f1"]),
         ]
     damaged = report.get("predictions", {}).get("not_probabilities")
     if damaged:

@@ -56,9 +56,10 @@ def _metrics_of_confusion(labels, cm):
     return {
         "samples": n,
         "correct": int(tp.sum()),
-        "accuracy": float(tp.sum() / n) if n else 0.0,
-        "mean_class_accuracy": float(recall[present].mean()) if present.any() else 0.0,
-        "macro_f1": float(f1.mean()) if len(labels) else 0.0,
+        # undefined without samples (an empty shard): null, not 0
+        "accuracy": float(tp.sum() / n) if n else None,
+        "mean_class_accuracy": float(recall[present].mean()) if present.any() else None,
+        "macro_f1": float(f1.mean()) if len(labels) else None,
         "labels": [int(v) for v in labels],
         "per_class": {
             "recall": [float(v) for v in recall],

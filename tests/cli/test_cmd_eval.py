@@ -539,10 +539,13 @@ def test_a_shard_without_samples_is_evaluated_as_0_of_0_as_predict_wrote_it(tmp_
     scored = write_text(tmp_path / "s.txt", "labels -3 1\n")
     for preds in (none, scored):
         r = run(["eval", "--shard", "0/4", "--truth", blank, preds])
-        assert r.stdout.startswith("samples              0\naccuracy             0.0000%  (0/0)\n")
+        # no samples: the rates are undefined ("-", null), not 0
+        assert r.stdout.startswith("samples              0\naccuracy             -  (0/0)\nmean class accuracy  -\n"
+                                   "macro F1             -\n")
         assert r.stderr == "hsvm: eval: shard 0/4 of %s holds no samples: its report counts 0 of 0\n" % blank
         r = run(["eval", "-q", "--json", "--shard", "0/4", "--truth", blank, preds], stderr="")
-        assert json.loads(r.stdout)["samples"] == 0
+        report = json.loads(r.stdout)
+        assert report["samples"] == 0 and report["accuracy"] is None and report["macro_f1"] is None
 
 
 def test_a_file_of_many_blocks_is_reported_as_the_whole_matrix_gives_it(tmp_path):
@@ -693,3 +696,10 @@ def test_bytes_of_a_bad_label_that_are_not_utf8_are_shown_escaped(tmp_path):
     preds.write_bytes(b"1\n\xff\x01\n")
     r = run(["eval", "--truth", truth, str(preds)], exit_code=65)
     assert r.stderr == "hsvm: %s:2: label '\\xff\\x01' is not a number\n" % preds
+
+
+def test_an_empty_item_in_the_recall_k_list_is_refused(hand):
+    truth, preds = hand
+    r = run(["eval", "--truth", truth, preds, "--recall-k", "1,,2"], exit_code=2, stdout="")
+    assert "expected integers separated by commas" in r.stderr
+    run(["eval", "--truth", truth, preds, "--recall-k", " 1, 2 "])
