@@ -42,15 +42,16 @@ static double series_log(double s)
     return 2.0 * z * acc + ed * LN2;
 }
 
-/* The stream into doubles (out64) or rounded to float32 (out32: the bits of
- * (float) of each double, as numpy's astype gives them, without the double
- * array -- 8 bytes an entry at the peak of a D x d projection). */
-static void standard_normal_into(uint64_t seed, uint64_t stream, double *out64, float *out32, int64_t count)
+/* The stream's values from uniform pair p0 on, at most `count` of them and
+ * no pair at or past p1 (the whole stream: p0 = 0, p1 = UINT64_MAX):
+ * element i of a span is element (values of the pairs before p0) + i of the
+ * stream, so spans whose starting offsets are known (hsvm_normal_pairs_kept)
+ * can be filled side by side. */
+static void normal_span(uint64_t key, uint64_t p0, uint64_t p1, double *out64, float *out32, int64_t count)
 {
 #define STORE(x) (out64 ? (void)(out64[filled++] = (x)) : (void)(out32[filled++] = (float)(x)))
-    const uint64_t key = splitmix64(seed ^ splitmix64(stream));
     int64_t filled = 0;
-    for (uint64_t p = 0; filled < count; p++) {
+    for (uint64_t p = p0; filled < count && p < p1; p++) {
         double u = uniform_pm1(2 * p, key);
         double v = uniform_pm1(2 * p + 1, key);
         double s = u * u + v * v;
@@ -62,6 +63,43 @@ static void standard_normal_into(uint64_t seed, uint64_t stream, double *out64, 
             STORE(v * f);
     }
 #undef STORE
+}
+
+static uint64_t stream_key(uint64_t seed, uint64_t stream)
+{
+    return splitmix64(seed ^ splitmix64(stream));
+}
+
+int64_t hsvm_normal_pairs_kept(uint64_t seed, uint64_t stream, uint64_t p0, uint64_t p1)
+{
+    const uint64_t key = stream_key(seed, stream);
+    int64_t kept = 0;
+    for (uint64_t p = p0; p < p1; p++) {
+        double u = uniform_pm1(2 * p, key);
+        double v = uniform_pm1(2 * p + 1, key);
+        double s = u * u + v * v;
+        kept += s > 0.0 && s < 1.0;
+    }
+    return kept;
+}
+
+void hsvm_standard_normal_span(uint64_t seed, uint64_t stream, uint64_t p0, uint64_t p1, double *out, int64_t count)
+{
+    normal_span(stream_key(seed, stream), p0, p1, out, NULL, count);
+}
+
+void hsvm_standard_normal_span_f32(uint64_t seed, uint64_t stream, uint64_t p0, uint64_t p1, float *out,
+                                   int64_t count)
+{
+    normal_span(stream_key(seed, stream), p0, p1, NULL, out, count);
+}
+
+/* The stream into doubles (out64) or rounded to float32 (out32: the bits of
+ * (float) of each double, as numpy's astype gives them, without the double
+ * array -- 8 bytes an entry at the peak of a D x d projection). */
+static void standard_normal_into(uint64_t seed, uint64_t stream, double *out64, float *out32, int64_t count)
+{
+    normal_span(stream_key(seed, stream), 0, UINT64_MAX, out64, out32, count);
 }
 
 void hsvm_standard_normal(uint64_t seed, uint64_t stream, double *out, int64_t count)

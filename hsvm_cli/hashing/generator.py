@@ -24,21 +24,62 @@ from ..support.native import lib, ptr
 GENERATOR = "splitmix64-polar-v1"
 
 
-def standard_normal(count, *, seed, stream=0, dtype=np.float64):
+# Streams this long are filled by several threads: the uniform pairs are cut
+# into spans of SPAN_PAIRS, the pairs each span keeps counted first (a fifth
+# of the work of making its values: no logarithm), which places every span's
+# values in the output, then the spans filled side by side -- the values of
+# the one-thread loop, bit for bit.
+PARALLEL_VALUES = 1 << 22
+SPAN_PAIRS = 1 << 20
+_KEPT = np.pi / 4           # the share of pairs the polar method keeps
+
+
+def standard_normal(count, *, seed, stream=0, dtype=np.float64, threads=None):
     """``count`` N(0, 1) doubles, a pure function of (seed, stream, count),
     computed in C (native/normals.c; tests/oracles/generator_ref.py holds the
     same stream in numpy).  ``dtype=np.float32``: the same values rounded to
     float32 as they are made, the bits of ``.astype(np.float32)`` without
-    the double array."""
-    if np.dtype(dtype) == np.float32:
-        out = np.empty(int(count), dtype=np.float32)
-        if out.size:
-            lib.hsvm_standard_normal_f32(int(seed) & 0xFFFFFFFFFFFFFFFF, int(stream), ptr("float *", out), out.size)
+    the double array.  ``threads`` (default: the CPUs this process may use)
+    share a long stream (:data:`PARALLEL_VALUES`); the values are the same."""
+    f32 = np.dtype(dtype) == np.float32
+    out = np.empty(int(count), dtype=np.float32 if f32 else np.float64)
+    seed = int(seed) & 0xFFFFFFFFFFFFFFFF
+    if not out.size:
         return out
-    out = np.empty(int(count), dtype=np.float64)
-    if out.size:
-        lib.hsvm_standard_normal(int(seed) & 0xFFFFFFFFFFFFFFFF, int(stream), ptr("double *", out), out.size)
+    from ..support.threads import resolve_threads
+    threads = resolve_threads(threads)
+    if out.size < PARALLEL_VALUES or threads < 2:
+        if f32:
+            lib.hsvm_standard_normal_f32(seed, int(stream), ptr("float *", out), out.size)
+        else:
+            lib.hsvm_standard_normal(seed, int(stream), ptr("double *", out), out.size)
+        return out
+    _fill_in_spans(out, seed, int(stream), threads, f32)
     return out
+
+
+def _fill_in_spans(out, seed, stream, threads, f32):
+    from concurrent.futures import ThreadPoolExecutor
+    count = out.size
+    kept = []                   # pairs kept by each span, spans counted so far
+    with ThreadPoolExecutor(threads) as pool:
+        while 2 * sum(kept) < count:
+            short = count - 2 * sum(kept)
+            more = max(threads, int(short / 2 / _KEPT / SPAN_PAIRS) + 1)
+            first = len(kept)
+            kept += list(pool.map(lambda b: lib.hsvm_normal_pairs_kept(seed, stream, b * SPAN_PAIRS,
+                                                                         (b + 1) * SPAN_PAIRS),
+                                  range(first, first + more)))
+        starts = np.concatenate([[0], np.cumsum(2 * np.asarray(kept, dtype=np.int64))])
+        span = lib.hsvm_standard_normal_span_f32 if f32 else lib.hsvm_standard_normal_span
+        kind = "float *" if f32 else "double *"
+
+        def fill(b):
+            at = int(starts[b])
+            if at < count:
+                span(seed, stream, b * SPAN_PAIRS, (b + 1) * SPAN_PAIRS, ptr(kind, out[at:]),
+                     int(min(starts[b + 1], count) - at))
+        list(pool.map(fill, range(len(kept))))
 
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)

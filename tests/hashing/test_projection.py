@@ -21,6 +21,19 @@ def test_gaussian_stream_prefixes_agree_and_moments_are_normal():
     assert not np.array_equal(standard_normal(10, seed=8), long[:10])
 
 
+@pytest.mark.parametrize("count", [1, 2, 1999, 2000, 2001, 7777])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_stream_filled_in_spans_on_threads_is_the_one_thread_stream(monkeypatch, count, dtype):
+    from hsvm_cli.hashing import generator
+    want = standard_normal(count, seed=11, stream=3, dtype=dtype, threads=1)
+    # tiny spans: many of them, the last kept pair cut after its first value
+    monkeypatch.setattr(generator, "PARALLEL_VALUES", 1)
+    monkeypatch.setattr(generator, "SPAN_PAIRS", 97)
+    for threads in (2, 3):
+        got = standard_normal(count, seed=11, stream=3, dtype=dtype, threads=threads)
+        assert got.dtype == want.dtype and np.array_equal(got.view(np.uint8), want.view(np.uint8)), threads
+
+
 def test_projection_prefix_rows_are_the_shorter_projection():
     assert np.array_equal(projection_matrix(128, 5, seed=3)[:64], projection_matrix(64, 5, seed=3))
 
