@@ -2,6 +2,7 @@
 import click
 
 from ..errors import OptionError
+from ..hashing.krsh import KERNEL_PARAMETERS
 from ..models.kernel_hash import save_kernel_hash
 from ..train.kernel_hash import fit_kernel_hash_file
 from . import options
@@ -56,7 +57,7 @@ def command(train, output, kernel, gamma, degree, coef0, landmarks, bits, projec
     given = lambda name: ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE  # noqa: E731
     # Options of another kernel: accepted (a recipe may pass them for every
     # kernel) and said, one rule for the three (--gamma had been refused).
-    for name, users in (("degree", ("poly",)), ("coef0", ("poly",)), ("gamma", ("rbf", "chi2", "poly"))):
+    for name, users in KERNEL_PARAMETERS.items():
         if given(name) and kernel not in users and not (name == "gamma" and gamma == "auto") and not quiet:
             which = "the %s kernel" % users[0] if len(users) == 1 else \
                 "the %s and %s kernels" % (", ".join(users[:-1]), users[-1])

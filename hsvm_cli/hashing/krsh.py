@@ -77,13 +77,15 @@ from .circulant import CirculantProjection
 from .generator import GENERATOR, standard_normal
 from .projection import pack_signs
 
-__all__ = ["KERNELS", "KHM_KIND", "KHM_VERSION", "PROJECTION_STREAM", "DEFAULT_TOL", "KernelHash",
+__all__ = ["KERNELS", "KERNEL_PARAMETERS", "KHM_KIND", "KHM_VERSION", "PROJECTION_STREAM", "DEFAULT_TOL", "KernelHash",
            "kernel_matrix", "auto_gamma", "fit_kernel_hash", "first_negative", "check_codes_meta",
            "NegativeFeatureError"]
 
 #: Kernel names and their ids in native/hsvm_kernels.h.
 KERNELS = {"linear": 0, "poly": 1, "rbf": 2, "chi2": 3, "intersection": 4}
 _USES_GAMMA = ("rbf", "chi2", "poly")
+#: The kernels each parameter of a kernel hash is for (the others ignore it).
+KERNEL_PARAMETERS = {"degree": ("poly",), "coef0": ("poly",), "gamma": _USES_GAMMA}
 _NONNEGATIVE = ("chi2", "intersection")
 
 KHM_KIND = "hsvm-kernel-hash"

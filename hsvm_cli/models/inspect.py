@@ -85,8 +85,19 @@ class FileInfo:
             lines.append("  classes (%d): %s%s" % (len(self.classes), shown, more))
         lines.append("  arrays: " + "; ".join("%s %s [%s]" % (name, a["dtype"], ", ".join(map(str, a["shape"])))
                                               for name, a in self.arrays.items()))
-        lines.extend("  %s: %s" % (key, value) for key, value in _flat(self.meta))
+        unused = _unused_parameters(self.format, self.meta)
+        lines.extend("  %s: %s%s" % (key, value, " (unused by the %s kernel)" % self.meta.get("kernel")
+                                     if key in unused else "") for key, value in _flat(self.meta))
         return "\n".join(lines) + "\n"
+
+
+def _unused_parameters(kind, meta):
+    """A kernel hash's stored parameters its kernel ignores (an rbf hash
+    stores poly's degree and coef0 too)."""
+    if kind != "hsvm-kernel-hash":
+        return ()
+    from ..hashing.krsh import KERNEL_PARAMETERS
+    return tuple(name for name, users in KERNEL_PARAMETERS.items() if meta.get("kernel") not in users)
 
 
 def _flat(meta, prefix=""):

@@ -136,3 +136,15 @@ def test_verify_compares_every_row_of_w_with_its_digest(digits_model, tmp_path, 
     r = run(["info", "--verify", str(stale)], exit_code=65)
     assert r.stderr == "hsvm: %s: array 'W' is corrupt: checksum mismatch in its row 0 (bytes 0 to %d)\n" % (
         stale, 4 * digits_model.n_features)
+
+
+def test_a_kernel_hash_says_which_stored_parameters_its_kernel_ignores(tmp_path):
+    for kernel, unused, used in (("rbf", ("degree", "coef0"), ("gamma",)), ("poly", (), ("degree", "coef0", "gamma")),
+                                 ("linear", ("degree", "coef0", "gamma"), ())):
+        khm = tmp_path / (kernel + ".khm")
+        run(["kernel-hash", "-q", DIGITS_TRAIN, "--kernel", kernel, "--landmarks", "8", "--bits", "64", "-o", khm])
+        lines = {line.split(":")[0].strip(): line for line in run(["info", khm]).stdout.splitlines()}
+        for name in unused:
+            assert lines[name].endswith("(unused by the %s kernel)" % kernel), lines[name]
+        for name in used:
+            assert "unused" not in lines[name], lines[name]
