@@ -243,7 +243,39 @@ def _one_line_usage(self, file=None):
         named = _file_named_like(self.option_name)
         if named is not None:
             message = "%s (the file %s? put -- before it, or write ./%s)" % (self.message.rstrip("."), named, named)
+    else:
+        extra = _usage_hint(self, ctx)
+        if extra:
+            message = "%s (%s)" % (message.rstrip("."), extra)
     click.echo(_usage_line(where, message), file=file, err=file is None)
+
+
+def _usage_hint(exc, ctx):
+    """What to do about a natural first mistake, or None: an output file given
+    as an argument (LIBSVM's `train data model`), the model given as TEST or
+    left out beside -H."""
+    names = {p.name for p in ctx.command.params}
+    if exc.message.startswith("Got unexpected extra argument") and "output" in names:
+        return "an output file is named with -o FILE"
+    param = getattr(exc, "param", None)
+    if isinstance(exc, click.MissingParameter) and param is not None and param.name == "model_path":
+        given = ctx.params or {}
+        for name in ("test", "validation"):
+            value = given.get(name)
+            if isinstance(value, str) and value != "-" and _hsvm_model(value):
+                return "%s is an hsvm model: give it with -m, and the data as %s" % (value, name.upper())
+        if given.get("hbm_path"):
+            return "the hash filter keeps classes for the exact model's classifiers: give the model (.hsvm) with -m"
+    return None
+
+
+def _hsvm_model(path):
+    """Whether ``path`` names an hsvm model file (one-vs-one or one-vs-rest)."""
+    try:
+        from ..io.container import container_kind
+        return container_kind(path) in ("hsvm-model", "hsvm-ovr-model")
+    except Exception:
+        return False
 
 
 def _file_named_like(option):

@@ -713,6 +713,44 @@ def _compressed_said(head, what):
                      "(decompress it first)" % (what, kind))
 
 
+# The first data line of svmlight text: a label, then index:value pairs (a
+# qid too), perhaps a comment.
+_SVMLIGHT_LINE = re.compile(rb"^[ \t]*[-+]?[0-9.][^ \t\r\n:]*([ \t]+(qid:[^ \t\r\n]+|[0-9]+:[^ \t\r\n]+))+[ \t]*"
+                            rb"(#[^\n]*)?\r?$")
+
+
+def svmlight_said(name, what):
+    """What a file that is no container says when it holds svmlight data,
+    plain or compressed (the data given where a model was asked for, or the
+    two swapped), or None."""
+    try:
+        with open_raw(name) as fh:
+            first = read_raw(fh, 1 << 14, name)
+        kind = compressed_kind(first)
+        text = _head_of(first, kind) if kind else first
+    except Exception:           # a judgement for a message: no new failure
+        return None
+    lines = [line for line in text.split(b"\n")[:-1] if line.strip() and not line.lstrip().startswith(b"#")]
+    if not lines or not _SVMLIGHT_LINE.match(lines[0]):
+        return None
+    return ("%s but %ssvmlight data (a label, then index:value pairs): the data goes where TEST or TRAIN does, "
+            "an hsvm file where this was given" % (what, "%s-compressed " % kind if kind else ""))
+
+
+def _head_of(first, kind):
+    """The decompressed start of ``first``, the first bytes of a compressed file."""
+    if kind == "gzip":
+        import zlib
+        return zlib.decompressobj(31).decompress(first, 1 << 14)
+    if kind == "bzip2":
+        import bz2
+        return bz2.BZ2Decompressor().decompress(first, 1 << 14)
+    if kind == "xz":
+        import lzma
+        return lzma.LZMADecompressor().decompress(first, 1 << 14)
+    return b""
+
+
 def read_container(path, *, kind, versions, lazy=()):
     """Open and validate a container written by :func:`write_container`.
 
@@ -742,7 +780,8 @@ def read_container(path, *, kind, versions, lazy=()):
             raise ModelFormatError(name, "a LIBSVM or LIBLINEAR model, not an hsvm one: convert it with "
                                    "`hsvm import-model %s -o MODEL.hsvm`" % name)
         if hlen < 2 or hlen > _MAX_HEADER:
-            raise ModelFormatError(name, _compressed_said(head, what) or "%s (bad header length)" % what)
+            raise ModelFormatError(name, svmlight_said(name, what) or _compressed_said(head, what)
+                                   or "%s (bad header length)" % what)
         raw = read_raw(fh, hlen, name)
         if 8 + hlen > size:
             # Cut off, if what follows the length opens a JSON header; else
@@ -750,11 +789,13 @@ def read_container(path, *, kind, versions, lazy=()):
             # bytes read as a length that fits within _MAX_HEADER.
             raise ModelFormatError(name, "truncated or damaged: header runs past the end of the file"
                                    if raw[:1] == b"{"
-                                   else _compressed_said(head, what) or "%s (no container header)" % what)
+                                   else svmlight_said(name, what) or _compressed_said(head, what)
+                                   or "%s (no container header)" % what)
     try:
         header = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
-        raise ModelFormatError(name, _compressed_said(head, what) or "%s (header is not JSON)" % what) from None
+        raise ModelFormatError(name, svmlight_said(name, what) or _compressed_said(head, what)
+                               or "%s (header is not JSON)" % what) from None
     if not isinstance(header, dict) or not isinstance(header.get("__metadata__"), dict):
         raise ModelFormatError(name, "%s (no metadata)" % what)
     md = header.pop("__metadata__")

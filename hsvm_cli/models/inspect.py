@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass
 
 from ..errors import ModelFormatError, OptionError, printable
-from ..io.container import compressed_kind, container_kind, read_container
+from ..io.container import compressed_kind, container_kind, read_container, svmlight_said
 from ..io.files import display_name, open_raw, read_raw
 
 __all__ = ["FileInfo", "describe"]
@@ -131,6 +131,9 @@ def _not_a_container(name):
                "MODEL.hsvm`" % name
     if head[8:9] == b"{":
         return _damaged_header(name, int.from_bytes(head[:8], "little"))
+    data = svmlight_said(name, "not an hsvm file")
+    if data:
+        return data
     if compressed_kind(head):
         return ("not an hsvm file but %s-compressed data: hsvm's binary files are never compressed (decompress it "
                 "first)" % compressed_kind(head))

@@ -92,7 +92,8 @@ def test_unreadable_files_are_named_and_the_others_still_described(files, tmp_pa
              str(libsvm), str(packed)], exit_code=65)
     assert r.stdout.startswith("%s: hsvm-hash-model version" % files["hsvm-hash-model"])
     assert r.stderr.splitlines() == [
-        "hsvm: %s: not an hsvm file (no container header)" % text,
+        "hsvm: %s: not an hsvm file but svmlight data (a label, then index:value pairs): the data goes where TEST "
+        "or TRAIN does, an hsvm file where this was given" % text,
         "hsvm: %s: no such file" % (tmp_path / "missing"),
         "hsvm: %s: a LIBSVM or LIBLINEAR model, not an hsvm file: convert it with `hsvm import-model %s -o "
         "MODEL.hsvm`" % (libsvm, libsvm),

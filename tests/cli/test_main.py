@@ -100,3 +100,20 @@ def test_progress_bars_need_a_terminal_of_some_width_and_height(monkeypatch):
         monkeypatch.setattr(os, "get_terminal_size", lambda fd, size=size: os.terminal_size(size))
         assert options.show_progress(False) is shown, size
         assert options.show_progress(True) is False
+
+
+def test_natural_first_mistakes_get_what_to_do_next(tmp_path, digits_model_file):
+    from conftest import DIGITS_TEST, DIGITS_TRAIN
+    # LIBSVM's `svm-train data model`
+    r = run(["train-ovo", DIGITS_TRAIN, str(tmp_path / "m2")], exit_code=2)
+    assert "Got unexpected extra argument (m2) (an output file is named with -o FILE)" in r.stderr
+    # the model as TEST, and -H without the model
+    r = run(["predict", digits_model_file, DIGITS_TEST], exit_code=2)
+    assert "(%s is an hsvm model: give it with -m, and the data as TEST)" % digits_model_file in r.stderr
+    hbm = tmp_path / "m.hbm"
+    run(["hash-model", "-q", "-m", digits_model_file, "--bits", "64", "-o", hbm])
+    r = run(["predict", "-H", hbm, DIGITS_TEST], exit_code=2)
+    assert "give the model (.hsvm) with -m" in r.stderr
+    # the data where the model goes (swapped files)
+    r = run(["predict", "-m", DIGITS_TEST, digits_model_file], exit_code=65)
+    assert "but gzip-compressed svmlight data (a label, then index:value pairs)" in r.stderr
