@@ -106,7 +106,7 @@ def test_natural_first_mistakes_get_what_to_do_next(tmp_path, digits_model_file)
     from conftest import DIGITS_TEST, DIGITS_TRAIN
     # LIBSVM's `svm-train data model`
     r = run(["train-ovo", DIGITS_TRAIN, str(tmp_path / "m2")], exit_code=2)
-    assert "Got unexpected extra argument (m2) (an output file is named with -o FILE)" in r.stderr
+    assert "Got unexpected extra argument (%s) (an output file is named with -o FILE)" % (tmp_path / "m2") in r.stderr
     # the model as TEST, and -H without the model
     r = run(["predict", digits_model_file, DIGITS_TEST], exit_code=2)
     assert "(%s is an hsvm model: give it with -m, and the data as TEST)" % digits_model_file in r.stderr
