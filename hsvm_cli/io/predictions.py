@@ -344,6 +344,11 @@ class ScoredBlocks:
                 if self.classes is None and width is None:
                     if len(tokens) > 1:
                         # scores without their header would be read as labels alone
+                        if all(b":" in t for t in tokens[1:]):
+                            # index:value pairs: svmlight data, most likely TRUTH given second
+                            raise InputFormatError(name, lineno, "svmlight data (a label, then index:value pairs), "
+                                                   "not predictions: the order is TRUTH PREDICTIONS (or --truth "
+                                                   "TRUTH PREDICTIONS); were they swapped?")
                         raise InputFormatError(name, lineno, "%d fields: without a 'labels c1 c2 ...' header line "
                                                "a predictions file holds one label per line" % len(tokens))
                     labels.append(_parse_int_label(tokens[0], name, lineno))

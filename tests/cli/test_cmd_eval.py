@@ -521,6 +521,14 @@ def test_a_short_scores_file_is_blamed_on_its_last_line(tmp_path):
         stderr="hsvm: %s:1: 0 predictions for the 3 samples of %s\n" % (header, truth))
 
 
+def test_truth_and_predictions_swapped_is_said(tmp_path):
+    truth = write_text(tmp_path / "t.svm", "1 1:1\n2 1:2 3:0.5\n")
+    preds = write_text(tmp_path / "p.txt", "1\n2\n")
+    run(["eval", preds, truth], exit_code=65, stdout="",
+        stderr="hsvm: %s:1: svmlight data (a label, then index:value pairs), not predictions: the order is TRUTH "
+               "PREDICTIONS (or --truth TRUTH PREDICTIONS); were they swapped?\n" % truth)
+
+
 def test_scores_without_their_header_and_an_empty_truth_are_refused(tmp_path):
     truth = write_text(tmp_path / "t.svm", "1 1:1\n2 1:2\n")
     headless = write_text(tmp_path / "p.txt", "1 0.9 0.1\n2 0.2 0.8\n")
