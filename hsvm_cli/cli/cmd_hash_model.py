@@ -29,7 +29,8 @@ from . import options
 @options.quiet
 @options.outputs_apart((("output", "-o"),), ("model_path",), binary=("output",))
 def command(model_path, bits, output, projection, store_projection, class_scores, seed, quiet):
-    """Hash the classifiers of MODEL with D sign random projections."""
+    """Hash the classifiers of the model given with -m with D sign random
+    projections (a hash model, .hbm: predict -H filters with it)."""
     if bits % 64:
         raise click.BadParameter("must be a multiple of 64, got %d" % bits, param_hint="--bits")
     model = load_any_model(model_path)

@@ -9,7 +9,7 @@ from ..models.loading import load_any_hash_model, load_any_model
 from ..models.ovr import OvrModel
 from ..models.provenance import trained_zero_based
 from ..predict.logistic import logistic_solver, two_class_as_ovr
-from ..predict.predictor import Predictor
+from ..predict.predictor import CALIBRATE_HINT, Predictor
 from ..support.progress import StepBar
 from . import options
 
@@ -61,8 +61,10 @@ from . import options
 @click.option("--proba", is_flag=True,
               help="Write probabilities in LIBSVM's svm-predict -b 1 layout: a 'labels ...' header, then the "
                    "label and one probability per class, the columns in ascending class order (svm-predict's are "
-                   "in its training order: --class-order model; or read them by the header). Needs -C, except for a "
-                   "model of LIBLINEAR's logistic regression (liblinear-predict -b 1's probabilities).")
+                   "in its training order: --class-order model; or read them by the header); the label is then the "
+                   "most probable class, as svm-predict -b 1's, which may differ from the vote's in a few rows.  "
+                   "Needs -C, except for a model of LIBLINEAR's logistic regression (liblinear-predict -b 1's "
+                   "probabilities).")
 @click.option("--class-order", type=click.Choice(["ascending", "model"]), default="ascending", show_default=True,
               help="The columns of --scores/--proba: ascending class order, or 'model': the order a model "
                    "imported from LIBSVM or LIBLINEAR lists its labels in (svm-predict -b 1's columns).")
@@ -241,8 +243,8 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
                                                                                   setting.rule + " refine")))
         else:
             if proba or epsilon is not None:
-                raise click.UsageError("%s needs a calibration (-C)"
-                                       % ("--proba" if proba else "--filter-threshold"))
+                raise click.UsageError("%s needs a calibration (-C; %s)"
+                                       % ("--proba" if proba else "--filter-threshold", CALIBRATE_HINT))
             predictor = Predictor(model, h, **settings)
     if filter_k is not None and filter_k > model.n_classes and not quiet:
         # kept as K (a recipe's -k may be meant for models of more classes), but said

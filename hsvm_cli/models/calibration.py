@@ -172,7 +172,8 @@ class Calibration:
             # is checked against only where it is used: a corrupt digest must
             # be reported as the model's fault, not as a mismatch.
             model.verify()
-            raise ModelMismatchError("calibration %s was fitted for another model" % (self.path or "<calibration>"))
+            raise ModelMismatchError("calibration %s was fitted for another model (fit one for this model: hsvm "
+                                     "calibrate -m MODEL VALIDATION -o CAL)" % (self.path or "<calibration>"))
         if self.from_libsvm and "infinite_rho" not in self.info and 0 in (model.provenance or {}).get("nr_sv", []):
             # imported before the pairs of a class without support vectors
             # (rho = +-inf) got svm-predict's probabilities: its B values
@@ -182,7 +183,8 @@ class Calibration:
                                      "again (hsvm import-model MODEL_FILE -o MODEL --calibration %s)"
                                      % (self.path or "<calibration>", self.path or "CAL"))
         if h is not None and self.hash_identity and hash_identity(h) != self.hash_identity:
-            raise ModelMismatchError("calibration %s was fitted with another hash model" % (self.path or "<calibration>"))
+            raise ModelMismatchError("calibration %s was fitted with another hash model (give that one with -H, or "
+                                     "calibrate again with this one)" % (self.path or "<calibration>"))
 
 
 def hash_identity(h):

@@ -36,6 +36,8 @@ from .samples import check_samples, finite_samples, fit_width
 from .ties import kept_winners, winners
 
 EXACT_PHASES = ("parse", "normalise", "score", "vote", "write")
+#: How a calibration is made, for the messages that ask for one.
+CALIBRATE_HINT = "hsvm calibrate -m MODEL VALIDATION -o CAL fits one on labelled held-out data"
 DAG_PHASES = ("parse", "normalise", "dag", "write")
 HASH_PHASES = ("parse", "normalise", "hash", "filter", "refine", "write")
 #: How the exact classifiers decide among the classes they get: max-wins
@@ -234,7 +236,7 @@ class Predictor:
         K = model.n_classes
         if epsilon is not None:
             if calibration is None:
-                raise OptionError("--filter-threshold needs a calibration (-C)",
+                raise OptionError("--filter-threshold needs a calibration (-C; %s)" % CALIBRATE_HINT,
                                   python="epsilon needs a calibration (calibration)")
             if first_stage != "votes":
                 raise OptionError("--filter-threshold is calibrated for the vote first stage only",
@@ -447,7 +449,7 @@ class Predictor:
                 self._proba_twin = Predictor(self.model, **arguments, **common)
             return self._proba_twin._proba_predictor()
         if self.calibration is None:
-            raise OptionError("--proba needs a calibration (-C)",
+            raise OptionError("--proba needs a calibration (-C; %s)" % CALIBRATE_HINT,
                               python="probabilities need a calibration (Predictor.from_calibration, or "
                               "calibration=)")
         if self.rule == "dag":

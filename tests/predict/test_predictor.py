@@ -52,10 +52,10 @@ def test_hash_options_without_a_hash_model_are_option_errors_in_each_callers_wor
 def test_probabilities_and_thresholds_need_a_calibration(digits_model, hm, digits):
     with pytest.raises(OptionError, match="calibration") as info:
         Predictor(digits_model, hm, epsilon=0.1)
-    assert info.value.cli_message == "--filter-threshold needs a calibration (-C)"
+    assert info.value.cli_message.startswith("--filter-threshold needs a calibration (-C; hsvm calibrate -m MODEL")
     with pytest.raises(OptionError, match="Predictor.from_calibration") as info:
         Predictor(digits_model, hm).predict_proba(digits[2])
-    assert info.value.cli_message == "--proba needs a calibration (-C)"
+    assert info.value.cli_message.startswith("--proba needs a calibration (-C; hsvm calibrate -m MODEL")
     with pytest.raises(OptionError, match="filter_k must be an integer of at least 1, not 0"):
         Predictor(digits_model, hm, filter_k=0)
     with pytest.raises(OptionError, match="bits must be a multiple of 64 between 64 and the hash model's"):
