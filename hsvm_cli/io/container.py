@@ -679,7 +679,11 @@ def _verify_threads():
 
 # What a file of a kind that most commands refuse is, said beside the refusal.
 _KIND_HINTS = {"hsvm-ovr-model": "a one-vs-rest model, which only predict, hash-model and info take",
-               "hsvm-ovr-hash-model": "a one-vs-rest model's hash model, which only predict and info take"}
+               "hsvm-ovr-hash-model": "a one-vs-rest model's hash model, which only predict and info take",
+               "hsvm-hash-model": "a hash model: predict and calibrate take it with -H, beside its model's -m",
+               "hsvm-calibration": "a calibration: predict takes it with -C",
+               "hsvm-codes": "hashed samples: predict and train-ovo take them with --codes",
+               "hsvm-kernel-hash": "a kernel hash: predict takes it with --kernel-hash, hash-data with -H"}
 
 
 def kind_hint(kind):
