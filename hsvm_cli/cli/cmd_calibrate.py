@@ -1,6 +1,7 @@
 """hsvm calibrate: fit probabilities and choose the cheapest accurate setting."""
 import contextlib
 import json
+import os
 
 import click
 
@@ -86,6 +87,13 @@ def command(validation, model_path, hbm_path, output, max_loss, confidence, bits
     # what the validation set lacks makes the calibration poor: a warning,
     # said with -q too (as train-ovo's unconverged classifiers are)
     notices.extend("hsvm: calibrate: warning: " + note for note in validation_notes(model, y))
+    if _is_training_file(validation, model):
+        # the samples the classifiers were fitted on: their margins are larger
+        # than held-out ones', so the probabilities come out overconfident and
+        # the losses the setting is chosen by too small
+        notices.append("hsvm: calibrate: warning: %s is the file %s was trained on: probabilities fitted on it are "
+                       "overconfident and the setting's accuracy loss is understated; give held-out labelled data "
+                       "(split some off before training)" % (display_name(validation), model_path))
     asked = click.get_current_context().get_parameter_source("first_stages") != click.core.ParameterSource.DEFAULT
     if h is None and asked and first_stages is not None and "votes" in first_stages and not quiet:
         # only when asked for: the default list names it for runs with -H
@@ -134,3 +142,18 @@ def command(validation, model_path, hbm_path, output, max_loss, confidence, bits
                    "a setting that keeps more classes (more bits, a larger k)"
                    % ("under" if quality["mean_top_probability"] < quality["accuracy"] else "over",
                       quality["mean_top_probability"], 100 * quality["accuracy"], display_name(output)), err=True)
+
+
+def _is_training_file(validation, model):
+    """Whether VALIDATION is, byte for byte, the file the model records as its
+    training input (a regular file: stdin is read once, for the samples)."""
+    trained = (getattr(model, "provenance", None) or {}).get("train_sha256")
+    if not trained or validation in (None, "-"):
+        return False
+    try:
+        if not os.path.isfile(validation):
+            return False
+        from ..io.files import file_sha256
+        return file_sha256(validation) == trained
+    except OSError:
+        return False

@@ -366,3 +366,20 @@ def test_standard_output_named_twice_by_another_name_is_refused(digits_model_fil
         r = subprocess.run(base + ["-o", os.devnull, "--grid-json", "-"], stdout=out, stderr=subprocess.PIPE,
                            text=True, timeout=300)
     assert r.returncode == 0, r.stderr
+
+
+def test_calibrating_on_the_training_file_is_warned_of(tmp_path):
+    # its margins are the training samples': overconfident probabilities, an
+    # understated loss -- said with -q too, the calibration still written
+    from conftest import DIGITS_TRAIN, run
+    model = tmp_path / "m.hsvm"
+    run(["train-ovo", "-q", DIGITS_TRAIN, "-o", model])
+    r = run(["calibrate", "-q", "-m", model, DIGITS_TRAIN, "-o", tmp_path / "c.cal", "--repeat", "1",
+             "--timing-budget", "0"])
+    assert r.stderr == ("hsvm: calibrate: warning: %s is the file %s was trained on: probabilities fitted on it are "
+                        "overconfident and the setting's accuracy loss is understated; give held-out labelled data "
+                        "(split some off before training)\n" % (DIGITS_TRAIN, model))
+    assert (tmp_path / "c.cal").exists()
+    r = run(["calibrate", "-q", "-m", model, DIGITS_TEST, "-o", tmp_path / "d.cal", "--repeat", "1",
+             "--timing-budget", "0"])
+    assert "trained on" not in r.stderr
