@@ -28,7 +28,7 @@ models: :class:`OvrModel`, :func:`load_ovr_model`, :func:`save_ovr_model`,
 :func:`hash_ovr_model`, :func:`load_ovr_hash_model`, :func:`save_ovr_hash_model`;
 either kind: :func:`load_any_model`, :func:`load_any_hash_model`.  Prediction:
 :class:`Predictor` (exact, filter, filter-and-refine, probabilities;
-:meth:`Predictor.from_calibration`), :class:`OvrPredictor`.  Probabilities and the accuracy-speed
+:meth:`Predictor.from_calibration`), :class:`OvrPredictor` (LIBLINEAR logistic regression's probabilities: :func:`logistic_predictor`).  Probabilities and the accuracy-speed
 setting: :func:`calibrate`, :func:`load_calibration`, :func:`save_calibration`.
 scikit-learn estimator (needs scikit-learn): :class:`HashedOvoSVC`.  What a file
 holds (``hsvm info``): :func:`describe`.
@@ -61,7 +61,7 @@ _API = {
     "OvrHashModel": "models.ovr", "hash_ovr_model": "models.ovr", "load_ovr_hash_model": "models.ovr",
     "save_ovr_hash_model": "models.ovr",
     "load_any_model": "models.loading", "load_any_hash_model": "models.loading",
-    "OvrPredictor": "predict.ovr",
+    "OvrPredictor": "predict.ovr", "logistic_predictor": "predict.logistic",
     "OvoModel": "models.ovo", "load_model": "models.ovo", "save_model": "models.ovo",
     "HashModel": "models.hashed", "hash_model": "models.hashed", "load_hash_model": "models.hashed",
     "save_hash_model": "models.hashed",

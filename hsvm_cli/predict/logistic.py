@@ -17,7 +17,7 @@ import numpy as np
 
 from ..models.ovr import OvrModel
 
-__all__ = ["LOGISTIC_SOLVERS", "logistic_solver", "logistic_proba", "two_class_as_ovr"]
+__all__ = ["LOGISTIC_SOLVERS", "logistic_solver", "logistic_proba", "two_class_as_ovr", "logistic_predictor"]
 
 #: LIBLINEAR's solvers whose models give probabilities (its check_probability_model).
 LOGISTIC_SOLVERS = ("L2R_LR", "L1R_LR", "L2R_LR_DUAL")
@@ -65,3 +65,17 @@ def two_class_as_ovr(model):
     return OvrModel(classes=np.asarray(model.classes), W=W, b=bias, tie_order=tie, normalize=model.normalize,
                     params=dict(model.params or {}, two_class_first=a), provenance=dict(model.provenance or {}),
                     path=model.path)
+
+
+def logistic_predictor(model, *, threads=None):
+    """An exact :class:`~hsvm_cli.predict.ovr.OvrPredictor` whose
+    ``predict_proba`` gives liblinear-predict -b 1's probabilities, for a
+    model imported from LIBLINEAR's logistic regression: one-vs-rest, or two
+    classes through :func:`two_class_as_ovr` (what ``hsvm predict --proba``
+    runs); OptionError for another model."""
+    from ..errors import OptionError
+    from .ovr import OvrPredictor
+    if logistic_solver(model) is None:
+        raise OptionError("probabilities without a calibration are for models of LIBLINEAR's logistic regression "
+                          "(train -s 0, 6 or 7); %s is not one" % (model.path or "this model"))
+    return OvrPredictor(model if isinstance(model, OvrModel) else two_class_as_ovr(model), threads=threads)

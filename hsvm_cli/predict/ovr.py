@@ -176,6 +176,12 @@ class OvrPredictor(BuildsPlansOnUse):
         :meth:`hsvm_cli.predict.predictor.Predictor.predict` takes them)."""
         return self._predict_block(check_samples(X, self.model.n_features, extra="ignore")).labels
 
+    def predict_proba(self, X):
+        """LIBLINEAR's probabilities [n, K] (columns in ``model.classes``
+        order) of the raw samples X, for a model of its logistic regression
+        (:mod:`~hsvm_cli.predict.logistic`; OptionError otherwise)."""
+        return self._predict_block(check_samples(X, self.model.n_features, extra="ignore"), proba=True).proba
+
     def estimates(self, Xn, *, timings=None):
         """The filter's estimate [n, K] float64 for every class of prepared samples."""
         t = timings or NullTimings()

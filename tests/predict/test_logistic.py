@@ -1,6 +1,7 @@
 """LIBLINEAR's probabilities of its logistic-regression models
 (hsvm_cli/predict/logistic.py)."""
 import numpy as np
+import pytest
 
 from hsvm_cli.models.ovo import OvoModel
 from hsvm_cli.predict.logistic import logistic_proba, logistic_solver, two_class_as_ovr
@@ -46,3 +47,28 @@ def test_models_of_other_solvers_have_no_logistic_probabilities():
     assert logistic_solver(model) is None
     model.params = {"imported": "libsvm", "solver_type": "L2R_LR"}
     assert logistic_solver(model) is None
+
+
+def test_the_python_api_gives_the_commands_probabilities(tmp_path):
+    from hsvm_cli import import_model, load_svmlight, logistic_predictor
+    from hsvm_cli.errors import OptionError
+
+    from conftest import TOOL_FIXTURES
+    X, _ = load_svmlight(str(TOOL_FIXTURES / "digits3.test.svm"))
+    for name in ("liblinear_lr3", "liblinear_lr2"):
+        model = import_model(TOOL_FIXTURES / (name + ".model")).model
+        p = logistic_predictor(model)
+        P = p.predict_proba(X)
+        lines = (TOOL_FIXTURES / (name + ".proba")).read_text().split("\n")
+        order = [int(v) for v in lines[0].split()[1:]]
+        want = np.array([[float(v) for v in line.split()[1:]] for line in lines[1:] if line])
+        cols = np.searchsorted(model.classes, order)
+        assert np.abs(P[:, cols] - want).max() < 2e-6
+        top2 = np.sort(P, axis=1)[:, -2:]
+        clear = top2[:, 1] > top2[:, 0]          # the blank last row ties: the label is LIBLINEAR's first
+        assert np.array_equal(p.predict(X)[clear], model.classes[P.argmax(axis=1)][clear])
+    svm = import_model(TOOL_FIXTURES / "liblinear_ovr3.model").model
+    with pytest.raises(OptionError, match="logistic regression"):
+        logistic_predictor(svm)
+    with pytest.raises(OptionError, match="logistic regression"):
+        OvrPredictor(svm).predict_proba(X)
