@@ -124,7 +124,9 @@ def command(truth, predictions, confusion, per_class, proba, recall_k, reference
         # a stray label (a model of other classes, a file of another data
         # set) lowers macro F1 by a whole class: said, as scikit-learn warns
         click.echo("hsvm: eval: note: %s never in %s (%s%s): counted as errors, and macro F1 counts %s as %s "
-                   "of F1 0" % (options.counted(len(absent), "predicted label"), click.format_filename(truth),
+                   "of F1 0" % (options.counted(len(absent), "predicted label"),
+                                ("shard %s of %s" % (shard, click.format_filename(truth))) if shard is not None
+                                else click.format_filename(truth),
                                 ", ".join(map(str, absent[:5])), ", ..." if len(absent) > 5 else "",
                                 "it" if len(absent) == 1 else "them", "a class" if len(absent) == 1 else "classes"),
                    err=True)

@@ -71,3 +71,8 @@ def command(model_file, output, n_features, calib_path, zero_based, quiet):
         order = [str(v) for v in src.get("label_order", [])]
         shown = " ".join(order if len(order) <= 12 else order[:10] + ["... (%d labels)" % len(order)])
         options.log("hsvm: %s (label order %s) -> %s: %s, %d features" % (kind, shown, output, what, m.n_features))
+    if cal is None and not quiet and imp.platt_A is not None:
+        # svm-train -b 1's sigmoids, which only --calibration keeps
+        click.echo("hsvm: import-model: note: %s holds probability parameters (probA/probB, svm-train -b 1): "
+                   "--calibration CALIB keeps them for predict --proba -C CALIB (svm-predict -b 1's)" % model_file,
+                   err=True)

@@ -62,7 +62,8 @@ from . import options
               help="Write probabilities in LIBSVM's svm-predict -b 1 layout: a 'labels ...' header, then the "
                    "label and one probability per class, the columns in ascending class order (svm-predict's are "
                    "in its training order: --class-order model; or read them by the header); the label is then the "
-                   "most probable class, as svm-predict -b 1's, which may differ from the vote's in a few rows.  "
+                   "most probable class, as svm-predict -b 1's, which may differ from the vote's (with many classes, "
+                   "by points of accuracy either way).  "
                    "Needs -C, except for a model of LIBLINEAR's logistic regression (liblinear-predict -b 1's "
                    "probabilities).")
 @click.option("--class-order", type=click.Choice(["ascending", "model"]), default="ascending", show_default=True,

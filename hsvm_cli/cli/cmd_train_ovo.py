@@ -144,7 +144,9 @@ def command(train, codes_path, bits, output, C, c_grid, cv_folds, solver, tol, c
             raise click.UsageError("--pairs and --dask train from svmlight TRAIN, not from --codes")
         if validating:
             raise click.UsageError("-c auto, --c-grid and --cv train from svmlight TRAIN, not from --codes: "
-                                   "give --codes a number -c C%s" % (" and no --cv" if cv_folds is not None else ""))
+                                   "give --codes a number -c C%s (to choose one, train with a few values and "
+                                   "compare them on held-out codes with predict --codes and eval)"
+                                   % (" and no --cv" if cv_folds is not None else ""))
         if output is None:
             raise click.UsageError("Missing option '-o' / '--output'.")
         if solver not in BITS_SOLVERS:

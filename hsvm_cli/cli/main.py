@@ -295,7 +295,8 @@ _TOOL_FLAGS = {
                          "the logistic-regression and one-vs-rest solvers are not offered",
     ("train-ovo", "-C"): "LIBLINEAR's -C is -c auto here: C chosen by cross-validation",
     ("train-ovo", "-b"): "probabilities come from a calibration: hsvm calibrate, then predict -C CALIB --proba",
-    ("predict", "-b"): "svm-predict's -b 1 is -C CALIB --proba here, with a calibration from hsvm calibrate",
+    ("predict", "-b"): "svm-predict's -b 1 is -C CALIB --proba here, with a calibration from hsvm calibrate, or "
+                       "for a model from svm-train -b 1 the one import-model --calibration CALIB keeps",
     ("predict", "-c"): "a calibration is -C CALIB (--calibration); C is chosen when training: train-ovo -c",
     ("train-ovo", "-t"): "hsvm trains linear SVMs, LIBSVM's -t 0: leave -t out; for a kernel, train on kernel "
                          "hash codes: hsvm kernel-hash, then train-ovo --codes",

@@ -237,8 +237,7 @@ def _evaluate_predictions(truth, predictions, proba, recall_k, reference, zero_b
     if recall_k is not None and (isinstance(recall_k, (str, bytes)) or not hasattr(recall_k, "__iter__")
                                  or any(not is_int(k) or k < 1 for k in recall_k)):
         raise OptionError("--recall-k takes whole numbers of at least 1, got %r" % (recall_k,))
-    truth_labels = LabelStream(c.y for c in iter_svmlight(truth, _either_base=True, shard=shard, chunk_rows=4096,
-                                                          dtype=np.float32))
+    truth_labels = LabelStream(_truth_labels(truth, shard))
     if truth_labels.empty() and shard is None:
         raise DataError("%s holds no samples to evaluate" % display_name(truth))
     # A shard may hold no samples (a short file cut into many shards): its
@@ -337,3 +336,17 @@ def _is_stream(path):
         return stat.S_ISFIFO(os.stat(path).st_mode)
     except OSError:
         return False
+
+
+def _truth_labels(truth, shard):
+    """TRUTH's labels chunk by chunk; a predictions file given as TRUTH (its
+    'labels ...' header read as a label) is said to be one."""
+    try:
+        for chunk in iter_svmlight(truth, _either_base=True, shard=shard, chunk_rows=4096, dtype=np.float32):
+            yield chunk.y
+    except InputFormatError as exc:
+        if exc.line == 1 and exc.reason.startswith("bad label 'labels'"):
+            raise InputFormatError(exc.source, 1, "a predictions file's 'labels ...' header, not svmlight data: the "
+                                   "order is TRUTH PREDICTIONS (or --truth TRUTH PREDICTIONS); were they swapped?"
+                                   ) from None
+        raise

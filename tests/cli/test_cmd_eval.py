@@ -527,6 +527,10 @@ def test_truth_and_predictions_swapped_is_said(tmp_path):
     run(["eval", preds, truth], exit_code=65, stdout="",
         stderr="hsvm: %s:1: svmlight data (a label, then index:value pairs), not predictions: the order is TRUTH "
                "PREDICTIONS (or --truth TRUTH PREDICTIONS); were they swapped?\n" % truth)
+    scored = write_text(tmp_path / "s.txt", "labels 1 2\n1 0.9 0.1\n2 0.3 0.7\n")
+    run(["eval", scored, truth], exit_code=65, stdout="",
+        stderr="hsvm: %s:1: a predictions file's 'labels ...' header, not svmlight data: the order is TRUTH "
+               "PREDICTIONS (or --truth TRUTH PREDICTIONS); were they swapped?\n" % scored)
 
 
 def test_scores_without_their_header_and_an_empty_truth_are_refused(tmp_path):
