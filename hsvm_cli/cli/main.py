@@ -258,6 +258,12 @@ def _usage_hint(exc, ctx):
     if exc.message.startswith("Got unexpected extra argument") and "output" in names:
         return "an output file is named with -o FILE"
     param = getattr(exc, "param", None)
+    if isinstance(exc, click.MissingParameter) and param is not None and param.name == "output":
+        # `import-model m.model m.hsvm`: the last word names no file yet
+        words = sys.argv[2:]
+        if len(words) >= 2 and not words[-1].startswith("-") and not words[-2].startswith("-") \
+                and not os.path.exists(words[-1]):
+            return "is %s the output? name it with -o %s" % (words[-1], words[-1])
     if isinstance(exc, click.MissingParameter) and param is not None and param.name == "model_path":
         given = ctx.params or {}
         for name in ("test", "validation"):

@@ -117,3 +117,16 @@ def test_natural_first_mistakes_get_what_to_do_next(tmp_path, digits_model_file)
     # the data where the model goes (swapped files)
     r = run(["predict", "-m", DIGITS_TEST, digits_model_file], exit_code=65)
     assert "but gzip-compressed svmlight data (a label, then index:value pairs)" in r.stderr
+
+
+def test_an_output_given_as_an_argument_is_pointed_to_o(tmp_path):
+    # `import-model m.model m.hsvm`, as LIBSVM's tools take their output
+    import subprocess
+    import sys
+
+    from conftest import TOOL_FIXTURES
+    r = subprocess.run([sys.executable, "-m", "hsvm_cli", "import-model", str(TOOL_FIXTURES / "libsvm_c3.model"),
+                        str(tmp_path / "new.hsvm")], capture_output=True, text=True)
+    assert r.returncode == 2 and r.stdout == ""
+    assert "Missing option '-o' / '--output' (is %s the output? name it with -o %s)" % (
+        tmp_path / "new.hsvm", tmp_path / "new.hsvm") in r.stderr
