@@ -86,6 +86,12 @@ class HsvmGroup(click.Group):
     def list_commands(self, ctx):
         return list(SUBCOMMANDS) + [n for n in super().list_commands(ctx) if n not in SUBCOMMANDS]
 
+    def main(self, args=None, *rest, **kwargs):
+        # the words of this run, for hints about them: sys.argv is the host's
+        # when the group runs in-process (CliRunner, cli.main(args=...))
+        self.run_words = list(sys.argv[1:] if args is None else args)
+        return super().main(args, *rest, **kwargs)
+
     def resolve_command(self, ctx, args):
         try:
             return super().resolve_command(ctx, args)
@@ -108,6 +114,8 @@ class HsvmGroup(click.Group):
         return super().get_command(ctx, name)
 
     def invoke(self, ctx):
+        from ..support.threads import set_command_threads
+        set_command_threads(None)           # one command's --threads (CliRunner runs many in a process)
         try:
             if threading_main():
                 # The subcommand's modules are loaded first, while a signal
@@ -196,6 +204,8 @@ class HsvmGroup(click.Group):
             if behind is None:
                 raise
             _exit_for_signal(ctx, behind)
+        finally:
+            set_command_threads(None)
 
 
 def _signal_behind(exc):
@@ -240,7 +250,7 @@ def _one_line_usage(self, file=None):
         # the hint, not click's guesses among the names that look alike
         message = "%s (%s)" % (self.message.rstrip("."), hint)
     elif isinstance(self, click.NoSuchOption):
-        named = _file_named_like(self.option_name)
+        named = _file_named_like(self.option_name, ctx)
         if named is not None:
             message = "%s (the file %s? put -- before it, or write ./%s)" % (self.message.rstrip("."), named, named)
     else:
@@ -255,17 +265,19 @@ def _usage_hint(exc, ctx):
     as an argument (LIBSVM's `train data model`), the model given as TEST or
     left out beside -H."""
     names = {p.name for p in ctx.command.params}
-    if exc.message.startswith("Got unexpected extra argument") and "output" in names:
+    given = ctx.params or {}
+    if exc.message.startswith("Got unexpected extra argument") and "output" in names and not given.get("output"):
         return "an output file is named with -o FILE"
     param = getattr(exc, "param", None)
     if isinstance(exc, click.MissingParameter) and param is not None and param.name == "output":
-        # `import-model m.model m.hsvm`: the last word names no file yet
-        words = sys.argv[2:]
+        # `import-model m.model m.hsvm`: the last word names no file yet and
+        # is none of the arguments the command took
+        words = _run_words(ctx)[1:]
+        taken = {str(v) for v in given.values() if isinstance(v, (str, os.PathLike))}
         if len(words) >= 2 and not words[-1].startswith("-") and not words[-2].startswith("-") \
-                and not os.path.exists(words[-1]):
+                and words[-1] not in taken and not os.path.exists(words[-1]):
             return "is %s the output? name it with -o %s" % (words[-1], words[-1])
     if isinstance(exc, click.MissingParameter) and param is not None and param.name == "model_path":
-        given = ctx.params or {}
         for name in ("test", "validation"):
             value = given.get(name)
             if isinstance(value, str) and value != "-" and _hsvm_model(value):
@@ -273,6 +285,13 @@ def _usage_hint(exc, ctx):
         if given.get("hbm_path"):
             return "the hash filter keeps classes for the exact model's classifiers: give the model (.hsvm) with -m"
     return None
+
+
+def _run_words(ctx):
+    """The words after the program name of the run that raised (the group's
+    record of them; sys.argv's for a group run otherwise)."""
+    words = getattr(ctx.find_root().command, "run_words", None)
+    return list(sys.argv[1:] if words is None else words)
 
 
 def _hsvm_model(path):
@@ -284,13 +303,13 @@ def _hsvm_model(path):
         return False
 
 
-def _file_named_like(option):
+def _file_named_like(option, ctx):
     """An argument of the command line that starts with the unknown option
     ``option`` and names an existing file (``-x.svm``, which the parser took
     for options), or None."""
     if not option:
         return None
-    return next((arg for arg in sys.argv[1:] if arg.startswith(option) and arg != option
+    return next((arg for arg in _run_words(ctx) if arg.startswith(option) and arg != option
                  and os.path.exists(arg)), None)
 
 

@@ -182,9 +182,14 @@ def hash_model(required=False, help="Hash model (.hbm)."):
 
 def _threads_callback(ctx, param, value):
     try:
-        return resolve_threads(value)
+        threads = resolve_threads(value)
     except ValueError as exc:
         raise click.BadParameter(str(exc)) from None
+    if value is not None:
+        # every pool the command starts, also where no threads are passed
+        from ..support.threads import set_command_threads
+        set_command_threads(threads)
+    return threads
 
 
 threads = click.option("--threads", default=None, callback=_threads_callback, metavar="N",

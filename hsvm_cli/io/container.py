@@ -717,42 +717,28 @@ def _compressed_said(head, what):
                      "(decompress it first)" % (what, kind))
 
 
-# The first data line of svmlight text: a label, then index:value pairs (a
-# qid too), perhaps a comment.
-_SVMLIGHT_LINE = re.compile(rb"^[ \t]*[-+]?[0-9.][^ \t\r\n:]*([ \t]+(qid:[^ \t\r\n]+|[0-9]+:[^ \t\r\n]+))+[ \t]*"
-                            rb"(#[^\n]*)?\r?$")
+# The start of svmlight text's first data line: a label, then index:value
+# pairs (a qid too); a prefix suffices (a dense row may run past what is read).
+_SVMLIGHT_LINE = re.compile(rb"[ \t]*[-+]?[0-9.][^ \t\r\n:]*([ \t]+(qid:[^ \t\r\n]+|[0-9]+:[^ \t\r\n:]+))+")
 
 
 def svmlight_said(name, what):
     """What a file that is no container says when it holds svmlight data,
-    plain or compressed (the data given where a model was asked for, or the
-    two swapped), or None."""
+    plain or compressed (the data given where an hsvm file goes, or the two
+    swapped), or None."""
     try:
         with open_raw(name) as fh:
-            first = read_raw(fh, 1 << 14, name)
-        kind = compressed_kind(first)
-        text = _head_of(first, kind) if kind else first
+            kind = compressed_kind(read_raw(fh, 8, name))
+        from .files import open_input
+        with open_input(name) as fh:            # decompressed as the data readers read it
+            text = fh.read(1 << 16)
     except Exception:           # a judgement for a message: no new failure
         return None
-    lines = [line for line in text.split(b"\n")[:-1] if line.strip() and not line.lstrip().startswith(b"#")]
-    if not lines or not _SVMLIGHT_LINE.match(lines[0]):
+    first = next((line for line in text.split(b"\n") if line.strip() and not line.lstrip().startswith(b"#")), None)
+    if first is None or not _SVMLIGHT_LINE.match(first):
         return None
     return ("%s but %ssvmlight data (a label, then index:value pairs): the data goes where TEST or TRAIN does, "
             "an hsvm file where this was given" % (what, "%s-compressed " % kind if kind else ""))
-
-
-def _head_of(first, kind):
-    """The decompressed start of ``first``, the first bytes of a compressed file."""
-    if kind == "gzip":
-        import zlib
-        return zlib.decompressobj(31).decompress(first, 1 << 14)
-    if kind == "bzip2":
-        import bz2
-        return bz2.BZ2Decompressor().decompress(first, 1 << 14)
-    if kind == "xz":
-        import lzma
-        return lzma.LZMADecompressor().decompress(first, 1 << 14)
-    return b""
 
 
 def read_container(path, *, kind, versions, lazy=()):

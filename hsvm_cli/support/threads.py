@@ -16,11 +16,25 @@ def _positive_int(text):
     return value if value > 0 else None
 
 
+# A command's --threads, for the work it does without a threads argument (a
+# projection's stream drawn deep inside a hash model): set while it runs.
+_COMMAND_THREADS = [None]
+
+
+def set_command_threads(threads):
+    """Make ``threads`` (None: unset) what :func:`default_threads` gives while
+    a command runs, so that its --threads bounds every pool it starts."""
+    _COMMAND_THREADS[0] = threads
+
+
 def default_threads():
-    """Threads to use when the user did not say: OMP_NUM_THREADS, else
+    """Threads to use when the user did not say: the running command's
+    --threads (:func:`set_command_threads`), OMP_NUM_THREADS, else
     SLURM_CPUS_PER_TASK (when set to a positive integer), else the CPUs this
     process may run on (its affinity mask, which is what a container or a batch
     scheduler restricts, unlike ``os.cpu_count()``)."""
+    if _COMMAND_THREADS[0]:
+        return _COMMAND_THREADS[0]
     for var in _ENV_VARS:
         value = _positive_int(os.environ.get(var, ""))
         if value is not None:

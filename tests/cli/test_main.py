@@ -130,3 +130,19 @@ def test_an_output_given_as_an_argument_is_pointed_to_o(tmp_path):
     assert r.returncode == 2 and r.stdout == ""
     assert "Missing option '-o' / '--output' (is %s the output? name it with -o %s)" % (
         tmp_path / "new.hsvm", tmp_path / "new.hsvm") in r.stderr
+
+
+def test_hints_read_the_runs_own_words_not_the_hosts(monkeypatch, tmp_path):
+    # in-process (CliRunner, cli.main(args=...)), sys.argv is the host's
+    from conftest import TOOL_FIXTURES
+    monkeypatch.setattr("sys.argv", ["host.py", "in.txt", "results.out"])
+    r = run(["import-model", str(TOOL_FIXTURES / "libsvm_c3.model")], exit_code=2)
+    assert "results.out" not in r.stderr
+    r = run(["import-model", str(TOOL_FIXTURES / "libsvm_c3.model"), str(tmp_path / "n.hsvm")], exit_code=2)
+    assert "is %s the output?" % (tmp_path / "n.hsvm") in r.stderr
+    # an input named wrong with -o forgotten is no output, nor is a second input beside -o
+    r = run(["calibrate", "-m", str(TOOL_FIXTURES / "libsvm_c3.model"), str(tmp_path / "tpyo.svm")], exit_code=2)
+    assert "the output?" not in r.stderr
+    r = run(["predict", "-m", "m", str(TOOL_FIXTURES / "digits3.test.svm"), str(TOOL_FIXTURES / "digits3.test.svm"),
+             "-o", str(tmp_path / "o")], exit_code=2)
+    assert "unexpected extra argument" in r.stderr and "-o FILE" not in r.stderr

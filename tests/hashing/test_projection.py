@@ -186,3 +186,24 @@ def test_a_projector_without_blas_shares_the_projection_and_leaves_the_original_
     a, b = q.project(X), p.project(X)
     assert np.array_equal(np.sign(a), np.sign(b))
     np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_a_commands_threads_bound_the_streams_pools(monkeypatch, digits_files, tmp_path):
+    # --threads 1 is the CPUs the command may use: the projection's stream,
+    # drawn where no threads argument reaches, too
+    from hsvm_cli.hashing import generator
+    from hsvm_cli.support import threads as threads_module
+
+    from conftest import DIGITS_TEST, run
+    seen = []
+    real = generator._fill_in_spans
+    monkeypatch.setattr(generator, "PARALLEL_VALUES", 1)
+    monkeypatch.setattr(generator, "_fill_in_spans", lambda out, seed, stream, n, f32: seen.append(n) or
+                        real(out, seed, stream, n, f32))
+    model, hbm, _ = digits_files
+    run(["predict", "-q", "-m", model, "-H", hbm, "-k", "3", DIGITS_TEST, "--threads", "1", "-o", tmp_path / "a"])
+    assert seen == []                               # one thread: no pool at all
+    run(["predict", "-q", "-m", model, "-H", hbm, "-k", "3", DIGITS_TEST, "--threads", "2", "-o", tmp_path / "b"])
+    assert seen and set(seen) == {2}
+    assert threads_module._COMMAND_THREADS[0] is None      # not left behind for the next caller
+    assert (tmp_path / "a").read_bytes() == (tmp_path / "b").read_bytes()
