@@ -802,8 +802,11 @@ def _mode_label(g):
 def format_grid(cal):
     """The grid as a table in the shape of the paper's Table 1."""
     exact = cal.grid[0]
-    lines = ["%-11s %6s %-18s %9s %8s %10s %9s %9s %8s" % ("mode", "bits", "refined classes", "accuracy", "vs exact",
-                                                           "us/sample", "speed-up", "timed", "")]
+    # "bound": the loss in points plus --confidence standard errors of it,
+    # what --max-loss is compared with (a faster setting above it is not chosen)
+    lines = ["%-11s %6s %-18s %9s %8s %7s %10s %9s %9s %8s" % ("mode", "bits", "refined classes", "accuracy",
+                                                                "vs exact", "bound", "us/sample", "speed-up", "timed",
+                                                                "")]
     for g in cal.grid:
         mode = _mode_label(g)
         if g["mode"] == "exact":
@@ -815,10 +818,11 @@ def format_grid(cal):
         else:
             what = "k=%d" % g["k"]
         timed = "%dx%d" % (g["timed_rows"], g["timed_runs"]) if g.get("timed_rows") is not None else "-"
-        lines.append("%-11s %6s %-18s %8.2f%% %+8.2f %10.1f %8.1fx %9s %8s" % (
+        bound = "-" if g is exact or g.get("loss_bound") is None else "%.2f" % g["loss_bound"]
+        lines.append("%-11s %6s %-18s %8.2f%% %+8.2f %7s %10.1f %8.1fx %9s %8s" % (
             # rounded first, + 0.0: a loss below half a hundredth read "-0.00"
             mode, g["bits"] or "-", what, 100 * g["accuracy"],
-            round(100 * (g["accuracy"] - exact["accuracy"]), 2) + 0.0,
+            round(100 * (g["accuracy"] - exact["accuracy"]), 2) + 0.0, bound,
             1e6 * g["seconds_per_sample"], g["speedup"], timed, "<- chosen" if g.get("chosen") else ""))
     info = cal.info
     if info.get("timing_budget_seconds") is None:
