@@ -324,3 +324,27 @@ def test_more_folds_than_samples_warns_of_leave_one_out_as_the_command_notes():
     with pytest.warns(HsvmWarning, match=r"^100 folds for 30 samples: leave-one-out cross-validation \(30 folds\)"):
         search = H.cross_validate_ovo(X[:30], y[:30], folds=100)
     assert search.folds == 30
+
+
+def test_the_wrong_object_is_a_type_error_saying_what_to_pass(tmp_path):
+    import numpy as np
+    import pytest
+
+    from hsvm_cli import (evaluate, import_model, imported_calibration, logistic_predictor, save_calibration,
+                          train_ovo)
+
+    from conftest import DIGITS_TRAIN, TOOL_FIXTURES
+    imp = import_model(TOOL_FIXTURES / "liblinear_lr3.model")
+    with pytest.raises(TypeError, match=r"import_model\(...\).model"):
+        logistic_predictor(imp)
+    with pytest.raises(TypeError, match="what import_model returns"):
+        imported_calibration(imp.model)
+    with pytest.raises(TypeError, match="takes a Calibration"):
+        save_calibration(imp.model, tmp_path / "c.cal")
+    with pytest.raises(TypeError, match="train_ovo_file"):
+        train_ovo(DIGITS_TRAIN, [1, 2])
+    # an array where a file goes: named by its type, not printed whole
+    with pytest.raises(TypeError) as info:
+        evaluate(np.arange(100000), np.arange(100000))
+    assert str(info.value).endswith("not ndarray") and len(str(info.value)) < 100
+    assert not list(tmp_path.iterdir())

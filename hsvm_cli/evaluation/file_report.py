@@ -29,6 +29,18 @@ class Evaluation:
     curves: dict = field(default_factory=dict)
     title: str = None
 
+    def __repr__(self):
+        # the figures, not the curves' hundreds of points (report and curves hold them)
+        r = self.report
+        shown = ", ".join("%s=%s" % (key, "%.4f" % r[key] if isinstance(r.get(key), float) else r.get(key))
+                          for key in ("samples", "accuracy", "macro_f1") if key in r)
+        prob = r.get("probability")
+        if prob:
+            shown += ", nll=%.4f, ece=%.4f" % (prob["nll"], prob["ece"])
+        if "grid" in r:
+            shown += ", grid of %d settings" % len(r["grid"]["rows"])
+        return "Evaluation(%s)" % shown
+
     def text(self, *, confusion=False, per_class=False):
         """The report as ``hsvm eval`` prints it (``confusion``: with the
         confusion matrix; ``per_class``: with each label's precision, recall,

@@ -224,7 +224,9 @@ def load_svmlight(source, *, zero_based=False, n_features=None, extra_features="
                   _rescan=None, _part_bytes=None, _value_mode=None, _mode_sample=None):
     """Read a whole svmlight file; returns ``(X, y)``: a CSR matrix of shape
     ``(rows, width)`` and int64 labels.  ``width`` is ``n_features`` when given,
-    else the largest column + 1 in the file.  Options as for :func:`iter_svmlight`."""
+    else the largest column + 1 in the file.  ``source``: a path, ``-``
+    (stdin) or a file object opened in binary mode.  Options as for
+    :func:`iter_svmlight`."""
     opts = _validate(zero_based, n_features, extra_features, _UNBOUNDED_ROWS, dtype, _block_size, _line_limit, threads,
                      _part_bytes, _value_mode, _mode_sample)
     _check_source(source)
@@ -244,7 +246,8 @@ def _check_source(source):
     if isinstance(source, (str, bytes, os.PathLike)):
         return
     if not hasattr(source, "read"):
-        raise TypeError("source must be a path, '-' or a binary file object, not %r" % (source,))
+        # the type, not the value: an array of 10^6 labels printed whole was the message
+        raise TypeError("source must be a path, '-' or a binary file object, not %s" % type(source).__name__)
 
 
 def _generate(source, opts, name, lines_before=None, rescan=None):

@@ -200,6 +200,9 @@ def hash_identity(h):
 
 def save_calibration(cal, path):
     """Write ``cal`` as an ``hsvm-calibration`` container (atomically)."""
+    if not isinstance(cal, Calibration):
+        raise TypeError("save_calibration takes a Calibration (from calibrate or load_calibration), not %s"
+                        % type(cal).__name__)
     meta = {
         "alphas": {str(b): float(a) for b, a in cal.alphas.items()},
         "model_sha256": cal.model_sha256,

@@ -232,6 +232,10 @@ def import_model(path, *, n_features=None, zero_based=False, name=None):
     not possible, the file is read twice: its first line tells the tool) into
     an :class:`ImportedModel`.  ``zero_based`` applies to LIBSVM support-vector
     indices; ``n_features`` widens the model (see :func:`libsvm_to_ovo`).
+    Its ``.model`` is an OvoModel (save_model), or for a LIBLINEAR file of
+    three or more classes an OvrModel (save_ovr_model; OvrPredictor, and
+    logistic_predictor for logistic regression's probabilities); its LIBSVM
+    probabilities, if any, through :func:`imported_calibration`.
     Malformed files raise InputFormatError naming FILE:LINE."""
     if path == "-":
         raise OptionError("import-model needs a file name (the file is read twice), not stdin")
@@ -266,6 +270,9 @@ def imported_calibration(imported):
     coupled by Wu, Lin & Weng's method 2, as ``svm-predict -b 1`` does), or
     None when the file had no probability parameters."""
     from .calibration import Calibration, Setting
+    if not isinstance(imported, ImportedModel):
+        raise TypeError("imported_calibration takes what import_model returns (an ImportedModel), not %s"
+                        % type(imported).__name__)
     if imported.platt_A is None:
         return None
     m = imported.model

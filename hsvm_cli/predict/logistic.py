@@ -75,6 +75,8 @@ def logistic_predictor(model, *, threads=None):
     runs); OptionError for another model."""
     from ..errors import OptionError
     from .ovr import OvrPredictor
+    if hasattr(model, "model") and hasattr(model, "tool"):
+        raise TypeError("logistic_predictor takes a model: import_model(...).model, not the ImportedModel")
     if logistic_solver(model) is None:
         raise OptionError("probabilities without a calibration are for models of LIBLINEAR's logistic regression "
                           "(train -s 0, 6 or 7); %s is not one" % (model.path or "this model"))

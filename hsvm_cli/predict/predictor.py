@@ -125,7 +125,7 @@ class Predictor:
     ``refine`` is False, the exact classifiers among them decide.
     ``epsilon``: keep, per sample, the classes whose calibrated first-stage
     probability exceeds it (at least one, at most ``filter_k``, default all).
-    ``calibration`` (from :func:`hsvm_cli.tune.calibrate`) enables ``epsilon``
+    ``calibration`` (from :func:`hsvm_cli.calibrate`) enables ``epsilon``
     and probabilities; :meth:`from_calibration` also takes its chosen setting.
     ``rule``: how the exact classifiers decide, among all classes or the kept
     ones -- ``"vote"`` (max-wins over every pair) or ``"dag"`` (a decision

@@ -1,6 +1,8 @@
 """Training a one-vs-one model from samples or from a training file: normalise
 as asked, train every pair (train/liblinear.py), record parameters and
 provenance."""
+import os
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -122,6 +124,9 @@ def train_ovo(X, y, *, C=1.0, normalize="l2", solver="l2loss-dual", tol=None, pe
     Returns an :class:`~hsvm_cli.models.ovo.OvoModel` (save it with
     :func:`~hsvm_cli.models.ovo.save_model`)."""
     search = None
+    if isinstance(X, (str, bytes, os.PathLike)):
+        raise TypeError("X is a file name (%r): train_ovo takes arrays; train_ovo_file(path) reads an svmlight file"
+                        % (os.fspath(X),))
     _refuse_c_beside_grid(C, c_grid)
     if cv_folds is not None and not (is_int(cv_folds) and cv_folds >= 2):
         raise OptionError("cv_folds must be an integer of at least 2, got %r" % (cv_folds,))
