@@ -330,8 +330,7 @@ def test_the_wrong_object_is_a_type_error_saying_what_to_pass(tmp_path):
     import numpy as np
     import pytest
 
-    from hsvm_cli import (evaluate, import_model, imported_calibration, logistic_predictor, save_calibration,
-                          train_ovo)
+    from hsvm_cli import evaluate, import_model, imported_calibration, logistic_predictor, save_calibration, train_ovo
 
     from conftest import DIGITS_TRAIN, TOOL_FIXTURES
     imp = import_model(TOOL_FIXTURES / "liblinear_lr3.model")
