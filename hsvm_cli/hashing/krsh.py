@@ -208,16 +208,18 @@ def _check_params(kernel, gamma, degree, coef0):
 
 # ---------------------------------------------------------------- kernels
 
-def kernel_matrix(X, Z, *, kernel, gamma=None, degree=3, coef0=1.0, exact=False):
+def kernel_matrix(X, Z, *, kernel, gamma=None, degree=3, coef0=1.0, exact=False, _landmarks=None):
     """k(x_i, z_l) as float64 [n, m] for the rows of X and Z (both rounded to
     float32).  rbf, poly and linear use double BLAS unless ``exact``; chi2,
     intersection and ``exact=True`` use the fixed-order C loop (the values the
-    fit uses, identical on every machine)."""
+    fit uses, identical on every machine).  ``_landmarks``: Z's
+    :class:`_Landmarks` made once, for many calls with the same Z."""
     _check_params(kernel, gamma, degree, coef0)
-    Z = _dense32(Z)
+    if _landmarks is None:
+        _landmarks = _Landmarks(Z, kernel)
+    Z = _landmarks.Z
     X = _dense32(X, Z.shape[1])
     _check_kernel_input(X, kernel)
-    _check_kernel_input(Z, kernel)
     n, m = X.shape[0], Z.shape[0]
     if exact or kernel in _NONNEGATIVE:
         out = np.empty((n, m), dtype=np.float64)
@@ -227,17 +229,41 @@ def kernel_matrix(X, Z, *, kernel, gamma=None, degree=3, coef0=1.0, exact=False)
                                   float(gamma or 0.0), float(coef0), int(degree), ptr("double *", out), m)
         return out
     Xd = X.astype(np.float64)
-    Zd = Z.astype(np.float64)
-    G = Xd @ Zd.T
+    G = Xd @ _landmarks.Zd.T
     if kernel == "linear":
         return G
     if kernel == "poly":
         return (float(gamma) * G + float(coef0)) ** int(degree)
     # |x - z|^2 = |x|^2 + |z|^2 - 2 x.z, clipped at 0 against cancellation.
-    D = np.einsum("ij,ij->i", Xd, Xd)[:, None] + np.einsum("ij,ij->i", Zd, Zd)[None, :] - 2.0 * G
+    D = np.einsum("ij,ij->i", Xd, Xd)[:, None] + _landmarks.sq[None, :] - 2.0 * G
     np.maximum(D, 0.0, out=D)
     D *= -float(gamma)
     return np.exp(D, out=D)
+
+
+class _Landmarks:
+    """What kernel_matrix makes of the landmarks Z on every call: Z as dense
+    float32 (checked for the kernel), and for the BLAS kernels Z in float64
+    and its rows' squared norms -- made once per kernel hash instead of once
+    per chunk (800 x 11,698 landmarks: ~0.25 s a chunk, most of hash-data's
+    time at --chunk-rows 100).  The same values as made on each call."""
+
+    def __init__(self, Z, kernel):
+        self.Z = _dense32(Z)
+        _check_kernel_input(self.Z, kernel)
+        self._Zd = self._sq = None
+
+    @property
+    def Zd(self):
+        if self._Zd is None:
+            self._Zd = self.Z.astype(np.float64)
+        return self._Zd
+
+    @property
+    def sq(self):
+        if self._sq is None:
+            self._sq = np.einsum("ij,ij->i", self.Zd, self.Zd)
+        return self._sq
 
 
 def _pcg(seed, key):
@@ -318,6 +344,7 @@ class KernelHash:
         #: hsvm version, command line and training input (models/provenance.py)
         self.provenance = dict(provenance or {})
         self._R = None
+        self._landmarks = None          # kernel_values' dense and float64 landmarks, made on first use
         self._digest = None
         #: entries recomputed exactly by codes_from_y so far (diagnostics)
         self.recomputed = 0
@@ -392,7 +419,10 @@ class KernelHash:
 
     def kernel_values(self, X):
         """k(Z, x) for the rows of X: float64 [n, m]."""
-        return kernel_matrix(X, self.Z, kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0)
+        if self._landmarks is None:
+            self._landmarks = _Landmarks(self.Z, self.kernel)
+        return kernel_matrix(X, self.Z, kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0,
+                             _landmarks=self._landmarks)
 
     def _solve(self, K):
         # Y = K L^{-T}: with K C-ordered [n, m], K^T is its Fortran view, and
