@@ -247,6 +247,15 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
                 raise click.UsageError("%s needs a calibration (-C; %s)"
                                        % ("--proba" if proba else "--filter-threshold", CALIBRATE_HINT))
             predictor = Predictor(model, h, **settings)
+    if epsilon is not None and filter_k is None and not quiet and not isinstance(model, OvrModel) \
+            and getattr(predictor, "epsilon", None) is not None:
+        from ..predict.refine import dense_is_cheaper
+        if dense_is_cheaper(model.n_classes, model):
+            # the refine's way is chosen by the cap (every block alike): all K
+            # scores every classifier however few classes the threshold keeps
+            notices.append("hsvm: predict: note: --filter-threshold without -k may keep all %d classes, so the refine "
+                           "scores every classifier; -k N (the most a row may keep) lets it score only the kept "
+                           "classes' pairs" % model.n_classes)
     if filter_k is not None and filter_k > model.n_classes and not quiet:
         # kept as K (a recipe's -k may be meant for models of more classes), but said
         notices.append("hsvm: predict: -k %d is more than the model's %d classes: all are kept"

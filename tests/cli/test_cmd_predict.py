@@ -236,6 +236,10 @@ def test_threshold_refusals_say_what_it_needs(digits_files, tmp_path):
     # a threshold given: --proba follows it, with no note about the calibration's own setting
     r = run(["predict", "-m", model, "-C", cal, "-H", hbm, "--filter-threshold", "0.01", "--proba", DIGITS_TEST])
     assert "--proba runs" not in r.stderr
+    # without -k the refine is sized for all K: said, with what to give
+    assert "--filter-threshold without -k may keep all 10 classes, so the refine scores every classifier" in r.stderr
+    r = run(["predict", "-m", model, "-C", cal, "-H", hbm, "--filter-threshold", "0.01", "-k", "3", DIGITS_TEST])
+    assert "without -k" not in r.stderr
 
 
 def test_an_unused_hash_model_beside_class_scores_is_noted(digits_model, digits_files, tmp_path):
