@@ -248,7 +248,7 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
                                        % ("--proba" if proba else "--filter-threshold", CALIBRATE_HINT))
             predictor = Predictor(model, h, **settings)
     if epsilon is not None and filter_k is None and not quiet and not isinstance(model, OvrModel) \
-            and getattr(predictor, "epsilon", None) is not None:
+            and getattr(predictor, "epsilon", None) is not None and getattr(predictor, "rule", "vote") == "vote":
         from ..predict.refine import dense_is_cheaper
         if dense_is_cheaper(model.n_classes, model):
             # the refine's way is chosen by the cap (every block alike): all K

@@ -186,9 +186,11 @@ def _threads_callback(ctx, param, value):
     except ValueError as exc:
         raise click.BadParameter(str(exc)) from None
     if value is not None:
-        # every pool the command starts, also where no threads are passed
+        # every pool the command starts, also where no threads are passed;
+        # unset when the command's context closes (also run on its own)
         from ..support.threads import set_command_threads
         set_command_threads(threads)
+        ctx.call_on_close(lambda: set_command_threads(None))
     return threads
 
 

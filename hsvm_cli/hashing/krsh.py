@@ -417,6 +417,12 @@ class KernelHash:
             self._gamma_block = mu / (1.0 - mu)
         return self._R[:bits]
 
+    def __getstate__(self):
+        # the landmarks' derived forms are remade on first use, not shipped
+        state = self.__dict__.copy()
+        state["_landmarks"] = None
+        return state
+
     def kernel_values(self, X):
         """k(Z, x) for the rows of X: float64 [n, m]."""
         if self._landmarks is None:

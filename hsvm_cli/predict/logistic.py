@@ -75,8 +75,12 @@ def logistic_predictor(model, *, threads=None):
     runs); OptionError for another model."""
     from ..errors import OptionError
     from .ovr import OvrPredictor
+    from ..models.ovo import OvoModel
     if hasattr(model, "model") and hasattr(model, "tool"):
         raise TypeError("logistic_predictor takes a model: import_model(...).model, not the ImportedModel")
+    if not isinstance(model, (OvoModel, OvrModel)):
+        raise TypeError("logistic_predictor takes a model imported from LIBLINEAR (import_model(path).model), not %s"
+                        % type(model).__name__)
     if logistic_solver(model) is None:
         raise OptionError("probabilities without a calibration are for models of LIBLINEAR's logistic regression "
                           "(train -s 0, 6 or 7); %s is not one" % (model.path or "this model"))
