@@ -74,8 +74,8 @@ def logistic_predictor(model, *, threads=None):
     classes through :func:`two_class_as_ovr` (what ``hsvm predict --proba``
     runs); OptionError for another model."""
     from ..errors import OptionError
-    from .ovr import OvrPredictor
     from ..models.ovo import OvoModel
+    from .ovr import OvrPredictor
     if hasattr(model, "model") and hasattr(model, "tool"):
         raise TypeError("logistic_predictor takes a model: import_model(...).model, not the ImportedModel")
     if not isinstance(model, (OvoModel, OvrModel)):
