@@ -56,7 +56,7 @@ class SignProjector:
 
     def __init__(self, R):
         self.R = np.ascontiguousarray(R, dtype=np.float32)
-        self._RT = None
+        self._sparse = None             # the CSR products' R (and its transpose, once it pays)
         self.rnorm = row_norms(self.R)
         self.blas = True
 
@@ -72,15 +72,25 @@ class SignProjector:
         twin.blas = False
         return twin
 
+    def _sparse_rows(self):
+        if self._sparse is None:
+            from ..predict.products import SparseRowProducts
+            self._sparse = SparseRowProducts(self.R)
+        return self._sparse
+
     @property
     def RT(self):
-        """R transposed, C-contiguous: made on the first sparse product (the CSR
-        products read it by feature), not for dense samples,
-        which BLAS multiplies by R.T in place -- a second D x d copy (1 GB at
+        """R transposed, C-contiguous: made for sparse products once they have
+        read enough rows for it to pay (the CSR products read it by feature;
+        a few rows read R's rows), not for dense samples, which BLAS
+        multiplies by R.T in place -- a second D x d copy (1 GB at
         d = 1,048,576 and 256 bits) that hash-model never needs."""
-        if self._RT is None:
-            self._RT = np.ascontiguousarray(self.R.T)
-        return self._RT
+        return self._sparse_rows().WT
+
+    @property
+    def _RT(self):
+        # the transpose if made, else None
+        return None if self._sparse is None else self._sparse.WT_made
 
     @property
     def bits(self):
@@ -93,15 +103,11 @@ class SignProjector:
             # hsvm's own CSR products (native/products.c), which take the
             # reader's scipy-free chunks: scipy's product needed scipy.sparse
             # imported, 0.1-0.15 s of a sparse predict
-            from ..predict.products import direct_is_cheaper, products
             X = X.tocsr()
             if X.shape[1] != self.R.shape[1]:
                 raise ValueError("samples have %d features, the projection %d" % (X.shape[1], self.R.shape[1]))
             with np.errstate(over="ignore", invalid="ignore"):
-                # few rows for R's width (a one-line input) read R's rows
-                # directly until R has been transposed (the same bits)
-                few = self._RT is None and direct_is_cheaper(X, self.R.shape[1])
-                proj = products(X, self.R, WT=None if few else self.RT)
+                proj = self._sparse_rows()(X)
         else:
             X = np.ascontiguousarray(X, dtype=np.float32)
             with np.errstate(over="ignore", invalid="ignore"):

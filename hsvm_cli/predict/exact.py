@@ -8,7 +8,7 @@ from ..support.kernels import kernel_error, kernel_id
 from ..support.lazy_sparse import sp
 from ..support.native import float_vector_ptr, lib, ptr
 from ..support.timing import NullTimings
-from .products import DIRECT_FEATURES_PER_ENTRY, direct_is_cheaper, products, transposed
+from .products import SparseRowProducts, products
 
 # Decision values are computed for a block of rows at a time; this bounds the
 # block's [rows x classifiers] float32 matrix.
@@ -95,22 +95,19 @@ class ExactScorer:
         self.b = np.asarray(model.b, dtype=np.float32)
         self.threads = threads
         self.kernel = kernel
-        self._WT = None
-        self._direct_entries = 0        # sparse entries scored without the transpose so far
-
-    def _wt(self):
         # Sparse rows run over their nonzeros; with W transposed contiguously
-        # each nonzero reads one contiguous row of classifiers.
-        if self._WT is None:
-            self.model.verify()
-            # a second copy of W, as large as the model: checked before it is
-            # made (a 5.6 GB model took 10.8 GB and failed late under a limit)
-            from ..support.memory import check_allocation
-            check_allocation(4 * int(self.W.shape[0]) * int(self.W.shape[1]),
-                             "sparse samples' exact scoring: W transposed, %d x %d float32 (as large as the model)"
-                             % (self.W.shape[1], self.W.shape[0]))
-            self._WT = transposed(self.W)
-        return self._WT
+        # each nonzero reads one contiguous row of classifiers -- once enough
+        # rows have come for the copy to pay (a one-line input reads W's rows)
+        self._sparse = SparseRowProducts(self.W, before_transpose=self._before_transpose)
+
+    def _before_transpose(self):
+        self.model.verify()
+        # a second copy of W, as large as the model: checked before it is
+        # made (a 5.6 GB model took 10.8 GB and failed late under a limit)
+        from ..support.memory import check_allocation
+        check_allocation(4 * int(self.W.shape[0]) * int(self.W.shape[1]),
+                         "sparse samples' exact scoring: W transposed, %d x %d float32 (as large as the model)"
+                         % (self.W.shape[1], self.W.shape[0]))
 
     def block_rows(self):
         """Samples per block (:func:`block_rows_for`)."""
@@ -123,13 +120,7 @@ class ExactScorer:
         a new block of up to 64 MB."""
         self.model.verify()
         if sp.issparse(X):
-            # a few rows (a one-line input) read W's rows, not its transpose,
-            # until enough have come for the transpose to pay
-            if self._WT is None and direct_is_cheaper(X, self.W.shape[1]) and \
-                    self._direct_entries + X.nnz <= self.W.shape[1] // DIRECT_FEATURES_PER_ENTRY:
-                self._direct_entries += X.nnz
-                return products(X, self.W, threads=self.threads, kernel=self.kernel)
-            return products(X, self.W, WT=self._wt(), threads=self.threads, kernel=self.kernel)
+            return self._sparse(X, threads=self.threads, kernel=self.kernel)
         return products(X, self.W, out=out, threads=self.threads, kernel=self.kernel)
 
     def decision(self, X):

@@ -17,7 +17,7 @@ from ..support.lazy_sparse import sp
 from ..support.native import lib, ptr
 from ..support.threads import resolve_threads
 
-__all__ = ["products", "transposed", "direct_is_cheaper"]
+__all__ = ["products", "transposed", "direct_is_cheaper", "SparseRowProducts"]
 
 # Rows per thread task: enough to amortise packing the classifiers (each task
 # packs them again), few enough to balance two or more threads.
@@ -45,6 +45,38 @@ def direct_is_cheaper(X, d):
     """Whether the CSR rows X are few enough to score from W's rows without
     its transpose (:data:`DIRECT_FEATURES_PER_ENTRY`)."""
     return X.nnz * DIRECT_FEATURES_PER_ENTRY <= d
+
+
+class SparseRowProducts:
+    """Products of CSR rows with the rows of W [P, d] (:func:`products`) for
+    a stream of blocks, W's transpose made only once it pays: blocks read W's
+    rows directly while the entries scored so in all stay within
+    d / :data:`DIRECT_FEATURES_PER_ENTRY` (a one-line input, a few short
+    chunks), later ones the transpose, made once -- ``before_transpose()``
+    first, a caller's check of W or of the memory the copy takes.  The same
+    bits either way."""
+
+    def __init__(self, W, *, before_transpose=None):
+        self.W = W
+        self._before_transpose = before_transpose
+        self.WT_made = None         # the transpose, once made
+        self._direct = 0            # entries scored from W's rows so far
+
+    @property
+    def WT(self):
+        """W's transpose (made on first use)."""
+        if self.WT_made is None:
+            if self._before_transpose is not None:
+                self._before_transpose()
+            self.WT_made = transposed(self.W)
+        return self.WT_made
+
+    def __call__(self, X, *, threads=1, kernel=None):
+        """Products [n, P] float32 of the CSR rows X."""
+        if self.WT_made is None and self._direct + X.nnz <= self.W.shape[1] // DIRECT_FEATURES_PER_ENTRY:
+            self._direct += X.nnz
+            return products(X, self.W, threads=threads, kernel=kernel)      # direct_is_cheaper holds
+        return products(X, self.W, WT=self.WT, threads=threads, kernel=kernel)
 
 
 def products(X, W, *, WT=None, out=None, threads=1, kernel=None):

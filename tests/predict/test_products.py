@@ -96,13 +96,11 @@ def test_exact_scoring_reads_w_directly_until_the_transpose_pays(digits_model, m
     from hsvm_cli.predict.exact import ExactScorer
     calls = []
     monkeypatch.setattr(module, "transposed", lambda W: calls.append(1) or transposed(W))
-    monkeypatch.setattr("hsvm_cli.predict.exact.transposed", module.transposed)
     scorer = ExactScorer(digits_model)
     d = digits_model.n_features
     row = sp.csr_matrix(([1.0], ([0], [3])), shape=(1, d), dtype=np.float32)
     want = products(row.toarray(), np.asarray(digits_model.W, dtype=np.float32))
     monkeypatch.setattr(module, "DIRECT_FEATURES_PER_ENTRY", 4)
-    monkeypatch.setattr("hsvm_cli.predict.exact.DIRECT_FEATURES_PER_ENTRY", 4)
     for _ in range(d // 4):                 # d / 4 entries come directly
         assert np.array_equal(scorer.products(row), want)
     assert calls == []
