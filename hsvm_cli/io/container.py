@@ -717,18 +717,23 @@ def _compressed_said(head, what):
                      "(decompress it first)" % (what, kind))
 
 
+def _foreign_said(name, head, what, reason):
+    """What a file that is no container is: svmlight data, compressed data,
+    else ``what`` with the ``reason`` it was found out by."""
+    return svmlight_said(name, head, what) or _compressed_said(head, what) or "%s (%s)" % (what, reason)
+
+
 # The start of svmlight text's first data line: a label, then index:value
 # pairs (a qid too); a prefix suffices (a dense row may run past what is read).
 _SVMLIGHT_LINE = re.compile(rb"[ \t]*[-+]?[0-9.][^ \t\r\n:]*([ \t]+(qid:[^ \t\r\n]+|[0-9]+:[^ \t\r\n:]+))+")
 
 
-def svmlight_said(name, what):
+def svmlight_said(name, head, what):
     """What a file that is no container says when it holds svmlight data,
     plain or compressed (the data given where an hsvm file goes, or the two
-    swapped), or None."""
+    swapped), or None.  ``head``: its first bytes, already read."""
+    kind = compressed_kind(head)
     try:
-        with open_raw(name) as fh:
-            kind = compressed_kind(read_raw(fh, 8, name))
         from .files import open_input
         with open_input(name) as fh:            # decompressed as the data readers read it
             text = fh.read(1 << 16)
@@ -770,22 +775,18 @@ def read_container(path, *, kind, versions, lazy=()):
             raise ModelFormatError(name, "a LIBSVM or LIBLINEAR model, not an hsvm one: convert it with "
                                    "`hsvm import-model %s -o MODEL.hsvm`" % name)
         if hlen < 2 or hlen > _MAX_HEADER:
-            raise ModelFormatError(name, svmlight_said(name, what) or _compressed_said(head, what)
-                                   or "%s (bad header length)" % what)
+            raise ModelFormatError(name, _foreign_said(name, head, what, "bad header length"))
         raw = read_raw(fh, hlen, name)
         if 8 + hlen > size:
             # Cut off, if what follows the length opens a JSON header; else
             # another kind of file (a data file, a compressed one) whose first
             # bytes read as a length that fits within _MAX_HEADER.
             raise ModelFormatError(name, "truncated or damaged: header runs past the end of the file"
-                                   if raw[:1] == b"{"
-                                   else svmlight_said(name, what) or _compressed_said(head, what)
-                                   or "%s (no container header)" % what)
+                                   if raw[:1] == b"{" else _foreign_said(name, head, what, "no container header"))
     try:
         header = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
-        raise ModelFormatError(name, svmlight_said(name, what) or _compressed_said(head, what)
-                               or "%s (header is not JSON)" % what) from None
+        raise ModelFormatError(name, _foreign_said(name, head, what, "header is not JSON")) from None
     if not isinstance(header, dict) or not isinstance(header.get("__metadata__"), dict):
         raise ModelFormatError(name, "%s (no metadata)" % what)
     md = header.pop("__metadata__")

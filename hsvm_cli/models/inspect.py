@@ -131,7 +131,7 @@ def _not_a_container(name):
                "MODEL.hsvm`" % name
     if head[8:9] == b"{":
         return _damaged_header(name, int.from_bytes(head[:8], "little"))
-    data = svmlight_said(name, "not an hsvm file")
+    data = svmlight_said(name, head, "not an hsvm file")
     if data:
         return data
     if compressed_kind(head):
