@@ -28,7 +28,8 @@ models: :class:`OvrModel`, :func:`load_ovr_model`, :func:`save_ovr_model`,
 :func:`hash_ovr_model`, :func:`load_ovr_hash_model`, :func:`save_ovr_hash_model`;
 either kind: :func:`load_any_model`, :func:`load_any_hash_model`.  Prediction:
 :class:`Predictor` (exact, filter, filter-and-refine, probabilities;
-:meth:`Predictor.from_calibration`), :class:`OvrPredictor` (LIBLINEAR logistic regression's probabilities: :func:`logistic_predictor`).  Probabilities and the accuracy-speed
+:meth:`Predictor.from_calibration`), :class:`OvrPredictor` (LIBLINEAR logistic
+regression's probabilities: :func:`logistic_predictor`).  Probabilities and the accuracy-speed
 setting: :func:`calibrate`, :func:`load_calibration`, :func:`save_calibration`.
 scikit-learn estimator (needs scikit-learn): :class:`HashedOvoSVC`.  What a file
 holds (``hsvm info``): :func:`describe`.

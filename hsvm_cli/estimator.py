@@ -159,10 +159,7 @@ class HashedOvoSVC(ClassifierMixin, BaseEstimator):
         the argmax here where the filter dropped the exact winner."""
         check_is_fitted(self)
         X = _validate_data(self, X, accept_sparse="csr", dtype=(np.float64, np.float32), order="C", reset=False)
-        exact = getattr(self, "exact_predictor_", None)
-        if exact is None:
-            exact = Predictor(self.model_, threads=self.predictor_.threads)
-        pred = exact.predict_block(X)
+        pred = self.exact_predictor_.predict_block(X)
         votes, conf = pred.votes.astype(np.float64), pred.confidence
         if self.model_.n_classes == 2:
             d = conf[:, 1] + 0.0                # -0.0 as 0

@@ -195,8 +195,9 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
                 raise click.UsageError("%s needs a one-vs-one model (%s is one-vs-rest)" % (flag, model_path))
         settings = dict(bits=bits, filter_k=filter_k, refine=not no_refine, threads=threads)
         predictor = OvrPredictor(model, h, **settings)
-        if proba and predictor.proba_refusal():
-            raise click.UsageError(predictor.proba_refusal())
+        refusal = predictor.proba_refusal() if proba else None
+        if refusal:
+            raise click.UsageError(refusal)
     else:
         settings = dict(bits=bits, filter_k=filter_k, refine=not no_refine, epsilon=epsilon, threads=threads,
                         rule=rule, first_stage=first_stage, kernel_hash=kernel_hash)

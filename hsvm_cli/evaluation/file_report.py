@@ -279,7 +279,8 @@ def _evaluate_predictions(truth, predictions, proba, recall_k, reference, zero_b
         # after a header nor labels after a comment line are line numbers
         last = pred.last_line
         reason = "%d prediction%s for the %d samples of %s" % (
-            rows.n, "" if rows.n == 1 else "s", n_true, display_name(truth) + ("" if shard is None else " (shard %s)" % (as_shard(shard),)))
+            rows.n, "" if rows.n == 1 else "s", n_true,
+            display_name(truth) + ("" if shard is None else " (shard %s)" % (as_shard(shard),)))
         if last == 0:           # an empty file has no line to name
             if rows.n == 0 and _is_stream(predictions):
                 # `hsvm predict ... | hsvm eval -`: a failed predict's error is

@@ -224,8 +224,9 @@ class OvrPredictor(BuildsPlansOnUse):
         return None
 
     def _predict_block(self, X, *, y=None, proba=False, timings=None):
-        if proba and self.proba_refusal():
-            raise OptionError(self.proba_refusal())
+        refusal = self.proba_refusal() if proba else None
+        if refusal:
+            raise OptionError(refusal)
         X = fit_width(X, self.model.n_features, extra="ignore")
         t = timings or NullTimings()
         m = self.model
@@ -284,8 +285,9 @@ class OvrPredictor(BuildsPlansOnUse):
             raise OptionError("missing TEST")
         if scores and self.hash_model is not None:
             raise OptionError("--scores with a one-vs-rest model needs exact prediction (--exact or no -H)")
-        if proba and self.proba_refusal():
-            raise OptionError(self.proba_refusal())
+        refusal = self.proba_refusal() if proba else None
+        if refusal:
+            raise OptionError(refusal)
         t = timings if timings is not None else NullTimings()
         if shard is not None:
             shard = as_shard(shard)
