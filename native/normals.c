@@ -42,6 +42,17 @@ static double series_log(double s)
     return 2.0 * z * acc + ed * LN2;
 }
 
+/* Uniform pair p of the stream keyed by `key`, and whether the polar method
+ * keeps it (0 < s = u^2 + v^2 < 1): one rule for the values and for the
+ * count that places a span of them. */
+static inline int polar_pair(uint64_t p, uint64_t key, double *u, double *v, double *s)
+{
+    *u = uniform_pm1(2 * p, key);
+    *v = uniform_pm1(2 * p + 1, key);
+    *s = *u * *u + *v * *v;
+    return *s > 0.0 && *s < 1.0;
+}
+
 /* The stream's values from uniform pair p0 on, at most `count` of them and
  * no pair at or past p1 (the whole stream: p0 = 0, p1 = UINT64_MAX):
  * element i of a span is element (values of the pairs before p0) + i of the
@@ -52,10 +63,8 @@ static void normal_span(uint64_t key, uint64_t p0, uint64_t p1, double *out64, f
 #define STORE(x) (out64 ? (void)(out64[filled++] = (x)) : (void)(out32[filled++] = (float)(x)))
     int64_t filled = 0;
     for (uint64_t p = p0; filled < count && p < p1; p++) {
-        double u = uniform_pm1(2 * p, key);
-        double v = uniform_pm1(2 * p + 1, key);
-        double s = u * u + v * v;
-        if (!(s > 0.0 && s < 1.0))
+        double u, v, s;
+        if (!polar_pair(p, key, &u, &v, &s))
             continue;
         double f = sqrt(-2.0 * series_log(s) / s);
         STORE(u * f);
@@ -75,10 +84,8 @@ int64_t hsvm_normal_pairs_kept(uint64_t seed, uint64_t stream, uint64_t p0, uint
     const uint64_t key = stream_key(seed, stream);
     int64_t kept = 0;
     for (uint64_t p = p0; p < p1; p++) {
-        double u = uniform_pm1(2 * p, key);
-        double v = uniform_pm1(2 * p + 1, key);
-        double s = u * u + v * v;
-        kept += s > 0.0 && s < 1.0;
+        double u, v, s;
+        kept += polar_pair(p, key, &u, &v, &s);
     }
     return kept;
 }
