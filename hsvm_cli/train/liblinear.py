@@ -348,12 +348,12 @@ def _progress_bar(total, enabled):
                 desc="train-ovo", dynamic_ncols=True)
 
 
-
 def bias_too_large(bias):
     """Whether a bias term's square overflows a double: B^2 enters every
     row's squared norm, and -B 1e308 had trained an all-zero model without a
     word (about 1.3e154 and beyond)."""
     return bias > 0 and not math.isfinite(bias * bias)
+
 
 def train_pairs(X, y, *, C=1.0, solver="l2loss-dual", tol=None, per_class=None, bags=1,
                 seed=0, jobs=1, progress=False, bias=1.0, pairs=None, class_weight=None):
