@@ -261,7 +261,7 @@ def calibrate(model, h, X, y, *, max_loss=0.5, bits_grid=None, k_grid=None, epsi
     # imported model), as Predictor takes them
     X = check_samples(X, model.n_features, extra=default_extra_features(model))
     if X.shape[0] != len(y):
-        raise OptionError("X has %d rows but y has %d labels" % (X.shape[0], len(y)))
+        raise DataError("X has %d rows but y has %d labels" % (X.shape[0], len(y)))   # as train_ovo raises
     y = integer_labels(y, X.shape[0])     # a DataError, as train_ovo raises for the same labels
     if X.shape[0] == 0:
         raise DataError("the validation set holds no samples")

@@ -123,11 +123,12 @@ def test_kernel_hash_takes_any_sparse_format(digits):
 
 
 def test_calibrate_checks_its_arguments(digits_model, digits):
-    from hsvm_cli.errors import OptionError
+    from hsvm_cli.errors import DataError, OptionError
     from hsvm_cli.tune import calibrate
     _, _, Xt, yt = digits
-    for kw, message in (({"y": yt[:-1]}, "X has 450 rows but y has 449 labels"),
-                        ({"max_loss": float("nan")}, "--max-loss must be a finite number"),
+    with pytest.raises(DataError, match="X has 450 rows but y has 449 labels"):   # as train_ovo and Predictor
+        calibrate(digits_model, None, Xt, yt[:-1])
+    for kw, message in (({"max_loss": float("nan")}, "--max-loss must be a finite number"),
                         ({"repeat": 0}, "--repeat must be a positive integer")):
         args = dict(y=yt)
         args.update(kw)

@@ -200,6 +200,16 @@ def test_decision_function_is_svcs_ovr_shape_of_the_exact_votes(digits):
     assert np.array_equal(hashed.decision_function(Xt), d)
 
 
+def test_scorers_that_rank_by_the_decision_function_score_it(digits):
+    # the README sends users to these; the multi-class roc_auc_ovr needs predict_proba, as with SVC
+    X, y, _, _ = digits
+    top2 = cross_val_score(HashedOvoSVC(), X, y, cv=3, scoring="top_k_accuracy")
+    assert np.isfinite(top2).all() and top2.min() > 0.95
+    keep = np.isin(y, [3, 8])
+    auc = cross_val_score(HashedOvoSVC(), X[keep], y[keep], cv=3, scoring="roc_auc")
+    assert np.isfinite(auc).all() and auc.min() > 0.95
+
+
 def test_binary_decision_function_is_the_pairs_value_positive_towards_the_second_class(digits):
     X, y, Xt, yt = digits
     keep, keep_t = np.isin(y, [3, 8]), np.isin(yt, [3, 8])
