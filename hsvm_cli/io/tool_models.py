@@ -43,6 +43,7 @@ from ..support.arrays import beyond_float32
 from ..support.lazy_sparse import sp
 from ..support.memory import check_allocation
 from .files import HashingReader, bounded_lines, display_name, open_input
+from .svmlight import MAX_FEATURES
 
 __all__ = ["LibsvmModel", "LiblinearModel", "read_libsvm_model", "read_liblinear_model", "sniff_model_kind",
            "LIBLINEAR_SOLVERS"]
@@ -390,8 +391,8 @@ def _sv_line(lines, tokens, ncoef, zero_based):
     if idx.shape[0] > 1 and np.any(np.diff(idx) <= 0):
         k = int(np.argmax(np.diff(idx) <= 0))
         lines.error("feature indices must increase: %d after %d" % (idx[k + 1], idx[k]))
-    if idx[-1] >= 2**31:
-        lines.error("feature index %d is too large" % idx[-1])
+    if idx[-1] + (1 if zero_based else 0) > MAX_FEATURES:     # the columns it needs, as the svmlight reader counts
+        lines.error("feature index %d is too large (at most %d columns)" % (idx[-1], MAX_FEATURES))
     return coef, idx - (0 if zero_based else 1), val
 
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..errors import ModelFormatError
 from ..io.container import BLOCK_BYTES, array_digests, read_container, write_container
+from ..io.svmlight import MAX_FEATURES
 from ..preprocess import NORMALIZATIONS
 from ..support.arrays import all_finite
 from ..support.labels import strictly_increasing
@@ -277,7 +278,7 @@ def load_model(path):
         raise ModelFormatError(name, "pairs must have shape [P, 2]")
     bags = meta_int(c, "bags", 1, 1 << 20)
     normalize = meta_str(c, "normalize", NORMALIZATIONS)
-    n_features = meta_int(c, "n_features", 0, 2**31)
+    n_features = meta_int(c, "n_features", 0, MAX_FEATURES)
     model = OvoModel(
         classes=c.arrays["classes"], pair_a=np.ascontiguousarray(pairs[:, 0]), pair_b=np.ascontiguousarray(pairs[:, 1]),
         W=c.arrays["W"], b=c.arrays["b"], bags=bags, normalize=normalize,

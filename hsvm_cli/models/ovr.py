@@ -115,7 +115,7 @@ def load_ovr_model(path):
     name = c.path
     check_arrays(c, (("classes", np.int64, 1), ("W", np.float32, 2), ("b", np.float32, 1),
                      ("tie_order", np.int32, 1)))
-    n_features = meta_int(c, "n_features", 0, 2**31)
+    n_features = meta_int(c, "n_features", 0, MAX_FEATURES)
     model = OvrModel(classes=c.arrays["classes"], W=c.arrays["W"], b=c.arrays["b"], tie_order=c.arrays["tie_order"],
                      normalize=meta_str(c, "normalize", NORMALIZATIONS), params=meta_dict(c, "params"),
                      provenance=meta_dict(c, "provenance"), path=name, container=c)

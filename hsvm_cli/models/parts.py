@@ -14,6 +14,7 @@ import numpy as np
 from ..errors import ModelFormatError
 from ..io.container import read_container, write_container
 from ..io.shard import Shard
+from ..io.svmlight import MAX_FEATURES
 from ..preprocess import NORMALIZATIONS
 from ..support.labels import strictly_increasing
 from .metadata import check_arrays, meta_dict, meta_int, meta_str
@@ -155,7 +156,7 @@ def read_part(path):
     block, start, stop, n_pairs, span, model_version = _part_meta(c)
     bags = meta_int(c, "bags", 1, 1 << 20)
     normalize = meta_str(c, "normalize", NORMALIZATIONS)
-    d = meta_int(c, "n_features", 0, 2**31)
+    d = meta_int(c, "n_features", 0, MAX_FEATURES)
     params, prov = meta_dict(c, "params"), meta_dict(c, "provenance")
     classes = c.arrays["classes"]
     K = classes.shape[0]

@@ -227,6 +227,10 @@ class PathCrossValidation:
         self.block = np.concatenate([[0], np.cumsum(counts.reshape(-1))]).astype(np.int64)
         self.y_sorted = yi[self.order].astype(np.int64)
         self.n, self.d, self.K, self.F = n, d, K, F
+        # each pair's class indices and, per fold, its row counts (with their
+        # two gathers), dual offsets and ray: weighed before they are made
+        check_allocation((8 + 40 * F) * (K * (K - 1) // 2),
+                         "the bookkeeping of %d pairs x %d folds" % (K * (K - 1) // 2, F))
         self.pair_a, self.pair_b = canonical_pairs(K)
         P = self.pair_a.shape[0]
         # [F, K] training rows per class (its rows outside the fold)

@@ -451,13 +451,9 @@ def train_pairs(X, y, *, C=1.0, solver="l2loss-dual", tol=None, per_class=None, 
     bounds = np.searchsorted(y_idx[order], np.arange(K + 1))
     class_addr = [row_addr[order[bounds[k]:bounds[k + 1]]] for k in range(K)]
 
-    pair_a, pair_b = canonical_pairs(K)
-    if pairs is not None:
-        chosen = _check_pair_subset(pairs, pair_a.shape[0])
-        pair_a, pair_b = pair_a[chosen], pair_b[chosen]
-    P = pair_a.shape[0]
-    seeds = solver_seeds(seed, classes[pair_a], classes[pair_b], bags)
-
+    all_pairs = K * (K - 1) // 2
+    chosen = None if pairs is None else _check_pair_subset(pairs, all_pairs)
+    P = all_pairs if chosen is None else chosen.shape[0]
     workers = max(1, min(jobs, P))
     if workers > 1 and "fork" not in multiprocessing.get_all_start_methods():
         workers = 1
@@ -465,13 +461,21 @@ def train_pairs(X, y, *, C=1.0, solver="l2loss-dual", tol=None, per_class=None, 
     # d + 1 entries, which it allocates unchecked (a failure would be a crash).
     # Workers fill a shared mapping that is copied into ordinary arrays at the
     # end: the model is then held twice (K = 3,000 on two workers had trained
-    # for minutes and failed there under a limit that one copy fitted).
+    # for minutes and failed there under a limit that one copy fitted).  Then
+    # each classifier's bias, counts, flag and seed (with the seed's mixing)
+    # and every pair's class indices: weighed before any of them is made, as
+    # at 70,000 classes (2.4e9 pairs) they alone outgrow the memory.
     copies = 2 if workers > 1 else 1
-    check_allocation(copies * P * bags * d * 4 + workers * _SOLVER_VECTORS[solver] * (d + 1) * 8,
+    check_allocation(copies * P * bags * d * 4 + workers * _SOLVER_VECTORS[solver] * (d + 1) * 8
+                     + P * bags * _CLASSIFIER_BOOKKEEPING + (all_pairs + P) * _PAIR_BOOKKEEPING,
                      "a model of %d classifiers x %d features (as many as the widest sample has columns)%s "
                      "and %d solver%s" % (P * bags, d,
                                           ", held twice as the -j workers hand it back," if copies > 1 else "",
                                           workers, "s" if workers > 1 else ""))
+    pair_a, pair_b = canonical_pairs(K)
+    if chosen is not None:
+        pair_a, pair_b = pair_a[chosen], pair_b[chosen]
+    seeds = solver_seeds(seed, classes[pair_a], classes[pair_b], bags)
     if workers > 1:
         W = _shared_array((P * bags, d), np.float32)
         b = _shared_array((P * bags,), np.float32)
@@ -516,6 +520,13 @@ def train_pairs(X, y, *, C=1.0, solver="l2loss-dual", tol=None, per_class=None, 
                             not_converged=int(np.count_nonzero(limited)))
     return OvoModel(classes=classes.astype(np.int64), pair_a=pair_a, pair_b=pair_b, W=W, b=b, bags=bags,
                     normalize="none", params=params, training=record)
+
+
+# Bytes of each classifier beside its weights (float32 bias, int32 counts,
+# int8 flag, uint32 seed and solver_seeds' four uint64 scratch arrays) and of
+# each pair (int32 class indices and their int64 labels).
+_CLASSIFIER_BOOKKEEPING = 4 + 8 + 1 + 4 + 32
+_PAIR_BOOKKEEPING = 8 + 16
 
 
 def _check_pair_subset(pairs, n_pairs):

@@ -78,6 +78,9 @@ def test_the_base_of_the_malformed_cases_imports(tmp_path):
     (lambda t: _replace_line(t, 7, "nr_sv 1 1 99999999999999999999"), 7, "99999999999999999999 is out of range"),
     (lambda t: _replace_line(t, 9, "0.5 0.25 1:1 99999999999999999999:1"), 9,
      "feature index 99999999999999999999 is too large"),
+    # the last column the svmlight reader and every hsvm file can address is 2^31 - 2
+    (lambda t: _replace_line(t, 9, "0.5 0.25 1:1 2147483647:1"), 9,
+     "feature index 2147483647 is too large (at most 2147483646 columns)"),
     (lambda t: _replace_line(t, 9, "0.5 0.25 1:1e45"), 9, "1e45 is beyond float32's range"),
     (lambda t: _replace_line(t, 5, "rho 0.1 nan 0.3"), 5, "value is NaN"),
 ])

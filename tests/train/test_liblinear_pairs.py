@@ -443,3 +443,34 @@ def test_models_trained_on_several_threads_at_once_are_each_the_single_runs(digi
     with ThreadPoolExecutor(4) as ex:
         models = list(ex.map(lambda _: train_pairs(X, y, C=4.0, seed=3), range(8)))
     assert all(np.array_equal(m.W, ref.W) for m in models)
+
+
+def test_classes_whose_pairs_outgrow_the_memory_are_refused_before_the_pairs_are_made(monkeypatch):
+    # 70,000 classes are 2.4e9 pairs: their class indices alone (plus
+    # triu_indices' K x K mask) had grown to gigabytes before the check
+    import hsvm_cli.support.memory as memory
+    import hsvm_cli.train.cross_validation as cv
+    import hsvm_cli.train.liblinear as trainer
+    from hsvm_cli.support.memory import TooLargeError
+    from hsvm_cli.train.ovo import cross_validate_ovo
+
+    def made(K):
+        raise AssertionError("the pairs of %d classes were made before the check" % K)
+    monkeypatch.setattr(memory, "available_memory", lambda: 8 << 30)
+    monkeypatch.setattr(trainer, "canonical_pairs", made)
+    monkeypatch.setattr(cv, "canonical_pairs", made)
+    K = 70000
+    X = sp.csr_matrix(np.ones((K, 1)))
+    y = np.arange(K)
+    with pytest.raises(TooLargeError, match="a model of 2449965000 classifiers x 1 features"):
+        train_pairs(X, y, C=1.0, seed=0)
+    with pytest.raises(TooLargeError, match="the bookkeeping of 2449965000 pairs x 2 folds"):
+        cross_validate_ovo(X, y, C=1.0, folds=2)
+
+
+def test_canonical_pairs_are_triu_indices_as_int32():
+    from hsvm_cli.models.pairs import canonical_pairs
+    for K in range(0, 40):
+        a, b = canonical_pairs(K)
+        ea, eb = np.triu_indices(K, k=1)
+        assert a.dtype == b.dtype == np.int32 and np.array_equal(a, ea) and np.array_equal(b, eb)
