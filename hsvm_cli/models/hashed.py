@@ -186,16 +186,19 @@ class HashModel:
 
     def check_model(self, model):
         """Refuse an exact model other than the one this was made from."""
-        same_shape = (model.n_classes == self.n_classes and model.bags == self.bags
-                      and model.n_features == self.n_features and np.array_equal(model.classes, self.classes)
-                      and np.array_equal(model.pair_a, self.pair_a) and np.array_equal(model.pair_b, self.pair_b))
-        if not same_shape or model.content_sha256() != self.model_sha256:
+        differ = [name for name, same in (
+            ("classes", model.n_classes == self.n_classes and np.array_equal(model.classes, self.classes)),
+            ("pairs", np.array_equal(model.pair_a, self.pair_a) and np.array_equal(model.pair_b, self.pair_b)),
+            ("bags", model.bags == self.bags),
+            ("n_features (%d, the model %d)" % (self.n_features, model.n_features),
+             model.n_features == self.n_features)) if not same]
+        if differ or model.content_sha256() != self.model_sha256:
             model.verify()      # a corrupt digest in the model file is its fault, not a mismatch
             if model.content_sha256() == self.model_sha256:
                 # the digest agrees but the hash model's own copy of the classes or pairs does not
-                raise ModelMismatchError("hash model %s does not match %s: its classes, pairs or bags differ from "
-                                         "the model's (its model digest is the model's: a damaged or hand-made "
-                                         "hash model)" % (self.path or "<hbm>", model.path or "<model>"))
+                raise ModelMismatchError("hash model %s does not match %s: its %s differ from the model's (its "
+                                         "model digest is the model's: a damaged or hand-made hash model)"
+                                         % (self.path or "<hbm>", model.path or "<model>", " and ".join(differ)))
             raise ModelMismatchError(
                 "hash model %s was made from another model (model digest %s..., %s has %s...)"
                 % (self.path or "<hbm>", self.model_sha256[:12], model.path or "<model>", model.content_sha256()[:12]))

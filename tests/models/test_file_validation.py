@@ -67,16 +67,18 @@ def test_impossible_models_are_refused(digits_files, tmp_path, edit_arrays, edit
     _predict_fails(["--exact", "-m", bad], message)
 
 
-# the hash model's own classes or pairs altered under the model's digest
-NOT_ITS_PAIRS = "classes, pairs or bags differ from the model's"
+# the hash model's own classes, pairs or width altered under the model's digest: named
+NOT_ITS_CLASSES = "its classes differ from the model's"
+NOT_ITS_PAIRS = "its pairs differ from the model's"
 
 
 @pytest.mark.parametrize("edit_arrays, edit_meta, message", [
     (lambda a: a["theta"].__setitem__(2, 1.5), None, "theta must lie in [0, 1]"),
     (lambda a: a["theta"].__setitem__(2, np.nan), None, "NaN or infinite"),
-    (lambda a: a["classes"].__setitem__(0, -7), None, NOT_ITS_PAIRS),
+    (lambda a: a["classes"].__setitem__(0, -7), None, NOT_ITS_CLASSES),
     (lambda a: a["pairs"].__setitem__(0, a["pairs"][0][::-1].copy()), None, NOT_ITS_PAIRS),
     (None, lambda m: m.update(n_features=10**12), "n_features"),
+    (None, lambda m: m.update(n_features=65), "its n_features (65, the model 64) differ from the model's"),
     (None, lambda m: m.update(bits=100), "multiple of 64"),
     (None, lambda m: m.update(model_sha256="beef"), "SHA-256"),
 ])
