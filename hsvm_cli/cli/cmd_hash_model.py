@@ -4,10 +4,13 @@ import os
 import click
 
 from ..io.files import regular_file_size
-from ..models.hashed import hash_model, save_hash_model
+from ..models.hashed import PROJECTION_PEAK_BYTES, hash_model, save_hash_model
 from ..models.loading import load_any_model
 from ..models.ovr import OvrModel, hash_ovr_model, save_ovr_hash_model
 from . import options
+
+# A Gaussian projection this large is worth a word before it is made.
+_LARGE_PROJECTION = 1 << 30
 
 
 @click.command("hash-model", short_help="Hash a model's classifiers to bit codes (.hbm).")
@@ -46,6 +49,15 @@ def command(model_path, bits, output, projection, store_projection, class_scores
         h = hash_ovr_model(model, bits=bits, seed=seed, store_projection=store_projection)
         save_ovr_hash_model(h, output)
     else:
+        if not quiet and projection == "gaussian" and 4 * bits * model.n_features >= _LARGE_PROJECTION \
+                and _fits(bits * model.n_features * PROJECTION_PEAK_BYTES):
+            # said before the work (at d = 2,000,000 and 1024 bits it took minutes and 9 GB), unless
+            # hash_model refuses it, saying as much
+            from ..support.memory import format_bytes
+            options.log("hsvm: hash-model: note: the Gaussian projection of %d bits x {:,} features is %s, made "
+                        "again by every command that hashes with it; --projection circulant needs O(D) memory and "
+                        "O(d log d) time a sample".format(model.n_features)
+                        % (bits, format_bytes(4 * bits * model.n_features)))
         h = hash_model(model, bits=bits, seed=seed, store_projection=store_projection,
                        class_scores=class_scores, projection=projection)
         save_hash_model(h, output)
@@ -56,3 +68,32 @@ def command(model_path, bits, output, projection, store_projection, class_scores
                     % (options.counted(h.codes.shape[0], "classifier"), bits,
                        " (circulant projection)" if projection == "circulant" else "", output,
                        "" if size is None else "%.1f KiB; " % (size / 1024), os.path.getsize(model_path) / 1024))
+        for note in filter_cost_notes(h.codes.shape[0], bits, model.n_features, projection):
+            options.log("hsvm: hash-model: note: " + note)
+
+
+def filter_cost_notes(classifiers, bits, n_features, projection):
+    """Why the hash filter made of this hash model cannot be cheaper than
+    exact scoring, whatever the samples: hashing a sample with the Gaussian
+    projection costs D multiply-adds per stored feature, exact scoring one
+    per classifier, so with no more classifiers than bits the projection
+    alone costs what --exact does; and a classifier's code of D/8 bytes,
+    popcounted, costs about what its 4d bytes of weights cost multiplied,
+    once it is as large (d = 9, 1024 bits: 128 bytes against 36)."""
+    notes = []
+    if projection == "gaussian" and classifiers <= bits:
+        notes.append("%s and %d bits: hashing a sample costs at least as many multiply-adds as scoring it "
+                     "against every classifier, so the hash filter cannot be faster than predict --exact "
+                     "(it pays with many more classifiers than bits)" % (options.counted(classifiers, "classifier"),
+                                                                          bits))
+    if bits // 8 >= 4 * n_features:
+        notes.append("a classifier's %d-bit code (%d bytes) is no smaller than its %s of weights (%d bytes): the "
+                     "filter's Hamming distances cost about what exact products cost; predict --exact, or fewer "
+                     "--bits" % (bits, bits // 8, options.counted(n_features, "feature"), 4 * n_features))
+    return notes
+
+
+def _fits(nbytes):
+    from ..support.memory import available_memory
+    have = available_memory()
+    return have is None or nbytes <= have

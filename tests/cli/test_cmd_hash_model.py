@@ -109,5 +109,40 @@ def test_summaries_name_their_outputs_in_one_line_whatever_the_name_holds(digits
     for raw, shown in ((b"x\ny.hbm", "x\\x0ay.hbm"), (b"m\xfe.hbm", "m\\xfe.hbm")):
         out = os.path.join(os.fsencode(tmp_path), raw)
         r = run(["hash-model", "-m", digits_model_file, "--bits", "64", "-o", os.fsdecode(out)])
-        assert r.stderr.count("\n") == 1 and ("-> %s/%s (" % (tmp_path, shown)) in r.stderr, r.stderr
+        lines = r.stderr.splitlines()     # the summary and digits' note that 45 classifiers cannot pay
+        assert all(line.startswith("hsvm: ") for line in lines) and ("-> %s/%s (" % (tmp_path, shown)) in lines[0]
         assert os.path.exists(out)
+
+
+def test_a_hash_model_that_cannot_beat_exact_scoring_says_why(digits_model_file, omniglot, tmp_path):
+    from hsvm_cli.models.ovo import save_model
+    # digits: 45 classifiers, 64 features: the projection alone costs what
+    # exact scoring does at 64 bits and up, and at 2048 bits a code (256
+    # bytes) is as large as the weights (64 x 4)
+    out = tmp_path / "h.hbm"
+    r = run(["hash-model", "-m", digits_model_file, "--bits", "64", "-o", out])
+    assert "note: 45 classifiers and 64 bits: hashing a sample costs at least as many multiply-adds" in r.stderr
+    assert "no smaller than its" not in r.stderr
+    r = run(["hash-model", "-m", digits_model_file, "--bits", "2048", "-o", out])
+    assert "note: a classifier's 2048-bit code (256 bytes) is no smaller than its 64 features of weights" in r.stderr
+    # a circulant projection costs O(d log d) a sample, not D per feature: only the size note applies
+    r = run(["hash-model", "-m", digits_model_file, "--bits", "64", "--projection", "circulant", "-o", out])
+    assert "note" not in r.stderr
+    assert run(["hash-model", "-q", "-m", digits_model_file, "--bits", "64", "-o", out]).stderr == ""
+    # omniglot-242: 29,161 classifiers, 784 features: no note
+    model = tmp_path / "o.hsvm"
+    save_model(omniglot[0], model)
+    r = run(["hash-model", "-m", model, "--bits", "1024", "-o", out])
+    assert "note" not in r.stderr and r.stderr.count("\n") == 1
+
+
+def test_a_large_gaussian_projection_is_announced_before_it_is_made(digits_model_file, tmp_path, monkeypatch):
+    from hsvm_cli.cli import cmd_hash_model
+    monkeypatch.setattr(cmd_hash_model, "_LARGE_PROJECTION", 64 * 64 * 4)     # digits at 64 bits: 16 KiB
+    out = tmp_path / "h.hbm"
+    r = run(["hash-model", "-m", digits_model_file, "--bits", "64", "-o", out])
+    assert r.stderr.startswith("hsvm: hash-model: note: the Gaussian projection of 64 bits x 64 features is 16.00 "
+                               "KiB, made again by every command that hashes with it; --projection circulant"), r.stderr
+    for quiet in (["--projection", "circulant"], ["-q"]):
+        assert "Gaussian projection" not in run(["hash-model", "-m", digits_model_file, "--bits", "64", "-o", out]
+                                                + quiet).stderr
