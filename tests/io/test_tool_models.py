@@ -118,6 +118,24 @@ def test_malformed_liblinear_model_names_file_and_line(tmp_path, edit, line, rea
     assert reason in str(exc.value)
 
 
+@pytest.mark.parametrize("bad, reason", [("x", "'x' is not a number"), ("nan", "value is NaN"),
+                                         ("inf", "value is not finite"), ("1e39", "1e39 is beyond float32's range")])
+@pytest.mark.parametrize("row", [0, 8191, 8192, 20000])
+def test_w_rows_read_in_batches_name_the_line_of_a_bad_value(tmp_path, bad, reason, row):
+    # w is converted a batch of rows at a time; a failing batch names its line as one row did
+    values = np.arange(20001 * 3, dtype=np.float64).reshape(-1, 3) / 7
+    text = ["%r %r %r" % tuple(float(v) for v in r) for r in values]
+    good = "solver_type L2R_L2LOSS_SVC_DUAL\nnr_class 3\nlabel 1 2 3\nnr_feature 20000\nbias 1\nw\n"
+    model = import_model(write_text(tmp_path / "ok.model", good + "\n".join(text) + "\n")).model
+    assert np.array_equal(model.W, values[:-1].T.astype(np.float32)) and np.array_equal(
+        model.b, values[-1].astype(np.float32))
+    text[row] = "0.5 %s 0.25" % bad
+    path = write_text(tmp_path / "bad.model", good + "\n".join(text) + "\n")
+    with pytest.raises(InputFormatError) as exc:
+        import_model(path)
+    assert str(exc.value).startswith("%s:%d: a row of w: %s" % (path, 7 + row, reason)), str(exc.value)
+
+
 def test_a_file_of_neither_kind_is_refused_at_its_first_line(tmp_path):
     path = write_text(tmp_path / "x.model", "\n1 1:0.5 2:1\n")
     with pytest.raises(InputFormatError, match=r"x\.model:2: not a LIBSVM or LIBLINEAR model file"):
