@@ -143,6 +143,22 @@ def test_early_stopping_waits_for_the_accuracy_to_rise_above_the_flat_start(digi
     assert path.order == [0, 2, 4, 1, 3] and s.stopped_early
 
 
+def test_values_equal_to_the_best_do_not_stop_the_search_a_plateau_can_climb_again(digits_l2, monkeypatch):
+    # An imbalanced problem's accuracy rests for doublings (large classes
+    # right, small ones not yet) and climbs again: only falls below the best
+    # count.  Coarse: 0, 2 (280), 4 and 6 equal (on), 8 (295), 10 a fall; then
+    # 7 beside the best, 9 (296, the new best), 11: two falls past it.
+    from hsvm_cli.train import c_search
+    curve = [100, 250, 280, 280, 280, 280, 280, 290, 295, 296, 294, 293]
+    path, s = _search_along(monkeypatch, digits_l2, curve, 280)
+    assert path.order == [0, 2, 4, 6, 8, 10, 7, 9, 11] and s.stopped_early
+    assert max(st.correct for st in s.steps) == 296 and "stopped after 2 values below the best" in s.table()
+    # the doubling grid alike: on through the plateau, stopped at the second fall
+    monkeypatch.setattr(c_search, "_SNAPSHOT_BYTES", -1)        # the scripted path's state takes no bytes
+    path, s = _search_along(monkeypatch, digits_l2, curve, 280)
+    assert path.order == list(range(12)) and s.stopped_early
+
+
 def test_under_class_weights_no_stop_before_every_classs_c_reaches_the_unweighted_start(digits_l2, monkeypatch):
     # reuters-r52 with -w balanced: a plateau while the lightest classes' C
     # (C x weight) is below where an unweighted search starts, then a rise
