@@ -148,3 +148,11 @@ def test_score_blocks_keep_enough_rows_to_amortise_reading_w(P, rows):
     from hsvm_cli.predict.exact import block_rows_for
     assert block_rows_for(P) == rows
     assert block_rows_for(P) * P * 4 <= 256 << 20
+
+
+@pytest.mark.parametrize("rows", [1, 255, 256, 257, 700])
+def test_the_transpose_is_made_in_blocks_of_rows_and_is_w_transposed(rows):
+    W = np.random.default_rng(rows).standard_normal((rows, 37)).astype(np.float32)
+    for given in (W, np.asfortranarray(W), W.astype(np.float64)):
+        WT = transposed(given)
+        assert WT.flags.c_contiguous and WT.dtype == np.float32 and np.array_equal(WT, W.T)
