@@ -11,28 +11,31 @@ regularisation, cheaper to train).
 Default grid: C = 2^k from 2^floor(log2(1/(2 l max‖x̃‖²))) -- LIBLINEAR's start
 for the L2-loss SVM, with l the median number of training rows of a pair and
 x̃ a sample with its bias feature -- up to 2^10 (LIBLINEAR's largest), stopping
-early once ``patience`` (2) values past the best have fallen below it -- counted
-only once the best has risen above the first value's accuracy by three of its
-standard errors (:func:`has_risen`): at the grid's start the weights are nearly
-zero and the accuracy can stay flat for a few doublings before it climbs.  As C
-grows the solution of an L2-regularised linear SVM tends to a limit (the
-hard-margin SVM on separable data) and the accuracy stops changing, so past the
-best the curve is flat or falls.  The three-point average (below) needs only the
-value just past the best; the second guards against one noisy dip while the
-curve still rises.  A value equal to the best is no fall: an imbalanced
-problem's accuracy can rest on a plateau for several doublings -- the large
-classes right, the small ones not yet -- and climb again (a shuttle-like set,
-seven classes of 9,200 down to 2 rows: 99.38% from C = 2^-11 to 2^-6, 99.99%
-from 2^0; counting equal values as failures stopped at 2^-9, mean class
-accuracy 50%), where a curve that has reached its top falls within a few
-values.  The values past the best are the largest C run, the slowest to
-solve.  On the six shared data sets, both normalisations and three fold seeds
-(36 searches; BENCHMARKS.md, "C by cross-validation"), stopping after two
-values without improvement cost 0.68 of stopping after four and chose the same
-C in 30; counting only falls runs the same values on them except att-faces-40
-with L2 normalisation, which goes on from 2^5 to 2^10 (CV 96.43% -> 97.14%; a
-sub-second search).  Without the guard one search stopped on the flat start
-(att-faces-40, C = 2^-6, 84% against 95%).  An explicit grid (``--c-grid``) is
+early once ``patience`` (2) values past the best have fallen below it (:func:`fell`)
+-- counted only once the best has risen above the first value's accuracy by
+three of its standard errors (:func:`has_risen`): at the grid's start the
+weights are nearly zero and the accuracy can stay flat for a few doublings
+before it climbs.  As C grows the solution of an L2-regularised linear SVM
+tends to a limit (the hard-margin SVM on separable data) and the accuracy
+stops changing, so past the best the curve is flat or falls.  The three-point
+average (below) needs only the value just past the best; the second guards
+against one noisy dip while the curve still rises.  A value equal to the best
+counts as a fall only when every class of two or more samples has at least
+one right held-out prediction: an imbalanced problem's accuracy can rest on a
+plateau for several doublings -- the large classes right, the small ones
+wholly wrong, their pairs still decided by the bias -- and climb again once C
+lets their weights overcome it (a shuttle-like set, seven classes of 9,200
+down to 2 rows: 99.38% from C = 2^-11 to 2^-6, 99.99% from 2^0, where counting
+every equal value chose 2^-10 with a mean class accuracy of 50% on the test
+file), while at a flat top, every class learnt, equal values end the search as
+falls do (the values past the best are the largest C run, the slowest to
+solve).  On the six shared data sets, both normalisations and three fold
+seeds (36 searches; BENCHMARKS.md, "C by cross-validation"), stopping after
+two values without improvement cost 0.68 of stopping after four values and
+chose the same C in 30; the other six are on plateaus, where two lose one test
+sample of 450 and four score the same (the rule for equal values since:
+BENCHMARKS.md, "Twenty-first session").  Without the guard one search stopped
+on the flat start (att-faces-40, C = 2^-6, 84% against 95%).  An explicit grid (``--c-grid``) is
 run in full, in increasing order.
 
 The default grid is run coarse to fine, as the grid search of the LIBSVM
@@ -205,7 +208,7 @@ class CSearch:
             if self._averaged else ""
         lines.append("Best C = %s  CV accuracy = %g%% (%d-fold, %.1f s%s%s)"
                      % (c_text(self.best.C), 100 * self.best.accuracy, self.folds, self.seconds, averaged,
-                        "; stopped after %d values below the best" % PATIENCE if self.stopped_early else ""))
+                        "; stopped after %d values past the best without improving on it" % PATIENCE if self.stopped_early else ""))
         return "\n".join(lines + self.warnings) + "\n"
 
 
@@ -306,11 +309,10 @@ def _doubling(cv, grid, tick, *, patience, stops_from):
     for C in grid:
         step = cv.run(C, progress=tick)
         # Early stopping watches the raw accuracy: no value past the point
-        # where it fell is needed for the averages either.  A value equal to
-        # the best is no fall (module docstring).
+        # where it fell is needed for the averages either.
         if top is None or step.correct > top.correct:
             top, falls = step, 0
-        elif step.correct < top.correct:
+        elif fell(step, top):
             falls += 1
             if patience and falls >= patience and has_risen(cv.steps[0], top) and C >= stops_from:
                 return C != grid[-1]
@@ -358,7 +360,7 @@ def _coarse_to_fine(cv, grid, tick, *, patience, stops_from):
         points = {j: p for j, p in points.items() if j in keep}
         if grid[i] < stops_from or not has_risen(first, ran[t]):
             continue
-        if i > t and ran[i].correct < ran[t].correct:
+        if i > t and fell(ran[i], ran[t]):
             break
         if i == t and before is not None and ran[i].correct - ran[before].correct < _standard_error(ran[i]):
             break
@@ -373,7 +375,7 @@ def _coarse_to_fine(cv, grid, tick, *, patience, stops_from):
         while not need and falls < patience and j < G:
             if j not in ran:
                 need = [j]
-            elif ran[j].correct < ran[t].correct:
+            elif fell(ran[j], ran[t]):
                 falls += 1
             j += 1
         if not need:
@@ -439,6 +441,14 @@ def _pass_limit_warnings(cv):
             "max number of iterations'); a looser --eps converges sooner"
             % (max_passes, c_text(worst.C), worst.capped, solves,
                ", and at %d more C value%s" % (more, "s" if more > 1 else "") if more else "")]
+
+
+def fell(step, top):
+    """Whether ``step``, run past the best step ``top``, counts towards the
+    early stop: below it, or equal to it with every class of two or more
+    samples right at least once.  An equal value that still misses a class
+    whole is a plateau a larger C can leave (module docstring)."""
+    return step.correct < top.correct or (step.correct == top.correct and step.missed == 0)
 
 
 def has_risen(first, top):

@@ -138,7 +138,8 @@ class CvStep:
     """The result of one C value: ``correct`` of ``total`` held-out
     predictions right, ``passes`` coordinate-descent passes summed over pairs
     and folds, ``seconds`` wall time, ``capped`` the pair solves (of every
-    fold) the pass limit stopped before the tolerance was met."""
+    fold) the pass limit stopped before the tolerance was met, ``missed`` the
+    classes of at least two samples not one of which was predicted right."""
 
     C: float
     correct: int
@@ -147,6 +148,7 @@ class CvStep:
     seconds: float
     fold_correct: list = None    # correct held-out predictions of each fold
     capped: int = 0
+    missed: int = 0              # classes of two or more samples none of whose held-out predictions is right
 
     @property
     def accuracy(self):
@@ -228,13 +230,15 @@ class PathCrossValidation:
         self.y_sorted = yi[self.order].astype(np.int64)
         self.n, self.d, self.K, self.F = n, d, K, F
         # each pair's class indices and, per fold, its row counts (with their
-        # two gathers), dual offsets and ray: weighed before they are made
-        check_allocation((8 + 40 * F) * (K * (K - 1) // 2),
+        # two gathers), dual offsets, ray and solver seed (with the seeds'
+        # draw): weighed before they are made
+        check_allocation((8 + 72 * F) * (K * (K - 1) // 2),
                          "the bookkeeping of %d pairs x %d folds" % (K * (K - 1) // 2, F))
         self.pair_a, self.pair_b = canonical_pairs(K)
         P = self.pair_a.shape[0]
         # [F, K] training rows per class (its rows outside the fold)
-        train = self.class_train_rows = counts.sum(axis=0)[None, :] - counts
+        self.class_rows = counts.sum(axis=0)
+        train = self.class_train_rows = self.class_rows[None, :] - counts
         sizes = train[:, self.pair_a] + train[:, self.pair_b]   # [F, P]
         self.alpha_off = [np.concatenate([[0], np.cumsum(s)]).astype(np.int64) for s in sizes]
         check_allocation(8 * int(sizes.sum()), "the dual variables of %d pairs x %d folds" % (P, F))
@@ -474,6 +478,7 @@ class PathCrossValidation:
         check_weighted_c(C, self.class_weight)
         t0 = time.perf_counter()
         fold_correct, passes = [], np.zeros(2, dtype=np.int64)
+        class_hits = np.zeros(self.K, dtype=np.int64)
         if self.fused:
             all_votes, all_conf, passes = self._all_folds(C)
         for f in range(self.F):
@@ -487,12 +492,15 @@ class PathCrossValidation:
             # no pair voted (two classes, one of them held out whole).
             votes[:, self.class_train_rows[f] == 0] = -1
             labels = best_class(votes, conf)
-            fold_correct.append(int((labels == self.y_sorted[h0:h1]).sum()))
+            truth = self.y_sorted[h0:h1]
+            hit = labels == truth
+            fold_correct.append(int(hit.sum()))
+            class_hits += np.bincount(truth[hit], minlength=self.K)
             passes += fold_passes
             if progress is not None:
                 progress(1)
         step = CvStep(C, sum(fold_correct), self.n, int(passes[0]), time.perf_counter() - t0, fold_correct,
-                      capped=int(passes[1]))
+                      capped=int(passes[1]), missed=int(np.sum((class_hits == 0) & (self.class_rows >= 2))))
         self.steps.append(step)
         self._last_C, self._kept_valid = C, True
         return step

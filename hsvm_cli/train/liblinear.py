@@ -467,7 +467,8 @@ def train_pairs(X, y, *, C=1.0, solver="l2loss-dual", tol=None, per_class=None, 
     # at 70,000 classes (2.4e9 pairs) they alone outgrow the memory.
     copies = 2 if workers > 1 else 1
     check_allocation(copies * P * bags * d * 4 + workers * _SOLVER_VECTORS[solver] * (d + 1) * 8
-                     + P * bags * _CLASSIFIER_BOOKKEEPING + (all_pairs + P) * _PAIR_BOOKKEEPING,
+                     + P * bags * _CLASSIFIER_BOOKKEEPING + all_pairs * _ALL_PAIRS_BOOKKEEPING
+                     + P * _PAIR_BOOKKEEPING,
                      "a model of %d classifiers x %d features (as many as the widest sample has columns)%s "
                      "and %d solver%s" % (P * bags, d,
                                           ", held twice as the -j workers hand it back," if copies > 1 else "",
@@ -523,9 +524,12 @@ def train_pairs(X, y, *, C=1.0, solver="l2loss-dual", tol=None, per_class=None, 
 
 
 # Bytes of each classifier beside its weights (float32 bias, int32 counts,
-# int8 flag, uint32 seed and solver_seeds' four uint64 scratch arrays) and of
-# each pair (int32 class indices and their int64 labels).
+# int8 flag, uint32 seed and solver_seeds' four uint64 scratch arrays), of
+# every pair of the K classes (canonical_pairs' two int32 indices and its
+# int32 scratch) and of each pair trained (its indices' copy and their int64
+# labels).
 _CLASSIFIER_BOOKKEEPING = 4 + 8 + 1 + 4 + 32
+_ALL_PAIRS_BOOKKEEPING = 12
 _PAIR_BOOKKEEPING = 8 + 16
 
 

@@ -58,8 +58,9 @@ class _ScriptedPath:
     """A PathCrossValidation stand-in whose accuracies are given per value of
     ``grid``; ``order`` the grid indices in the order run."""
 
-    def __init__(self, correct, grid, total=300):
+    def __init__(self, correct, grid, total=300, missed=None):
         self.by_C = dict(zip(grid, correct))
+        self.missed = dict(zip(grid, missed or [0] * len(grid)))   # classes wholly wrong at each value
         self.index = {C: i for i, C in enumerate(grid)}
         self.total, self.n, self.steps, self.order = total, total, [], []
         self.form, self.eps, self.state_bytes = "primal", 0.1, 0
@@ -71,7 +72,7 @@ class _ScriptedPath:
     def run(self, C, progress=None):
         from hsvm_cli.train.cross_validation import CvStep
         assert self.last is None or C >= self.last       # warm starts only upward
-        step = CvStep(C, self.by_C[C], self.total, 1, 0.0)
+        step = CvStep(C, self.by_C[C], self.total, 1, 0.0, missed=self.missed[C])
         self.steps.append(step)
         self.order.append(self.index[C])
         self.last = C
@@ -84,19 +85,21 @@ class _ScriptedPath:
         self.last = point
 
 
-def _scripted(monkeypatch, curve, grid):
+def _scripted(monkeypatch, curve, grid, missed=None):
     from hsvm_cli.train import c_search
-    path = _ScriptedPath(curve, grid)
+    path = _ScriptedPath(curve, grid, missed=missed)
     monkeypatch.setattr(c_search, "PathCrossValidation", path)
     return path
 
 
-def _search_along(monkeypatch, digits_l2, head, rest):
+def _search_along(monkeypatch, digits_l2, head, rest, missed=None):
     """search_c over the scripted curve ``head`` then ``rest`` to the default
-    grid's end; (the path, the search)."""
+    grid's end (``missed``: the classes wholly wrong along ``head``, none
+    after); (the path, the search)."""
     X, y = digits_l2
     grid = default_grid(X, y, 3)
-    path = _scripted(monkeypatch, head + [rest] * (len(grid) - len(head)), grid)
+    missed = None if missed is None else missed + [0] * (len(grid) - len(missed))
+    path = _scripted(monkeypatch, head + [rest] * (len(grid) - len(head)), grid, missed=missed)
     return path, search_c(X, y, folds=3)
 
 
@@ -143,20 +146,25 @@ def test_early_stopping_waits_for_the_accuracy_to_rise_above_the_flat_start(digi
     assert path.order == [0, 2, 4, 1, 3] and s.stopped_early
 
 
-def test_values_equal_to_the_best_do_not_stop_the_search_a_plateau_can_climb_again(digits_l2, monkeypatch):
+def test_values_equal_to_the_best_that_miss_a_class_whole_do_not_stop_the_search(digits_l2, monkeypatch):
     # An imbalanced problem's accuracy rests for doublings (large classes
-    # right, small ones not yet) and climbs again: only falls below the best
-    # count.  Coarse: 0, 2 (280), 4 and 6 equal (on), 8 (295), 10 a fall; then
-    # 7 beside the best, 9 (296, the new best), 11: two falls past it.
+    # right, a small one wholly wrong) and climbs again: such equal values do
+    # not count.  Coarse: 0, 2 (280), 4 and 6 equal (on), 8 (295), 10 a fall;
+    # then 7 beside the best, 9 (296, the new best), 11: two falls past it.
     from hsvm_cli.train import c_search
     curve = [100, 250, 280, 280, 280, 280, 280, 290, 295, 296, 294, 293]
-    path, s = _search_along(monkeypatch, digits_l2, curve, 280)
+    missed = [3, 2, 1, 1, 1, 1, 1, 0]
+    path, s = _search_along(monkeypatch, digits_l2, curve, 280, missed)
     assert path.order == [0, 2, 4, 6, 8, 10, 7, 9, 11] and s.stopped_early
-    assert max(st.correct for st in s.steps) == 296 and "stopped after 2 values below the best" in s.table()
+    assert max(st.correct for st in s.steps) == 296
     # the doubling grid alike: on through the plateau, stopped at the second fall
     monkeypatch.setattr(c_search, "_SNAPSHOT_BYTES", -1)        # the scripted path's state takes no bytes
-    path, s = _search_along(monkeypatch, digits_l2, curve, 280)
+    path, s = _search_along(monkeypatch, digits_l2, curve, 280, missed)
     assert path.order == list(range(12)) and s.stopped_early
+    # every class right at least once: a flat top, whose equal values stop the search as falls do
+    monkeypatch.setattr(c_search, "_SNAPSHOT_BYTES", 1 << 30)
+    path, s = _search_along(monkeypatch, digits_l2, curve, 280)
+    assert path.order == [0, 2, 4, 1, 3] and s.stopped_early and max(st.correct for st in s.steps) == 280
 
 
 def test_under_class_weights_no_stop_before_every_classs_c_reaches_the_unweighted_start(digits_l2, monkeypatch):

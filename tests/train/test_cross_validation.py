@@ -513,3 +513,14 @@ def test_c_values_must_not_decrease_along_the_path(digits_l2):
     cv.run(1.0)
     with pytest.raises(OptionError, match="increasing order: 0.5 after 1"):
         cv.run(0.5)
+
+
+def test_a_step_counts_the_classes_none_of_whose_held_out_samples_is_right(digits_l2):
+    # four samples of class 1 beside two classes of ~70: at small C its pairs
+    # are decided by the bias and it is wholly wrong; a class of one sample is
+    # not counted (nothing of it is in the problem when it is held out)
+    X, y = digits_l2
+    idx = np.r_[np.where(y == 0)[0], np.where(y == 1)[0][:4], np.where(y == 2)[0], np.where(y == 3)[0][:1]]
+    cv = PathCrossValidation(X[idx], y[idx], n_folds=2, seed=0)
+    small, large = cv.run(2.0 ** -12), cv.run(16.0)
+    assert small.missed == 1 and large.missed == 0 and large.correct > small.correct
