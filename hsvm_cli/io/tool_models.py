@@ -568,15 +568,17 @@ def _parse_liblinear(lines):
         tokens = text.split()
         if not tokens:
             continue
-        if r == rows:
-            lines.error("more than %d rows of w (nr_feature %d%s)"
-                        % (rows, head["nr_feature"], " + bias" if bias >= 0 else ""))
-        if len(tokens) != nr_w:
+        if r == rows or len(tokens) != nr_w:
+            if batch:
+                _w_rows(lines, flat, batch, nr_w)        # an earlier line's error first, as row by row
+            if r == rows:
+                lines.error("more than %d rows of w (nr_feature %d%s)"
+                            % (rows, head["nr_feature"], " + bias" if bias >= 0 else ""))
             _floats(lines, tokens, "a row of w", nr_w, float32=True)     # says which count it found
         flat.extend(tokens)
         batch.append((lineno, tokens))
         r += 1
-        if len(batch) == _W_BATCH_ROWS:
+        if len(flat) >= _W_BATCH_VALUES:
             w[r - len(batch):r] = _w_rows(lines, flat, batch, nr_w)
             flat, batch = [], []
     if batch:
@@ -588,7 +590,9 @@ def _parse_liblinear(lines):
                           nr_feature=head["nr_feature"], bias=bias, w=w)
 
 
-_W_BATCH_ROWS = 8192
+# Values of w converted at a time (as Python strings until then: a batch of
+# rows of a 1,000-class model had held 8 M of them, 900 MB).
+_W_BATCH_VALUES = 65536
 
 
 def _w_rows(lines, flat, batch, nr_w):

@@ -120,12 +120,12 @@ def test_malformed_liblinear_model_names_file_and_line(tmp_path, edit, line, rea
 
 @pytest.mark.parametrize("bad, reason", [("x", "'x' is not a number"), ("nan", "value is NaN"),
                                          ("inf", "value is not finite"), ("1e39", "1e39 is beyond float32's range")])
-@pytest.mark.parametrize("row", [0, 8191, 8192, 20000])
+@pytest.mark.parametrize("row", [0, 21845, 21846, 50000])
 def test_w_rows_read_in_batches_name_the_line_of_a_bad_value(tmp_path, bad, reason, row):
-    # w is converted a batch of rows at a time; a failing batch names its line as one row did
-    values = np.arange(20001 * 3, dtype=np.float64).reshape(-1, 3) / 7
+    # w is converted 65,536 values (21,846 rows of 3) at a time; a failing batch names its line as one row did
+    values = np.arange(50001 * 3, dtype=np.float64).reshape(-1, 3) / 7
     text = ["%r %r %r" % tuple(float(v) for v in r) for r in values]
-    good = "solver_type L2R_L2LOSS_SVC_DUAL\nnr_class 3\nlabel 1 2 3\nnr_feature 20000\nbias 1\nw\n"
+    good = "solver_type L2R_L2LOSS_SVC_DUAL\nnr_class 3\nlabel 1 2 3\nnr_feature 50000\nbias 1\nw\n"
     model = import_model(write_text(tmp_path / "ok.model", good + "\n".join(text) + "\n")).model
     assert np.array_equal(model.W, values[:-1].T.astype(np.float32)) and np.array_equal(
         model.b, values[-1].astype(np.float32))
@@ -134,6 +134,16 @@ def test_w_rows_read_in_batches_name_the_line_of_a_bad_value(tmp_path, bad, reas
     with pytest.raises(InputFormatError) as exc:
         import_model(path)
     assert str(exc.value).startswith("%s:%d: a row of w: %s" % (path, 7 + row, reason)), str(exc.value)
+    # a bad value before a line of another kind of error is the one named, as when rows were read one by one
+    for tail in ("1 2 3\n", "1 2\n"):
+        path = write_text(tmp_path / "bad2.model", good + "\n".join(text) + "\n" + (tail if row == 50000 else ""))
+        if row < 50000:
+            lines = (good + "\n".join(text) + "\n").splitlines()
+            lines[7 + row] = tail.strip()                     # the next row: too short, or fine
+            path = write_text(tmp_path / "bad2.model", "\n".join(lines) + "\n")
+        with pytest.raises(InputFormatError) as exc:
+            import_model(path)
+        assert str(exc.value).startswith("%s:%d: a row of w: %s" % (path, 7 + row, reason)), str(exc.value)
 
 
 def test_a_file_of_neither_kind_is_refused_at_its_first_line(tmp_path):
