@@ -37,7 +37,18 @@ def command(model_path, bits, output, projection, store_projection, class_scores
     if bits % 64:
         raise click.BadParameter("must be a multiple of 64, got %d" % bits, param_hint="--bits")
     model = load_any_model(model_path)
-    if isinstance(model, OvrModel):
+    ovr = isinstance(model, OvrModel)
+    if not quiet and projection == "gaussian" and 4 * bits * model.n_features >= _LARGE_PROJECTION \
+            and _fits(bits * model.n_features * PROJECTION_PEAK_BYTES):
+        # said before the work (at d = 2,000,000 and 1024 bits it took minutes and 9 GB), unless
+        # the hashing refuses it, saying as much
+        from ..support.memory import format_bytes
+        options.log("hsvm: hash-model: note: the Gaussian projection of %d bits x {:,} features is %s, %s%s".format(
+            model.n_features) % (
+            bits, format_bytes(4 * bits * model.n_features),
+            "stored in the hash model" if store_projection else "made again by every command that hashes with it",
+            "" if ovr else "; --projection circulant needs O(D) memory and O(d log d) time a sample"))
+    if ovr:
         # One-vs-rest models (imported from LIBLINEAR) are hashed class by class
         # with the Gaussian projection; their filter ranks estimated margins.
         if projection != "gaussian":
@@ -49,15 +60,6 @@ def command(model_path, bits, output, projection, store_projection, class_scores
         h = hash_ovr_model(model, bits=bits, seed=seed, store_projection=store_projection)
         save_ovr_hash_model(h, output)
     else:
-        if not quiet and projection == "gaussian" and 4 * bits * model.n_features >= _LARGE_PROJECTION \
-                and _fits(bits * model.n_features * PROJECTION_PEAK_BYTES):
-            # said before the work (at d = 2,000,000 and 1024 bits it took minutes and 9 GB), unless
-            # hash_model refuses it, saying as much
-            from ..support.memory import format_bytes
-            options.log("hsvm: hash-model: note: the Gaussian projection of %d bits x {:,} features is %s, made "
-                        "again by every command that hashes with it; --projection circulant needs O(D) memory and "
-                        "O(d log d) time a sample".format(model.n_features)
-                        % (bits, format_bytes(4 * bits * model.n_features)))
         h = hash_model(model, bits=bits, seed=seed, store_projection=store_projection,
                        class_scores=class_scores, projection=projection)
         save_hash_model(h, output)

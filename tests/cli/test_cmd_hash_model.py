@@ -143,6 +143,22 @@ def test_a_large_gaussian_projection_is_announced_before_it_is_made(digits_model
     r = run(["hash-model", "-m", digits_model_file, "--bits", "64", "-o", out])
     assert r.stderr.startswith("hsvm: hash-model: note: the Gaussian projection of 64 bits x 64 features is 16.00 "
                                "KiB, made again by every command that hashes with it; --projection circulant"), r.stderr
+    r = run(["hash-model", "-m", digits_model_file, "--bits", "64", "--store-projection", "-o", out])
+    assert "note: the Gaussian projection of 64 bits x 64 features is 16.00 KiB, stored in the hash model;" in r.stderr
     for quiet in (["--projection", "circulant"], ["-q"]):
         assert "Gaussian projection" not in run(["hash-model", "-m", digits_model_file, "--bits", "64", "-o", out]
                                                 + quiet).stderr
+
+
+def test_a_one_vs_rest_model_gets_the_notes_without_the_circulant_advice(tmp_path, monkeypatch):
+    # imported from LIBLINEAR: hashed with the Gaussian projection only
+    from pathlib import Path
+
+    from hsvm_cli.cli import cmd_hash_model
+    fixture = Path(__file__).resolve().parent.parent / "fixtures" / "tools" / "liblinear_ovr3.model"
+    model = tmp_path / "ovr.hsvm"
+    run(["import-model", "-q", str(fixture), "-o", model])
+    monkeypatch.setattr(cmd_hash_model, "_LARGE_PROJECTION", 1)
+    r = run(["hash-model", "-m", model, "--bits", "64", "-o", tmp_path / "h.hbm"])
+    assert "note: the Gaussian projection of 64 bits x" in r.stderr and "circulant" not in r.stderr
+    assert "note: 3 classifiers and 64 bits: hashing a sample costs" in r.stderr
