@@ -36,8 +36,8 @@ _TRANSPOSE_ROWS = 256
 def transposed(W):
     """The d x P contiguous transpose of W that CSR rows read (keep it with W)."""
     W = np.asarray(W, dtype=np.float32)
-    if W.ndim != 2 or W.shape[0] <= _TRANSPOSE_ROWS:
-        return np.ascontiguousarray(W.T)
+    if W.ndim != 2 or W.shape[0] <= _TRANSPOSE_ROWS or W.T.flags.c_contiguous:
+        return np.ascontiguousarray(W.T)          # small, or already the transpose's layout: no blocks
     WT = np.empty((W.shape[1], W.shape[0]), dtype=np.float32)
     for r in range(0, W.shape[0], _TRANSPOSE_ROWS):
         WT[:, r:r + _TRANSPOSE_ROWS] = W[r:r + _TRANSPOSE_ROWS].T
