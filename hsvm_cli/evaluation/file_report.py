@@ -190,6 +190,13 @@ class ScoredRows:
         y = _padded(class_index(classes, y_true), m)
         self.outside_classes += int((y[:known] < 0).sum())
         p_true, conf, correct, top = row_summary(scores, y)
+        # Where classes tie at a row's maximum, the file's own label is its
+        # most probable class when it is one of them (a logistic model's
+        # empty row: every class alike, the label in the model's tie order).
+        own_index = class_index(classes, labels)
+        own_top = (own_index >= 0) & (scores[np.arange(m), np.maximum(own_index, 0)] == conf)
+        top = np.where(own_top, own_index, top)
+        correct = (top == y) & (y >= 0)
         self.rank_counts = _added(self.rank_counts, rank_counts(class_ranks(scores, y), K))
         if y_ref is not None:
             ranks = class_ranks(scores, _padded(class_index(classes, y_ref), m))
@@ -197,7 +204,7 @@ class ScoredRows:
         self._parts.append((p_true, conf, correct))
         sq = np.einsum("ij,ij->", scores, scores, dtype=np.float64)
         self.brier_sum += float(sq) - 2.0 * float(np.sum(p_true, dtype=np.float64)) + m
-        self.not_argmax += int((labels != classes[top]).sum())
+        self.not_argmax += int((~own_top).sum())
         if self.violation is None:
             self.violation = probability_violation(scores, lines)
         if self.violation is not None:

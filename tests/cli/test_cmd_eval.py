@@ -278,6 +278,22 @@ def test_proba_flag_on_a_plain_label_file_exits_65(tmp_path):
     assert r.stderr.startswith("hsvm: %s:1: no 'labels ...' header" % preds)
 
 
+def test_a_label_tied_at_its_rows_maximum_is_its_most_probable_class(tmp_path):
+    # an imported logistic model's empty row: every class alike, the label
+    # liblinear-predict's (the model's first class, here 2, not the header's)
+    truth = write_text(tmp_path / "t.svm", svm([2, 1, 3]))
+    preds = write_text(tmp_path / "p.txt", "labels 1 2 3\n2 0.25 0.5 0.25\n2 0.4 0.2 0.4\n"
+                                           "3 0.3333 0.3333 0.3334\n")
+    prob = json.loads(run(["eval", "--truth", truth, preds, "--json"]).stdout)["probability"]
+    assert prob["labels_not_most_probable"] == 1                       # row 2 only: 0.2 below 0.4
+    # row 1: its label, right, at 0.5; row 2: the first of the tie, 1, right, at 0.4; row 3: 3, right
+    tied = write_text(tmp_path / "q.txt", "labels 1 2 3\n2 0.5 0.5 0\n1 0.4 0.2 0.4\n3 0.3333 0.3333 0.3334\n")
+    prob = json.loads(run(["eval", "--truth", truth, tied, "--json"]).stdout)["probability"]
+    assert prob["labels_not_most_probable"] == 0
+    # every most probable class right: the calibration error is the mean shortfall of confidence
+    assert prob["ece"] == pytest.approx((0.5 + 0.6 + 0.6666) / 3, abs=1e-9)
+
+
 def test_true_labels_outside_the_header_are_errors_with_probability_zero(tmp_path):
     truth = write_text(tmp_path / "t.svm", svm([1, 9]))
     preds = write_text(tmp_path / "p.txt", "labels 1 2\n1 0.75 0.25\n1 0.5 0.5\n")
