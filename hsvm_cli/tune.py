@@ -824,6 +824,11 @@ def format_grid(cal):
             mode, g["bits"] or "-", what, 100 * g["accuracy"],
             round(100 * (g["accuracy"] - exact["accuracy"]), 2) + 0.0, bound,
             1e6 * g["seconds_per_sample"], g["speedup"], timed, "<- chosen" if g.get("chosen") else ""))
+    caps = sorted({g["max_k"] for g in cal.grid if g.get("epsilon") is not None and g.get("max_k") is not None})
+    if caps:
+        # the cap was said only in --grid-json: "4.00 avg" at every small threshold read as a limit of the data
+        lines.append("p>E: the classes whose first-stage probability exceeds E, at most %s a sample (as predict "
+                     "-C applies it)" % " / ".join(str(c) for c in caps))
     info = cal.info
     if info.get("timing_budget_seconds") is None:
         lines.append("accuracy on all %d validation samples; times measured on this machine (%s), median of %d runs "

@@ -23,6 +23,8 @@ def test_cli_calibrate_then_predict_proba_in_libsvm_layout(digits_model, digits,
     assert r.exit_code == 0, r.output
     assert "chosen" in r.stdout and "times measured on this machine" in r.stdout
     assert not [line for line in r.stdout.splitlines() if line != line.rstrip()]     # no trailing blanks
+    # the threshold setting's cap, min(K, max(4, 2 x 3, K/5)) = 6, is said beside the table
+    assert "p>E: the classes whose first-stage probability exceeds E, at most 6 a sample" in r.stdout
     r = CliRunner().invoke(cli, ["predict", "-m", str(model_p), "-H", str(hbm_p), "-C", str(cal_p), "--proba",
                                  "-k", "3", test, "-q"])
     assert r.exit_code == 0, r.output
