@@ -238,11 +238,17 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
             if proba and chosen_alone and not quiet and setting is not None and predictor.filter is not None and (
                     setting.mode != "hash" or setting.rule != predictor.rule):
                 # probabilities are calibrated on the voting path: say which one runs
-                notices.append("hsvm: predict: --proba runs the hash filter at %d bits, k = %d, refined by votes (the "
+                notices.append("hsvm: predict: --proba runs the hash filter at %d bits, k = %d, %s (the "
                                "calibrated probabilities' path), not the calibration's chosen %s setting"
                                % (predictor.filter.bits, predictor.k,
+                                  "refined by votes" if predictor.refine else "not refined (--no-refine)",
                                   {"scores": "class-score", "exact": "exact"}.get(setting.mode,
                                                                                   setting.rule + " refine")))
+            if proba and chosen_alone and not quiet and setting is not None and setting.mode == "exact" \
+                    and setting.rule == "dag" and predictor.filter is None:
+                # a DAG gives no probabilities: the exact votes' do, and their most probable class is the label
+                notices.append("hsvm: predict: --proba gives exact probabilities and their most probable classes, "
+                               "not the calibration's chosen exact DAG's labels")
         else:
             if proba or epsilon is not None:
                 raise click.UsageError("%s needs a calibration (-C; %s)"

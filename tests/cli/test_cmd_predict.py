@@ -338,6 +338,28 @@ def test_proba_says_which_path_runs_when_the_calibration_chose_another(digits_fi
     assert "--proba runs" not in r.stderr
 
 
+def test_proba_says_what_it_runs_instead_of_a_dag_or_unrefined_setting(digits_files, tmp_path):
+    from hsvm_cli.models.calibration import Setting, load_calibration, save_calibration
+
+    from conftest import DIGITS_TEST
+    model, hbm, _ = digits_files
+    cal = tmp_path / "c.cal"
+    run(["calibrate", "-q", "-m", model, "-H", hbm, DIGITS_TEST, "-o", cal, "--repeat", "1"])
+    c = load_calibration(str(cal))
+    c.setting = Setting("exact", rule="dag")
+    save_calibration(c, str(cal))
+    r = run(["predict", "-m", model, "-C", cal, "--proba", DIGITS_TEST, "-o", tmp_path / "p.txt"])
+    assert "--proba gives exact probabilities and their most probable classes, not the calibration's chosen " \
+           "exact DAG's labels" in r.stderr
+    assert "exact DAG" not in run(["predict", "-m", model, "-C", cal, DIGITS_TEST, "-o", tmp_path / "l.txt"]).stderr
+    # --no-refine: the filter's own labels, not "refined by votes"
+    c.setting = Setting("scores", k=3)
+    save_calibration(c, str(cal))
+    r = run(["predict", "-m", model, "-H", hbm, "-C", cal, "--proba", "--no-refine", DIGITS_TEST,
+             "-o", tmp_path / "p.txt"])
+    assert "k = 1, not refined (--no-refine)" in r.stderr and "refined by votes" not in r.stderr
+
+
 def test_an_hsvm_binary_file_given_as_samples_is_named_by_its_kind(digits_files, tmp_path):
     # `predict -m M CODES` for `--codes CODES`: the file's kind, not its bytes as a label
     model, hbm, _ = digits_files
