@@ -75,8 +75,8 @@ def _parse_grid(ctx, param, value):
 @click.option("-c", "C", default="1", show_default=True, callback=_parse_c, metavar="C|auto",
               help="Cost parameter C of every pair's SVM, or 'auto': chosen by cross-validation (see --cv) on "
                    "powers of 2 from LIBLINEAR's start (from the data) up to 2^10, every other one first, then "
-                   "the ones beside the best, stopping once two values past it have fallen below it (values "
-                   "equal to it go on); --c-grid for your own values.")
+                   "the ones beside the best, stopping two past it (as LIBLINEAR's -C; a value equal to the best "
+                   "counts only when no class is wholly wrong); --c-grid for your own values.")
 @click.option("--c-grid", "c_grid", callback=_parse_grid, default=None, metavar="C1,C2,...",
               help="Choose C among these values by cross-validation (implies -c auto).")
 @click.option("-v", "--cv", "cv_folds", type=click.IntRange(min=2), default=None, metavar="F",

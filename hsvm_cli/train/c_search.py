@@ -11,7 +11,7 @@ regularisation, cheaper to train).
 Default grid: C = 2^k from 2^floor(log2(1/(2 l max‖x̃‖²))) -- LIBLINEAR's start
 for the L2-loss SVM, with l the median number of training rows of a pair and
 x̃ a sample with its bias feature -- up to 2^10 (LIBLINEAR's largest), stopping
-early once ``patience`` (2) values past the best have fallen below it (:func:`fell`)
+early once ``patience`` (2) values past the best have not improved on it (:func:`fell`)
 -- counted only once the best has risen above the first value's accuracy by
 three of its standard errors (:func:`has_risen`): at the grid's start the
 weights are nearly zero and the accuracy can stay flat for a few doublings
@@ -41,17 +41,17 @@ run in full, in increasing order.
 The default grid is run coarse to fine, as the grid search of the LIBSVM
 guide (Hsu, Chang & Lin, "A Practical Guide to Support Vector
 Classification"): first every other value (C x 4 a step, and the grid's
-last), once the accuracy has risen up to one value past the best that falls
-below it -- two doublings, the span the doubling grid's patience covers -- or
+last), once the accuracy has risen up to one value past the best that does
+not improve on it (:func:`fell`) -- two doublings, the span the doubling grid's patience covers -- or
 to a new best that gains less than one standard error on the value before it
 (the top of the curve, where a step of four would overshoot into the largest
 and slowest C values), then the values skipped beside the best, each
 warm-started from the path's point just below it
 (:meth:`PathCrossValidation.snapshot` and ``restore``), and on up the doubling
 grid while a filled-in value becomes the best, until ``patience`` doubling
-values past the best have fallen below it.  The search thus ends as the
+values past the best have not improved on it.  The search thus ends as the
 doubling search would -- the highest raw accuracy's two grid neighbours and
-the values past it up to the ``patience``-th fall run --
+the values past it up to the ``patience``-th that counts run --
 having skipped every other value of the rising stretch below it: 9-12 C
 values instead of 13-20 on the shared sets, searches 1.2-1.4x faster
 (BENCHMARKS.md, "Coarse to fine"). The solutions reached differ within the
@@ -321,7 +321,7 @@ def _doubling(cv, grid, tick, *, patience, stops_from):
 
 def _coarse_to_fine(cv, grid, tick, *, patience, stops_from):
     """The default grid coarse to fine (module docstring): every other
-    value (and the last) until one past the best falls below it or a new best
+    value (and the last) until one past the best does not improve on it or a new best
     gains less than its standard error, then the values skipped beside the
     best, each warm-started from the nearest point below it, and on up the
     doubling grid while the best moves; returns whether it stopped before
@@ -367,7 +367,7 @@ def _coarse_to_fine(cv, grid, tick, *, patience, stops_from):
     # the last point too: where the pass goes on up if the best moves past it
     points[live] = cv.snapshot()
     # The fine pass: the best's neighbours, and past it until `patience`
-    # doubling values have fallen below it.
+    # doubling values have not improved on it (fell).
     while True:
         t = top()
         need = [t - 1] if t > 0 and t - 1 not in ran else []
