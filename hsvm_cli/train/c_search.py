@@ -8,57 +8,57 @@ w = 0, each C warm-started from the previous one's solution
 the best cross-validated accuracy wins (the smallest among equal ones: more
 regularisation, cheaper to train).
 
-Default grid: C = 2^k from 2^floor(log2(1/(2 l max‖x̃‖²))) -- LIBLINEAR's start
-for the L2-loss SVM, with l the median number of training rows of a pair and
-x̃ a sample with its bias feature -- up to 2^10 (LIBLINEAR's largest), stopping
-early once ``patience`` (2) values past the best have not improved on it (:func:`fell`)
--- counted only once the best has risen above the first value's accuracy by
-three of its standard errors (:func:`has_risen`): at the grid's start the
-weights are nearly zero and the accuracy can stay flat for a few doublings
-before it climbs.  As C grows the solution of an L2-regularised linear SVM
-tends to a limit (the hard-margin SVM on separable data) and the accuracy
-stops changing, so past the best the curve is flat or falls.  The three-point
-average (below) needs only the value just past the best; the second guards
-against one noisy dip while the curve still rises.  A value equal to the best
-counts as a fall only when every class of two or more samples has at least
-one right held-out prediction: an imbalanced problem's accuracy can rest on a
-plateau for several doublings -- the large classes right, the small ones
-wholly wrong, their pairs still decided by the bias -- and climb again once C
-lets their weights overcome it (a shuttle-like set, seven classes of 9,200
-down to 2 rows: 99.38% from C = 2^-11 to 2^-6, 99.99% from 2^0, where counting
-every equal value chose 2^-10 with a mean class accuracy of 50% on the test
-file), while at a flat top, every class learnt, equal values end the search as
-falls do (the values past the best are the largest C run, the slowest to
-solve).  On the six shared data sets, both normalisations and three fold
-seeds (36 searches; BENCHMARKS.md, "C by cross-validation"), stopping after
-two values without improvement cost 0.68 of stopping after four values and
-chose the same C in 30; the other six are on plateaus, where two lose one test
-sample of 450 and four score the same (the rule for equal values since:
+Default grid: C = 2^k from 2^floor(log2(1/(2 l max‖x̃‖²))) -- LIBLINEAR's
+start for the L2-loss SVM, with l the median number of training rows of a pair
+and x̃ a sample with its bias feature -- up to 2^10 (LIBLINEAR's largest),
+stopping early once ``patience`` (2) values past the best have not improved on
+it (:func:`fell`) -- counted only once the best has risen above the first
+value's accuracy by three of its standard errors (:func:`has_risen`): at the
+grid's start the weights are nearly zero and the accuracy can stay flat for a
+few doublings before it climbs.  As C grows the solution of an L2-regularised
+linear SVM tends to a limit (the hard-margin SVM on separable data) and the
+accuracy stops changing, so past the best the curve is flat or falls.  The
+three-point average (below) needs only the value just past the best; the
+second guards against one noisy dip while the curve still rises.  A value equal
+to the best counts as a fall only when every class of two or more samples has
+at least one right held-out prediction: an imbalanced problem's accuracy can
+rest on a plateau for several doublings -- the large classes right, the small
+ones wholly wrong, their pairs still decided by the bias -- and climb again
+once C lets their weights overcome it (a shuttle-like set, seven classes of
+9,200 down to 2 rows: 99.38% from C = 2^-11 to 2^-6, 99.99% from 2^0, where
+counting every equal value chose 2^-10 with a mean class accuracy of 50% on
+the test file), while at a flat top, every class learnt, equal values end the
+search as falls do (the values past the best are the largest C run, the
+slowest to solve).  On the six shared data sets, both normalisations and three
+fold seeds (36 searches; BENCHMARKS.md, "C by cross-validation"), stopping
+after two values without improvement cost 0.68 of stopping after four values
+and chose the same C in 30; the other six are on plateaus, where two lose one
+test sample of 450 and four score the same (the rule for equal values since:
 BENCHMARKS.md, "Twenty-first session").  Without the guard one search stopped
-on the flat start (att-faces-40, C = 2^-6, 84% against 95%).  An explicit grid (``--c-grid``) is
-run in full, in increasing order.
+on the flat start (att-faces-40, C = 2^-6, 84% against 95%).  An explicit grid
+(``--c-grid``) is run in full, in increasing order.
 
-The default grid is run coarse to fine, as the grid search of the LIBSVM
-guide (Hsu, Chang & Lin, "A Practical Guide to Support Vector
-Classification"): first every other value (C x 4 a step, and the grid's
-last), once the accuracy has risen up to one value past the best that does
-not improve on it (:func:`fell`) -- two doublings, the span the doubling grid's patience covers -- or
-to a new best that gains less than one standard error on the value before it
-(the top of the curve, where a step of four would overshoot into the largest
-and slowest C values), then the values skipped beside the best, each
+The default grid is run coarse to fine, as the grid search of the LIBSVM guide
+(Hsu, Chang & Lin, "A Practical Guide to Support Vector Classification"):
+first every other value (C x 4 a step, and the grid's last), once the accuracy
+has risen up to one value past the best that does not improve on it
+(:func:`fell`) -- two doublings, the span the doubling grid's patience covers
+-- or to a new best that gains less than one standard error on the value
+before it (the top of the curve, where a step of four would overshoot into the
+largest and slowest C values), then the values skipped beside the best, each
 warm-started from the path's point just below it
 (:meth:`PathCrossValidation.snapshot` and ``restore``), and on up the doubling
 grid while a filled-in value becomes the best, until ``patience`` doubling
 values past the best have not improved on it.  The search thus ends as the
 doubling search would -- the highest raw accuracy's two grid neighbours and
-the values past it up to the ``patience``-th that counts run --
-having skipped every other value of the rising stretch below it: 9-12 C
-values instead of 13-20 on the shared sets, searches 1.2-1.4x faster
-(BENCHMARKS.md, "Coarse to fine"). The solutions reached differ within the
-solver's tolerance from the doubling path's, so a table can differ by a few
-samples and, on a plateau, the chosen C by a few doublings. A problem whose
-three snapshots (the best, the point below it, the last) would pass
-``_SNAPSHOT_BYTES`` runs the doubling grid.
+the values past it up to the ``patience``-th that counts run -- having skipped
+every other value of the rising stretch below it: 9-12 C values instead of
+13-20 on the shared sets, searches 1.2-1.4x faster (BENCHMARKS.md, "Coarse to
+fine").  The solutions reached differ within the solver's tolerance from the
+doubling path's, so a table can differ by a few samples and, on a plateau, the
+chosen C by a few doublings.  A problem whose three snapshots (the best, the
+point below it, the last) would pass ``_SNAPSHOT_BYTES`` runs the doubling
+grid.
 
 The choice: the C whose cross-validated accuracy, averaged with its
 neighbours' on the grid (the values just below and above it that were run),
@@ -208,7 +208,8 @@ class CSearch:
             if self._averaged else ""
         lines.append("Best C = %s  CV accuracy = %g%% (%d-fold, %.1f s%s%s)"
                      % (c_text(self.best.C), 100 * self.best.accuracy, self.folds, self.seconds, averaged,
-                        "; stopped after %d values past the best without improving on it" % PATIENCE if self.stopped_early else ""))
+                        "; stopped after %d values past the best without improving on it" % PATIENCE
+                        if self.stopped_early else ""))
         return "\n".join(lines + self.warnings) + "\n"
 
 
