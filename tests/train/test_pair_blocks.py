@@ -230,7 +230,8 @@ def test_parts_that_do_not_belong_together_are_refused(digits_data, tmp_path):
         (other("seed", seed=4), "different parameters (seed 3 vs 4)"),
         (other("C", C=1.0), "different parameters (C 0.5 vs 1.0)"),
         (other("sha", data=(X, y, "0" * 64)), "different training input digest (train_sha256) ("),
-        (other("sha2", data=(X, y, "1" * 64)), "the same data compressed and uncompressed, or compressed otherwise, differ"),
+        (other("sha2", data=(X, y, "1" * 64)),
+         "the same data compressed and uncompressed, or compressed otherwise, differ"),
         (other("bags", bags=2), "different parameters (bags 1 vs 2)"),
         # the first differing entry of a long record, not both cut short at its start
         (other("weights", class_weight={int(c): 1.0 if c != 7 else 0.25 for c in np.unique(y)}),
