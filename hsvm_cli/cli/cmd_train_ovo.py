@@ -12,7 +12,7 @@ from ..train.bits_solver import BITS_SOLVERS
 from ..train.c_search import c_text
 from ..train.class_weight import parse_class_weight
 from ..train.liblinear import SOLVERS, bias_too_large
-from ..train.ovo import cross_validate_file, train_ovo_codes_file, train_ovo_file
+from ..train.ovo import cross_validate_codes_file, cross_validate_file, train_ovo_codes_file, train_ovo_file
 from ..train.sampling import MAX_BAGS
 from . import options
 
@@ -64,9 +64,9 @@ def _parse_grid(ctx, param, value):
 @options.input_path(name="train", required=False)
 @click.option("--codes", "codes_path", type=options.INPUT_FILE, default=None,
               help="Train on the packed bits of this codes file (`hsvm hash-data -H KERNEL.khm`: Hash-SVM) instead of "
-                   "svmlight TRAIN; the bits are the features, as +-1/sqrt(bits), and are never expanded.  A dual "
-                   "solver, a fixed C and one process: not with l2loss-primal, -c auto, --c-grid, --cv, --normalize, "
-                   "-B, --zero-based, --pairs or --dask.")
+                   "svmlight TRAIN; the bits are the features, as +-1/sqrt(bits), read packed (expanded only for "
+                   "-c auto, --c-grid or --cv, whose cross-validation runs on them).  A dual solver and one process: "
+                   "not with l2loss-primal, --normalize, -B, --zero-based, --pairs or --dask.")
 @click.option("--bits", type=int, default=None, help="With --codes: use the first BITS bits (default: all).")
 @click.option("-o", "--output", type=options.OUTPUT_FILE, default=None,
               help="Model file to write (.hsvm; with --pairs, the part file).  Without it, --cv, -c auto and "
@@ -142,24 +142,34 @@ def command(train, codes_path, bits, output, C, c_grid, cv_folds, solver, tol, c
                                        % name.replace("_", "-"))
         if block is not None or dask_address is not None:
             raise click.UsageError("--pairs and --dask train from svmlight TRAIN, not from --codes")
-        if validating:
-            raise click.UsageError("-c auto, --c-grid and --cv train from svmlight TRAIN, not from --codes: "
-                                   "give --codes a number -c C%s (to choose one, train with a few values and "
-                                   "compare them on held-out codes with predict --codes and eval)"
-                                   % (" and no --cv" if cv_folds is not None else ""))
-        if output is None:
-            raise click.UsageError("Missing option '-o' / '--output'.")
         if solver not in BITS_SOLVERS:
             raise click.BadParameter("training on codes takes a dual solver: %s" % ", ".join(sorted(BITS_SOLVERS)),
                                      param_hint="--solver")
-        model = train_ovo_codes_file(codes_path, bits=bits, C=C, solver=solver, tol=tol, per_class=per_class,
-                                     bags=bags, seed=seed, jobs=jobs, progress=options.show_progress(quiet),
-                                     class_weight=class_weight)
-        save_model(model, output)
+        if output is None:
+            if not validating:
+                raise click.UsageError("Missing option '-o' / '--output' (only --cv F, -c auto or --c-grid run "
+                                       "without one: they report, and write no model)")
+            search = cross_validate_codes_file(codes_path, bits=bits, C=C, c_grid=c_grid, folds=cv_folds or 5,
+                                               solver=solver, tol=tol, seed=seed, jobs=jobs, bags=bags,
+                                               per_class=per_class, progress=options.show_progress(quiet),
+                                               class_weight=class_weight)
+            _note_leave_one_out(search, cv_folds or 5, quiet)
+            click.echo(search.table(), nl=False)
+            return
+        model = train_ovo_codes_file(codes_path, bits=bits, C=C, c_grid=c_grid, cv_folds=cv_folds, solver=solver,
+                                     tol=tol, per_class=per_class, bags=bags, seed=seed, jobs=jobs,
+                                     progress=options.show_progress(quiet), class_weight=class_weight)
+        search = model.training.search
+        if search is not None:
+            _note_leave_one_out(search, cv_folds or 5, quiet)
+        with outputs_together():
+            save_model(model, output)
+            if search is not None:
+                click.echo(search.table(), nl=False, err=writes_to_stdout(output))
         if not quiet:
-            options.log("hsvm: %d classes, %s x %s, %d bits (codes) -> %s"
+            options.log("hsvm: %d classes, %s x %s, %d bits (codes), C = %s -> %s"
                        % (model.n_classes, options.counted(model.n_pairs, "pair"), options.counted(model.bags, "bag"),
-                          model.n_features, output))
+                          model.n_features, c_text(model.params["C"]), output))
         _warn_not_converged(model.training.not_converged, model.n_pairs * model.bags, solver, codes=True)
         return
     if train is None:

@@ -13,6 +13,7 @@ from ..models.provenance import provenance, record_zero_based
 from ..predict.samples import finite_samples
 from ..preprocess import NORMALIZATIONS, apply_normalization
 from ..support.arrays import is_int
+from ..support.memory import check_allocation
 from ..support.progress import StepBar
 from .c_search import choose_normalization, search_c
 from .liblinear import train_pairs
@@ -233,17 +234,8 @@ def cross_validate_file(path, *, zero_based=False, bags=1, per_class=None, **kw)
     return cross_validate_ovo(X, y, **kw)
 
 
-def train_ovo_codes_file(path, *, bits=None, **kw):
-    """What ``hsvm train-ovo --codes`` does: train the one-vs-one model on the
-    packed bits of the ``hsvm-codes`` file ``path`` (from ``hash-data``; read
-    in place, never expanded), with the dual coordinate descent of
-    :func:`~hsvm_cli.train.bits_solver.train_ovo_codes` (keyword arguments as
-    there).  The model's features are the bits as +-1/sqrt(bits); it records
-    the digest of the kernel hash that made the codes, so that prediction can
-    insist on the same features.  Codes of a hash model or a learned circulant
-    hash are refused: prediction could not make them from raw samples."""
+def _read_training_codes(path, bits):
     from ..models.codes import read_codes
-    from .bits_solver import train_ovo_codes
     codes = read_codes(path)
     name = display_name(path)
     if codes.kernel_hash_sha256 is None:
@@ -255,7 +247,69 @@ def train_ovo_codes_file(path, *, bits=None, **kw):
         raise DataError("%s: training needs samples of at least two classes, found %d" % (name, n_classes))
     if bits is not None and (bits <= 0 or bits % 64 or bits > codes.bits):
         raise OptionError("%s: --bits must be a multiple of 64 up to the codes' %d, got %d" % (name, codes.bits, bits))
-    model = train_ovo_codes(codes.codes, codes.labels, bits=bits, **kw)
+    return codes, name
+
+
+# Bytes per (sample, bit) the cross-validation of codes holds: the +-1/sqrt(k)
+# features as float32 and float64, their CSR copy (value and index) and the
+# solver's dense float32 rows.
+_CODES_CV_BYTES = 4 + 8 + 12 + 4
+
+
+def cross_validate_codes(codes, labels, *, bits=None, solver="l2loss-dual", **kw):
+    """:func:`cross_validate_ovo` of the packed codes' features as
+    :func:`~hsvm_cli.train.bits_solver.train_ovo_codes` reads them: the bits as
+    +-1/sqrt(bits), unit length already (``normalize="none"``), with the bias
+    feature 1 -- the problem the bits solver solves, so the chosen C is its
+    C.  The features are expanded for it (``_CODES_CV_BYTES`` a bit and
+    sample), where training reads the packed words in place."""
+    from .bits_solver import BITS_SOLVERS, expand_codes
+    if solver not in BITS_SOLVERS:
+        raise OptionError("training on codes takes a dual solver: %s" % ", ".join(sorted(BITS_SOLVERS)))
+    k = int(bits if bits is not None else 64 * np.asarray(codes).shape[1])
+    check_allocation(int(np.asarray(codes).shape[0]) * k * _CODES_CV_BYTES,
+                     "the cross-validation of %d codes x %d bits (their bits expanded to features)"
+                     % (np.asarray(codes).shape[0], k))
+    return cross_validate_ovo(expand_codes(codes, k), labels, normalize="none", bias=1.0, solver=solver, **kw)
+
+
+def cross_validate_codes_file(path, *, bits=None, bags=1, per_class=None, **kw):
+    """What ``hsvm train-ovo --codes CODES --cv F`` (or ``-c auto``) without
+    ``-o`` does: :func:`cross_validate_codes` of the codes file ``path``."""
+    _refuse_resampling(bags, per_class)
+    codes, _ = _read_training_codes(path, bits)
+    return cross_validate_codes(codes.codes, codes.labels, bits=bits, **kw)
+
+
+def train_ovo_codes_file(path, *, bits=None, C=1.0, c_grid=None, cv_folds=None, **kw):
+    """What ``hsvm train-ovo --codes`` does: train the one-vs-one model on the
+    packed bits of the ``hsvm-codes`` file ``path`` (from ``hash-data``; read
+    in place, never expanded), with the dual coordinate descent of
+    :func:`~hsvm_cli.train.bits_solver.train_ovo_codes` (keyword arguments as
+    there).  The model's features are the bits as +-1/sqrt(bits); it records
+    the digest of the kernel hash that made the codes, so that prediction can
+    insist on the same features.  Codes of a hash model or a learned circulant
+    hash are refused: prediction could not make them from raw samples.
+    ``C="auto"``, ``c_grid`` and ``cv_folds`` choose C (or report the
+    accuracy at C) by :func:`cross_validate_codes` first, recorded as
+    :func:`train_ovo` records its search."""
+    from .bits_solver import train_ovo_codes
+    _refuse_c_beside_grid(C, c_grid)
+    codes, name = _read_training_codes(path, bits)
+    search = None
+    if C == "auto" or c_grid is not None or cv_folds is not None:
+        _refuse_resampling(kw.get("bags", 1), kw.get("per_class"))
+        search = cross_validate_codes(codes.codes, codes.labels, bits=bits, C=C, c_grid=c_grid,
+                                      folds=cv_folds or 5, solver=kw.get("solver", "l2loss-dual"),
+                                      tol=kw.get("tol"), seed=kw.get("seed", 0), jobs=kw.get("jobs", 1),
+                                      progress=kw.get("progress", False), class_weight=kw.get("class_weight"))
+        C = search.best_C
+    elif isinstance(C, str):
+        raise OptionError("C must be a positive number or 'auto', not %r" % C)
+    model = train_ovo_codes(codes.codes, codes.labels, bits=bits, C=C, **kw)
+    if search is not None:
+        model.params = dict(model.params, cross_validation=search.record())
+        model.training.search = search
     source = {key: codes.meta[key] for key in ("kernel_hash_sha256", "kernel") if key in codes.meta}
     source["input_features"] = int(codes.meta["n_features"])
     model.params = dict(model.params, codes=source)

@@ -239,17 +239,35 @@ def test_recorded_command_leaves_out_every_spelling_of_the_options_that_do_not_c
     assert recorded_command(["hsvm", "train-ovo", "a.svm", "-qo", "m"]) == "hsvm train-ovo a.svm -o m"
 
 
-def test_cross_validation_with_pairs_dask_or_codes_is_refused_in_one_line(tmp_path):
+def test_cross_validation_with_pairs_or_dask_is_refused_in_one_line(tmp_path):
     for extra in (["--pairs", "0/2"], ["--dask", "local:1"]):
         r = run(["train-ovo", DIGITS_TRAIN, "-c", "auto", *extra, "-o", tmp_path / "m"], exit_code=2)
         assert "need every pair in one process: choose C first" in r.stderr and not (tmp_path / "m").exists()
-    r = run(["train-ovo", "--codes", tmp_path / "x.codes", "--cv", "3", "-o", tmp_path / "m"], exit_code=2)
-    assert "train from svmlight TRAIN, not from --codes" in r.stderr
-    # -c C given with --cv: the remedy is to drop --cv
-    r = run(["train-ovo", "--codes", tmp_path / "x.codes", "--cv", "3", "-c", "1", "-o", tmp_path / "m"], exit_code=2)
-    assert "give --codes a number -c C and no --cv" in r.stderr
     r = run(["train-ovo", "--codes", tmp_path / "x.codes", "-B", "2", "-o", tmp_path / "m"], exit_code=2)
     assert "--bias is for svmlight input" in r.stderr
+
+
+def test_c_is_chosen_on_codes_by_the_cross_validation_of_the_bits_as_features(tmp_path):
+    # Hash-SVM: the search runs on the codes' +-1/sqrt(k) features with bias 1,
+    # the bits solver's problem, and the model is the one -c C trains at its choice
+    from hsvm_cli.models.ovo import load_model
+    khm, codes = tmp_path / "d.khm", tmp_path / "d.codes"
+    run(["kernel-hash", "-q", DIGITS_TRAIN, "--kernel", "rbf", "--landmarks", "128", "--bits", "512", "-o", khm])
+    run(["hash-data", "-q", "-H", khm, DIGITS_TRAIN, "-o", codes])
+    auto, fixed = tmp_path / "auto.hsvm", tmp_path / "fixed.hsvm"
+    r = run(["train-ovo", "--codes", codes, "-c", "auto", "-j", "2", "-o", auto])
+    assert r.stdout.startswith("C ") and "<- chosen" in r.stdout and "bits (codes), C = " in r.stderr
+    m = load_model(str(auto))
+    search = m.params["cross_validation"]
+    assert search["chosen_C"] == m.params["C"] and len(search["table"]) >= 3
+    run(["train-ovo", "-q", "--codes", codes, "-c", repr(m.params["C"]), "-o", fixed])
+    assert np.array_equal(load_model(str(fixed)).W, m.W)
+    # without -o: the table, or the accuracy at one C, as from svmlight TRAIN
+    assert run(["train-ovo", "--codes", codes, "--cv", "3", "-c", "1"]).stdout.startswith("Cross Validation Accuracy = ")
+    grid = run(["train-ovo", "--codes", codes, "--c-grid", "0.5,4"]).stdout.splitlines()
+    assert grid[0].split()[0] == "C" and [line.split()[0] for line in grid[1:3]] == ["0.5", "4"]
+    r = run(["train-ovo", "--codes", codes, "-c", "auto", "--bags", "3", "-o", tmp_path / "b.hsvm"], exit_code=2)
+    assert "does not combine with --bags or --per-class" in r.stderr
 
 
 def test_parts_of_an_unnormalised_model_train_with_the_whole_data_bias(tmp_path):
