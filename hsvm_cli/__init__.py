@@ -15,8 +15,8 @@ Training: :func:`train_ovo` (``C="auto"``: chosen by cross-validation),
 (Hash-SVM): :func:`fit_kernel_hash` (:func:`fit_kernel_hash_file`) gives a
 :class:`KernelHash` (:func:`save_kernel_hash`, :func:`load_kernel_hash`) whose
 codes :func:`train_ovo_codes` (``train_ovo_codes(h.codes(X), y, kernel_hash=h)``;
-:func:`train_ovo_codes_file`) trains on, and ``Predictor(model, kernel_hash=h)``
-applies to raw samples.  Circulant hashing:
+:func:`train_ovo_codes_file`; C chosen on them by :func:`cross_validate_codes`)
+trains on, and ``Predictor(model, kernel_hash=h)`` applies to raw samples.  Circulant hashing:
 ``hash_model(model, projection="circulant")`` (a :class:`CirculantProjection`);
 learned circulant hashes :func:`fit_circulant_hash` (:func:`fit_circulant_file`) give a
 :class:`LearnedCirculantHash` (:func:`save_circulant_hash`, :func:`load_circulant_hash`),
@@ -48,7 +48,7 @@ _API = {
     "load_svmlight": "io.svmlight", "iter_svmlight": "io.svmlight", "write_svmlight": "io.svmlight",
     "SvmChunk": "io.svmlight",
     "train_ovo": "train.ovo", "train_ovo_file": "train.ovo", "train_ovo_codes_file": "train.ovo",
-    "cross_validate_ovo": "train.ovo",
+    "cross_validate_ovo": "train.ovo", "cross_validate_codes": "train.ovo",
     "train_ovo_codes": "train.bits_solver", "expand_codes": "train.bits_solver",
     "KernelHash": "hashing.krsh", "fit_kernel_hash": "hashing.krsh", "fit_kernel_hash_file": "train.kernel_hash",
     "load_kernel_hash": "models.kernel_hash", "save_kernel_hash": "models.kernel_hash",

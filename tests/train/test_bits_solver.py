@@ -196,3 +196,18 @@ def test_bad_options_are_refused(digit_codes):
         train_ovo_codes(codes, np.ones_like(y))
     with pytest.raises(ValueError, match="C must be"):
         train_ovo_codes(codes, y, C=0)
+
+
+def test_c_is_cross_validated_on_the_problem_the_bits_solver_solves(digit_codes):
+    # the codes' +-1/sqrt(k) features, not normalised again, with the bias
+    # feature 1: the problem of train_ovo_codes (equal to train_pairs on them, above)
+    from hsvm_cli.train.ovo import cross_validate_codes, cross_validate_ovo
+    codes, y, _, _ = digit_codes
+    ours = cross_validate_codes(codes, y, C=0.5, folds=3, seed=2)
+    ref = cross_validate_ovo(expand_codes(codes), y, C=0.5, folds=3, seed=2, normalize="none", bias=1.0)
+    assert ours.best.correct == ref.best.correct and ours.best.accuracy > 0.9
+    half = cross_validate_codes(codes, y, bits=BITS // 2, C=0.5, folds=3, seed=2)
+    assert half.best.correct == cross_validate_ovo(expand_codes(codes, BITS // 2), y, C=0.5, folds=3, seed=2,
+                                                   normalize="none", bias=1.0).best.correct
+    with pytest.raises(ValueError, match="training on codes takes a dual solver"):
+        cross_validate_codes(codes, y, C=0.5, solver="l2loss-primal")
