@@ -192,14 +192,15 @@ class ScoredRows:
         p_true, conf, correct, top = row_summary(scores, y)
         # Where classes tie at a row's maximum, the file's own label is its
         # most probable class when it is one of them (a logistic model's
-        # empty row: every class alike, the label in the model's tie order).
+        # empty row: every class alike, the label in the model's tie order),
+        # and the recall table ranks it first among them.
         own_index = class_index(classes, labels)
         own_top = (own_index >= 0) & (scores[np.arange(m), np.maximum(own_index, 0)] == conf)
         top = np.where(own_top, own_index, top)
         correct = (top == y) & (y >= 0)
-        self.rank_counts = _added(self.rank_counts, rank_counts(class_ranks(scores, y), K))
+        self.rank_counts = _added(self.rank_counts, rank_counts(class_ranks(scores, y, own_index), K))
         if y_ref is not None:
-            ranks = class_ranks(scores, _padded(class_index(classes, y_ref), m))
+            ranks = class_ranks(scores, _padded(class_index(classes, y_ref), m), own_index)
             self.ref_rank_counts = _added(self.ref_rank_counts, rank_counts(ranks, K))
         self._parts.append((p_true, conf, correct))
         sq = np.einsum("ij,ij->", scores, scores, dtype=np.float64)

@@ -71,10 +71,12 @@ def _metrics_of_confusion(labels, cm):
     }
 
 
-def class_ranks(scores, index):
+def class_ranks(scores, index, first=None):
     """0-based rank of class ``index[i]`` in row ``i`` when classes are ordered by
-    decreasing score and equal scores by class (header) order; K for index -1.
-    Counting the classes ahead of it needs no sort."""
+    decreasing score and equal scores by class (header) order -- but class
+    ``first[i]`` (a row's own label; -1: none) ahead of the classes it ties
+    with, as the row's most probable class; K for index -1.  Counting the
+    classes ahead of it needs no sort."""
     n, K = scores.shape
     ranks = np.full(n, K, dtype=np.int64)
     cols = np.arange(K)
@@ -84,7 +86,11 @@ def class_ranks(scores, index):
         idx = index[s:s + rows_per_block]
         known = idx >= 0
         own = S[np.arange(S.shape[0]), np.maximum(idx, 0)][:, None]
-        ahead = (S > own) | ((S == own) & (cols[None, :] < idx[:, None]))
+        tie_ahead = cols[None, :] < idx[:, None]
+        if first is not None:
+            f = np.asarray(first[s:s + rows_per_block])[:, None]
+            tie_ahead = np.where(idx[:, None] == f, False, tie_ahead | (cols[None, :] == f))
+        ahead = (S > own) | ((S == own) & tie_ahead)
         ranks[s:s + rows_per_block] = np.where(known, ahead.sum(axis=1), K)
     return ranks
 

@@ -292,6 +292,13 @@ def test_a_label_tied_at_its_rows_maximum_is_its_most_probable_class(tmp_path):
     assert prob["labels_not_most_probable"] == 0
     # every most probable class right: the calibration error is the mean shortfall of confidence
     assert prob["ece"] == pytest.approx((0.5 + 0.6 + 0.6666) / 3, abs=1e-9)
+    # and the recall table ranks the label first among the classes it ties with: top 1 is the accuracy
+    report = json.loads(run(["eval", "--truth", truth, tied, "--json"]).stdout)
+    assert report["accuracy"] == 1.0 and report["recall"]["at_k"][0] == {"k": 1, "true_class": 1.0}
+    # vote counts alike: a max-wins label among tied votes is the row's first class
+    votes = write_text(tmp_path / "v.txt", "labels 1 2 3\n2 1 1 1\n1 2 0 1\n3 0 1 1\n")
+    report = json.loads(run(["eval", "--truth", truth, votes, "--json"]).stdout)
+    assert report["accuracy"] == 1.0 and report["recall"]["at_k"][0] == {"k": 1, "true_class": 1.0}
 
 
 def test_true_labels_outside_the_header_are_errors_with_probability_zero(tmp_path):
