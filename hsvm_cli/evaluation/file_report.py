@@ -198,9 +198,10 @@ class ScoredRows:
         own_top = (own_index >= 0) & (scores[np.arange(m), np.maximum(own_index, 0)] == conf)
         top = np.where(own_top, own_index, top)
         correct = (top == y) & (y >= 0)
-        self.rank_counts = _added(self.rank_counts, rank_counts(class_ranks(scores, y, own_index), K))
+        first = np.where(own_top, own_index, -1)       # below the maximum a label is ranked as any class
+        self.rank_counts = _added(self.rank_counts, rank_counts(class_ranks(scores, y, first), K))
         if y_ref is not None:
-            ranks = class_ranks(scores, _padded(class_index(classes, y_ref), m), own_index)
+            ranks = class_ranks(scores, _padded(class_index(classes, y_ref), m), first)
             self.ref_rank_counts = _added(self.ref_rank_counts, rank_counts(ranks, K))
         self._parts.append((p_true, conf, correct))
         sq = np.einsum("ij,ij->", scores, scores, dtype=np.float64)

@@ -74,8 +74,9 @@ def _metrics_of_confusion(labels, cm):
 def class_ranks(scores, index, first=None):
     """0-based rank of class ``index[i]`` in row ``i`` when classes are ordered by
     decreasing score and equal scores by class (header) order -- but class
-    ``first[i]`` (a row's own label; -1: none) ahead of the classes it ties
-    with, as the row's most probable class; K for index -1.  Counting the
+    ``first[i]`` (a row's own label where it is at the row's maximum; -1:
+    none) ahead of the classes it ties with, as the row's most probable
+    class; K for index -1.  Counting the
     classes ahead of it needs no sort."""
     n, K = scores.shape
     ranks = np.full(n, K, dtype=np.int64)

@@ -250,10 +250,11 @@ def _read_training_codes(path, bits):
     return codes, name
 
 
-# Bytes per (sample, bit) the cross-validation of codes holds: the +-1/sqrt(k)
-# features as float32 and float64, their CSR copy (value and index) and the
-# solver's dense float32 rows.
-_CODES_CV_BYTES = 4 + 8 + 12 + 4
+# Bytes per (sample, bit) the cross-validation of codes holds at its peak: the
+# +-1/sqrt(k) features as float32 and float64, their CSR copy (value and index,
+# made through int64 index pairs), that copy in fold order beside it, and the
+# solver's rows (measured 46-60 bytes on digits and reuters-r52 codes).
+_CODES_CV_BYTES = 64
 
 
 def cross_validate_codes(codes, labels, *, bits=None, solver="l2loss-dual", **kw):
@@ -261,15 +262,18 @@ def cross_validate_codes(codes, labels, *, bits=None, solver="l2loss-dual", **kw
     :func:`~hsvm_cli.train.bits_solver.train_ovo_codes` reads them: the bits as
     +-1/sqrt(bits), unit length already (``normalize="none"``), with the bias
     feature 1 -- the problem the bits solver solves, so the chosen C is its
-    C.  The features are expanded for it (``_CODES_CV_BYTES`` a bit and
-    sample), where training reads the packed words in place."""
-    from .bits_solver import BITS_SOLVERS, expand_codes
+    C.  The features are expanded for it (up to ``_CODES_CV_BYTES`` a bit
+    and sample), where training reads the packed words in place."""
+    from .bits_solver import BITS_SOLVERS, _check_codes, expand_codes
     if solver not in BITS_SOLVERS:
         raise OptionError("training on codes takes a dual solver: %s" % ", ".join(sorted(BITS_SOLVERS)))
-    k = int(bits if bits is not None else 64 * np.asarray(codes).shape[1])
-    check_allocation(int(np.asarray(codes).shape[0]) * k * _CODES_CV_BYTES,
+    for name in ("normalize", "bias"):
+        if name in kw:
+            raise OptionError("codes are the features as the bits solver reads them: no %s" % name)
+    codes, k = _check_codes(codes, bits)
+    check_allocation(int(codes.shape[0]) * k * _CODES_CV_BYTES,
                      "the cross-validation of %d codes x %d bits (their bits expanded to features)"
-                     % (np.asarray(codes).shape[0], k))
+                     % (codes.shape[0], k))
     return cross_validate_ovo(expand_codes(codes, k), labels, normalize="none", bias=1.0, solver=solver, **kw)
 
 

@@ -299,6 +299,12 @@ def test_a_label_tied_at_its_rows_maximum_is_its_most_probable_class(tmp_path):
     votes = write_text(tmp_path / "v.txt", "labels 1 2 3\n2 1 1 1\n1 2 0 1\n3 0 1 1\n")
     report = json.loads(run(["eval", "--truth", truth, votes, "--json"]).stdout)
     assert report["accuracy"] == 1.0 and report["recall"]["at_k"][0] == {"k": 1, "true_class": 1.0}
+    # a label below its row's maximum (a refined label) is ranked as any class: the counts keep
+    # classes 1 and 2 at k = 2, as a filter keeping two classes by them would
+    below = write_text(tmp_path / "b.txt", "labels 1 2 3\n3 3 1 1\n")
+    one = write_text(tmp_path / "t1.svm", svm([2]))
+    report = json.loads(run(["eval", "--truth", one, below, "--json"]).stdout)
+    assert report["recall"]["at_k"][1] == {"k": 2, "true_class": 1.0}
 
 
 def test_true_labels_outside_the_header_are_errors_with_probability_zero(tmp_path):
