@@ -266,6 +266,11 @@ def test_c_is_chosen_on_codes_by_the_cross_validation_of_the_bits_as_features(tm
     assert run(["train-ovo", "--codes", codes, "--cv", "3", "-c", "1"]).stdout.startswith("Cross Validation Accuracy = ")
     grid = run(["train-ovo", "--codes", codes, "--c-grid", "0.5,4"]).stdout.splitlines()
     assert grid[0].split()[0] == "C" and [line.split()[0] for line in grid[1:3]] == ["0.5", "4"]
+    # the model on stdout: the table goes to stderr; -q keeps the table (the result) and drops the log
+    r = run(["train-ovo", "--codes", codes, "-c", "auto", "-o", "-"])
+    assert r.stderr.startswith("C ") and "<- chosen" in r.stderr and "<- chosen" not in r.stdout
+    r = run(["train-ovo", "--codes", codes, "-c", "auto", "-q", "-o", tmp_path / "q.hsvm"])
+    assert "<- chosen" in r.stdout and r.stderr == ""
     r = run(["train-ovo", "--codes", codes, "-c", "auto", "--bags", "3", "-o", tmp_path / "b.hsvm"], exit_code=2)
     assert "does not combine with --bags or --per-class" in r.stderr
 
