@@ -201,8 +201,9 @@ class CSearch:
         width = max([12] + [len(c_text(s.C)) for s in self.steps])
         lines = ["%-*s %14s %18s %9s" % (width, "C", "CV accuracy", "with neighbours", "seconds")]
         for s, m in zip(self.steps, self.smoothed):
-            lines.append("%-*s %13s%% %17s%% %9.1f%s" % (width, c_text(s.C), "%g" % (100 * s.accuracy),
-                                                         "%.4g" % (100 * m), s.seconds,
+            # fixed decimals, so that the column reads down (%g gave 30% beside 26.832%)
+            lines.append("%-*s %13s%% %17s%% %9.1f%s" % (width, c_text(s.C), "%.4f" % (100 * s.accuracy),
+                                                         "%.2f" % (100 * m), s.seconds,
                                                          "   " + marker if s is self.best else ""))
         averaged = "; chosen on the accuracy averaged with the grid neighbours', %.4g%%" % (100 * self.best_smoothed) \
             if self._averaged else ""
