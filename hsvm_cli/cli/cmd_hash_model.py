@@ -7,6 +7,7 @@ from ..io.files import regular_file_size
 from ..models.hashed import PROJECTION_PEAK_BYTES, hash_model, save_hash_model
 from ..models.loading import load_any_model
 from ..models.ovr import OvrModel, hash_ovr_model, save_ovr_hash_model
+from ..support.memory import fits, format_bytes
 from . import options
 
 # A Gaussian projection this large is worth a word before it is made: every
@@ -41,10 +42,9 @@ def command(model_path, bits, output, projection, store_projection, class_scores
     model = load_any_model(model_path)
     ovr = isinstance(model, OvrModel)
     if not quiet and projection == "gaussian" and 4 * bits * model.n_features >= _LARGE_PROJECTION \
-            and _fits(bits * model.n_features * PROJECTION_PEAK_BYTES):
+            and fits(bits * model.n_features * PROJECTION_PEAK_BYTES):
         # said before the work (at d = 2,000,000 and 1024 bits it took minutes and 9 GB), unless
         # the hashing refuses it, saying as much
-        from ..support.memory import format_bytes
         options.log("hsvm: hash-model: note: the Gaussian projection of %d bits x {:,} features is %s, %s%s".format(
             model.n_features) % (
             bits, format_bytes(4 * bits * model.n_features),
@@ -95,9 +95,3 @@ def filter_cost_notes(classifiers, bits, n_features, projection):
                      "filter's Hamming distances cost about what exact products cost; predict --exact, or fewer "
                      "--bits" % (bits, bits // 8, options.counted(n_features, "feature"), 4 * n_features))
     return notes
-
-
-def _fits(nbytes):
-    from ..support.memory import available_memory
-    have = available_memory()
-    return have is None or nbytes <= have

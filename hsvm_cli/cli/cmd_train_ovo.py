@@ -153,19 +153,12 @@ def command(train, codes_path, bits, output, C, c_grid, cv_folds, solver, tol, c
                                                solver=solver, tol=tol, seed=seed, jobs=jobs, bags=bags,
                                                per_class=per_class, progress=options.show_progress(quiet),
                                                class_weight=class_weight)
-            _note_leave_one_out(search, cv_folds or 5, quiet)
-            click.echo(search.table(), nl=False)
+            _report_search(search, cv_folds, quiet)
             return
         model = train_ovo_codes_file(codes_path, bits=bits, C=C, c_grid=c_grid, cv_folds=cv_folds, solver=solver,
                                      tol=tol, per_class=per_class, bags=bags, seed=seed, jobs=jobs,
                                      progress=options.show_progress(quiet), class_weight=class_weight)
-        search = model.training.search
-        if search is not None:
-            _note_leave_one_out(search, cv_folds or 5, quiet)
-        with outputs_together():
-            save_model(model, output)
-            if search is not None:
-                click.echo(search.table(), nl=False, err=writes_to_stdout(output))
+        _save_with_search_table(model, output, cv_folds, quiet)
         if not quiet:
             options.log("hsvm: %d classes, %s x %s, %d bits (codes), C = %s -> %s"
                        % (model.n_classes, options.counted(model.n_pairs, "pair"), options.counted(model.bags, "bag"),
@@ -192,8 +185,7 @@ def command(train, codes_path, bits, output, C, c_grid, cv_folds, solver, tol, c
         search = cross_validate_file(train, C=C, c_grid=c_grid, folds=cv_folds or 5, progress=progress, solver=solver,
                                      tol=tol, normalize=normalize, seed=seed, jobs=jobs, zero_based=zero_based,
                                      bias=bias, bags=bags, per_class=per_class, class_weight=class_weight)
-        _note_leave_one_out(search, cv_folds or 5, quiet)
-        click.echo(search.table(), nl=False)
+        _report_search(search, cv_folds, quiet)
         return
     kw = dict(C=C, solver=solver, tol=tol, per_class=per_class, bags=bags, normalize=normalize, seed=seed, bias=bias,
               class_weight=class_weight)
@@ -226,19 +218,7 @@ def command(train, codes_path, bits, output, C, c_grid, cv_folds, solver, tol, c
         return
     model = train_ovo_file(train, c_grid=c_grid, cv_folds=cv_folds, jobs=jobs, zero_based=zero_based,
                            progress=progress, **kw)
-    # The table is the command's result; with the model on stdout (-o -,
-    # /dev/stdout, or the file stdout is) it goes to stderr.  The model is
-    # renamed into place only once the table is written: a table that cannot
-    # be (> /dev/full) leaves no model for make to trust, and a model that
-    # cannot be written fails before the table.
-    table_to_stderr = writes_to_stdout(output)
-    search = model.training.search
-    if search is not None:
-        _note_leave_one_out(search, cv_folds or 5, quiet)
-    with outputs_together():
-        save_model(model, output)
-        if search is not None:
-            click.echo(search.table(), nl=False, err=table_to_stderr)
+    _save_with_search_table(model, output, cv_folds, quiet)
     if not quiet:
         options.log("hsvm: %d classes, %s x %s, %d features, C = %s -> %s"
                    % (model.n_classes, options.counted(model.n_pairs, "pair"), options.counted(model.bags, "bag"),
@@ -277,6 +257,28 @@ def _note_sparse_columns(model):
                "would hold %s, and predict would read that much" % (
                    "{:,}".format(n_used), "{:,}".format(W.shape[1]), format_bytes(W.nbytes),
                    max(n_used, 1), format_bytes(W.nbytes // W.shape[1] * max(n_used, 1))), err=True)
+
+
+def _report_search(search, cv_folds, quiet):
+    """Without -o: the search's table (or --cv's accuracy line) is the result."""
+    _note_leave_one_out(search, cv_folds or 5, quiet)
+    click.echo(search.table(), nl=False)
+
+
+def _save_with_search_table(model, output, cv_folds, quiet):
+    """The model, and the table of the search that chose its C if there was
+    one.  The table is the command's result; with the model on stdout (-o -,
+    /dev/stdout, or the file stdout is) it goes to stderr.  The model is
+    renamed into place only once the table is written: a table that cannot
+    be (> /dev/full) leaves no model for make to trust, and a model that
+    cannot be written fails before the table."""
+    search = model.training.search
+    if search is not None:
+        _note_leave_one_out(search, cv_folds or 5, quiet)
+    with outputs_together():
+        save_model(model, output)
+        if search is not None:
+            click.echo(search.table(), nl=False, err=writes_to_stdout(output))
 
 
 def _note_leave_one_out(search, asked, quiet):

@@ -112,10 +112,17 @@ def format_bytes(n):
     return "%d bytes" % n
 
 
+def fits(nbytes, have=None):
+    """Whether ``nbytes`` fit in the memory available now (``have``, or
+    :func:`available_memory`; unknown: they do)."""
+    have = available_memory() if have is None else have
+    return have is None or nbytes <= have
+
+
 def check_allocation(nbytes, what):
     """Raise TooLargeError when ``nbytes`` for ``what`` exceed the memory
     available now."""
     have = available_memory()
-    if have is not None and nbytes > have:
+    if not fits(nbytes, have):
         raise TooLargeError("%s would need %s of memory; %s are available" % (what, format_bytes(nbytes),
                                                                              format_bytes(have)))
