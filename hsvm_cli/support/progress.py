@@ -5,11 +5,13 @@ report, so a quiet run never imports tqdm."""
 
 class StepBar:
     """Context manager giving ``update(done, total, what=None)`` (or None
-    when not ``enabled``); ``unit`` and ``desc`` label the bar."""
+    when not ``enabled``); ``unit`` and ``desc`` label the bar;
+    ``fractional``: ``done`` moves in fractions of a unit (shown to a tenth)."""
 
-    def __init__(self, enabled, *, unit, desc):
+    def __init__(self, enabled, *, unit, desc, fractional=False):
         self.enabled = enabled
         self.unit, self.desc = unit, desc
+        self.fractional = fractional
         self.bar = None
 
     def __enter__(self):
@@ -22,8 +24,11 @@ class StepBar:
 
                 from tqdm import tqdm
                 # delay: a step done within half a second shows no bar (nor an empty line)
+                # tqdm prints a float count in full (0.30000000000000004)
+                fmt = ("{l_bar}{bar}| {n:.1f}/{total_fmt} {unit}s [{elapsed}<{remaining}{postfix}]"
+                       if self.fractional else None)
                 self.bar = tqdm(total=total, file=sys.stderr, unit=self.unit, desc=self.desc, dynamic_ncols=True,
-                                delay=0.5)
+                                delay=0.5, bar_format=fmt)
             if what is not None:
                 self.bar.set_postfix_str(what, refresh=False)
             self.bar.update(done - self.bar.n)

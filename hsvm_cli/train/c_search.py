@@ -239,7 +239,7 @@ def search_c(X, y, *, grid=None, folds=5, seed=0, solver="l2loss-dual", tol=None
     ``solver``: train-ovo's solver (its problem is what is cross-validated);
     ``tol``: the dual stopping tolerance (default LIBLINEAR's 0.1);
     ``jobs``: threads; ``progress``: a callable receiving (done, total)
-    after each fold; ``class_weight``: as train_pairs takes it; ``fixed``:
+    in folds as pairs finish (fractional within a fold); ``class_weight``: as train_pairs takes it; ``fixed``:
     ``grid`` is the one C of ``--cv F -c C`` (reported as svm-train -v
     reports it, not as a search).  More folds than samples is leave-one-out
     cross-validation (one fold per sample), as LIBLINEAR's -v makes it; the
@@ -283,7 +283,7 @@ def search_c(X, y, *, grid=None, folds=5, seed=0, solver="l2loss-dual", tol=None
     def tick(k):
         done[0] += k
         if progress is not None:
-            progress(done[0], total)
+            progress(round(done[0], 9), total)     # whole folds exact where a step ends
 
     coarse = not explicit and len(grid) >= 3 and _SNAPSHOTS * cv.state_bytes <= _SNAPSHOT_BYTES
     if coarse:

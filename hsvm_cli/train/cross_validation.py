@@ -467,7 +467,10 @@ class PathCrossValidation:
     def run(self, C, *, progress=None):
         """Cross-validate at ``C`` (warm-started from the previous call's
         solutions); returns a :class:`CvStep`.  ``progress``: a callable
-        receiving the number of folds done, one call per fold."""
+        receiving the folds done since its last call, as pairs finish
+        (fractions of a fold; the calls of one step sum to the folds
+        exactly): a step of many pairs (K = 1,000: 499,500 in each fold)
+        takes minutes."""
         C = float(C)
         if not (math.isfinite(C) and C > 0):
             raise OptionError("C must be a positive finite number, not %r" % C)
@@ -479,14 +482,20 @@ class PathCrossValidation:
         t0 = time.perf_counter()
         fold_correct, passes = [], np.zeros(2, dtype=np.int64)
         class_hits = np.zeros(self.K, dtype=np.int64)
+        told = [0.0]                     # folds reported in this step
+
+        def pairs_done(folds):           # cumulative folds' worth of pairs solved
+            if progress is not None and folds > told[0]:
+                progress(folds - told[0])
+                told[0] = folds
         if self.fused:
-            all_votes, all_conf, passes = self._all_folds(C)
+            all_votes, all_conf, passes = self._all_folds(C, pairs_done)
         for f in range(self.F):
             h0, h1 = int(self.block[f * self.K]), int(self.block[(f + 1) * self.K])
             if self.fused:
                 votes, conf, fold_passes = all_votes[h0:h1], all_conf[h0:h1], 0   # counted in passes
             else:
-                votes, conf, fold_passes = self._fold(f, C, h1 - h0)
+                votes, conf, fold_passes = self._fold(f, C, h1 - h0, lambda part, f=f: pairs_done(f + part))
             # A class with no training rows in the fold is not in its problem
             # (nor in svm-train -v's sub-model): never its answer, even where
             # no pair voted (two classes, one of them held out whole).
@@ -497,8 +506,7 @@ class PathCrossValidation:
             fold_correct.append(int(hit.sum()))
             class_hits += np.bincount(truth[hit], minlength=self.K)
             passes += fold_passes
-            if progress is not None:
-                progress(1)
+            pairs_done(f + 1.0)
         step = CvStep(C, sum(fold_correct), self.n, int(passes[0]), time.perf_counter() - t0, fold_correct,
                       capped=int(passes[1]), missed=int(np.sum((class_hits == 0) & (self.class_rows >= 2))))
         self.steps.append(step)
@@ -529,13 +537,13 @@ class PathCrossValidation:
         """The bytes of one :meth:`snapshot`."""
         return sum(a.nbytes for a in self.alpha) + (0 if self.ray is None else self.ray.nbytes)
 
-    def _fold(self, f, C, nh):
+    def _fold(self, f, C, nh, pairs_done=None):
         kernel = self.form == "kernel"
 
         def new_acc():
             return [None, None] if kernel else [np.zeros((self.K, nh), np.int32), np.zeros((self.K, nh), np.int64)]
 
-        accs, passes = self._over_pairs(new_acc, lambda p0, p1, v, c: self._call(f, C, p0, p1, v, c))
+        accs, passes = self._over_pairs(new_acc, lambda p0, p1, v, c: self._call(f, C, p0, p1, v, c), pairs_done)
         if kernel:
             votes, conf = self._kernel_votes(f)
             return votes, conf, passes
@@ -547,26 +555,29 @@ class PathCrossValidation:
         # Fixed point back to decision-value units (the tie-break only compares them).
         return np.ascontiguousarray(votes.T), np.ascontiguousarray(conf.T) / 16777216.0, passes
 
-    def _all_folds(self, C):
+    def _all_folds(self, C, pairs_done=None):
         """The fused primal form's step: every pair solved in every fold and
         every row's held-out votes (as :meth:`_fold` gives one fold's, but
         sample-major from the C code)."""
         accs, passes = self._over_pairs(
             lambda: [np.zeros((self.n, self.K), np.int32), np.zeros((self.n, self.K), np.int64)],
-            lambda p0, p1, v, c: self._call_fused(C, p0, p1, v, c))
+            lambda p0, p1, v, c: self._call_fused(C, p0, p1, v, c),
+            None if pairs_done is None else lambda part: pairs_done(self.F * part))
         votes, conf = accs[0][0], accs[0][1]
         for v, c, _ in accs[1:]:
             votes += v
             conf += c
         return votes, conf / 16777216.0, passes
 
-    def _over_pairs(self, new_acc, call):
+    def _over_pairs(self, new_acc, call, pairs_done=None):
         """Every pair through ``call(p0, p1, votes, conf)``, in chunks over
         the threads, each thread adding into its own ``new_acc()`` ([votes,
         conf]); returns the accumulators, each with its [passes, solves
-        stopped by the pass limit], and their sum."""
+        stopped by the pass limit], and their sum.  ``pairs_done``: called
+        with the fraction of the pairs solved so far, after each chunk."""
         P = self.pair_a.shape[0]
         accs, lock, local = [], threading.Lock(), threading.local()
+        solved = [0]
 
         def task(bounds):
             acc = getattr(local, "acc", None)
@@ -575,6 +586,10 @@ class PathCrossValidation:
                 with lock:
                     accs.append(acc)
             acc[2] += call(bounds[0], bounds[1], acc[0], acc[1])
+            if pairs_done is not None:
+                with lock:              # one caller at a time: the bar is not ours to lock
+                    solved[0] += bounds[1] - bounds[0]
+                    pairs_done(solved[0] / max(1, P))
 
         # Chunks small enough to balance pairs of different sizes over the
         # threads and to let Ctrl-C through between calls.

@@ -91,7 +91,7 @@ def cross_validate_ovo(X, y, *, C=1.0, c_grid=None, folds=5, normalize="l2", sol
     else:
         grid = [C]
     Xn = apply_normalization(X.astype(np.float64), normalize, copy=True)
-    with StepBar(progress, unit="fold", desc="cross-validation") as tick:
+    with StepBar(progress, unit="fold", desc="cross-validation", fractional=True) as tick:
         return search_c(Xn, y, grid=grid, folds=folds, seed=seed, solver=solver, tol=tol, jobs=jobs, progress=tick,
                         bias=resolve_bias(Xn, normalize, bias), fixed=c_grid is None and not isinstance(C, str),
                         class_weight=class_weight)

@@ -131,6 +131,20 @@ def test_results_do_not_depend_on_the_number_of_threads(digits_l2, form):
     assert all(np.array_equal(a, b) for a, b in zip(runs[0][1], runs[1][1]))
 
 
+@pytest.mark.parametrize("form", ["kernel", "primal", "primal-folds", "dense"])
+def test_progress_moves_within_a_fold_as_pairs_finish_and_sums_to_the_folds(digits_l2, form):
+    # K = 1,000 holds 499,500 pairs in each fold: a step takes minutes, and a
+    # bar moving once per fold (or once per step, folds fused) showed nothing
+    X, y = digits_l2
+    cv = cross_validation(X, y, n_folds=4, seed=2, jobs=2, form=form)
+    for C in (0.25, 4.0):
+        parts = []
+        cv.run(C, progress=parts.append)
+        assert all(p > 0 for p in parts)
+        assert sum(1 for p in parts if p < 1) > 4          # fractions of a fold, many of them
+        assert sum(parts) == pytest.approx(4.0, abs=1e-9)
+
+
 def test_a_warm_started_path_reaches_the_cold_solution(digits_l2):
     X, y = digits_l2
     warm = PathCrossValidation(X, y, n_folds=3, seed=4, eps=1e-7)
