@@ -167,6 +167,10 @@ class Calibration:
 
     def check(self, model, h=None):
         """Refuse a model (or hash model) other than the one this was fitted for."""
+        if self.platt_A.shape != (model.n_pairs,) and model.content_sha256() == self.model_sha256:
+            # the model it names, but not one sigmoid per pair: damage, not a mismatch
+            raise ModelFormatError(self.path or "<calibration>", "platt_A and platt_B hold %d entries, the model it "
+                                   "was fitted for has %d pairs" % (self.platt_A.shape[0], model.n_pairs))
         if self.platt_A.shape != (model.n_pairs,) or model.content_sha256() != self.model_sha256:
             # The identity comes from the model file's block digests, which W
             # is checked against only where it is used: a corrupt digest must

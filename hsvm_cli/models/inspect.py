@@ -158,6 +158,21 @@ def _damaged_header(name, length):
     return "a damaged hsvm file: its header is not one hsvm reads"
 
 
+def _verify_class_summaries(name, model):
+    """A model's stored class_W / class_b against the ones its W and b give
+    (docs/formats.md: derived, with the same bits on every machine): the
+    block digests vouch for each array alone, not for their agreement."""
+    import numpy as np
+
+    from .class_weights import compute_class_weights
+    U, beta = compute_class_weights(model)
+    for key, stored, real in (("class_W", model.class_W, U), ("class_b", model.class_b, beta)):
+        stored = np.asarray(stored, dtype=np.float32)
+        if stored.shape != real.shape or not np.array_equal(stored.view(np.uint32), real.view(np.uint32)):
+            raise ModelFormatError(name, "%s does not match the class summaries W and b give (it is derived from "
+                                   "them: docs/formats.md); the file was altered after writing" % key)
+
+
 def describe(path, *, verify=False):
     """A :class:`FileInfo` of the hsvm file ``path`` (any kind).  The file is
     first read by its own loader, so a file that a command would refuse is
@@ -182,6 +197,8 @@ def describe(path, *, verify=False):
             c.verify(key)
         for key in c.row_digests:
             c.verify_row_digests(key)
+        if kind == "hsvm-model" and loaded.class_W is not None:
+            _verify_class_summaries(name, loaded)
     identity = getattr(loaded, "content_sha256", None)
     if callable(identity) and "content_sha256" in meta:
         # A model's identity is recomputed from its block digests, never

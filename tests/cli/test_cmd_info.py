@@ -139,6 +139,24 @@ def test_verify_compares_every_row_of_w_with_its_digest(digits_model, tmp_path, 
         stale, 4 * digits_model.n_features)
 
 
+def test_verify_refuses_class_summaries_that_w_and_b_do_not_give(digits_model, tmp_path):
+    import dataclasses
+
+    from hsvm_cli.models.class_weights import compute_class_weights
+    from hsvm_cli.models.ovo import save_model
+    U, beta = compute_class_weights(digits_model)
+    good, altered = tmp_path / "good.hsvm", tmp_path / "altered.hsvm"
+    save_model(dataclasses.replace(digits_model, class_W=U, class_b=beta), good)
+    run(["info", "--verify", str(good)])
+    U = U.copy()
+    U[3, 5] = np.nextafter(U[3, 5], np.float32(np.inf))      # one bit: its checksums recomputed on writing
+    save_model(dataclasses.replace(digits_model, class_W=U, class_b=beta), altered)
+    run(["info", str(altered)])                                     # each array matches its own checksums
+    r = run(["info", "--verify", str(altered)], exit_code=65)
+    assert r.stderr == ("hsvm: %s: class_W does not match the class summaries W and b give (it is derived from "
+                        "them: docs/formats.md); the file was altered after writing\n" % altered)
+
+
 def test_a_kernel_hash_says_which_stored_parameters_its_kernel_ignores(tmp_path):
     for kernel, unused, used in (("rbf", ("degree", "coef0"), ("gamma",)), ("poly", (), ("degree", "coef0", "gamma")),
                                  ("linear", ("degree", "coef0", "gamma"), ())):

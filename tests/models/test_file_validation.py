@@ -125,7 +125,10 @@ def _calibrate(digits_files, tmp_path):
 
 
 @pytest.mark.parametrize("edit_arrays, edit_meta, message", [
-    (lambda a: a.update(platt_A=a["platt_A"][:-1], platt_B=a["platt_B"][:-1]), None, "another model"),
+    # the model it names, but a sigmoid short: damage, not "fitted for another model"
+    (lambda a: a.update(platt_A=a["platt_A"][:-1], platt_B=a["platt_B"][:-1]), None,
+     "platt_A and platt_B hold 44 entries, the model it was fitted for has 45 pairs"),
+    (None, lambda m: m.update(model_sha256="0" * 64), "fitted for another model"),
     (None, lambda m: m.update(setting=[1, 2]), "setting must be an object"),
     # what reads as false was taken for "no setting" (another path ran, exit 0)
     (None, lambda m: m.update(setting=[]), "setting must be an object, not list"),
