@@ -1,4 +1,5 @@
 """The ``hsvm`` command: a thin layer over the library, one module per subcommand."""
+import contextlib
 import errno
 import os
 import re
@@ -183,8 +184,15 @@ class HsvmGroup(click.Group):
             if "failed to map segment" not in str(exc) and "cannot allocate memory" not in str(exc).lower():
                 raise
             _out_of_memory(ctx, " loading %s" % (exc.name or "a library"))
-        except BrokenPipeError:
+        except BrokenPipeError as exc:
             # `hsvm predict ... | head`: the reader went away; not an error of ours.
+            # Files of -o that went with it (a search's table on stdout is part
+            # of the result, as with > /dev/full) are named: minutes of work.
+            lost = getattr(exc, "discarded", ())
+            if lost:
+                with contextlib.suppress(OSError, ValueError):
+                    click.echo("hsvm: <stdout>: its reader went away before the output was complete: %s not "
+                               "written" % ", ".join(printable(str(n)) for n in lost), err=True)
             sys.stderr.close()
             ctx.exit(141)
         except KeyboardInterrupt as exc:

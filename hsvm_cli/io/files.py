@@ -127,6 +127,10 @@ class _Streams(io.RawIOBase):
             raise lzma.LZMAError("stream padding of %d bytes, not a multiple of four" % self._padding)
         if not self._data:
             self._done = True
+        elif self._magic.startswith(self._data):
+            # the input ends inside the next stream's magic number: cut short
+            # (gzip -t: "unexpected end of file"), as a file of only those bytes is
+            raise EOFError("the input ends inside a stream's magic number")
         elif not self._data.startswith(self._magic):
             raise _TrailingGarbage("bytes after the last stream")
         else:
@@ -470,13 +474,22 @@ _SCAN_STEP = 4096
 MAX_TEXT_LINE = 64 << 20
 
 
-def bounded_lines(fh, name, limit=MAX_TEXT_LINE):
+def bounded_lines(fh, name, limit=MAX_TEXT_LINE, *, path=None):
     """The lines of the binary stream ``fh`` (each with its newline) as
     iterating it gives them, but one longer than ``limit`` bytes raises
-    InputFormatError naming its line."""
+    InputFormatError naming its line.  Compressed data that breaks off or
+    is corrupt raises CorruptInputError with its line: exact when ``path``
+    (the file ``fh`` reads) can be decompressed again to count them, else the
+    line the reader had reached ("or later": it reads ahead)."""
     lineno = 0
     while True:
-        line = fh.readline(limit + 1)
+        try:
+            line = fh.readline(limit + 1)
+        except CorruptInputError as exc:
+            scan = scan_compressed(path) if path not in (None, "-") else None
+            if scan is not None and scan[1] is not None:
+                raise scan[1].located(name, scan[0] + 1) from None
+            raise exc.located(name, lineno + 1, exact=False) from None
         if not line:
             return
         lineno += 1
@@ -525,10 +538,13 @@ def scan_compressed(path):
             # finds no gzip header (zstd's, no frame magic): the data before
             # was whole (ISA-L's reader calls that a truncation)
             import gzip
-            trailing = (isinstance(exc, gzip.BadGzipFile) and str(exc).startswith("Not a gzipped file")) or \
+            # (a lone first byte of the magic number is the next member cut short)
+            cut = isinstance(exc, gzip.BadGzipFile) and str(exc) == "Not a gzipped file (b'\\x1f')"
+            trailing = (isinstance(exc, gzip.BadGzipFile) and str(exc).startswith("Not a gzipped file")
+                        and not cut) or \
                 (kind == "zstd" and "Unknown frame descriptor" in str(exc)) or isinstance(exc, _TrailingGarbage)
             return lines, CorruptInputError(display_name(path), kind, counted.offset,
-                                            truncated=isinstance(exc, EOFError), trailing=trailing,
+                                            truncated=isinstance(exc, EOFError) or cut, trailing=trailing,
                                             detail=_unreadable_because(kind, exc))
         finally:
             with contextlib.suppress(Exception):
@@ -707,11 +723,21 @@ def atomic_output(path, mode="wb", *, text=None):
             # a rename the directory refuses (a sticky /tmp-like directory and
             # another user's file): the one line of any unwritable output
             raise OutputError("%s: cannot write: %s" % (name, exc.strerror or exc)) from None
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         _untrack(tmp)
+        if _group.pending is None:          # a group's own handler names its files
+            _note_discarded(exc, name)
         raise
+
+
+def _note_discarded(exc, name):
+    """Record on a BrokenPipeError the output files it cost: a table on stdout
+    beside -o MODEL (train-ovo -c auto | head) takes the model with it, and
+    the CLI, silent for a plain `predict | head`, then says so."""
+    if isinstance(exc, BrokenPipeError) and name not in getattr(exc, "discarded", ()):
+        exc.discarded = getattr(exc, "discarded", ()) + (name,)
 
 
 def _create_temporary(directory, base):
@@ -920,12 +946,13 @@ def outputs_together():
     _group.pending, _group.names = [], {}
     try:
         yield
-    except BaseException:
+    except BaseException as exc:
         pending, _group.pending = _group.pending, None
-        for tmp, _ in pending:
+        for tmp, target in pending:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
             _untrack(tmp)
+            _note_discarded(exc, _group.names.get(tmp, target))
         raise
     (pending, _group.pending), (names, _group.names) = (_group.pending, None), (_group.names, None)
     try:

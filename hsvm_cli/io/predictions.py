@@ -131,7 +131,7 @@ def iter_prediction_labels(source, *, name=None):
     first = True
     fh = open_input(source) if not hasattr(source, "read") else source
     try:
-        for lineno, line in _content_lines(fh, name):
+        for lineno, line in _content_lines(fh, name, None if fh is source else source):
             tok = line.split(None, 1)[0]
             if first and tok == b"labels":
                 first = False
@@ -148,7 +148,7 @@ def iter_prediction_labels(source, *, name=None):
             fh.close()
 
 
-def _content_lines(fh, name):
+def _content_lines(fh, name, path=None):
     """(line number, content) of each line of a predictions file that holds
     something besides a comment.  An empty line followed by more predictions
     is refused: a prediction is a line, matched to the samples by position,
@@ -156,7 +156,7 @@ def _content_lines(fh, name):
     prediction, and an extra one appended, paired them all wrongly with no
     error).  Empty lines at the end and comment lines are fine."""
     blank = None
-    for lineno, raw in enumerate(bounded_lines(fh, name), 1):
+    for lineno, raw in enumerate(bounded_lines(fh, name, path=path), 1):
         if lineno == 1:
             _refuse_hsvm_file(raw, name)
             if raw.startswith(b"\xef\xbb\xbf"):
@@ -330,7 +330,7 @@ class ScoredBlocks:
         first = True
         lineno = 0
         try:
-            for lineno, line in _content_lines(fh, name):
+            for lineno, line in _content_lines(fh, name, None if fh is source else source):
                 tokens = line.split()
                 if first:
                     first = False

@@ -140,12 +140,13 @@ class _Lines:
             raw = source
         self._raw = raw
         self._owned = isinstance(source, (str, os.PathLike)) and source != "-"
+        self._path = source if self._owned else None
         self._hashing = HashingReader(raw)
         self._fh = open_input(self._hashing, name=self.name)
         self.lineno = 0
 
     def __iter__(self):
-        for raw in bounded_lines(self._fh, self.name):
+        for raw in bounded_lines(self._fh, self.name, path=self._path):
             self.lineno += 1
             try:
                 text = raw.decode("ascii")

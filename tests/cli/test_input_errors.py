@@ -148,6 +148,35 @@ def test_bytes_after_whole_compressed_data_are_called_trailing_garbage(setup, tm
                             % (re.escape(str(path)), kind, lines + 1), err), err
 
 
+@pytest.mark.parametrize("kind", ["gzip", "xz", "bz2"])
+def test_the_first_bytes_of_a_magic_number_after_whole_data_are_a_truncation(setup, tmp_path, kind):
+    # the next stream cut short inside its magic number (gzip -t: "unexpected
+    # end of file"), as a file of only those bytes is; was trailing garbage
+    lines = TEXT.count(b"\n")
+    blob = COMPRESS[kind](TEXT)
+    for cut in range(1, MAGIC[kind]):
+        path = tmp_path / "t.z"
+        path.write_bytes(blob + blob[:cut])
+        err = expect_one_line_65("predict", str(path), setup, str(tmp_path / "out"))
+        assert re.match(r"^hsvm: %s: truncated %s data near byte \d+ \(line %d\)\n\Z"
+                        % (re.escape(str(path)), kind, lines + 1), err), err
+        r = run(["predict", "-m", setup["model"], "-", "-q"], input=blob + blob[:cut], exit_code=65)
+        assert re.match(r"^hsvm: <stdin>: truncated %s data near byte \d+ \(line 1 or later\)\n\Z" % kind,
+                        r.stderr), r.stderr
+
+
+@pytest.mark.parametrize("kind", ["gzip", "xz", "bz2"])
+def test_a_compressed_predictions_file_cut_short_names_the_line(setup, tmp_path, kind):
+    # eval's predictions (and svm-predict-style files) said only the byte
+    preds = open(setup["preds"], "rb").read()
+    path = tmp_path / "preds.z"
+    path.write_bytes(COMPRESS[kind](preds)[:-10])
+    r = run(["eval", "--truth", setup["train"], str(path)], exit_code=65)
+    m = re.match(r"^hsvm: %s: truncated %s data near byte \d+ \(line (\d+)\)\n\Z" % (re.escape(str(path)), kind),
+                 r.stderr)
+    assert m and 1 <= int(m.group(1)) <= preds.count(b"\n") + 1, r.stderr
+
+
 def test_gzip_through_stdin_tells_trailing_garbage_and_reads_members_and_nul_padding(setup):
     # stdin cannot be decompressed a second time to tell: its gzip is read
     # member by member, so bytes after the last one are trailing garbage at

@@ -144,6 +144,27 @@ def test_a_report_to_a_full_standard_output_is_one_line_and_exit_74(tmp_path, di
     assert not out.exists()
 
 
+def test_a_reader_gone_from_standard_output_is_exit_141_naming_the_files_it_cost(tmp_path, digits_files):
+    # `hsvm predict ... | head`: the reader went away, silently, as any tool;
+    # but a search's table on stdout beside -o MODEL took the model with it
+    # (minutes of cross-validation) without a word.
+    model, _, _ = digits_files
+    out, cal = tmp_path / "m.hsvm", tmp_path / "m.cal"
+    for args, lost in ((["predict", "-q", "-m", model, DIGITS_TEST], None),
+                       (["train-ovo", "-q", DIGITS_TRAIN, "--c-grid", "1,2", "-o", out], out),
+                       (["calibrate", "-q", "-m", model, DIGITS_TEST, "--repeat", "1", "-o", cal], cal)):
+        proc = _start(args)
+        proc.stdout.close()                   # gone before the first write
+        err = proc.stderr.read()
+        assert proc.wait() == 141, (args, err)
+        if lost is None:
+            assert err == b"", args
+        else:
+            assert err == ("hsvm: <stdout>: its reader went away before the output was complete: %s not written\n"
+                           % lost).encode(), args
+            assert not lost.exists() and os.listdir(tmp_path) == []
+
+
 def test_reading_a_closed_standard_input_is_one_line_and_exit_66(tmp_path, digits_files):
     model, hbm, _ = digits_files
     for args in (["predict", "-m", model, "-"], ["hash-data", "-H", hbm, "-", "-o", tmp_path / "c"],
