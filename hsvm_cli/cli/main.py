@@ -32,6 +32,9 @@ _late_signals = []
 # before any output is renamed into place (_raise_swallowed), and is the exit
 # status of a command that ends without one.
 _raised_signals = []
+# Set once a signal's exit is under way (_exit_for_signal): later signals are
+# ignored, the first one's status stands.
+_leaving = []
 
 
 def _signal_exception(signum):
@@ -53,6 +56,8 @@ def _interrupt(signum, frame):
     From then on nothing is undone, so the first such signal lets the
     command finish (status 0: a script or make that sees 130 or 143 takes
     it that nothing changed); a second one interrupts whatever is left."""
+    if _leaving:
+        return          # stopped by an earlier signal, whose status the process leaves with
     from ..io.files import outputs_committed, renaming_outputs
     if (renaming_outputs() or outputs_committed()) and not _late_signals:
         _late_signals.append(signum)
@@ -127,7 +132,7 @@ class HsvmGroup(click.Group):
                     self.get_command(ctx, name)
                 from ..io import files
                 from .entry import handle_signal
-                del _raised_signals[:]          # one command's (CliRunner runs many in a process)
+                del _raised_signals[:], _leaving[:]     # one command's (CliRunner runs many in a process)
                 files.before_renames = _raise_swallowed
                 for signum in QUIT_SIGNALS:
                     handle_signal(signum, _interrupt)
@@ -229,6 +234,11 @@ def _signal_behind(exc):
 
 def _exit_for_signal(ctx, exc):
     """A command stopped by a signal: one line and the shell's 128 + signal."""
+    # The first signal decides: its temporaries are gone and the process is
+    # leaving.  A second (make passes its SIGTERM on to the job's process
+    # group, which already had one) raised inside this handler: a traceback
+    # and exit 1 in place of 143.
+    _leaving.append(True)
     if isinstance(exc, KeyboardInterrupt):
         click.echo("hsvm: interrupted", err=True)
         ctx.exit(130)

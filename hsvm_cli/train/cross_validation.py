@@ -468,8 +468,8 @@ class PathCrossValidation:
         """Cross-validate at ``C`` (warm-started from the previous call's
         solutions); returns a :class:`CvStep`.  ``progress``: a callable
         receiving the folds done since its last call, as pairs finish
-        (fractions of a fold; the calls of one step sum to the folds
-        exactly): a step of many pairs (K = 1,000: 499,500 in each fold)
+        (fractions of a fold; the calls of one step sum to its folds, up
+        to rounding): a step of many pairs (K = 1,000: 499,500 in each fold)
         takes minutes."""
         C = float(C)
         if not (math.isfinite(C) and C > 0):

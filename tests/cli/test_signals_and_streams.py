@@ -594,3 +594,23 @@ def test_an_error_a_signal_set_off_as_it_unwound_is_that_signals_exit(toy_model,
             raise then
     monkeypatch.setattr(cmd_info, "describe", stopped)
     run(["info", toy_model[1]], exit_code=code, stderr="hsvm: %s\n" % word)
+
+
+def test_a_second_signal_while_the_first_ones_exit_is_under_way_changes_nothing(toy_model, monkeypatch):
+    # make passes its SIGTERM on to the job's process group, which had one
+    # already: the second, landing as "hsvm: terminated" was written, raised
+    # inside the handler -- a traceback and exit 1 for make in place of 143
+    from hsvm_cli.cli import cmd_info, main
+    from hsvm_cli.io import files
+
+    def stopped(*args, **kwargs):
+        raise main._signal_exception(signal.SIGTERM)
+    monkeypatch.setattr(cmd_info, "describe", stopped)
+    monkeypatch.setattr(files, "outputs_committed", lambda: False)      # as a command with an output to write
+    real_echo = main.click.echo
+
+    def echo_then_signal(*args, **kwargs):
+        real_echo(*args, **kwargs)
+        main._interrupt(signal.SIGINT, None)
+    monkeypatch.setattr(main.click, "echo", echo_then_signal)
+    run(["info", toy_model[1]], exit_code=143, stderr="hsvm: terminated\n")
