@@ -505,12 +505,13 @@ class Predictor:
                     raise OptionError("codes alone cannot be voted for a model on unnormalised features: each "
                                       "threshold depends on the sample's norm (give TEST too)")
                 if self.refine:
-                    raise OptionError("missing TEST (only --codes with --no-refine can do without it)")
+                    raise OptionError("missing TEST (only --codes without a refine, --no-refine or -k 1, can do "
+                                      "without it)")
                 pairs = _codes_only_chunks(codes, 16384)
             else:
                 pairs = _with_codes(codes, chunks)
         elif chunks is None:
-            raise OptionError("missing TEST (only --codes with --no-refine can do without it)",
+            raise OptionError("missing TEST (only --codes without a refine, --no-refine or -k 1, can do without it)",
                               python="chunks may be None only with codes and refine=False")
         else:
             pairs = ((c, None) for c in chunks)
