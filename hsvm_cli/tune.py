@@ -243,17 +243,20 @@ def calibrate(model, h, X, y, *, max_loss=0.5, bits_grid=None, k_grid=None, epsi
     if h is not None:
         h.check_model(model)
     elif any(v is not None for v in (bits_grid, epsilons)):
-        raise OptionError("--bits and --epsilon need a hash model (-H)")
+        raise OptionError("--bits and --epsilon need a hash model (-H)",
+                          python="bits_grid and epsilons need a hash model (h)")
     if not confidence >= 0:
-        raise OptionError("--confidence must be at least 0")
+        raise OptionError("--confidence must be at least 0", python="confidence must be at least 0")
     if not (max_loss >= 0 and math.isfinite(max_loss)):
-        raise OptionError("--max-loss must be a finite number >= 0")
+        raise OptionError("--max-loss must be a finite number >= 0", python="max_loss must be a finite number >= 0")
     if not (timing_budget >= 0 and math.isfinite(timing_budget)):
-        raise OptionError("--timing-budget must be a finite number of seconds >= 0")
+        raise OptionError("--timing-budget must be a finite number of seconds >= 0",
+                          python="timing_budget must be a finite number of seconds >= 0")
     if int(min_timed_rows) < 1:
         raise OptionError("min_timed_rows must be at least 1")
     if isinstance(repeat, bool) or int(repeat) != repeat or repeat < 1:
-        raise OptionError("--repeat must be a positive integer, not %r" % (repeat,))
+        raise OptionError("--repeat must be a positive integer, not %r" % (repeat,),
+                          python="repeat must be a positive integer, not %r" % (repeat,))
     if model.trained_on_codes:
         raise ModelMismatchError("%s was trained on kernel hash codes: calibrate takes models of svmlight features "
                                  "(calibrating Hash-SVM models is not supported yet)" % (model.path or "the model"))

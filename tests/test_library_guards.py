@@ -347,3 +347,12 @@ def test_the_wrong_object_is_a_type_error_saying_what_to_pass(tmp_path):
         evaluate(np.arange(100000), np.arange(100000))
     assert str(info.value).endswith("not ndarray") and len(str(info.value)) < 100
     assert not list(tmp_path.iterdir())
+
+
+def test_models_compare_by_identity_and_can_be_kept_in_sets(digits_model, tmp_path):
+    # the generated __eq__ compared their arrays: "truth value of an array is
+    # ambiguous" for model == model (a loaded model against its original too)
+    imp = H.import_model(str(TOOL_FIXTURES / "liblinear_ovr3.model"))
+    H.save_model(digits_model, tmp_path / "m.hsvm")
+    for a in (digits_model, H.hash_model(digits_model, bits=64), imp, imp.model, H.load_model(tmp_path / "m.hsvm")):
+        assert a == a and a != dataclasses.replace(a) and len({a, a}) == 1

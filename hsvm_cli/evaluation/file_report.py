@@ -19,7 +19,7 @@ from .metrics import PairCounts, class_ranks, default_recall_ks, rank_counts
 from .sections import probability_report, recall_report
 
 
-@dataclass
+@dataclass(eq=False)     # arrays inside: compared by identity, not element-wise truth
 class Evaluation:
     """``report``: everything ``hsvm eval`` prints (the JSON document);
     ``curves``: the full curves behind it, for plots (``"recall"``: recall at

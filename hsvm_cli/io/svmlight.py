@@ -93,7 +93,7 @@ _TOKEN = re.compile(rb"[^ \t\r\n\v\f#]*")
 _PART_BYTES = 1 << 20
 
 
-@dataclass
+@dataclass(eq=False)     # arrays inside: compared by identity, not element-wise truth
 class SvmChunk:
     """Consecutive rows of an svmlight file.
 

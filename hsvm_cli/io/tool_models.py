@@ -65,7 +65,7 @@ LIBLINEAR_SOLVERS = {
 _SV_BATCH = 2048
 
 
-@dataclass
+@dataclass(eq=False)     # arrays inside: compared by identity, not element-wise truth
 class LibsvmModel:
     """A parsed LIBSVM linear-kernel classification model, in LIBSVM's own
     label order: pair p = (i, j), i < j, i-major; f_p(x) = W[p].x - rho[p] > 0
@@ -91,7 +91,7 @@ class LibsvmModel:
         return int(self.nr_sv.sum())
 
 
-@dataclass
+@dataclass(eq=False)     # arrays inside: compared by identity, not element-wise truth
 class LiblinearModel:
     """A parsed LIBLINEAR classification model: w [nr_feature (+1), nr_w] as in
     the file, labels in LIBLINEAR's order."""

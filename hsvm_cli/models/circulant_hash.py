@@ -159,6 +159,9 @@ class LearnedCirculantHash:
 def save_circulant_hash(h, path, *, extra_meta=None):
     """Write ``h`` as an ``hsvm-circulant-hash`` version 1 container
     (atomically)."""
+    if not isinstance(h, LearnedCirculantHash):
+        raise TypeError("save_circulant_hash takes a LearnedCirculantHash (from fit_circulant_hash or "
+                        "load_circulant_hash), not %s" % type(h).__name__)
     meta = dict(h.meta)
     meta.update(h.params())
     meta.update({"method": h.method, "seed": h.seed, "content_sha256": h.content_sha256(),

@@ -54,7 +54,7 @@ PROJECTIONS = {"gaussian": GAUSSIAN_LAYOUT, "circulant": CIRCULANT_LAYOUT}
 MAX_BITS = MAX_CODE_BITS     # longer codes are no hash filter any more (hashing.MAX_CODE_BITS)
 
 
-@dataclass
+@dataclass(eq=False)     # arrays inside: compared by identity, not element-wise truth
 class HashModel:
     classes: np.ndarray          # int64 [K]
     pair_a: np.ndarray           # int32 [P]
@@ -269,6 +269,9 @@ def hash_model(model, *, bits=1024, seed=0, store_projection=False, class_scores
 def save_hash_model(h, path, *, extra_meta=None):
     """Write ``h`` as an ``hsvm-hash-model`` container (atomically): version 1
     for a Gaussian projection, 2 for a circulant one."""
+    if not isinstance(h, HashModel):
+        raise TypeError("save_hash_model takes a HashModel (from hash_model or load_hash_model), not %s"
+                        % type(h).__name__)
     K = h.classes.shape[0]
     pair_dtype = np.uint16 if K <= 0xFFFF else np.uint32
     arrays = {

@@ -44,7 +44,7 @@ __all__ = ["ImportedModel", "import_model", "libsvm_to_ovo", "liblinear_to_hsvm"
            "label_tie_order", "imported_calibration", "default_extra_features"]
 
 
-@dataclass
+@dataclass(eq=False)     # arrays inside: compared by identity, not element-wise truth
 class ImportedModel:
     """What :func:`import_model` returns: ``model`` (an OvoModel for LIBSVM and
     two-class LIBLINEAR files, an OvrModel for LIBLINEAR with three or more

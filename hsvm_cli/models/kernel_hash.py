@@ -26,6 +26,9 @@ from .metadata import meta_dict, meta_digest, meta_int, meta_number, meta_str
 
 def save_kernel_hash(h, path, *, extra_meta=None):
     """Write ``h`` as an ``hsvm-kernel-hash`` version 1 container."""
+    if not isinstance(h, KernelHash):
+        raise TypeError("save_kernel_hash takes a KernelHash (from fit_kernel_hash or load_kernel_hash), not %s"
+                        % type(h).__name__)
     m = h.n_landmarks
     tri = np.tril_indices(m)
     arrays = {

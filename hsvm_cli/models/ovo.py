@@ -51,7 +51,7 @@ class TrainingRecord:
     search: object = None        # the CSearch of -c auto / --cv (train/c_search.py), if any
 
 
-@dataclass
+@dataclass(eq=False)     # arrays inside: compared by identity, not element-wise truth
 class OvoModel:
     """``P`` pairs of classes, each with ``bags`` linear classifiers: row
     ``j`` of ``W`` and ``b`` belongs to pair ``j // bags``, bag ``j % bags``,

@@ -31,7 +31,7 @@ __all__ = ["OvrModel", "save_ovr_model", "load_ovr_model", "OvrHashModel", "hash
            "load_ovr_hash_model"]
 
 
-@dataclass
+@dataclass(eq=False)     # arrays inside: compared by identity, not element-wise truth
 class OvrModel:
     """``classes`` int64 [K] sorted; ``W`` float32 [K, d], row c the normal of
     ``classes[c]``; ``b`` float32 [K]; ``tie_order`` int32 [K], a permutation
@@ -151,7 +151,7 @@ OVR_HBM_KIND = "hsvm-ovr-hash-model"
 OVR_HBM_VERSION = 1
 
 
-@dataclass
+@dataclass(eq=False)     # arrays inside: compared by identity, not element-wise truth
 class OvrHashModel:
     """Sign codes of the K class normals of an :class:`OvrModel`, made with
     the projection ``hash-model`` uses for one-vs-one models (the same rows
@@ -219,6 +219,9 @@ def hash_ovr_model(model, *, bits=1024, seed=0, store_projection=False):
 
 def save_ovr_hash_model(h, path):
     """Write ``h`` as an ``hsvm-ovr-hash-model`` container (atomically)."""
+    if not isinstance(h, OvrHashModel):
+        raise TypeError("save_ovr_hash_model takes an OvrHashModel (from hash_ovr_model or load_ovr_hash_model), "
+                        "not %s" % type(h).__name__)
     arrays = {"classes": np.asarray(h.classes, dtype=np.int64), "codes": np.asarray(h.codes, dtype=np.uint64)}
     if h.projection_stored is not None:
         arrays["projection"] = np.asarray(h.projection_stored, dtype=np.float32)

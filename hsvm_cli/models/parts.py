@@ -27,7 +27,7 @@ PART_VERSION = 1
 __all__ = ["PART_KIND", "PART_VERSION", "ModelPart", "PartFile", "save_part", "read_part"]
 
 
-@dataclass
+@dataclass(eq=False)     # arrays inside: compared by identity, not element-wise truth
 class ModelPart:
     """A block of a one-vs-one model: ``model`` holds only the pairs
     ``pair_start:pair_stop`` of the canonical order (its ``params`` and
@@ -91,7 +91,7 @@ def _check(part, name):
         bad("W/b rows do not match %d pairs x %d bags" % (part.pair_stop - part.pair_start, m.bags))
 
 
-@dataclass
+@dataclass(eq=False)     # arrays inside: compared by identity, not element-wise truth
 class PartFile:
     """A validated part file: what must agree across the parts of a model,
     and its arrays (W memory-mapped, verified against its checksums block by

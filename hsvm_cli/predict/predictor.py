@@ -43,6 +43,8 @@ HASH_PHASES = ("parse", "normalise", "hash", "filter", "refine", "write")
 #: How the exact classifiers decide among the classes they get: max-wins
 #: voting over every pair, or a decision DAG (K - 1 pairs; predict/dag.py).
 RULES = ("vote", "dag")
+# Rows per block of Predictor.predict / predict_proba on an in-memory X.
+PREDICT_ROWS = 16384
 
 
 class Prediction:
@@ -357,12 +359,25 @@ class Predictor:
         matrix or 2-d array, not normalised; narrower than the model: the
         missing features are zeros; wider: refused, or the extra features
         dropped for an imported model; NaN and infinities refused)."""
-        return self._predict_block(self._samples(X)).labels
+        return self._in_blocks(X, "labels")
 
     def predict_proba(self, X):
         """Class probabilities [n, K] (columns in ``model.classes`` order) of
         X as :meth:`predict` takes it; needs a calibration."""
-        return self._predict_block(self._samples(X), proba=True).proba
+        return self._in_blocks(X, "proba", proba=True)
+
+    def _in_blocks(self, X, what, **kw):
+        # Rows a block at a time, as the command streams a file: the whole of
+        # X in one block took its float32, normalised copy and the block's
+        # work arrays at once (a 125 MB float64 array: ~126 MB more).  No
+        # result depends on the blocks (each row's values, filter and refine
+        # are its own).
+        X = self._samples(X)
+        n = X.shape[0]
+        if n <= PREDICT_ROWS:
+            return getattr(self._predict_block(X, **kw), what)
+        return np.concatenate([getattr(self._predict_block(X[s:s + PREDICT_ROWS], **kw), what)
+                               for s in range(0, n, PREDICT_ROWS)])
 
     def _samples(self, X):
         if self.features is not None:

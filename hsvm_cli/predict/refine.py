@@ -174,7 +174,7 @@ def refine_kept(model, Xn, S, nvalid, *, lookup, first=None, threads=1, votes=Tr
     return v, c, dec
 
 
-@dataclass
+@dataclass(eq=False)     # arrays inside: compared by identity, not element-wise truth
 class RefinedPairs:
     """The exact decisions of the pairs among each row's refined classes.
 
@@ -318,7 +318,7 @@ def refine_votes(model, Xn, kept, *, lookup, valid=None, threads=1, by_position=
     return votes, conf, nvalid
 
 
-@dataclass
+@dataclass(eq=False)     # arrays inside: compared by identity, not element-wise truth
 class KeptVotes:
     """A refine's votes and confidences by position among each row's sorted
     kept classes: ``votes`` int32 and ``conf`` float64 [n, k], entry u for

@@ -72,7 +72,8 @@ def check_seed(seed):
     """``seed`` as an int in [0, 2**64): every random step of hsvm is keyed by
     64 bits, and a larger or negative seed would silently alias another."""
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**64:
-        raise ValueError("seed must be an integer in [0, 2**64), not %r" % (seed,))
+        from ..errors import OptionError
+        raise OptionError("seed must be an integer in [0, 2**64), not %r" % (seed,))
     return int(seed)
 
 

@@ -8,7 +8,7 @@ C).  By default the best one the CPU supports runs; ``HSVM_KERNEL`` or a
 bit-identical results."""
 import os
 
-from ..errors import EX_USAGE, HsvmError
+from ..errors import EX_USAGE, HsvmError, OptionError
 from .native import lib
 
 #: Every kernel name, slowest first.
@@ -41,8 +41,8 @@ def kernel_id(kernel):
     if kernel is None:
         kernel = "auto"
     if not isinstance(kernel, str) or kernel not in _IDS:
-        raise ValueError("kernel must be one of %s or None, got %r"
-                         % (", ".join(("auto",) + KERNELS), kernel))
+        raise OptionError("kernel must be one of %s or None, got %r"
+                          % (", ".join(("auto",) + KERNELS), kernel))
     kid = lib.hsvm_resolve_kernel(_IDS[kernel])
     if kid >= 0:
         return kid

@@ -38,3 +38,30 @@ class StepBar:
         if self.bar is not None:
             self.bar.close()
         return False
+
+
+class _NoBar:
+    def update(self, n=1):
+        pass
+
+    def close(self):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def counting_bar(total, enabled, *, unit, desc):
+    """A tqdm bar on stderr counting ``total`` units, or when not ``enabled``
+    an object whose update and close do nothing: a disabled tqdm (4.70) still
+    starts its monitor thread, left running in a library caller's process
+    (and in the parent of a later fork)."""
+    if not enabled:
+        return _NoBar()
+    import sys
+
+    from tqdm import tqdm
+    return tqdm(total=total, file=sys.stderr, unit=unit, desc=desc, dynamic_ncols=True)

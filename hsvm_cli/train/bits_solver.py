@@ -197,10 +197,10 @@ def train_ovo_codes(codes, y, *, bits=None, C=1.0, solver="l2loss-dual", tol=Non
             n_sv[j] = info["n_sv"]
         return time.perf_counter() - t0
 
-    from tqdm import tqdm
+    from ..support.progress import counting_bar
     workers = min(int(jobs), P)
     solver_seconds = 0.0
-    with tqdm(total=P, disable=not progress, unit="pair", desc="train-ovo --codes", dynamic_ncols=True) as bar:
+    with counting_bar(P, progress, unit="pair", desc="train-ovo --codes") as bar:
         if workers == 1:
             for p in range(P):
                 solver_seconds += train_pair(p)

@@ -50,7 +50,6 @@ import math
 import mmap
 import multiprocessing
 import os
-import sys
 import threading
 import time
 
@@ -317,10 +316,18 @@ def _chunk_pairs(P, workers):
     return max(1, min(max(64, per_worker_256), per_worker_16))
 
 
-# Set in the parent just before the worker pool is forked; the children read
-# their inherited copy.
+# Each forked worker's job, set by the pool's initializer in the child: a
+# global set in the parent before the fork was overwritten (or reset to None)
+# by another thread's training, whose workers then trained its pairs into the
+# wrong model (all-zero rows, no error).
 _WORKER_JOB = None
 _WORKER_TRAINER = None
+
+
+def _worker_start(job):
+    global _WORKER_JOB, _WORKER_TRAINER
+    _worker_signals()
+    _WORKER_JOB, _WORKER_TRAINER = job, None
 
 
 def _worker_range(bounds):
@@ -343,9 +350,8 @@ def _shared_array(shape, dtype):
 
 
 def _progress_bar(total, enabled):
-    from tqdm import tqdm
-    return tqdm(total=total, disable=not enabled, file=sys.stderr, unit="pair",
-                desc="train-ovo", dynamic_ncols=True)
+    from ..support.progress import counting_bar
+    return counting_bar(total, enabled, unit="pair", desc="train-ovo")
 
 
 def bias_too_large(bias):
@@ -549,19 +555,15 @@ def _check_pair_subset(pairs, n_pairs):
 
 
 def _train_parallel(job, P, workers, progress):
-    global _WORKER_JOB
     chunk = _chunk_pairs(P, workers)
     ranges = [(s, min(s + chunk, P)) for s in range(0, P, chunk)]
     ctx = multiprocessing.get_context("fork")
-    _WORKER_JOB = job
     solver_seconds = 0.0
-    try:
-        # Fork before tqdm starts its monitor thread.
-        with ctx.Pool(workers, initializer=_worker_signals) as pool:
-            with _progress_bar(P, progress) as bar:
-                for done, secs in pool.imap_unordered(_worker_range, ranges):
-                    solver_seconds += secs
-                    bar.update(done)
-    finally:
-        _WORKER_JOB = None
+    # Fork before tqdm starts its monitor thread.  (Forked, the initializer's
+    # argument is the parent's object itself, never pickled.)
+    with ctx.Pool(workers, initializer=_worker_start, initargs=(job,)) as pool:
+        with _progress_bar(P, progress) as bar:
+            for done, secs in pool.imap_unordered(_worker_range, ranges):
+                solver_seconds += secs
+                bar.update(done)
     return solver_seconds

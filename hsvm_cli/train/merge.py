@@ -16,7 +16,6 @@ bounded by one piece and ``b`` whatever the model's size.
 """
 import os
 import shlex
-import sys
 import time
 from dataclasses import dataclass
 
@@ -276,6 +275,5 @@ def merge_models(part_paths, output, *, recorded_output=None, progress=False):
 
 
 def _progress(total, enabled):
-    from tqdm import tqdm
-    return tqdm(total=total, disable=not enabled, file=sys.stderr, unit="clf", desc="merge-models",
-                dynamic_ncols=True)
+    from ..support.progress import counting_bar
+    return counting_bar(total, enabled, unit="clf", desc="merge-models")

@@ -128,8 +128,9 @@ def test_calibrate_checks_its_arguments(digits_model, digits):
     _, _, Xt, yt = digits
     with pytest.raises(DataError, match="X has 450 rows but y has 449 labels"):   # as train_ovo and Predictor
         calibrate(digits_model, None, Xt, yt[:-1])
-    for kw, message in (({"max_loss": float("nan")}, "--max-loss must be a finite number"),
-                        ({"repeat": 0}, "--repeat must be a positive integer")):
+    # in the keywords' names (the command's flags are for the command's message)
+    for kw, message in (({"max_loss": float("nan")}, "^max_loss must be a finite number"),
+                        ({"repeat": 0}, "^repeat must be a positive integer")):
         args = dict(y=yt)
         args.update(kw)
         with pytest.raises(OptionError, match=message):
@@ -215,3 +216,30 @@ def test_training_and_calibration_take_the_largest_float32_spelled_as_the_readme
     train = write_text(tmp_path / "t.svm", "3 3:3.4028235e38\n1 3:1\n5 4:1\n3 2:1\n1 1:1\n5 4:2\n")
     run(["train-ovo", "-q", train, "-o", tmp_path / "m.hsvm"])
     run(["calibrate", "-q", "-m", tmp_path / "m.hsvm", train, "-o", tmp_path / "c.cal", "--repeat", "1"])
+
+
+@pytest.mark.parametrize("how", ["exact", "hash", "proba"])
+def test_large_inputs_are_predicted_a_block_of_rows_at_a_time_with_the_same_results(digits_model, digits,
+                                                                                  monkeypatch, how):
+    # one block of all of X held its float32 normalised copy and the block's
+    # work arrays at once; blocks change no result
+    import hsvm_cli.predict.predictor as predictor
+    from hsvm_cli.models.hashed import hash_model
+    from hsvm_cli.tune import calibrate
+    _, _, Xt, yt = digits
+    X = np.asarray(Xt.todense())
+    if how == "exact":
+        p = Predictor(digits_model)
+    elif how == "hash":
+        p = Predictor(digits_model, hash_model(digits_model, bits=128), filter_k=3)
+    else:
+        p = Predictor(digits_model, calibration=calibrate(digits_model, None, X[:200], yt[:200], repeat=1))
+    run = p.predict_proba if how == "proba" else p.predict
+    whole = run(X)
+    blocks = []
+    monkeypatch.setattr(predictor, "PREDICT_ROWS", 64)
+    real = Predictor._predict_block
+    monkeypatch.setattr(Predictor, "_predict_block", lambda self, B, **kw: blocks.append(B.shape[0]) or real(
+        self, B, **kw))
+    assert np.array_equal(run(X), whole) and blocks == [64] * 7 + [2]
+    assert np.array_equal(run(Xt), whole)                            # sparse rows alike

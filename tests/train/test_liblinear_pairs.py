@@ -445,6 +445,20 @@ def test_models_trained_on_several_threads_at_once_are_each_the_single_runs(digi
     assert all(np.array_equal(m.W, ref.W) for m in models)
 
 
+def test_models_trained_with_workers_on_several_threads_at_once_are_each_the_single_runs(digits):
+    # jobs > 1 forks workers that took their job from a module global, which
+    # another thread's call overwrote (or reset) before they started: rows of
+    # one model trained into the other's, or left zero, without an error
+    from concurrent.futures import ThreadPoolExecutor
+    X, y, _, _ = digits
+    Cs = [1.0, 64.0, 0.25, 8.0]
+    refs = {C: train_pairs(X, y, C=C, bags=3, seed=3) for C in Cs}
+    with ThreadPoolExecutor(4) as ex:
+        for _ in range(3):
+            models = list(ex.map(lambda C: (C, train_pairs(X, y, C=C, bags=3, seed=3, jobs=2)), Cs * 2))
+            assert all(np.array_equal(m.W, refs[C].W) and np.array_equal(m.b, refs[C].b) for C, m in models)
+
+
 def test_classes_whose_pairs_outgrow_the_memory_are_refused_before_the_pairs_are_made(monkeypatch):
     # 70,000 classes are 2.4e9 pairs: their class indices alone (plus
     # triu_indices' K x K mask) had grown to gigabytes before the check
@@ -474,3 +488,19 @@ def test_canonical_pairs_are_triu_indices_as_int32():
         a, b = canonical_pairs(K)
         ea, eb = np.triu_indices(K, k=1)
         assert a.dtype == b.dtype == np.int32 and np.array_equal(a, ea) and np.array_equal(b, eb)
+
+
+def test_training_without_progress_leaves_no_thread_behind(digits):
+    # a disabled tqdm bar still started tqdm's monitor thread, left running in
+    # a library caller's process (and the parent of every later fork)
+    import threading
+
+    from tqdm import tqdm
+    if tqdm.monitor is not None:        # one an earlier test's bar started
+        tqdm.monitor.exit()
+        tqdm.monitor = None
+    X, y, _, _ = digits
+    before = set(threading.enumerate())
+    for jobs in (1, 2):
+        train_pairs(X, y, C=1.0, jobs=jobs)
+    assert set(threading.enumerate()) <= before
