@@ -854,7 +854,14 @@ def _label_reason(raw):
     if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
         return ("bad label '%s': the file looks like UTF-16 text, and svmlight is ASCII (convert it, e.g. iconv -f "
                 "UTF-16 -t UTF-8)" % shown)
+    if _FEATURE_FIRST.fullmatch(raw):
+        # unlabelled collections written without a label: the format has one on every line
+        return ("no label: the line starts with a feature ('%s'); every line starts with its label (for unlabelled "
+                "samples any integer, e.g. 0: sed 's/^/0 /')" % shown)
     return "bad label '%s': labels must be integers" % shown
+
+
+_FEATURE_FIRST = re.compile(rb"[0-9]+:[-+.0-9eE]+")
 
 
 def _whole_decimal(raw):

@@ -136,7 +136,7 @@ def test_integer_and_whole_float_labels(label, value):
     assert y == [value]
 
 
-@pytest.mark.parametrize("label", [b"3.5", b"abc", b"nan", b"inf", b"Infinity", b"1e-1", b"1:1", b"--1", b"0x3",
+@pytest.mark.parametrize("label", [b"3.5", b"abc", b"nan", b"inf", b"Infinity", b"1e-1", b"1:x", b"--1", b"0x3",
                                    b"0X1p3", b"1,", b",1", b"1,x", b"1.0000000000000000001", b"1e-99999999999",
                                    b"25e-1", b"1e-99999999999999999999"])
 def test_bad_labels_are_errors(label):
@@ -160,6 +160,14 @@ def test_decimal_labels_from_2_to_the_53_are_refused_not_rounded_into_another_cl
     assert str(err) == ("t.svm:2: bad label '%s': a decimal label of 2^53 or more is not read exactly (as a "
                         "double); write it as an integer" % label.decode())
     assert dense(b"12345678901234567 1:1\n")[1] == [12345678901234567]
+
+
+@pytest.mark.parametrize("first", [b"1:1", b"3:0.4375", b"17:-2e-3"])
+def test_a_line_that_starts_with_a_feature_is_named_as_having_no_label(first):
+    # unlabelled collections are often written without labels
+    err = parse_error(b"1 1:1\n" + first + b" 5:1\n")
+    assert str(err) == ("t.svm:2: no label: the line starts with a feature ('%s'); every line starts with its label "
+                        "(for unlabelled samples any integer, e.g. 0: sed 's/^/0 /')" % first.decode())
 
 
 @pytest.mark.parametrize("label", [b"1,2", b"1,2,3", b"-1,+2"])
