@@ -25,6 +25,8 @@ VALUE_OPTIONS = {
 
 #: Their --chunk-rows default (a test holds it to the options').
 DEFAULT_CHUNK_ROWS = 16384
+# --chunk-rows' largest value (options.chunk_rows): far beyond any file's rows.
+MAX_CHUNK_ROWS = 2**40
 
 
 def command_input(command, args):
@@ -75,7 +77,7 @@ def command_input(command, args):
         chunk_rows = int(values.get("--chunk-rows", DEFAULT_CHUNK_ROWS))
     except ValueError:
         return None
-    if chunk_rows < 1:
+    if not 1 <= chunk_rows <= MAX_CHUNK_ROWS:        # click refuses it (past int64, C would overflow)
         return None
     # the last of --zero-based / --one-based wins, as in click
     numbering = [f for f in flags if f in ("--zero-based", "--one-based")]

@@ -11,6 +11,7 @@ from ..hashing import MAX_CODE_BITS
 from ..io.files import binary_on_terminal, output_is_terminal, refuse_overwriting_input, same_output
 from ..support.text import counted  # noqa: F401  (the subcommands' messages use it as options.counted)
 from ..support.threads import resolve_threads
+from .early_input import MAX_CHUNK_ROWS
 
 
 class FiniteFloat(click.FloatRange):
@@ -121,7 +122,8 @@ def numbering_note(command, zero_based, trained_zero_based, fitted, data):
 timings = click.option("--timings", is_flag=True,
                        help="Print a JSON line with the seconds spent in each phase to stderr.")
 as_json = click.option("--json", "as_json", is_flag=True, help="Emit machine-readable JSON instead of text.")
-chunk_rows = click.option("--chunk-rows", type=click.IntRange(min=1), default=16384, show_default=True,
+chunk_rows = click.option("--chunk-rows", type=IntBounds(min=1, max=MAX_CHUNK_ROWS), default=16384,
+                          show_default=True,
                           help="Samples parsed and processed per chunk (bounds memory).")
 extra_features = click.option("--extra-features", type=click.Choice(["error", "ignore"]), default="error",
                               show_default=True,

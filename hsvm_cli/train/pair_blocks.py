@@ -97,8 +97,25 @@ def pair_block(class_counts, block, *, per_class=None):
     ``"i/N"``, ``(i, N)`` or ``"slurm"``; 0-based) for classes with
     ``class_counts``."""
     index, count = parse_shard(block)
-    bounds = block_bounds(pair_costs(class_counts, per_class=per_class), count)
-    return int(bounds[index]), int(bounds[index + 1])
+    costs = pair_costs(class_counts, per_class=per_class)
+    prefix = np.concatenate([[0], np.cumsum(costs)])
+    # Only this block's two cuts, in Python's integers: block_bounds' N + 1
+    # cuts took 8 bytes a block (--pairs 0/4294967296: 32 GiB before a
+    # refusal) and its int64 products overflowed past N = 2^63 / total.
+    return _cut(prefix, index, count), _cut(prefix, index + 1, count)
+
+
+def _cut(prefix, i, n_blocks):
+    """Cut ``i`` of :func:`block_bounds` (the pair boundary whose cost prefix
+    is nearest to ``i * total / n_blocks``, ties to the earlier one), exactly."""
+    total = int(prefix[-1])
+    if i <= 0 or i >= n_blocks:
+        return 0 if i <= 0 else prefix.shape[0] - 1
+    target = i * total                               # compared with prefix[p] * n_blocks
+    hi = int(np.searchsorted(prefix, -(-target // n_blocks), side="left"))   # first prefix * N >= target
+    lo = max(hi - 1, 0)
+    hi = min(hi, prefix.shape[0] - 1)
+    return lo if target - int(prefix[lo]) * n_blocks <= int(prefix[hi]) * n_blocks - target else hi
 
 
 def part_command(argv=None):

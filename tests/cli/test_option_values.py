@@ -1,6 +1,8 @@
 """Out-of-range numbers on the command line are usage errors (exit 2, one
 message naming the option), never a traceback or a value taken modulo."""
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -40,6 +42,22 @@ def test_large_option_bounds_read_as_powers_of_two(command, shown):
     for bound in shown:
         assert bound in text, bound
     assert not re.search(r"\d{8}", text), text
+
+
+@pytest.mark.parametrize("command", ["predict", "hash-data"])
+def test_chunk_rows_past_its_bound_is_a_usage_error_not_a_traceback(digits_files, tmp_path, command):
+    # the early parse handed 2^63 to C before click saw it: OverflowError
+    model, hbm, _ = digits_files
+    train = DIGITS_TEST
+    args = ["predict", "-m", model] if command == "predict" else ["hash-data", "-H", hbm, "-o", tmp_path / "c"]
+    for value in (str(2**63), "99999999999999999999999", str(2**40 + 1)):
+        r = run(args + ["--chunk-rows", value, train], exit_code=2)
+        assert r.stderr.startswith("hsvm %s: Invalid value for '--chunk-rows': %s is not in the range 1<=x<=2^40"
+                                   % (command, value)), r.stderr
+    # the console script, whose early parse reads the option before click
+    p = subprocess.run([sys.executable, "-m", "hsvm_cli"] + [str(a) for a in args] + ["--chunk-rows", str(2**63),
+                                                                                     train], capture_output=True)
+    assert p.returncode == 2 and b"Traceback" not in p.stderr and p.stderr.count(b"\n") == 1, p.stderr
 
 
 def test_largest_seed_is_accepted(toy_model, tmp_path):

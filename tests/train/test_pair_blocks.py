@@ -114,6 +114,23 @@ def test_pair_block_takes_a_shard_spec():
     assert pair_block(counts, "1/3") == pair_block(counts, (1, 3)) == (15, 30)
 
 
+def test_one_block_is_cut_as_all_blocks_are_whatever_their_number():
+    # pair_block cuts only its own block: --pairs 0/4294967296 had made every
+    # block's cut (32 GiB), and 0/2^63 - 1 overflowed the exact arithmetic
+    rng = np.random.default_rng(1)
+    for _ in range(40):
+        counts = rng.integers(1, 60, int(rng.integers(2, 25)))
+        costs = pair_costs(counts)
+        for n in (1, 2, 3, 7, len(costs) - 1, len(costs), len(costs) + 3):
+            bounds = block_bounds(costs, max(1, n))
+            assert [pair_block(counts, (i, max(1, n))) for i in range(max(1, n))] == \
+                [(int(bounds[i]), int(bounds[i + 1])) for i in range(max(1, n))]
+    counts = np.full(10, 3)
+    for n in (2**32, 2**63 - 1, 10**30):
+        blocks = [pair_block(counts, (i, n)) for i in (0, 1, n // 2, n - 1)]
+        assert all(0 <= a <= b <= min(a + 1, 45) for a, b in blocks) and blocks[0] == (0, 0)
+
+
 # ------------------------------------------------------------------ training
 
 @pytest.mark.parametrize("kw", [{}, {"bags": 2, "per_class": 60}])
