@@ -27,8 +27,10 @@ class StepBar:
                 # tqdm prints a float count in full (0.30000000000000004)
                 fmt = ("{l_bar}{bar}| {n:.1f}/{total_fmt} {unit}s [{elapsed}<{remaining}{postfix}]"
                        if self.fractional else None)
+                # (and its dynamic miniters, learnt from whole-unit steps, held
+                # the display back to about one update a unit)
                 self.bar = tqdm(total=total, file=sys.stderr, unit=self.unit, desc=self.desc, dynamic_ncols=True,
-                                delay=0.5, bar_format=fmt)
+                                delay=0.5, bar_format=fmt, **({"miniters": 0.01} if self.fractional else {}))
             if what is not None:
                 self.bar.set_postfix_str(what, refresh=False)
             self.bar.update(done - self.bar.n)
