@@ -240,6 +240,14 @@ def calibrate(model, h, X, y, *, max_loss=0.5, bits_grid=None, k_grid=None, epsi
     hash filter; needs ``h``) and "scores" (the class-score first stage at
     every k >= 2, with each rule; no hash model needed).  Exact max-wins
     prediction is always a candidate (the reference of ``max_loss``)."""
+    from .models.hashed import HashModel
+    from .models.ovo import OvoModel
+    if not isinstance(model, OvoModel):
+        raise TypeError("calibrate takes a one-vs-one model (OvoModel: train_ovo's, load_model's), not %s"
+                        % type(model).__name__)
+    if h is not None and not isinstance(h, HashModel):
+        raise TypeError("calibrate's h must be a hash model of the model (HashModel) or None, not %s"
+                        % type(h).__name__)
     if h is not None:
         h.check_model(model)
     elif any(v is not None for v in (bits_grid, epsilons)):

@@ -356,3 +356,60 @@ def test_models_compare_by_identity_and_can_be_kept_in_sets(digits_model, tmp_pa
     H.save_model(digits_model, tmp_path / "m.hsvm")
     for a in (digits_model, H.hash_model(digits_model, bits=64), imp, imp.model, H.load_model(tmp_path / "m.hsvm")):
         assert a == a and a != dataclasses.replace(a) and len({a, a}) == 1
+
+
+def test_a_circulant_projection_checks_its_shape_and_memory_before_drawing():
+    # a width of 2^31 asked for 16 GiB without a check (the process was killed)
+    from hsvm_cli.support.memory import TooLargeError
+    for kw, error in (({"bits": 64, "n_features": 2**31}, OptionError), ({"bits": float("inf"), "n_features": 64},
+                                                                          OptionError),
+                      ({"bits": 0, "n_features": 64}, OptionError), ({"bits": 64, "n_features": 2**31 - 2},
+                                                                      TooLargeError)):
+        with pytest.raises(error):
+            H.CirculantProjection.from_seed(seed=0, **kw)
+
+
+def test_kernel_hashes_and_trainers_take_every_sparse_format_and_nested_lists(digits):
+    import scipy.sparse as sp
+    X, y = digits[2][:60], digits[3][:60]
+    D = X.toarray()
+    kh = H.fit_kernel_hash(D.tolist(), kernel="rbf", landmarks=16, bits=64)
+    assert kh.content_sha256() == H.fit_kernel_hash(X, kernel="rbf", landmarks=16, bits=64).content_sha256()
+    codes, y_sub = kh.codes(X), kh.transform(X)
+    narrow = np.hstack([D[:, :8], np.zeros((60, 56))])
+    assert np.array_equal(kh.codes(sp.dia_matrix(D[:, :8])), kh.codes(narrow))      # DIA stores diagonals: narrow
+    for form in (X.tocoo(), X.tobsr(), X.tocsc(), D.tolist()):
+        assert np.array_equal(kh.codes(form), codes) and np.array_equal(kh.transform(form), y_sub)
+    assert H.cross_validate_ovo(D.tolist(), y, C=1.0).best.correct == H.cross_validate_ovo(X, y, C=1.0).best.correct
+    assert H.train_pair_block(D.tolist(), y, block="0/2").pair_stop == H.train_pair_block(X, y, block="0/2").pair_stop
+    fitted = H.fit_circulant_hash(D.tolist(), bits=16)
+    assert fitted.content_sha256() == H.fit_circulant_hash(D, bits=16).content_sha256()
+
+
+def test_objects_of_the_wrong_kind_are_type_errors_naming_what_was_wanted(digits_model, digits):
+    X, y = digits[2][:100], digits[3][:100]
+    imp = H.import_model(str(TOOL_FIXTURES / "liblinear_ovr3.model"))
+    hm = H.hash_model(digits_model, bits=64)
+    lc = H.fit_circulant_hash(X.toarray(), bits=16)
+    cal = H.calibrate(digits_model, None, X, y, repeat=1)
+    for call, wanted in ((lambda: H.calibrate(imp.model, None, X, y), "one-vs-one model"),
+                         (lambda: H.calibrate(digits_model, digits_model, X, y), "hash model"),
+                         (lambda: H.Predictor(digits_model, lc), "hash_model must be a hash model"),
+                         (lambda: H.Predictor(digits_model, calibration=3), "calibration must be a Calibration"),
+                         (lambda: H.Predictor(digits_model, kernel_hash="x"), "kernel_hash must be a KernelHash"),
+                         (lambda: H.Predictor.from_calibration(imp.model, cal), "one-vs-one model"),
+                         (lambda: hm.check_model(imp.model), "OvoModel"),
+                         (lambda: H.save_part(digits_model, "p.part"), "ModelPart")):
+        with pytest.raises(TypeError, match=wanted):
+            call()
+
+
+def test_numbers_int_cannot_take_are_option_errors_not_overflow_errors():
+    imp = H.import_model(str(TOOL_FIXTURES / "liblinear_ovr3.model"))
+    hm = H.hash_ovr_model(imp.model, bits=64)
+    for call in (lambda: H.hash_ovr_model(imp.model, bits=float("inf")),
+                 lambda: H.hash_ovr_model(imp.model, seed=float("inf")),
+                 lambda: hm.check_bits(float("nan")),
+                 lambda: H.import_model(str(TOOL_FIXTURES / "libsvm_c3.model"), n_features=float("inf"))):
+        with pytest.raises(OptionError):
+            call()

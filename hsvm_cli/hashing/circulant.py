@@ -512,11 +512,21 @@ class CirculantProjection:
         n_features, bits), and a prefix of blocks for a prefix of bits.
         ``streams``: the generator streams of r and of the signs (another use
         of circulant projections takes its own pair)."""
+        from ..errors import OptionError
+        from ..io.svmlight import MAX_FEATURES
+        from ..support.arrays import is_int
+        from ..support.memory import check_allocation
+        for name, v in (("bits", bits), ("n_features", n_features)):
+            if not is_int(v) or v < 1:
+                raise OptionError("%s must be a positive integer, not %r" % (name, v))
         bits, d = int(bits), int(n_features)
-        if bits < 1:
-            raise ValueError("bits must be positive, got %d" % bits)
+        if d > MAX_FEATURES:
+            raise OptionError("n_features must be at most %d, not %d" % (MAX_FEATURES, d))
         n = fast_length(d)
         B = (bits + n - 1) // n
+        # r (float64 drawn, float32 kept) and the signs (float64 drawn, int8
+        # kept): a width of 2^31 had asked for 16 GiB unchecked
+        check_allocation(12 * B * n + 9 * B * d, "a circulant projection of %d bits x %d features" % (bits, d))
         stream_r, stream_signs = streams
         r = standard_normal(B * n, seed=seed, stream=stream_r).astype(np.float32).reshape(B, n)
         g = standard_normal(B * d, seed=seed, stream=stream_signs).reshape(B, d)

@@ -167,6 +167,13 @@ class NegativeFeatureError(ValueError):
         self.kernel, self.row, self.feature, self.value = kernel, row, feature, value
 
 
+def _rows_of(X):
+    """X as its rows are taken here: a 2-d array (nested lists too) or a CSR
+    matrix (COO, DIA and BSR cannot be sliced by rows), SampleError otherwise."""
+    from ..predict.samples import as_samples
+    return as_samples(X)
+
+
 def _check_kernel_input(X, kernel):
     if kernel in _NONNEGATIVE:
         bad = first_negative(X)
@@ -442,6 +449,7 @@ class KernelHash:
 
     def transform(self, X, *, chunk_rows=2048):
         """Subspace coordinates y(x) = V^T k(Z, x) = L^{-1} k(Z, x), float64 [n, m]."""
+        X = _rows_of(X)
         n = X.shape[0]
         out = np.empty((n, self.n_landmarks), dtype=np.float64)
         for s in range(0, n, chunk_rows):
@@ -548,6 +556,7 @@ class KernelHash:
     def iter_codes(self, X, bits=None, *, chunk_rows=1024):
         """(start, codes) per chunk of rows: streaming hashing."""
         bits = self.check_bits(bits)
+        X = _rows_of(X)
         for s in range(0, X.shape[0], chunk_rows):
             try:
                 K = self.kernel_values(X[s:s + chunk_rows])
@@ -559,6 +568,7 @@ class KernelHash:
         """Kernel hash codes uint64 [n, bits/64] of the rows of X (dense or
         scipy.sparse, at most ``n_features`` columns)."""
         bits = self.check_bits(bits)
+        X = _rows_of(X)
         out = np.empty((X.shape[0], bits // 64), dtype=np.uint64)
         for s, c in self.iter_codes(X, bits, chunk_rows=chunk_rows):
             out[s:s + c.shape[0]] = c
@@ -608,6 +618,7 @@ def fit_kernel_hash(X, *, kernel, gamma="auto", degree=3, coef0=1.0, landmarks, 
     when the training rows run out (recorded as ``landmarks_kept``)."""
     if kernel not in KERNELS:
         raise OptionError("unknown kernel %r (choose from %s)" % (kernel, ", ".join(KERNELS)))
+    X = _rows_of(X)
     if projection not in PROJECTIONS:
         raise OptionError("projection must be one of %s, not %r" % (", ".join(PROJECTIONS), projection))
     n = X.shape[0]

@@ -270,9 +270,13 @@ def hash_data(h, source, output, *, bits=None, fmt="codes", zero_based=None, ext
         # written atomically (a temporary name, then a rename): a path only
         raise TypeError("output must be a path or '-' (the file is written under a temporary name, then "
                         "renamed), not %s" % type(output).__name__)
-    refuse_overwriting_input(output, [source, getattr(h, "path", None)])
     from ..hashing.krsh import KernelHash
     from .circulant_hash import LearnedCirculantHash
+    from .hashed import HashModel
+    if not isinstance(h, (HashModel, KernelHash, LearnedCirculantHash)):
+        raise TypeError("hash_data's h must be a hash model, a kernel hash or a learned circulant hash, not %s"
+                        % type(h).__name__)
+    refuse_overwriting_input(output, [source, getattr(h, "path", None)])
     if zero_based is None:
         zero_based = bool(getattr(h, "zero_based", False)) or trained_zero_based(h)
     if isinstance(h, KernelHash):

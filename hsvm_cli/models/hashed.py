@@ -28,7 +28,7 @@ from ..hashing.projection import GAUSSIAN_LAYOUT, SignProjector, projection_matr
 from ..hashing.voting import HashVoter
 from ..io.container import read_container, write_container
 from ..io.svmlight import MAX_FEATURES
-from ..support.arrays import check_seed, is_int
+from ..support.arrays import as_whole, check_seed, is_int
 from ..support.labels import strictly_increasing
 from ..support.memory import check_allocation
 from ..support.text import counted
@@ -124,7 +124,7 @@ class HashModel:
         """``bits`` validated against the stored code length (None: all of it)."""
         if bits is None:
             return self.bits
-        bits = int(bits)
+        bits = as_whole(bits, "bits")
         if bits <= 0 or bits % 64 or bits > self.bits:
             raise OptionError("--bits must be a multiple of 64 between 64 and the hashed %d, got %d"
                               % (self.bits, bits),
@@ -186,6 +186,8 @@ class HashModel:
 
     def check_model(self, model):
         """Refuse an exact model other than the one this was made from."""
+        if not isinstance(model, OvoModel):
+            raise TypeError("a hash model belongs to a one-vs-one model (OvoModel), not %s" % type(model).__name__)
         differ = [name for name, same in (
             ("classes", model.n_classes == self.n_classes and np.array_equal(model.classes, self.classes)),
             ("pairs", np.array_equal(model.pair_a, self.pair_a) and np.array_equal(model.pair_b, self.pair_b)),

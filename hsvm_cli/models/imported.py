@@ -33,7 +33,7 @@ import numpy as np
 from ..errors import DataError, ModelFormatError, OptionError
 from ..io.files import display_name, require_regular_file
 from ..io.tool_models import read_liblinear_model, read_libsvm_model, sniff_model_kind
-from ..support.arrays import beyond_float32
+from ..support.arrays import as_whole, beyond_float32
 from ..support.memory import check_allocation
 from .ovo import OvoModel
 from .ovr import OvrModel
@@ -114,7 +114,7 @@ def _widen(W, n_features, name):
     d = W.shape[1]
     if n_features is None:
         return W
-    n_features = int(n_features)
+    n_features = as_whole(n_features, "n_features")
     if n_features < d:
         if np.any(W[:, n_features:]):
             raise OptionError("%s: the model uses feature %d, beyond --n-features %d" % (name, d, n_features))

@@ -18,7 +18,7 @@ from ..hashing.projection import SignProjector, projection_matrix
 from ..io.container import BLOCK_BYTES, array_digests, read_container, write_container
 from ..io.svmlight import MAX_FEATURES
 from ..preprocess import NORMALIZATIONS
-from ..support.arrays import all_finite
+from ..support.arrays import all_finite, as_whole, check_seed
 from ..support.labels import strictly_increasing
 from ..support.memory import check_allocation
 from .hashed import MAX_BITS
@@ -177,7 +177,7 @@ class OvrHashModel:
         """``bits`` validated against the stored code length (None: all of it)."""
         if bits is None:
             return self.bits
-        bits = int(bits)
+        bits = as_whole(bits, "bits")
         if bits <= 0 or bits % 64 or bits > self.bits:
             raise OptionError("--bits must be a multiple of 64 between 64 and the hashed %d, got %d"
                               % (self.bits, bits),
@@ -205,7 +205,8 @@ def hash_ovr_model(model, *, bits=1024, seed=0, store_projection=False):
     """Hash every class normal of ``model`` into a D-bit code with hsvm's
     seeded projection; returns an :class:`OvrHashModel`."""
     _require_ovr(model, "hash_ovr_model")
-    bits = int(bits)
+    bits = as_whole(bits, "bits")
+    seed = check_seed(seed)
     if bits <= 0 or bits % 64 or bits > MAX_BITS:
         raise OptionError("bits must be a multiple of 64 from 64 to %d, got %d" % (MAX_BITS, bits))
     model.verify()

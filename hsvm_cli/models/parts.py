@@ -54,6 +54,8 @@ def save_part(part, path):
     ``blocks`` (N), ``pair_start``, ``pair_stop``, ``n_pairs`` (K(K-1)/2),
     ``output_span`` and ``model_format_version`` (the ``hsvm-model`` version
     the merge writes)."""
+    if not isinstance(part, ModelPart):
+        raise TypeError("save_part takes a ModelPart (train_pair_block's), not %s" % type(part).__name__)
     m = part.model
     _check(part, "<part>")
     meta = {

@@ -176,9 +176,19 @@ class Predictor:
         if not (hasattr(model, "pair_a") and hasattr(model, "W")):
             raise TypeError("model must be a one-vs-one model (hsvm_cli.load_model(path) reads one), not %s"
                             % _described(model))
-        if hash_model is not None and not hasattr(hash_model, "codes"):
+        from ..hashing.krsh import KernelHash
+        from ..models.calibration import Calibration
+        from ..models.hashed import HashModel
+        if hash_model is not None and not isinstance(hash_model, HashModel):
+            # (a learned circulant hash has codes too: it had passed, to fail later)
             raise TypeError("hash_model must be a hash model (hsvm_cli.hash_model(model) makes one, "
                             "hsvm_cli.load_hash_model(path) reads one), not %s" % _described(hash_model))
+        if calibration is not None and not isinstance(calibration, Calibration):
+            raise TypeError("calibration must be a Calibration (hsvm_cli.calibrate makes one, "
+                            "hsvm_cli.load_calibration(path) reads one), not %s" % _described(calibration))
+        if kernel_hash is not None and not isinstance(kernel_hash, KernelHash):
+            raise TypeError("kernel_hash must be a KernelHash (hsvm_cli.fit_kernel_hash makes one, "
+                            "hsvm_cli.load_kernel_hash(path) reads one), not %s" % _described(kernel_hash))
         if not isinstance(refine, (bool, np.bool_)):
             # "dag" (the CLI's --refine dag) had been taken for True, "no" too
             rule_hint = isinstance(refine, str) and refine in RULES
@@ -318,6 +328,13 @@ class Predictor:
         class-score setting gives the hash filter's probabilities when a hash
         model is given, else exact ones.  ``scores``: vote counts will be asked
         for (a DAG setting then refines by votes)."""
+        from ..models.calibration import Calibration
+        if not (hasattr(model, "pair_a") and hasattr(model, "W")):
+            raise TypeError("model must be a one-vs-one model (hsvm_cli.load_model(path) reads one), not %s"
+                            % _described(model))
+        if not isinstance(calibration, Calibration):
+            raise TypeError("calibration must be a Calibration (hsvm_cli.calibrate makes one, "
+                            "hsvm_cli.load_calibration(path) reads one), not %s" % _described(calibration))
         calibration.check(model)
         args = dict(model=model, calibration=calibration, hash_model=hash_model, exact=exact, bits=bits,
                     filter_k=filter_k, epsilon=epsilon, rule=rule, first_stage=first_stage)

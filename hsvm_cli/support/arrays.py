@@ -68,6 +68,19 @@ def all_finite(a, *, block=1 << 22):
     return all(np.isfinite(flat[s:s + block]).all() for s in range(0, flat.shape[0], block))
 
 
+def as_whole(value, name):
+    """``value`` as int() takes it, or an OptionError naming ``name`` where
+    int() fails (an infinity was an OverflowError, NaN or text a bare
+    ValueError, None a TypeError)."""
+    try:
+        if isinstance(value, (bool, np.bool_)):
+            raise TypeError
+        return int(value)
+    except (OverflowError, ValueError, TypeError):
+        from ..errors import OptionError
+        raise OptionError("%s must be a whole number, not %r" % (name, value)) from None
+
+
 def check_seed(seed):
     """``seed`` as an int in [0, 2**64): every random step of hsvm is keyed by
     64 bits, and a larger or negative seed would silently alias another."""

@@ -59,12 +59,13 @@ import numpy as np
 import scipy.fft
 import scipy.sparse as sp
 
-from ..errors import DataError, ModelMismatchError
+from ..errors import DataError, ModelMismatchError, OptionError
 from ..hashing.generator import standard_normal
 from ..io.files import display_name
 from ..models.circulant_hash import LearnedCirculantHash, check_shifts, prepare_samples
 from ..models.provenance import provenance, record_zero_based
 from ..predict.samples import finite_samples
+from ..support.arrays import is_int
 from ..support.memory import available_memory, format_bytes
 from ..support.native import lib, ptr
 from .itq import ITQ, itq_memory
@@ -386,13 +387,14 @@ def fit_circulant_hash(X, *, bits, targets="itq", C=1.0, loss="squared-hinge", e
     before the expensive steps and raises ValueError with a one-line reason.
     Returns a :class:`~hsvm_cli.models.circulant_hash.LearnedCirculantHash`
     whose ``meta`` records the targets and the per-bit training accuracy."""
-    bits = int(bits)
-    N, d = X.shape
     # before anything else: NaN made ITQ's SVD fail deep in numpy, or a
-    # short sample blamed on --bits
-    finite_samples(X)
-    if bits < 1:
-        raise ValueError("--bits must be positive, got %d" % bits)
+    # short sample blamed on --bits; nested lists taken as training takes them
+    X = finite_samples(X)
+    N, d = X.shape
+    if not is_int(bits) or bits < 1:
+        raise OptionError("--bits must be a positive integer, not %r" % (bits,),
+                          python="bits must be a positive integer, not %r" % (bits,))
+    bits = int(bits)
     if bits > d:
         raise ValueError("--bits %d exceeds the %d features: circ(w) has only %d distinct rows" % (bits, d, d))
     if rows not in ROWS:

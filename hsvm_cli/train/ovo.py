@@ -77,6 +77,7 @@ def cross_validate_ovo(X, y, *, C=1.0, c_grid=None, folds=5, normalize="l2", sol
     own, when equal); its ``.normalize`` names it and ``.compared`` holds
     both (:func:`~hsvm_cli.train.c_search.choose_normalization`)."""
     _refuse_c_beside_grid(C, c_grid)
+    X = finite_samples(X)       # nested lists too, as train_ovo takes them
     if normalize == "auto":
         return choose_normalization({
             name: cross_validate_ovo(X, y, C=C, c_grid=c_grid, folds=folds, normalize=name, solver=solver, tol=tol,

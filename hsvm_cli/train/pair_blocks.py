@@ -38,6 +38,7 @@ from ..io.files import display_name
 from ..io.shard import parse_shard
 from ..models.parts import ModelPart
 from ..models.provenance import record_zero_based, recorded_command
+from ..predict.samples import finite_samples
 from ..support.labels import integer_labels
 from ..support.text import counted
 from .ovo import read_training_file, train_ovo
@@ -184,6 +185,7 @@ def train_pair_block(X, y, *, block, normalize="l2", C=1.0, solver="l2loss-dual"
     :class:`~hsvm_cli.models.parts.ModelPart` (save it with
     :func:`~hsvm_cli.models.parts.save_part`)."""
     block = parse_shard(block)
+    X = finite_samples(X)           # nested lists too, as train_ovo takes them
     labels = integer_labels(y, X.shape[0])
     classes, counts = np.unique(labels, return_counts=True)
     if classes.shape[0] < 2:
