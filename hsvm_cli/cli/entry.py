@@ -170,7 +170,9 @@ def main():
     blas_threads_from_slurm()
     blas_waits_briefly()
     from ..errors import OutputError
+    from . import main as cli_main
     from .main import cli
+    cli_main._process_exits.append(True)      # the command ends this process
     try:
         cli(prog_name="hsvm")
     except OutputError as exc:

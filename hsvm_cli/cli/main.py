@@ -32,9 +32,12 @@ _late_signals = []
 # before any output is renamed into place (_raise_swallowed), and is the exit
 # status of a command that ends without one.
 _raised_signals = []
-# Set once a signal's exit is under way (_exit_for_signal): later signals are
-# ignored, the first one's status stands.
+# Set once a signal's exit is under way (_exit_for_signal) in the hsvm
+# process itself (entry.main sets _process_exits): later signals are ignored,
+# the first one's status stands.  A caller running commands in its own
+# process (CliRunner, a notebook) keeps its Ctrl-C after one.
 _leaving = []
+_process_exits = []
 
 
 def _signal_exception(signum):
@@ -238,7 +241,8 @@ def _exit_for_signal(ctx, exc):
     # leaving.  A second (make passes its SIGTERM on to the job's process
     # group, which already had one) raised inside this handler: a traceback
     # and exit 1 in place of 143.
-    _leaving.append(True)
+    if _process_exits:
+        _leaving.append(True)
     if isinstance(exc, KeyboardInterrupt):
         click.echo("hsvm: interrupted", err=True)
         ctx.exit(130)

@@ -727,8 +727,9 @@ def atomic_output(path, mode="wb", *, text=None):
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         _untrack(tmp)
-        if _group.pending is None:          # a group's own handler names its files
-            _note_discarded(exc, name)
+        # (in a group too: a file still open when the pipe broke, calibrate's
+        # --grid-json around its table, is not among the group's written ones)
+        _note_discarded(exc, name)
         raise
 
 

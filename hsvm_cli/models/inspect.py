@@ -164,7 +164,11 @@ def _verify_class_summaries(name, model):
     block digests vouch for each array alone, not for their agreement."""
     import numpy as np
 
+    from ..support.memory import check_allocation
     from .class_weights import compute_class_weights
+    # the sums in float64 and their float32 rounding
+    check_allocation(12 * model.n_classes * model.n_features, "checking the class summaries of %d classes x %d "
+                     "features" % (model.n_classes, model.n_features))
     U, beta = compute_class_weights(model)
     for key, stored, real in (("class_W", model.class_W, U), ("class_b", model.class_b, beta)):
         stored = np.asarray(stored, dtype=np.float32)

@@ -179,6 +179,11 @@ class Predictor:
         from ..hashing.krsh import KernelHash
         from ..models.calibration import Calibration
         from ..models.hashed import HashModel
+        from ..models.ovr import OvrHashModel
+        if isinstance(hash_model, OvrHashModel):
+            # a file's mismatch (-H of a one-vs-rest model), exit 65, as the other way round is
+            raise ModelMismatchError("%s is a one-vs-rest hash model; a one-vs-one model needs its own "
+                                     "(hsvm hash-model -m MODEL)" % (hash_model.path or "the hash model"))
         if hash_model is not None and not isinstance(hash_model, HashModel):
             # (a learned circulant hash has codes too: it had passed, to fail later)
             raise TypeError("hash_model must be a hash model (hsvm_cli.hash_model(model) makes one, "

@@ -64,6 +64,21 @@ def test_one_vs_rest_model_hashes_and_filters(tmp_path):
     assert scores[0] == "labels 2 5 7" and len(scores[1].split()) == 4
 
 
+def test_hash_models_of_the_other_decomposition_are_refused_both_ways(tmp_path):
+    ovr, ovr_hbm = tmp_path / "o.hsvm", tmp_path / "o.hbm"
+    ovo, ovo_hbm = tmp_path / "v.hsvm", tmp_path / "v.hbm"
+    run(["import-model", "-q", TOOL_FIXTURES / "liblinear_ovr3.model", "-o", ovr])
+    run(["import-model", "-q", TOOL_FIXTURES / "libsvm_c3.model", "-o", ovo])
+    for model, hbm in ((ovr, ovr_hbm), (ovo, ovo_hbm)):
+        run(["hash-model", "-q", "-m", model, "--bits", "64", "-o", hbm])
+    run(["predict", "-q", "-m", ovo, "-H", ovr_hbm, TEST3], exit_code=65,
+        stderr="hsvm: %s is a one-vs-rest hash model; a one-vs-one model needs its own (hsvm hash-model -m MODEL)\n"
+        % ovr_hbm)
+    run(["predict", "-q", "-m", ovr, "-H", ovo_hbm, TEST3], exit_code=65,
+        stderr="hsvm: %s is a one-vs-one hash model; a one-vs-rest model needs its own (hsvm hash-model -m MODEL)\n"
+        % ovo_hbm)
+
+
 def test_imported_one_vs_one_model_hashes_and_codes_need_the_samples(tmp_path):
     out, hbm, codes = tmp_path / "m.hsvm", tmp_path / "m.hbm", tmp_path / "t.codes"
     run(["import-model", "-q", TOOL_FIXTURES / "libsvm_c3.model", "-o", out])
