@@ -33,7 +33,7 @@ def recorded_command(argv=None):
     spelling (``-j 4``, ``-j4``, ``--jobs=4``, ``--jobs 4``), each quoted for
     a POSIX shell where it needs it (``shlex.quote``: ``'my data.svm'``), so
     that the line can be run again as it stands."""
-    argv = list(sys.argv if argv is None else argv)
+    argv = list(sys.argv if argv is None else argv) or ["hsvm"]     # [] from a caller: no program name
     out, i = [os.path.basename(argv[0])], 1
     while i < len(argv):
         arg = argv[i]

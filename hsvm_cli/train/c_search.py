@@ -225,7 +225,9 @@ def default_grid(X, y, n_folds, bias=1.0, max_weight=1.0):
     _, counts = np.unique(y, return_inverse=False, return_counts=True)
     pair_rows = (counts[:, None] + counts[None, :])[np.triu_indices(counts.shape[0], 1)]
     rows = max(1.0, float(np.median(pair_rows)) * (n_folds - 1) / n_folds)
-    k0 = math.floor(math.log2(1.0 / (2.0 * rows * max_sq * max_weight)))
+    scale = 2.0 * rows * max_sq * max_weight
+    # all-zero samples and a negligible bias: no start below the largest C
+    k0 = math.floor(math.log2(1.0 / scale)) if scale > 0 and math.isfinite(1.0 / scale) else int(math.log2(MAX_C))
     k0 = min(k0, int(math.log2(MAX_C)))
     return [2.0 ** k for k in range(k0, int(math.log2(MAX_C)) + 1)]
 

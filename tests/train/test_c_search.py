@@ -326,3 +326,9 @@ def test_the_api_refuses_cross_validation_with_resampling_in_its_own_words(digit
             train_ovo(X, y, **kw)
         assert "it does not combine with bags or per_class" in str(info.value) and "--" not in str(info.value)
         assert "--bags or --per-class" in info.value.cli_message
+
+
+def test_samples_with_nothing_to_scale_start_the_grid_at_its_largest_c():
+    # all-zero rows and a negligible bias: 1 / (2 l max|x|^2) divided by zero
+    y = np.repeat([1, 2], 20)
+    assert default_grid(np.zeros((40, 0)), y, 5, 1e-300) == [MAX_C]

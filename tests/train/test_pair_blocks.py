@@ -397,3 +397,9 @@ def test_a_part_with_non_canonical_pairs_cannot_be_saved(digits_data, tmp_path):
     part.pair_start -= 1
     with pytest.raises(ModelFormatError, match="expected every pair once"):
         save_model(part.model, tmp_path / "m.hsvm")   # an incomplete model is no model
+
+
+def test_a_block_trained_with_an_empty_argv_records_the_program_alone(digits_data):
+    X, y = digits_data[:2]
+    part = train_pair_block(X, y, block="0/3", argv=[])
+    assert part.model.provenance["command"] == "hsvm"
