@@ -139,6 +139,7 @@ class HsvmGroup(click.Group):
                 files.before_renames = _raise_swallowed
                 for signum in QUIT_SIGNALS:
                     handle_signal(signum, _interrupt)
+            _refuse_libsvm_shrinking(self, ctx)
             with warnings.catch_warnings():
                 # The library's warnings to Python callers are notices the
                 # commands print in their own words (or leave out with -q);
@@ -282,13 +283,29 @@ def _one_line_usage(self, file=None):
     click.echo(_usage_line(where, message), file=file, err=file is None)
 
 
+def _refuse_libsvm_shrinking(group, ctx):
+    """svm-train's `-h 0` (shrinking off) read as -h, help: the help printed,
+    exit 0 and no model -- a recipe carried on as if it had trained."""
+    name = (list(getattr(ctx, "_protected_args", None) or ()) or [None])[0]
+    words = list(ctx.args)
+    for i, word in enumerate(words[:-1]):
+        if word == "--":
+            return
+        if word == "-h" and words[i + 1] in ("0", "1") and name in SUBCOMMANDS:
+            sub = group.get_command(ctx, name)
+            raise click.UsageError("-h is help here: LIBSVM's -h %s (shrinking) is no option of hsvm; leave it out "
+                                   "(LIBLINEAR's dual solvers always shrink)" % words[i + 1],
+                                   ctx=click.Context(sub, info_name=name, parent=ctx))
+
+
 def _usage_hint(exc, ctx):
     """What to do about a natural first mistake, or None: an output file given
     as an argument (LIBSVM's `train data model`), the model given as TEST or
     left out beside -H."""
     names = {p.name for p in ctx.command.params}
     given = ctx.params or {}
-    if exc.message.startswith("Got unexpected extra argument") and "output" in names and not given.get("output"):
+    if exc.message.startswith("Got unexpected extra argument") and "output" in names \
+            and given.get("output") in (None, "", "-"):       # predict's default is stdout, "-"
         return "an output file is named with -o FILE"
     param = getattr(exc, "param", None)
     if isinstance(exc, click.MissingParameter) and param is not None and param.name == "output":
@@ -338,12 +355,17 @@ def _file_named_like(option, ctx):
 # LIBLINEAR's and LIBSVM's flags that hsvm spells otherwise: a user's first
 # try at them gets the hsvm spelling with click's "No such option".
 _TOOL_FLAGS = {
-    ("train-ovo", "-s"): "LIBLINEAR's -s 1 / 2 / 3 is --solver l2loss-dual / l2loss-primal / l1loss-dual here; "
-                         "the logistic-regression and one-vs-rest solvers are not offered",
+    ("train-ovo", "-s"): "LIBSVM's -s 0 (C-SVC) is what train-ovo trains: leave -s out; LIBLINEAR's -s 1 / 2 / 3 "
+                         "is --solver l2loss-dual / l2loss-primal / l1loss-dual here; the logistic-regression and "
+                         "one-vs-rest solvers are not offered",
+    ("train-ovo", "-g"): "LIBSVM's -g (gamma) is for kernels: hsvm kernel-hash --kernel rbf --gamma G, then "
+                         "train-ovo --codes",
+    ("kernel-hash", "-g"): "gamma is --gamma G",
     ("train-ovo", "-C"): "LIBLINEAR's -C is -c auto here: C chosen by cross-validation",
     ("train-ovo", "-b"): "probabilities come from a calibration: hsvm calibrate, then predict -C CALIB --proba",
     ("predict", "-b"): "svm-predict's -b 1 is -C CALIB --proba here, with a calibration from hsvm calibrate, or "
-                       "for a model from svm-train -b 1 the one import-model --calibration CALIB keeps",
+                       "for a model from svm-train -b 1 the one import-model --calibration CALIB keeps; "
+                       "liblinear-predict -b 1 of an imported logistic-regression model is --proba alone",
     ("predict", "-c"): "a calibration is -C CALIB (--calibration); C is chosen when training: train-ovo -c",
     ("train-ovo", "-t"): "hsvm trains linear SVMs, LIBSVM's -t 0: leave -t out; for a kernel, train on kernel "
                          "hash codes: hsvm kernel-hash, then train-ovo --codes",

@@ -794,7 +794,8 @@ class _ChunkBuilder:
         elif status == lib.HSVM_SVM_E_NEGATIVE:
             reason = "negative index %s" % index_text
         elif status == lib.HSVM_SVM_E_ZERO:
-            reason = "index 0 in a 1-based file (use --zero-based for 0-based indices)"
+            reason = ("index 0 in a 1-based file (--zero-based if the whole file counts from 0; a stray 0:v entry "
+                      "in a file counted from 1, which svm-predict ignores, must be removed)")
         elif status == lib.HSVM_SVM_E_UNSORTED:
             reason = "index %d after %d: indices must be increasing" % (st.err_a, st.err_b)
         elif status == lib.HSVM_SVM_E_REPEATED:

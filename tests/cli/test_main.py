@@ -1,6 +1,6 @@
 import pytest
 
-from conftest import run
+from conftest import DIGITS_TEST, DIGITS_TRAIN, run
 
 
 def test_version_and_help_exit_zero():
@@ -146,3 +146,17 @@ def test_hints_read_the_runs_own_words_not_the_hosts(monkeypatch, tmp_path):
     r = run(["predict", "-m", "m", str(TOOL_FIXTURES / "digits3.test.svm"), str(TOOL_FIXTURES / "digits3.test.svm"),
              "-o", str(tmp_path / "o")], exit_code=2)
     assert "unexpected extra argument" in r.stderr and "-o FILE" not in r.stderr
+
+
+def test_libsvm_habits_get_their_hints():
+    # svm-train's -h 0 (shrinking) printed the help, exit 0 and no model; -g,
+    # -s 0 and an output file after TEST pointed nowhere useful
+    r = run(["train-ovo", DIGITS_TRAIN, "-c", "1", "-h", "0", "-o", "m.hsvm"], exit_code=2)
+    assert "-h is help here: LIBSVM's -h 0 (shrinking) is no option of hsvm" in r.stderr, r.stderr
+    r = run(["train-ovo", DIGITS_TRAIN, "-g", "0.1", "-t", "2"], exit_code=2)
+    assert "kernel-hash --kernel rbf --gamma G" in r.stderr
+    r = run(["train-ovo", DIGITS_TRAIN, "-s", "0"], exit_code=2)
+    assert "LIBSVM's -s 0 (C-SVC) is what train-ovo trains: leave -s out" in r.stderr
+    r = run(["predict", "-m", "m.hsvm", DIGITS_TEST, "out.txt"], exit_code=2)
+    assert "(an output file is named with -o FILE)" in r.stderr
+    assert "train-ovo [OPTIONS] [TRAIN]" in run(["train-ovo", "-h"]).stdout.splitlines()[0]        # -h alone: help

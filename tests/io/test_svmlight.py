@@ -21,7 +21,8 @@ from conftest import shared_data_dir, zstd_compress
 ERRORS = [
     (b"1 1:1\n2 3:1 2:1\n", 2, "index 2 after 3: indices must be increasing"),
     (b"1 2:1 2:5\n", 1, "repeated index 2: indices must be increasing"),
-    (b"\n\n1 0:1\n", 3, "index 0 in a 1-based file (use --zero-based for 0-based indices)"),
+    (b"\n\n1 0:1\n", 3, "index 0 in a 1-based file (--zero-based if the whole file counts from 0; a stray 0:v "
+                         "entry in a file counted from 1, which svm-predict ignores, must be removed)"),
     (b"1 -3:1\n", 1, "negative index -3"),
     (b"1 3=1\n", 1, "missing ':' in feature '3=1'"),
     (b"1 1:1 7\n", 1, "missing ':' in feature '7'"),
