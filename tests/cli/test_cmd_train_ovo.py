@@ -133,7 +133,10 @@ def test_more_folds_than_samples_is_leave_one_out_as_in_liblinear(tmp_path):
 
 
 @pytest.mark.parametrize("command, flag, hint", [
-    ("train-ovo", "-s", "LIBLINEAR's -s 1 / 2 / 3 is --solver l2loss-dual / l2loss-primal / l1loss-dual here"),
+    ("train-ovo", "-s", "LIBSVM's -s 0 (C-SVC) is what train-ovo trains: leave -s out; LIBLINEAR's -s 1 / 2 / 3 is "
+                        "--solver l2loss-dual / l2loss-primal / l1loss-dual here"),
+    ("train-ovo", "-g", "LIBSVM's -g (gamma) is for kernels: hsvm kernel-hash --kernel rbf --gamma G"),
+    ("kernel-hash", "-g", "gamma is --gamma G"),
     ("train-ovo", "-C", "LIBLINEAR's -C is -c auto here"),
     ("predict", "-b", "svm-predict's -b 1 is -C CALIB --proba here"),
     ("predict", "-c", "a calibration is -C CALIB (--calibration)"),
