@@ -68,6 +68,7 @@ import math
 import numpy as np
 
 from ..errors import DataError, ModelMismatchError, OptionError, SampleError
+from ..predict.samples import as_samples
 from ..support.arrays import FLOAT32_MAX, check_seed
 from ..support.lazy_sparse import sp
 from ..support.native import ffi, lib, ptr
@@ -165,13 +166,6 @@ class NegativeFeatureError(ValueError):
         super().__init__("the %s kernel needs non-negative features: row %d, feature %d is %s"
                          % (kernel, row, feature, _shown_value(value)))
         self.kernel, self.row, self.feature, self.value = kernel, row, feature, value
-
-
-def _rows_of(X):
-    """X as its rows are taken here: a 2-d array (nested lists too) or a CSR
-    matrix (COO, DIA and BSR cannot be sliced by rows), SampleError otherwise."""
-    from ..predict.samples import as_samples
-    return as_samples(X)
 
 
 def _check_kernel_input(X, kernel):
@@ -449,7 +443,7 @@ class KernelHash:
 
     def transform(self, X, *, chunk_rows=2048):
         """Subspace coordinates y(x) = V^T k(Z, x) = L^{-1} k(Z, x), float64 [n, m]."""
-        X = _rows_of(X)
+        X = as_samples(X)
         n = X.shape[0]
         out = np.empty((n, self.n_landmarks), dtype=np.float64)
         for s in range(0, n, chunk_rows):
@@ -556,7 +550,7 @@ class KernelHash:
     def iter_codes(self, X, bits=None, *, chunk_rows=1024):
         """(start, codes) per chunk of rows: streaming hashing."""
         bits = self.check_bits(bits)
-        X = _rows_of(X)
+        X = as_samples(X)
         for s in range(0, X.shape[0], chunk_rows):
             try:
                 K = self.kernel_values(X[s:s + chunk_rows])
@@ -568,7 +562,7 @@ class KernelHash:
         """Kernel hash codes uint64 [n, bits/64] of the rows of X (dense or
         scipy.sparse, at most ``n_features`` columns)."""
         bits = self.check_bits(bits)
-        X = _rows_of(X)
+        X = as_samples(X)
         out = np.empty((X.shape[0], bits // 64), dtype=np.uint64)
         for s, c in self.iter_codes(X, bits, chunk_rows=chunk_rows):
             out[s:s + c.shape[0]] = c
@@ -618,7 +612,7 @@ def fit_kernel_hash(X, *, kernel, gamma="auto", degree=3, coef0=1.0, landmarks, 
     when the training rows run out (recorded as ``landmarks_kept``)."""
     if kernel not in KERNELS:
         raise OptionError("unknown kernel %r (choose from %s)" % (kernel, ", ".join(KERNELS)))
-    X = _rows_of(X)
+    X = as_samples(X)           # rows are taken by index: a CSR matrix (COO, DIA, BSR cannot be), or an array
     if projection not in PROJECTIONS:
         raise OptionError("projection must be one of %s, not %r" % (", ".join(PROJECTIONS), projection))
     n = X.shape[0]
@@ -629,8 +623,6 @@ def fit_kernel_hash(X, *, kernel, gamma="auto", degree=3, coef0=1.0, landmarks, 
     if bits % 64 or bits > MAX_CODE_BITS:
         raise OptionError("bits must be a multiple of 64 from 64 to %d, got %d" % (MAX_CODE_BITS, bits))
     seed = check_seed(seed)
-    if sp.issparse(X):
-        X = X.tocsr()           # rows are taken by index: COO cannot be
     if not (isinstance(tol, (int, float, np.integer, np.floating)) and 0 < tol < 1):
         raise OptionError("tol must be in (0, 1), not %r" % (tol,))
     _check_kernel_input(X if sp.issparse(X) else np.asarray(X, dtype=np.float32), kernel)

@@ -107,6 +107,20 @@ def _described(value):
     return "a value of type %s" % type(value).__name__
 
 
+def _require_model(model):
+    # objects of the wrong kind had failed deep inside
+    if not (hasattr(model, "pair_a") and hasattr(model, "W")):
+        raise TypeError("model must be a one-vs-one model (hsvm_cli.load_model(path) reads one), not %s"
+                        % _described(model))
+
+
+def _require_calibration(calibration):
+    from ..models.calibration import Calibration
+    if not isinstance(calibration, Calibration):
+        raise TypeError("calibration must be a Calibration (hsvm_cli.calibrate makes one, "
+                        "hsvm_cli.load_calibration(path) reads one), not %s" % _described(calibration))
+
+
 def default_filter_k(n_classes):
     """Classes kept by the filter when nobody says: a tenth, at least 5 (all
     of them when there are no more).  The floor is for few classes, where a
@@ -173,11 +187,8 @@ class Predictor:
 
     def __init__(self, model, hash_model=None, *, bits=None, filter_k=None, refine=True, epsilon=None,
                  calibration=None, threads=None, kernel=None, rule="vote", first_stage=None, kernel_hash=None):
-        if not (hasattr(model, "pair_a") and hasattr(model, "W")):
-            raise TypeError("model must be a one-vs-one model (hsvm_cli.load_model(path) reads one), not %s"
-                            % _described(model))
+        _require_model(model)
         from ..hashing.krsh import KernelHash
-        from ..models.calibration import Calibration
         from ..models.hashed import HashModel
         from ..models.ovr import OvrHashModel
         if isinstance(hash_model, OvrHashModel):
@@ -188,9 +199,8 @@ class Predictor:
             # (a learned circulant hash has codes too: it had passed, to fail later)
             raise TypeError("hash_model must be a hash model (hsvm_cli.hash_model(model) makes one, "
                             "hsvm_cli.load_hash_model(path) reads one), not %s" % _described(hash_model))
-        if calibration is not None and not isinstance(calibration, Calibration):
-            raise TypeError("calibration must be a Calibration (hsvm_cli.calibrate makes one, "
-                            "hsvm_cli.load_calibration(path) reads one), not %s" % _described(calibration))
+        if calibration is not None:
+            _require_calibration(calibration)
         if kernel_hash is not None and not isinstance(kernel_hash, KernelHash):
             raise TypeError("kernel_hash must be a KernelHash (hsvm_cli.fit_kernel_hash makes one, "
                             "hsvm_cli.load_kernel_hash(path) reads one), not %s" % _described(kernel_hash))
@@ -333,13 +343,8 @@ class Predictor:
         class-score setting gives the hash filter's probabilities when a hash
         model is given, else exact ones.  ``scores``: vote counts will be asked
         for (a DAG setting then refines by votes)."""
-        from ..models.calibration import Calibration
-        if not (hasattr(model, "pair_a") and hasattr(model, "W")):
-            raise TypeError("model must be a one-vs-one model (hsvm_cli.load_model(path) reads one), not %s"
-                            % _described(model))
-        if not isinstance(calibration, Calibration):
-            raise TypeError("calibration must be a Calibration (hsvm_cli.calibrate makes one, "
-                            "hsvm_cli.load_calibration(path) reads one), not %s" % _described(calibration))
+        _require_model(model)
+        _require_calibration(calibration)
         calibration.check(model)
         args = dict(model=model, calibration=calibration, hash_model=hash_model, exact=exact, bits=bits,
                     filter_k=filter_k, epsilon=epsilon, rule=rule, first_stage=first_stage)

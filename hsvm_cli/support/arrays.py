@@ -3,6 +3,8 @@ of the right dimension, finite, integer where they must be; and small array
 helpers the prediction path shares."""
 import numpy as np
 
+from ..errors import OptionError
+
 #: The largest finite float32, hsvm's storage type for samples and models.
 FLOAT32_MAX = float(np.finfo(np.float32).max)
 #: The smallest magnitude a float32 conversion rounds to infinity: half a
@@ -77,7 +79,6 @@ def as_whole(value, name):
             raise TypeError
         return int(value)
     except (OverflowError, ValueError, TypeError):
-        from ..errors import OptionError
         raise OptionError("%s must be a whole number, not %r" % (name, value)) from None
 
 
@@ -85,7 +86,6 @@ def check_seed(seed):
     """``seed`` as an int in [0, 2**64): every random step of hsvm is keyed by
     64 bits, and a larger or negative seed would silently alias another."""
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**64:
-        from ..errors import OptionError
         raise OptionError("seed must be an integer in [0, 2**64), not %r" % (seed,))
     return int(seed)
 
