@@ -228,27 +228,25 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
                                "-k for the hash filter)"
                                % (chose, click.format_filename(hbm_path),
                                   "; with --proba: exact probabilities" if exact_proba else ""))
-            if proba and chosen_alone and not quiet and setting is not None and setting.mode == "scores" \
-                    and predictor.filter is None:
-                # the two-stage probabilities need the hash model: exact ones run, and their labels
-                filt = calibration.two_stage_filter()
-                notices.append("hsvm: predict: --proba without -H gives exact probabilities and their labels, not "
-                               "the calibration's chosen class-score setting%s"
-                               % ("; its calibrated probabilities run %s (give -H)" % filt if filt else ""))
-            if proba and chosen_alone and not quiet and setting is not None and predictor.filter is not None and (
-                    setting.mode != "hash" or setting.rule != predictor.rule):
-                # probabilities are calibrated on the voting path: say which one runs
-                notices.append("hsvm: predict: --proba runs the hash filter at %d bits, k = %d, %s (the "
-                               "calibrated probabilities' path), not the calibration's chosen %s setting"
-                               % (predictor.filter.bits, predictor.k,
-                                  "refined by votes" if predictor.refine else "not refined (--no-refine)",
-                                  {"scores": "class-score", "exact": "exact"}.get(setting.mode,
-                                                                                  setting.rule + " refine")))
-            if proba and chosen_alone and not quiet and setting is not None and setting.mode == "exact" \
-                    and setting.rule == "dag" and predictor.filter is None:
-                # a DAG gives no probabilities: the exact votes' do, and their most probable class is the label
-                notices.append("hsvm: predict: --proba gives exact probabilities and their most probable classes, "
-                               "not the calibration's chosen exact DAG's labels")
+            if proba and chosen_alone and not quiet and setting is not None:
+                # probabilities are calibrated on the voting path: say where that differs from the chosen setting
+                if setting.mode == "scores" and predictor.filter is None:
+                    # the two-stage probabilities need the hash model: exact ones run, and their labels
+                    filt = calibration.two_stage_filter()
+                    notices.append("hsvm: predict: --proba without -H gives exact probabilities and their labels, "
+                                   "not the calibration's chosen class-score setting%s"
+                                   % ("; its calibrated probabilities run %s (give -H)" % filt if filt else ""))
+                if predictor.filter is not None and (setting.mode != "hash" or setting.rule != predictor.rule):
+                    notices.append("hsvm: predict: --proba runs the hash filter at %d bits, k = %d, %s (the "
+                                   "calibrated probabilities' path), not the calibration's chosen %s setting"
+                                   % (predictor.filter.bits, predictor.k,
+                                      "refined by votes" if predictor.refine else "not refined (--no-refine)",
+                                      {"scores": "class-score", "exact": "exact"}.get(setting.mode,
+                                                                                      setting.rule + " refine")))
+                if setting.mode == "exact" and setting.rule == "dag" and predictor.filter is None:
+                    # a DAG gives no probabilities: the exact votes' do, and their most probable class is the label
+                    notices.append("hsvm: predict: --proba gives exact probabilities and their most probable "
+                                   "classes, not the calibration's chosen exact DAG's labels")
         else:
             if proba or epsilon is not None:
                 raise click.UsageError("%s needs a calibration (-C; %s)"

@@ -130,7 +130,7 @@ class HsvmGroup(click.Group):
                 # The subcommand's modules are loaded first, while a signal
                 # still leaves at once (entry.py): an exception raised inside
                 # an import (numpy's) came out as another error's traceback.
-                name = (list(getattr(ctx, "_protected_args", None) or ()) or [None])[0]
+                name = _subcommand_name(ctx)
                 if name in SUBCOMMANDS:
                     self.get_command(ctx, name)
                 from ..io import files
@@ -283,10 +283,15 @@ def _one_line_usage(self, file=None):
     click.echo(_usage_line(where, message), file=file, err=file is None)
 
 
+def _subcommand_name(ctx):
+    """The subcommand the group's context is about to run, or None."""
+    return (list(getattr(ctx, "_protected_args", None) or ()) or [None])[0]
+
+
 def _refuse_libsvm_shrinking(group, ctx):
     """svm-train's `-h 0` (shrinking off) read as -h, help: the help printed,
     exit 0 and no model -- a recipe carried on as if it had trained."""
-    name = (list(getattr(ctx, "_protected_args", None) or ()) or [None])[0]
+    name = _subcommand_name(ctx)
     words = list(ctx.args)
     for i, word in enumerate(words[:-1]):
         if word == "--":
