@@ -12,12 +12,12 @@ void hsvm_standard_normal(uint64_t seed, uint64_t stream, double *out, int64_t c
 void hsvm_standard_normal_f32(uint64_t seed, uint64_t stream, float *out, int64_t count);
 
 /* The same stream cut into spans of uniform pairs, for filling it on several
- * threads: how many of pairs p0..p1-1 the polar method keeps (each gives
- * two values), and the values of pairs p0..p1-1, at most `count` of them
- * (the stream's values from the kept pairs before p0, times two, on). */
-int64_t hsvm_normal_pairs_kept(uint64_t seed, uint64_t stream, uint64_t p0, uint64_t p1);
-void hsvm_standard_normal_span(uint64_t seed, uint64_t stream, uint64_t p0, uint64_t p1, double *out, int64_t count);
-void hsvm_standard_normal_span_f32(uint64_t seed, uint64_t stream, uint64_t p0, uint64_t p1, float *out,
-                                   int64_t count);
-
+ * threads: the values of pairs p0..p1-1 (the polar method keeps a pair with
+ * probability pi/4 and makes two values of it), at most `count` of them,
+ * returning how many were written; they follow the values of the pairs
+ * before p0 in the stream. */
+int64_t hsvm_standard_normal_span(uint64_t seed, uint64_t stream, uint64_t p0, uint64_t p1, double *out,
+                                  int64_t count);
+int64_t hsvm_standard_normal_span_f32(uint64_t seed, uint64_t stream, uint64_t p0, uint64_t p1, float *out,
+                                      int64_t count);
 #endif

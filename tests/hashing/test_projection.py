@@ -3,6 +3,9 @@ import pytest
 
 from hsvm_cli.hashing.generator import standard_normal
 from hsvm_cli.hashing.projection import pack_signs, projection_matrix
+from hsvm_cli.support.kernels import available_kernels
+
+from oracles.generator_ref import standard_normal as standard_normal_ref
 
 
 def test_gaussian_stream_is_pinned_by_its_own_code():
@@ -32,6 +35,24 @@ def test_a_stream_filled_in_spans_on_threads_is_the_one_thread_stream(monkeypatc
     for threads in (2, 3):
         got = standard_normal(count, seed=11, stream=3, dtype=dtype, threads=threads)
         assert got.dtype == want.dtype and np.array_equal(got.view(np.uint8), want.view(np.uint8)), threads
+
+
+@pytest.mark.parametrize("kernel", available_kernels())
+def test_the_stream_is_the_numpy_definitions_on_every_kernel_path(monkeypatch, kernel):
+    # The C stream takes its pairs in batches of 256 and, on AVX2, computes
+    # the kept pairs' factors four at a time: counts around the batches and
+    # the vector tails, spans of 97 pairs cut anywhere, every value's bits.
+    from hsvm_cli.hashing import generator
+    monkeypatch.setenv("HSVM_KERNEL", kernel)
+    want = standard_normal_ref(3000, seed=2**63 + 5, stream=4)
+    for count in (1, 2, 3, 5, 399, 400, 401, 402, 1003, 3000):
+        got = standard_normal(count, seed=2**63 + 5, stream=4, threads=1)
+        assert got.tobytes() == want[:count].tobytes(), count
+    assert standard_normal(3000, seed=2**63 + 5, stream=4, dtype=np.float32, threads=1).tobytes() == \
+        want.astype(np.float32).tobytes()
+    monkeypatch.setattr(generator, "PARALLEL_VALUES", 1)
+    monkeypatch.setattr(generator, "SPAN_PAIRS", 97)
+    assert standard_normal(3000, seed=2**63 + 5, stream=4, threads=2).tobytes() == want.tobytes()
 
 
 def test_projection_prefix_rows_are_the_shorter_projection():
