@@ -303,6 +303,9 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
     elif not quiet:
         _report_accuracy(writer, model, test if test is not None else codes_path)
     if timings:
+        from ..support.kernels import selected_kernel
+        # which native code path ran (HSVM_KERNEL, or the best this CPU has)
+        t.counters["kernel"] = selected_kernel()
         click.echo(t.json_line(), err=True)
 
 

@@ -140,6 +140,13 @@ class HsvmGroup(click.Group):
                 for signum in QUIT_SIGNALS:
                     handle_signal(signum, _interrupt)
             _refuse_libsvm_shrinking(self, ctx)
+            if os.environ.get("HSVM_KERNEL") and not _asks_for_help(ctx):
+                # Checked for every command (exit 64), not only by those whose
+                # native code has several paths: a misspelt value must not pass
+                # silently.  Help is shown all the same: it is where the user
+                # reads what to change.
+                from ..support.kernels import kernel_id
+                kernel_id(None)
             with warnings.catch_warnings():
                 # The library's warnings to Python callers are notices the
                 # commands print in their own words (or leave out with -q);
@@ -288,6 +295,16 @@ def _subcommand_name(ctx):
     return (list(getattr(ctx, "_protected_args", None) or ()) or [None])[0]
 
 
+def _asks_for_help(ctx):
+    """Whether the subcommand's words ask for its help (-h, --help)."""
+    for word in list(getattr(ctx, "_protected_args", None) or ())[1:] + list(ctx.args):
+        if word == "--":
+            return False
+        if word in ("-h", "--help"):
+            return True
+    return False
+
+
 def _refuse_libsvm_shrinking(group, ctx):
     """svm-train's `-h 0` (shrinking off) read as -h, help: the help printed,
     exit 0 and no model -- a recipe carried on as if it had trained."""
@@ -418,8 +435,4 @@ def _discard_stdout():
 def cli():
     """Apply very many one-vs-one linear SVMs cheaply: hash classifiers and samples
     to bit codes, filter classes by Hamming range queries, refine exactly."""
-    if os.environ.get("HSVM_KERNEL"):
-        # Checked for every command (exit 64), not only by those whose native
-        # code has several paths: a misspelt value must not pass silently.
-        from ..support.kernels import kernel_id
-        kernel_id(None)
+

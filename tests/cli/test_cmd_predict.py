@@ -129,6 +129,15 @@ def test_timings_is_one_json_line_with_every_phase(toy_model):
     assert {"parse", "normalise", "score", "vote", "write", "total"} <= set(t)
 
 
+def test_timings_name_the_native_code_path_that_ran(toy_model, monkeypatch):
+    from hsvm_cli.support.kernels import available_kernels
+    train, model = toy_model
+    assert json.loads(run(["predict", "-m", model, train, "--timings", "-q"]).stderr)["kernel"] == \
+        available_kernels()[-1]
+    monkeypatch.setenv("HSVM_KERNEL", "portable")
+    assert json.loads(run(["predict", "-m", model, train, "--timings", "-q"]).stderr)["kernel"] == "portable"
+
+
 def test_predict_eval_pipeline_through_stdin(digits_model_file):
     r = run(["predict", "-m", str(digits_model_file), DIGITS_TEST, "-q"])
     r2 = run(["eval", "--truth", DIGITS_TEST, "-", "--confusion"], input=r.stdout)

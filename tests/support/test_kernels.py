@@ -86,3 +86,17 @@ def test_every_command_refuses_a_bad_hsvm_kernel(monkeypatch, tmp_path):
     assert not list(tmp_path.iterdir())
     monkeypatch.setenv("HSVM_KERNEL", "portable")
     run(["train-ovo", "-q", DIGITS_TEST, "-o", tmp_path / "m.hsvm"])
+
+
+@pytest.mark.parametrize("value", ["avx-512", KERNELS[-1]])
+def test_a_bad_hsvm_kernel_still_lets_a_command_show_its_help(monkeypatch, value):
+    # The help is where a user reads what to change; the command itself is
+    # refused when the value is no kernel or (the last, where this CPU lacks
+    # it) one this CPU cannot run.
+    from conftest import run
+    monkeypatch.setenv("HSVM_KERNEL", value)
+    for command in ("predict", "eval", "info"):
+        for flag in ("--help", "-h"):
+            assert run([command, flag]).stdout.startswith("Usage: cli %s [OPTIONS]" % command)
+    if value == "avx-512" or value not in AVAILABLE:
+        run(["predict", "--", "-h"], exit_code=64)
