@@ -40,6 +40,8 @@ def kernel_id(kernel):
     available) to the id of the kernel that will run."""
     if kernel is None:
         kernel = "auto"
+    if isinstance(kernel, str):
+        kernel = kernel.lower()         # as HSVM_KERNEL: case does not matter
     if not isinstance(kernel, str) or kernel not in _IDS:
         raise OptionError("kernel must be one of %s or None, got %r"
                           % (", ".join(("auto",) + KERNELS), kernel))

@@ -69,6 +69,8 @@ def test_unavailable_kernel_is_refused(monkeypatch):
 def test_kernel_argument_validation():
     with pytest.raises(ValueError, match="kernel"):
         selected_kernel("sse2")
+    # case does not matter, as in HSVM_KERNEL
+    assert selected_kernel("PORTABLE") == "portable" and selected_kernel("Auto") == selected_kernel()
     with pytest.raises(ValueError, match="kernel"):
         selected_kernel(3)
 
