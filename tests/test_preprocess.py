@@ -170,3 +170,25 @@ def test_subnormal_rows_predict_and_hash_like_their_scaled_copies(tmp_path):
     from hsvm_cli.models.codes import read_codes
     assert np.array_equal(np.asarray(read_codes(str(tmp_path / "a.codes")).codes),
                           np.asarray(read_codes(str(tmp_path / "b.codes")).codes))
+
+
+@pytest.mark.parametrize("span", [1, 2, 3, 7, 1 << 20])
+def test_sparse_rows_normalised_in_spans_are_normalised_as_a_whole(monkeypatch, span):
+    # Spans of a few non-zeros at a time (rows longer than a span alone,
+    # empty rows, subnormal ones scaled by 2^64): every value's bits as when
+    # the whole matrix was one span, and the input left as it was.
+    import hsvm_cli.preprocess as pre
+    rng = np.random.default_rng(5)
+    X = sp.random(40, 30, density=0.2, format="csr", random_state=rng, dtype=np.float64)
+    X = sp.vstack([X, sp.csr_matrix((2, 30)), sp.csr_matrix(np.full((1, 30), 1e-310))]).tocsr()
+    for dtype in (np.float64, np.float32):
+        Xd = X.astype(dtype)
+        before = Xd.data.copy()
+        want = pre.l2_normalize(Xd, copy=True)
+        monkeypatch.setattr(pre, "SPAN_NONZEROS", span)
+        got = pre.l2_normalize(Xd, copy=True)
+        monkeypatch.setattr(pre, "SPAN_NONZEROS", 1 << 20)
+        assert got.data.tobytes() == want.data.tobytes() and np.array_equal(got.indptr, want.indptr)
+        assert Xd.data.tobytes() == before.tobytes()
+    monkeypatch.setattr(pre, "SPAN_NONZEROS", 3)
+    assert list(pre.row_spans(np.array([0, 0, 5, 5, 6, 9], dtype=np.int32))) == [(0, 1), (1, 2), (2, 4), (4, 5)]

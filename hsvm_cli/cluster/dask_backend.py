@@ -284,7 +284,7 @@ def train_ovo_dask(X, y, client, *, output, normalize="l2", C=1.0, solver="l2los
     iteration limit)."""
     require_distributed()
     from .. import __version__ as here_version
-    from ..preprocess import apply_normalization
+    from ..preprocess import normalized_float64
     from ..train.class_weight import check_weighted_c, class_weight_vector
     from ..train.liblinear import SOLVERS
     from ..train.ovo import resolve_bias
@@ -303,7 +303,7 @@ def train_ovo_dask(X, y, client, *, output, normalize="l2", C=1.0, solver="l2los
     if n_blocks is None:
         n_blocks = default_blocks(client, n_pairs)
     bounds = block_bounds(pair_costs(counts, per_class=per_class), n_blocks)
-    Xn = apply_normalization(X.astype(np.float64), normalize, copy=True)
+    Xn = normalized_float64(X, normalize)
     # The bias feature is resolved here, from all the samples, as train_ovo does.
     options = dict(C=C, solver=solver, tol=tol, per_class=per_class, bags=bags, seed=seed,
                    bias=resolve_bias(Xn, normalize, bias), class_weight=class_weight)

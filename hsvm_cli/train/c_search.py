@@ -77,6 +77,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import OptionError, warn
+from ..preprocess import row_spans
 from ..support.arrays import is_int
 from .class_weight import class_weight_vector
 from .cross_validation import CV_LOSSES, DUAL_EPS, PathCrossValidation
@@ -214,13 +215,23 @@ class CSearch:
         return "\n".join(lines + self.warnings) + "\n"
 
 
+def row_sum_squares(X):
+    """``X.multiply(X).sum(axis=1)`` as a vector, the same values, a span of
+    rows (about SPAN_NONZEROS non-zeros) at a time: each row's sum is scipy's
+    over that row alone, without the copy of the whole of X (94 MB at the peak
+    of fashion-mnist-20k's search)."""
+    X = X.tocsr() if sp.issparse(X) else sp.csr_matrix(X)
+    parts = [np.asarray(S.multiply(S).sum(axis=1)).reshape(-1)
+             for S in (X[r0:r1] for r0, r1 in row_spans(X.indptr))]
+    return np.concatenate(parts) if parts else np.asarray(X.multiply(X).sum(axis=1)).reshape(-1)
+
+
 def default_grid(X, y, n_folds, bias=1.0, max_weight=1.0):
     """The doubling grid's values 2^k from LIBLINEAR's start (module
     docstring) up to :data:`MAX_C`; ``max_weight``, the largest class
     weight, moves the start down so that the heaviest class's C starts
     there."""
-    X = X if sp.issparse(X) else sp.csr_matrix(X)
-    sq = np.asarray(X.multiply(X).sum(axis=1)).reshape(-1)
+    sq = row_sum_squares(X)
     max_sq = float(sq.max()) + bias * bias if sq.size else bias * bias
     _, counts = np.unique(y, return_inverse=False, return_counts=True)
     pair_rows = (counts[:, None] + counts[None, :])[np.triu_indices(counts.shape[0], 1)]

@@ -200,7 +200,8 @@ class PathCrossValidation:
                  jobs=1, form=None, folds=None, ray=True, class_weight=None, fused=None):
         if loss not in (1, 2):
             raise OptionError("loss must be 1 or 2")
-        X = sp.csr_matrix(X, dtype=np.float64) if not sp.issparse(X) else X.tocsr().astype(np.float64)
+        # read only (its rows are copied in fold order below): no copy of float64 CSR input
+        X = sp.csr_matrix(X, dtype=np.float64) if not sp.issparse(X) else X.tocsr().astype(np.float64, copy=False)
         if X.data.size and not np.isfinite(X.data).all():
             # the solver would run on them and report a meaningless accuracy
             raise SampleError("X contains NaN or infinite values")

@@ -11,7 +11,7 @@ from ..io.files import HashingReader, display_name, guarded_read, open_input, op
 from ..io.svmlight import load_svmlight
 from ..models.provenance import provenance, record_zero_based
 from ..predict.samples import finite_samples
-from ..preprocess import NORMALIZATIONS, apply_normalization
+from ..preprocess import NORMALIZATIONS, normalized_float64
 from ..support.arrays import is_int
 from ..support.memory import check_allocation
 from ..support.progress import StepBar
@@ -91,7 +91,7 @@ def cross_validate_ovo(X, y, *, C=1.0, c_grid=None, folds=5, normalize="l2", sol
         grid = None
     else:
         grid = [C]
-    Xn = apply_normalization(X.astype(np.float64), normalize, copy=True)
+    Xn = normalized_float64(X, normalize)
     with StepBar(progress, unit="fold", desc="cross-validation", fractional=True) as tick:
         return search_c(Xn, y, grid=grid, folds=folds, seed=seed, solver=solver, tol=tol, jobs=jobs, progress=tick,
                         bias=resolve_bias(Xn, normalize, bias), fixed=c_grid is None and not isinstance(C, str),
@@ -140,7 +140,7 @@ def train_ovo(X, y, *, C=1.0, normalize="l2", solver="l2loss-dual", tol=None, pe
             raise OptionError("normalize 'auto' is chosen by cross-validation: it needs C 'auto', c_grid or "
                               "cv_folds")
     else:
-        Xn = apply_normalization(X.astype(np.float64), normalize, copy=True)
+        Xn = normalized_float64(X, normalize)
         bias = resolve_bias(Xn, normalize, bias)
     if C == "auto" or c_grid is not None or cv_folds is not None:
         if pairs is not None:
@@ -155,7 +155,7 @@ def train_ovo(X, y, *, C=1.0, normalize="l2", solver="l2loss-dual", tol=None, pe
         C = search.best_C
         if normalize == "auto":
             normalize = search.normalize
-            Xn = apply_normalization(X.astype(np.float64), normalize, copy=True)
+            Xn = normalized_float64(X, normalize)
             bias = resolve_bias(Xn, normalize, bias)
     elif isinstance(C, str):
         raise OptionError("C must be a positive number or 'auto', not %r" % C)

@@ -332,3 +332,22 @@ def test_samples_with_nothing_to_scale_start_the_grid_at_its_largest_c():
     # all-zero rows and a negligible bias: 1 / (2 l max|x|^2) divided by zero
     y = np.repeat([1, 2], 20)
     assert default_grid(np.zeros((40, 0)), y, 5, 1e-300) == [MAX_C]
+
+
+@pytest.mark.parametrize("span", [1, 3, 1 << 20])
+def test_row_sums_of_squares_are_scipys_to_the_bit_without_its_copy(monkeypatch, span):
+    import scipy.sparse as sp
+
+    import hsvm_cli.preprocess as pre
+    from hsvm_cli.train.c_search import row_sum_squares
+    monkeypatch.setattr(pre, "SPAN_NONZEROS", span)
+    rng = np.random.default_rng(3)
+    X = sp.random(30, 20, density=0.3, format="csr", random_state=rng) * 7.1
+    X = sp.vstack([X, sp.csr_matrix((1, 20)), sp.csr_matrix(rng.normal(size=(1, 20)))]).tocsr()
+    dup = sp.csr_matrix((np.array([1.0, 2.0, 0.5]), np.array([3, 3, 1]), np.array([0, 3])), shape=(1, 20))
+    for M in (X, X.astype(np.float32), X.toarray(), dup):
+        S = sp.csr_matrix(M)
+        want = np.asarray(S.multiply(S).sum(axis=1)).reshape(-1)
+        got = row_sum_squares(M)
+        assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
+    assert row_sum_squares(dup)[0] == 3.0 ** 2 + 0.5 ** 2      # duplicates summed first

@@ -504,3 +504,20 @@ def test_training_without_progress_leaves_no_thread_behind(digits):
     for jobs in (1, 2):
         train_pairs(X, y, C=1.0, jobs=jobs)
     assert set(threading.enumerate()) <= before
+
+
+def test_the_feature_node_pool_lays_rows_end_to_end_with_bias_and_terminator():
+    # row i: its non-zeros (1-based indices), the bias node (d + 1), then -1;
+    # empty rows, a first and a last row included, and an index array longer
+    # than the data it holds (scipy tolerates the tail)
+    from hsvm_cli.train.liblinear import _build_pool
+    X = sp.csr_matrix(np.array([[0, 0, 0], [1.5, 0, -2], [0, 0, 0], [0, 3, 0], [4, 5, 6], [0, 0, 0]]))
+    X.indices = np.concatenate([X.indices, [7, 7]]).astype(X.indices.dtype)
+    X.data = np.concatenate([X.data, [9.0, 9.0]])
+    pool, addr = _build_pool(X, bias=0.5)
+    want = [[(4, 0.5), (-1, 0)], [(1, 1.5), (3, -2), (4, 0.5), (-1, 0)], [(4, 0.5), (-1, 0)],
+            [(2, 3), (4, 0.5), (-1, 0)], [(1, 4), (2, 5), (3, 6), (4, 0.5), (-1, 0)], [(4, 0.5), (-1, 0)]]
+    flat = [node for row in want for node in row]
+    assert pool["index"].tolist() == [i for i, _ in flat] and pool["value"].tolist() == [v for _, v in flat]
+    starts = np.cumsum([0] + [len(row) for row in want[:-1]])
+    assert (addr - np.uint64(pool.ctypes.data)).tolist() == (starts * pool.dtype.itemsize).tolist()
