@@ -32,6 +32,20 @@ def _nothing_found():
 atexit.register(_nothing_found)
 
 
+def _refuse_an_unusable_kernel_choice():
+    # HSVM_KERNEL naming no path or one this CPU lacks: one line and exit 64,
+    # as the CLI says it, not a traceback from the first timed call
+    from hsvm_cli.support.kernels import KernelUnavailableError, selected_kernel
+    try:
+        selected_kernel()
+    except KernelUnavailableError as exc:
+        sys.stderr.write("bench: %s\n" % exc)
+        sys.exit(64)
+
+
+_refuse_an_unusable_kernel_choice()
+
+
 def _data_root():
     root = os.environ.get("HSVM_SHARED_DATA")
     return Path(root) if root else REPO.parent / "shared" / "data"
