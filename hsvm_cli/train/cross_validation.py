@@ -262,7 +262,10 @@ class PathCrossValidation:
         if lib.hsvm_cv_check_rows(ptr("int64_t *", self.indptr), ptr("int32_t *", indices), n, d):
             raise ValueError("cross-validation: malformed sparse rows (an index outside 0..%d)" % (d - 1))
         self.kernel = kernel_id(None)       # the code path of the native loops (HSVM_KERNEL)
-        self.Xs = Xs
+        # X, not its copy in fold order, which the forms below copy again
+        # in their own layout (a dense form's float64 copy of fashion-mnist-20k
+        # stayed 94 MB at the search's peak): see Xs
+        self._X = X
         self.form = form or self._cheaper_form(Xs, sizes)
         if self.form == "kernel":
             self._prepare_kernel(Xs)
@@ -682,6 +685,14 @@ class PathCrossValidation:
         return passes
 
     # ------------------------------------------------------------ inspection
+
+    @property
+    def Xs(self):
+        """The samples in fold order, float64 CSR with sorted indices, made on
+        use (for :meth:`pair_weights` and checks)."""
+        Xs = self._X[self.order]
+        Xs.sort_indices()
+        return Xs
 
     def pair_weights(self, f, p):
         """(w [d], b) of pair p trained without fold f, from its dual

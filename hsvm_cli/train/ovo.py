@@ -61,7 +61,7 @@ def _refuse_c_beside_grid(C, c_grid):
 
 
 def cross_validate_ovo(X, y, *, C=1.0, c_grid=None, folds=5, normalize="l2", solver="l2loss-dual", tol=None,
-                       seed=0, jobs=1, progress=False, bias="auto", class_weight=None):
+                       seed=0, jobs=1, progress=False, bias="auto", class_weight=None, _normalized=None):
     """F-fold cross-validated accuracy of one-vs-one SVMs on ``X``, ``y``
     (normalised as ``normalize`` says first): at ``C`` (a number), or the
     search of ``C="auto"`` (the default doubling grid) or of the values of
@@ -91,7 +91,8 @@ def cross_validate_ovo(X, y, *, C=1.0, c_grid=None, folds=5, normalize="l2", sol
         grid = None
     else:
         grid = [C]
-    Xn = normalized_float64(X, normalize)
+    # _normalized: train_ovo's own normalised copy of X (read only here), not a second one
+    Xn = normalized_float64(X, normalize) if _normalized is None else _normalized
     with StepBar(progress, unit="fold", desc="cross-validation", fractional=True) as tick:
         return search_c(Xn, y, grid=grid, folds=folds, seed=seed, solver=solver, tol=tol, jobs=jobs, progress=tick,
                         bias=resolve_bias(Xn, normalize, bias), fixed=c_grid is None and not isinstance(C, str),
@@ -151,7 +152,7 @@ def train_ovo(X, y, *, C=1.0, normalize="l2", solver="l2loss-dual", tol=None, pe
         _refuse_resampling(bags, per_class)
         search = cross_validate_ovo(X, y, C=C, c_grid=c_grid, folds=cv_folds or 5, normalize=normalize,
                                     solver=solver, tol=tol, seed=seed, jobs=jobs, progress=progress, bias=bias,
-                                    class_weight=class_weight)
+                                    class_weight=class_weight, _normalized=None if normalize == "auto" else Xn)
         C = search.best_C
         if normalize == "auto":
             normalize = search.normalize
