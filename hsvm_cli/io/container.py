@@ -203,7 +203,8 @@ def write_container(path, arrays, *, kind, version, meta, row_checked=()):
             flat = arr.reshape(-1)
             step = max(1, (16 << 20) // max(1, arr.itemsize))
             for start in range(0, flat.size, step):
-                fh.write(flat[start:start + step].tobytes())
+                # the slice's own memory, not a bytes copy of it
+                fh.write(memoryview(flat[start:start + step]).cast("B"))
 
 
 class _BlockHasher:

@@ -137,7 +137,10 @@ def exact_proba(model, cal, Xn, *, scorer, timings=None):
         with t.phase("proba"):
             best = winners(model, votes[s:e], conf[s:e])
             for u in range(0, e - s, sub):
-                r = est.pairwise_proba(bag_mean(dec[u:u + sub], model.bags), cal.platt_A[None, :],
-                                       cal.platt_B[None, :])
+                block = dec[u:u + sub]
+                # one bag: the decision values as they are (pairwise_proba widens
+                # float32 exactly), not bag_mean's float64 copy of the block
+                mean = block.reshape(block.shape[0], -1) if model.bags == 1 else bag_mean(block, model.bags)
+                r = est.pairwise_proba(mean, cal.platt_A[None, :], cal.platt_B[None, :])
                 proba[s + u:s + u + r.shape[0]] = couple_mass(r, best[u:u + sub], table, k_max=k_max)
     return votes, conf, proba
