@@ -355,6 +355,31 @@ def _shared_array(shape, dtype):
     return np.frombuffer(buf, dtype=dtype, count=int(np.prod(shape, dtype=np.int64))).reshape(shape)
 
 
+def _unshared_copy(arr, step_bytes=16 << 20):
+    """A :func:`_shared_array` copied into ordinary memory a slice at a time,
+    each slice's pages of the mapping given back once copied (MADV_REMOVE),
+    so that the model is not held twice at the end of training on several
+    workers (omniglot-242's 91 MB W).  The mapping must not be read after."""
+    out = np.empty(arr.shape, dtype=arr.dtype)
+    buf = arr
+    while buf is not None and not isinstance(buf, mmap.mmap):
+        buf = getattr(buf, "base", None)
+    src, dst = arr.reshape(-1), out.reshape(-1)
+    size = arr.itemsize
+    items = max(1, (step_bytes // mmap.PAGESIZE * mmap.PAGESIZE) // size)
+    for s in range(0, src.size, items):
+        e = min(src.size, s + items)
+        dst[s:e] = src[s:e]
+        if buf is not None and hasattr(mmap, "MADV_REMOVE"):
+            try:
+                # the slice starts on a page (the mapping does, and the step is
+                # whole pages); the last one runs to the mapping's end
+                buf.madvise(mmap.MADV_REMOVE, s * size, (e - s) * size)
+            except (OSError, ValueError):
+                pass
+    return out
+
+
 def _progress_bar(total, enabled):
     from ..support.progress import counting_bar
     return counting_bar(total, enabled, unit="pair", desc="train-ovo")
@@ -513,7 +538,7 @@ def train_pairs(X, y, *, C=1.0, solver="l2loss-dual", tol=None, per_class=None, 
     else:
         solver_seconds = _train_parallel(job, P, workers, progress)
         # Hand back ordinary arrays rather than views of the shared mapping.
-        W, b, counts = W.copy(), b.copy(), counts.copy()
+        W, b, counts = _unshared_copy(W), b.copy(), counts.copy()
 
     params = {
         "solver": solver,

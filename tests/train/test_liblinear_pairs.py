@@ -521,3 +521,15 @@ def test_the_feature_node_pool_lays_rows_end_to_end_with_bias_and_terminator():
     assert pool["index"].tolist() == [i for i, _ in flat] and pool["value"].tolist() == [v for _, v in flat]
     starts = np.cumsum([0] + [len(row) for row in want[:-1]])
     assert (addr - np.uint64(pool.ctypes.data)).tolist() == (starts * pool.dtype.itemsize).tolist()
+
+
+def test_a_shared_mapping_is_copied_out_whole_slice_by_slice():
+    # the workers' shared W handed back in ordinary memory, a few pages at a
+    # time (each slice's pages then given back): every value, any size
+    from hsvm_cli.train.liblinear import _shared_array, _unshared_copy
+    for shape, step in (((1000, 37), 4096), ((3,), 4096), ((0, 5), 4096), ((513, 64), 1 << 20)):
+        W = _shared_array(shape, np.float32)
+        W[...] = np.arange(W.size, dtype=np.float32).reshape(shape)
+        out = _unshared_copy(W, step_bytes=step)
+        assert out.shape == shape and out.dtype == np.float32 and not isinstance(out.base, type(W.base))
+        assert np.array_equal(out, np.arange(out.size, dtype=np.float32).reshape(shape))
