@@ -192,3 +192,24 @@ def test_sparse_rows_normalised_in_spans_are_normalised_as_a_whole(monkeypatch, 
         assert Xd.data.tobytes() == before.tobytes()
     monkeypatch.setattr(pre, "SPAN_NONZEROS", 3)
     assert list(pre.row_spans(np.array([0, 0, 5, 5, 6, 9], dtype=np.int32))) == [(0, 1), (1, 2), (2, 4), (4, 5)]
+
+
+def test_normalising_in_place_gives_the_copys_bits_and_spends_only_float64_input():
+    from hsvm_cli.preprocess import normalized_float64
+    rng = np.random.default_rng(8)
+    for X in (sp.random(50, 20, density=0.3, format="csr", random_state=rng), rng.normal(size=(30, 7))):
+        for how in ("l2", "none"):
+            kept = X.copy()
+            want = normalized_float64(X, how)       # a copy: X as it was
+            assert want is not X and (X != kept).nnz == 0 if sp.issparse(X) else np.array_equal(X, kept)
+            for dtype in (np.float32, np.float64):
+                given = X.astype(dtype)
+                before = given.copy()
+                got = normalized_float64(given, how, in_place=True)
+                ref = normalized_float64(before, how)
+                assert (got.toarray() if sp.issparse(got) else got).tobytes() == \
+                    (ref.toarray() if sp.issparse(ref) else ref).tobytes()
+                # float64 input is spent (normalised where it is); float32 is converted, untouched
+                assert (got is given) == (dtype == np.float64)
+                if dtype == np.float32:
+                    assert (given != before).nnz == 0 if sp.issparse(given) else np.array_equal(given, before)
