@@ -116,7 +116,8 @@ def normalized_float64(X, how, *, in_place=False):
     alone): float64 X is normalised in its own memory, no copy at all."""
     if how == "l2":
         Xf = X.astype(np.float64, copy=False)
-        return l2_normalize(Xf, copy=not (in_place and Xf is X))
+        # astype's conversion is already a copy of X's values
+        return l2_normalize(Xf, copy=Xf is X and not in_place)
     return apply_normalization(X if in_place and X.dtype == np.float64 else X.astype(np.float64), how)
 
 

@@ -140,7 +140,7 @@ class HsvmGroup(click.Group):
                 for signum in QUIT_SIGNALS:
                     handle_signal(signum, _interrupt)
             _refuse_libsvm_shrinking(self, ctx)
-            if os.environ.get("HSVM_KERNEL") and not _asks_for_help(ctx):
+            if os.environ.get("HSVM_KERNEL") and _subcommand_name(ctx) in SUBCOMMANDS and not _asks_for_help(ctx):
                 # Checked for every command (exit 64), not only by those whose
                 # native code has several paths: a misspelt value must not pass
                 # silently.  Help is shown all the same: it is where the user

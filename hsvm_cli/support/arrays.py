@@ -110,7 +110,11 @@ def output_array(name, given, shape, dtype):
     return given
 
 
-def aligned_empty(shape, dtype, align=64):
+#: aligned_empty's extra bytes beyond the array (its default alignment)
+_ALIGN_SLACK = 64
+
+
+def aligned_empty(shape, dtype, align=_ALIGN_SLACK):
     """An uninitialised C-contiguous array whose data starts on an ``align``
     -byte boundary (a cache line): a view into a block ``align`` bytes
     larger.  Samples whose rows start mid-line cost the refine's and the
@@ -144,8 +148,9 @@ def shrink_aligned(a, count):
     the tail back without copying the head).  Nothing may use ``a``, or any
     other view of its block, after the call."""
     raw = a.base
-    if not isinstance(raw, np.ndarray) or not raw.flags.owndata or raw.ndim != 1:
-        return a[:count]
+    if not isinstance(raw, np.ndarray) or not raw.flags.owndata or raw.ndim != 1 or \
+            raw.nbytes != a.nbytes + _ALIGN_SLACK:
+        return a[:count]        # not a block of aligned_empty's: another array's memory
     unit = raw.dtype.itemsize
     start = a.ctypes.data - raw.ctypes.data
     end = start + count * a.dtype.itemsize

@@ -220,7 +220,11 @@ def row_sum_squares(X):
     rows (about SPAN_NONZEROS non-zeros) at a time: each row's sum is scipy's
     over that row alone, without the copy of the whole of X (94 MB at the peak
     of fashion-mnist-20k's search)."""
-    X = X.tocsr() if sp.issparse(X) else sp.csr_matrix(X)
+    if sp.issparse(X) and not (X.format == "csr" and X.has_canonical_format):
+        # scipy multiplies these otherwise (a row's order, whole-matrix checks):
+        # their own sums, as before
+        return np.asarray(X.multiply(X).sum(axis=1)).reshape(-1)
+    X = X if sp.issparse(X) else sp.csr_matrix(X)
     parts = [np.asarray(S.multiply(S).sum(axis=1)).reshape(-1)
              for S in (X[r0:r1] for r0, r1 in row_spans(X.indptr))]
     return np.concatenate(parts) if parts else np.asarray(X.multiply(X).sum(axis=1)).reshape(-1)

@@ -266,6 +266,7 @@ class PathCrossValidation:
         # in their own layout (a dense form's float64 copy of fashion-mnist-20k
         # stayed 94 MB at the search's peak): see Xs
         self._X = X
+        self._Xs = None
         self.form = form or self._cheaper_form(Xs, sizes)
         if self.form == "kernel":
             self._prepare_kernel(Xs)
@@ -689,10 +690,11 @@ class PathCrossValidation:
     @property
     def Xs(self):
         """The samples in fold order, float64 CSR with sorted indices, made on
-        use (for :meth:`pair_weights` and checks)."""
-        Xs = self._X[self.order]
-        Xs.sort_indices()
-        return Xs
+        first use (for :meth:`pair_weights` and checks) from X as it is then."""
+        if self._Xs is None:
+            self._Xs = self._X[self.order]
+            self._Xs.sort_indices()
+        return self._Xs
 
     def pair_weights(self, f, p):
         """(w [d], b) of pair p trained without fold f, from its dual

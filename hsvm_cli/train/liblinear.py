@@ -361,9 +361,9 @@ def _unshared_copy(arr, step_bytes=16 << 20):
     so that the model is not held twice at the end of training on several
     workers (omniglot-242's 91 MB W).  The mapping must not be read after."""
     out = np.empty(arr.shape, dtype=arr.dtype)
-    buf = arr
+    buf = arr          # the mapping behind the array: np.frombuffer's base is a memoryview of it
     while buf is not None and not isinstance(buf, mmap.mmap):
-        buf = getattr(buf, "base", None)
+        buf = buf.obj if isinstance(buf, memoryview) else getattr(buf, "base", None)
     src, dst = arr.reshape(-1), out.reshape(-1)
     size = arr.itemsize
     items = max(1, (step_bytes // mmap.PAGESIZE * mmap.PAGESIZE) // size)

@@ -52,6 +52,8 @@ def test_shrinking_an_aligned_array_keeps_its_head_where_it_was():
         assert np.array_equal(b, np.arange(keep, dtype=np.float32))
     c = np.arange(10.0)                              # not from aligned_empty: a slice
     assert np.array_equal(shrink_aligned(c, 4), [0, 1, 2, 3])
+    x = np.arange(100.0)                             # another array's memory is never resized
+    assert np.array_equal(shrink_aligned(x[10:50], 5), [10, 11, 12, 13, 14]) and x.shape == (100,)
 
 
 def test_scipy_keeps_an_aligned_array_it_is_handed_without_copying_it():

@@ -102,3 +102,5 @@ def test_a_bad_hsvm_kernel_still_lets_a_command_show_its_help(monkeypatch, value
             assert run([command, flag]).stdout.startswith("Usage: cli %s [OPTIONS]" % command)
     if value == "avx-512" or value not in AVAILABLE:
         run(["predict", "--", "-h"], exit_code=64)
+        # a misspelt command is still that first
+        assert "No such command" in run(["predcit", "-m", "m.hsvm"], exit_code=2).stderr

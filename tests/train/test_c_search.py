@@ -345,8 +345,15 @@ def test_row_sums_of_squares_are_scipys_to_the_bit_without_its_copy(monkeypatch,
     X = sp.random(30, 20, density=0.3, format="csr", random_state=rng) * 7.1
     X = sp.vstack([X, sp.csr_matrix((1, 20)), sp.csr_matrix(rng.normal(size=(1, 20)))]).tocsr()
     dup = sp.csr_matrix((np.array([1.0, 2.0, 0.5]), np.array([3, 3, 1]), np.array([0, 3])), shape=(1, 20))
-    for M in (X, X.astype(np.float32), X.toarray(), dup):
-        S = sp.csr_matrix(M)
+    # a large matrix with one row's indices reversed (non-canonical: scipy's
+    # other multiply), and CSC: their own sums, to the bit
+    big = sp.random(1300, 200, density=0.5, format="csr", random_state=rng)
+    a, b = big.indptr[-2], big.indptr[-1]
+    big.indices[a:b] = big.indices[a:b][::-1].copy()
+    big.data[a:b] = big.data[a:b][::-1].copy()
+    big.has_sorted_indices = False
+    for M in (X, X.astype(np.float32), X.toarray(), dup, big, X.tocsc()):
+        S = M if sp.issparse(M) else sp.csr_matrix(M)
         want = np.asarray(S.multiply(S).sum(axis=1)).reshape(-1)
         got = row_sum_squares(M)
         assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
