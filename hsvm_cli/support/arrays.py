@@ -71,12 +71,15 @@ def all_finite(a, *, block=1 << 22):
 
 
 def as_whole(value, name):
-    """``value`` as int() takes it, or an OptionError naming ``name`` where
-    int() fails (an infinity was an OverflowError, NaN or text a bare
-    ValueError, None a TypeError)."""
+    """``value`` (an integer, or a float with no fraction) as an int, or an
+    OptionError naming ``name`` (an infinity was an OverflowError, NaN a bare
+    ValueError, None a TypeError; text such as "128" and a fraction such as
+    128.5 were taken by int(), the fraction dropped)."""
     try:
-        if isinstance(value, (bool, np.bool_)):
+        if isinstance(value, (bool, np.bool_, str, bytes)):
             raise TypeError
+        if isinstance(value, (float, np.floating)) and not float(value).is_integer():
+            raise ValueError
         return int(value)
     except (OverflowError, ValueError, TypeError):
         raise OptionError("%s must be a whole number, not %r" % (name, value)) from None

@@ -60,6 +60,12 @@ def test_probabilities_and_thresholds_need_a_calibration(digits_model, hm, digit
         Predictor(digits_model, hm, filter_k=0)
     with pytest.raises(OptionError, match="bits must be a multiple of 64 between 64 and the hash model's"):
         Predictor(digits_model, hm, bits=hm.bits + 64)
+    # a whole number, not text nor a fraction that int() would cut
+    for bits in ("128", 128.5, b"128", True):
+        with pytest.raises(OptionError, match="bits must be a whole number"):
+            Predictor(digits_model, hm, bits=bits)
+    assert Predictor(digits_model, hm, bits=128.0).filter.bits == 128
+    assert Predictor(digits_model, hm, bits=np.int64(128)).filter.bits == 128
 
 
 def test_from_calibration_takes_the_chosen_hash_setting_unless_overridden(digits_model, hm):
