@@ -61,7 +61,8 @@ def _refuse_c_beside_grid(C, c_grid):
 
 
 def cross_validate_ovo(X, y, *, C=1.0, c_grid=None, folds=5, normalize="l2", solver="l2loss-dual", tol=None,
-                       seed=0, jobs=1, progress=False, bias="auto", class_weight=None, _normalized=None):
+                       seed=0, jobs=1, progress=False, bias="auto", class_weight=None, _normalized=None,
+                       _spend_X=False):
     """F-fold cross-validated accuracy of one-vs-one SVMs on ``X``, ``y``
     (normalised as ``normalize`` says first): at ``C`` (a number), or the
     search of ``C="auto"`` (the default doubling grid) or of the values of
@@ -91,8 +92,9 @@ def cross_validate_ovo(X, y, *, C=1.0, c_grid=None, folds=5, normalize="l2", sol
         grid = None
     else:
         grid = [C]
-    # _normalized: train_ovo's own normalised copy of X (read only here), not a second one
-    Xn = normalized_float64(X, normalize) if _normalized is None else _normalized
+    # _normalized: train_ovo's own normalised copy of X (read only here), not a
+    # second one; _spend_X: X is cross_validate_file's, normalised where it lies
+    Xn = normalized_float64(X, normalize, in_place=_spend_X) if _normalized is None else _normalized
     with StepBar(progress, unit="fold", desc="cross-validation", fractional=True) as tick:
         return search_c(Xn, y, grid=grid, folds=folds, seed=seed, solver=solver, tol=tol, jobs=jobs, progress=tick,
                         bias=resolve_bias(Xn, normalize, bias), fixed=c_grid is None and not isinstance(C, str),
@@ -236,7 +238,7 @@ def cross_validate_file(path, *, zero_based=False, bags=1, per_class=None, **kw)
     ``bags`` and ``per_class`` are refused as :func:`train_ovo` refuses them."""
     _refuse_resampling(bags, per_class)
     X, y, _ = _read_two_classes(path, zero_based)
-    return cross_validate_ovo(X, y, **kw)
+    return cross_validate_ovo(X, y, _spend_X=True, **kw)
 
 
 def _read_training_codes(path, bits):
