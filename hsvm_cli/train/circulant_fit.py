@@ -150,21 +150,25 @@ def _csr64(X):
             np.ascontiguousarray(X.data, dtype=np.float64))
 
 
+def _check_solver_options(C, loss, eps, max_iter):
+    if loss not in LOSSES:
+        raise ValueError("loss must be one of %s" % ", ".join(LOSSES))
+    if not (C > 0 and math.isfinite(C)) or not (eps > 0) or int(max_iter) < 1:
+        raise ValueError("C and eps must be positive, max_iter at least 1")
+
+
 def solve_circulant_svm(X, Z, *, C, loss="squared-hinge", beta=None, eps=0.1, max_iter=1000, seed=0, shifts=None):
     """The exact circulant SVM on prepared samples X [N, d] and targets Z
     (+1/-1 [N, L]) with LIBLINEAR's parametrisation: ``C`` is the cost of
     each virtual row (C_bit / L for per-bit cost C_bit), ``beta`` the value of
     the bias features (default sqrt(L)).  Returns (w [d], b [L] -- bit l's
     bias is beta b_l --, alpha [N L], stats dict)."""
-    if loss not in LOSSES:
-        raise ValueError("loss must be one of %s" % ", ".join(LOSSES))
+    _check_solver_options(C, loss, eps, max_iter)
     N, d = X.shape
     Z = _check_targets(Z, N)
     L = Z.shape[1]
     if L > d:
         raise ValueError("%d bits need at least %d features (circ(w) is %d x %d)" % (L, L, d, d))
-    if not (C > 0 and math.isfinite(C)) or not (eps > 0) or int(max_iter) < 1:
-        raise ValueError("C and eps must be positive, max_iter at least 1")
     beta = math.sqrt(L) if beta is None else float(beta)
     shifts = check_shifts(shifts, L, d)
     indptr, indices, data = _csr64(X)
@@ -408,6 +412,8 @@ def fit_circulant_hash(X, *, bits, targets="itq", C=1.0, loss="squared-hinge", e
         Z = _check_targets(targets, N)
         if Z.shape[1] != bits:
             raise ValueError("targets have %d bits, --bits is %d" % (Z.shape[1], bits))
+    # the solver's options before ITQ's iterations, which a wrong one would waste
+    _check_solver_options(float(C), loss, eps, max_iter)
     nnz = X.nnz if sp.issparse(X) else int(np.count_nonzero(X))
     need = fit_memory(N, d, bits, nnz) + (itq_memory(N, d, bits) if isinstance(targets, str) else 0)
     _check_memory(need, "fitting %d bits over %d samples of %d features" % (bits, N, d), max_bytes)

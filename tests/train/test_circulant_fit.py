@@ -279,3 +279,14 @@ def test_memory_estimate_grows_with_the_width_of_the_data():
     from hsvm_cli.train.circulant_fit import fit_memory
     assert fit_memory(100, 2_000_000_000, 64, 1000) > 100 * 2_000_000_000
     assert fit_memory(1000, 784, 64, 100_000) < 20 << 20
+
+
+@pytest.mark.parametrize("bad", [dict(loss="hinge2"), dict(C=0.0), dict(C=float("inf")), dict(eps=0.0),
+                                 dict(max_iter=0)])
+def test_a_wrong_solver_option_is_refused_before_itqs_iterations(monkeypatch, bad):
+    from hsvm_cli.train import circulant_fit
+    # ITQ would run its iterations first and only then meet the solver's check
+    monkeypatch.setattr(circulant_fit.ITQ, "fit", classmethod(lambda *a, **k: pytest.fail("ITQ ran")))
+    X = np.random.default_rng(0).normal(size=(40, 16))
+    with pytest.raises(ValueError, match="loss must be one of|C and eps must be positive"):
+        fit_circulant_hash(X, bits=8, **bad)
