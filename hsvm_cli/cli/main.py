@@ -125,12 +125,12 @@ class HsvmGroup(click.Group):
     def invoke(self, ctx):
         from ..support.threads import set_command_threads
         set_command_threads(None)           # one command's --threads (CliRunner runs many in a process)
+        name = _subcommand_name(ctx)
         try:
             if threading_main():
                 # The subcommand's modules are loaded first, while a signal
                 # still leaves at once (entry.py): an exception raised inside
                 # an import (numpy's) came out as another error's traceback.
-                name = _subcommand_name(ctx)
                 if name in SUBCOMMANDS:
                     self.get_command(ctx, name)
                 from ..io import files
@@ -139,8 +139,9 @@ class HsvmGroup(click.Group):
                 files.before_renames = _raise_swallowed
                 for signum in QUIT_SIGNALS:
                     handle_signal(signum, _interrupt)
-            _refuse_libsvm_shrinking(self, ctx)
-            if os.environ.get("HSVM_KERNEL") and _subcommand_name(ctx) in SUBCOMMANDS and not _asks_for_help(ctx):
+            words = _subcommand_words(ctx)
+            _refuse_libsvm_shrinking(self, ctx, name, words)
+            if os.environ.get("HSVM_KERNEL") and name in SUBCOMMANDS and not ("-h" in words or "--help" in words):
                 # Checked for every command (exit 64), not only by those whose
                 # native code has several paths: a misspelt value must not pass
                 # silently.  Help is shown all the same: it is where the user
@@ -295,24 +296,17 @@ def _subcommand_name(ctx):
     return (list(getattr(ctx, "_protected_args", None) or ()) or [None])[0]
 
 
-def _asks_for_help(ctx):
-    """Whether the subcommand's words ask for its help (-h, --help)."""
-    for word in list(getattr(ctx, "_protected_args", None) or ())[1:] + list(ctx.args):
-        if word == "--":
-            return False
-        if word in ("-h", "--help"):
-            return True
-    return False
+def _subcommand_words(ctx):
+    """The subcommand's words up to a ``--`` (the group keeps only the name
+    among its protected args; the rest are ctx.args)."""
+    words = list(ctx.args)
+    return words[:words.index("--")] if "--" in words else words
 
 
-def _refuse_libsvm_shrinking(group, ctx):
+def _refuse_libsvm_shrinking(group, ctx, name, words):
     """svm-train's `-h 0` (shrinking off) read as -h, help: the help printed,
     exit 0 and no model -- a recipe carried on as if it had trained."""
-    name = _subcommand_name(ctx)
-    words = list(ctx.args)
     for i, word in enumerate(words[:-1]):
-        if word == "--":
-            return
         if word == "-h" and words[i + 1] in ("0", "1") and name in SUBCOMMANDS:
             sub = group.get_command(ctx, name)
             raise click.UsageError("-h is help here: LIBSVM's -h %s (shrinking) is no option of hsvm; leave it out "
@@ -435,4 +429,3 @@ def _discard_stdout():
 def cli():
     """Apply very many one-vs-one linear SVMs cheaply: hash classifiers and samples
     to bit codes, filter classes by Hamming range queries, refine exactly."""
-
