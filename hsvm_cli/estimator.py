@@ -78,8 +78,9 @@ class HashedOvoSVC(ClassifierMixin, BaseEstimator):
     for ``hsvm predict``: its labels are y's when they are integers or
     whole-number floats, the model `hsvm train-ovo` makes of the same data
     and seed, else the positions 0..K-1 of ``classes_``),
-    ``hash_model_`` (None when exact), ``cv_results_`` (the search's table
-    when C was chosen by cross-validation, else None).  ``decision_function``
+    ``hash_model_`` (None when exact), ``cv_results_`` (the cross-validation's
+    table when C was chosen by it or ``cv_folds`` was given with a fixed C,
+    else None).  ``decision_function``
     gives the exact one-vs-one scores (``SVC``'s ``"ovr"`` shape); there is no
     ``predict_proba`` (``hsvm_cli.calibrate`` fits probabilities on held-out
     data, for :class:`~hsvm_cli.predict.predictor.Predictor`)."""
@@ -244,6 +245,10 @@ class HashedOvoSVC(ClassifierMixin, BaseEstimator):
         # scikit-learn's estimators do
         rs = self.random_state
         if isinstance(rs, numbers.Integral) and not isinstance(rs, bool):
+            if not 0 <= rs < 2**64:
+                # named as the caller named it, not as hsvm's --seed
+                raise ValueError("random_state must be an integer in [0, 2**64), None or a RandomState, not %r"
+                                 % (rs,))
             return int(rs)
         return int(check_random_state(rs).randint(np.iinfo(np.int32).max))
 

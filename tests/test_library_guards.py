@@ -413,3 +413,43 @@ def test_numbers_int_cannot_take_are_option_errors_not_overflow_errors():
                  lambda: H.import_model(str(TOOL_FIXTURES / "libsvm_c3.model"), n_features=float("inf"))):
         with pytest.raises(OptionError):
             call()
+
+
+def test_grids_biases_seeds_and_blocks_of_the_wrong_kind_are_option_errors_naming_them(digits):
+    X, y, _, _ = digits
+    for grid in (5, "1,2", [1, float("nan")], [0.5, -1], [True], []):
+        with pytest.raises(OptionError, match="grid of C values|every C of the grid"):
+            H.train_ovo(X, y, c_grid=grid)
+    with pytest.raises(OptionError, match="bias must be a finite number"):
+        H.search_c(X.toarray(), y, bias="x")
+    with pytest.raises(OptionError, match=r"seed must be an integer in \[0, 2\*\*64\), not -1"):
+        H.fit_circulant_hash(X.toarray()[:300], bits=64, seed=-1)
+    with pytest.raises(OptionError, match="block must be an integer >= 1, not 0"):
+        H.fit_kernel_hash(X[:200], kernel="rbf", landmarks=50, bits=64, block=0)
+    with pytest.raises(TypeError, match="kernel_hash must be a KernelHash"):
+        H.train_ovo_codes(np.zeros((4, 1), np.uint64), [1, 1, 2, 2], kernel_hash=5)
+
+
+def test_a_grid_given_as_a_generator_is_searched_whole(digits):
+    X, y, _, _ = digits
+    once = H.train_ovo(X, y, c_grid=(c for c in (0.25, 4.0)), cv_folds=3, seed=1)
+    listed = H.train_ovo(X, y, c_grid=[0.25, 4.0], cv_folds=3, seed=1)
+    assert once.params["cross_validation"] == listed.params["cross_validation"]
+    assert [row["C"] for row in listed.params["cross_validation"]["table"]] == [0.25, 4.0]
+
+
+def test_class_weights_take_whole_number_float_labels_as_y_does(digits):
+    X, y, _, _ = digits
+    label = int(np.unique(y)[0])
+    by_float = H.train_ovo(X, y, class_weight={float(label): 2.0})
+    by_int = H.train_ovo(X, y, class_weight={label: 2.0})
+    assert np.array_equal(by_float.W, by_int.W) and np.array_equal(by_float.b, by_int.b)
+    with pytest.raises(OptionError, match="class_weight labels must be integers, not 1.5"):
+        H.train_ovo(X, y, class_weight={1.5: 2.0})
+
+
+def test_the_estimator_names_random_state_in_its_error():
+    pytest.importorskip("sklearn")
+    X, y = np.eye(4), np.array([0, 0, 1, 1])
+    with pytest.raises(ValueError, match="random_state must be an integer"):
+        H.HashedOvoSVC(random_state=-1).fit(X, y)

@@ -623,6 +623,7 @@ def fit_kernel_hash(X, *, kernel, gamma="auto", degree=3, coef0=1.0, landmarks, 
     if bits % 64 or bits > MAX_CODE_BITS:
         raise OptionError("bits must be a multiple of 64 from 64 to %d, got %d" % (MAX_CODE_BITS, bits))
     seed = check_seed(seed)
+    block = _check_int("block", block, 1)
     if not (isinstance(tol, (int, float, np.integer, np.floating)) and 0 < tol < 1):
         raise OptionError("tol must be in (0, 1), not %r" % (tol,))
     _check_kernel_input(X if sp.issparse(X) else np.asarray(X, dtype=np.float32), kernel)

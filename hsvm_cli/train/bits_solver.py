@@ -148,6 +148,10 @@ def train_ovo_codes(codes, y, *, bits=None, C=1.0, solver="l2loss-dual", tol=Non
     check_options(C, solver, tol, per_class, bags, seed, jobs, solvers=BITS_SOLVERS)
     codes, bits = _check_codes(codes, bits)
     if kernel_hash is not None:
+        from ..hashing.krsh import KernelHash
+        if not isinstance(kernel_hash, KernelHash):
+            raise TypeError("kernel_hash must be a KernelHash (hsvm_cli.fit_kernel_hash makes one, "
+                            "hsvm_cli.load_kernel_hash(path) reads one), not %s" % type(kernel_hash).__name__)
         kernel_hash.check_bits(bits)        # codes of more bits than it makes are not its codes
     y = integer_labels(y, codes.shape[0])
     classes, y_idx = np.unique(y, return_inverse=True)

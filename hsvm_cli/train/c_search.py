@@ -247,6 +247,30 @@ def default_grid(X, y, n_folds, bias=1.0, max_weight=1.0):
     return [2.0 ** k for k in range(k0, int(math.log2(MAX_C)) + 1)]
 
 
+def check_c_grid(grid):
+    """``grid`` (an iterable of positive numbers: the C values to try) as a
+    sorted list of distinct floats."""
+    if isinstance(grid, (str, bytes)) or not hasattr(grid, "__iter__"):
+        # c_grid=5 failed as "'int' object is not iterable", "1,2" one character at a time
+        raise OptionError("the grid of C values must be a list of positive numbers, not %r" % (grid,))
+    values = set()
+    for c in grid:
+        if isinstance(c, (bool, np.bool_)) or not isinstance(c, (int, float, np.integer, np.floating)) \
+                or not (math.isfinite(c) and c > 0):
+            raise OptionError("every C of the grid must be a positive number, not %r" % (c,))
+        values.add(float(c))
+    if not values:
+        raise OptionError("the grid of C values is empty")
+    return sorted(values)
+
+
+def _check_bias(bias):
+    if isinstance(bias, (bool, np.bool_)) or not isinstance(bias, (int, float, np.integer, np.floating)) \
+            or not math.isfinite(bias):
+        raise OptionError("bias must be a finite number (<= 0: no bias term), not %r" % (bias,))
+    return max(float(bias), 0.0)
+
+
 def search_c(X, y, *, grid=None, folds=5, seed=0, solver="l2loss-dual", tol=None, jobs=1, progress=None,
              patience=PATIENCE, bias=1.0, fixed=False, class_weight=None):
     """Cross-validate one-vs-one SVMs on the (already normalised) samples X
@@ -274,11 +298,8 @@ def search_c(X, y, *, grid=None, folds=5, seed=0, solver="l2loss-dual", tol=None
         folds = X.shape[0]
     explicit = grid is not None
     if explicit:
-        grid = sorted({float(c) for c in grid})
-        if not grid:
-            raise OptionError("the grid of C values is empty")
-        if any(not (math.isfinite(c) and c > 0) for c in grid):
-            raise OptionError("every C of the grid must be a positive number")
+        grid = check_c_grid(grid)
+    bias = _check_bias(bias)
     t0 = time.perf_counter()
     cv = PathCrossValidation(X, y, n_folds=folds, seed=seed, loss=CV_LOSSES[solver],
                              eps=DUAL_EPS if tol is None or solver == "l2loss-primal" else float(tol),

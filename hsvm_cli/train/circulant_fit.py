@@ -65,7 +65,7 @@ from ..io.files import display_name
 from ..models.circulant_hash import LearnedCirculantHash, check_shifts, prepare_samples
 from ..models.provenance import provenance, record_zero_based
 from ..predict.samples import finite_samples
-from ..support.arrays import is_int
+from ..support.arrays import check_seed, is_int
 from ..support.memory import available_memory, format_bytes
 from ..support.native import lib, ptr
 from .itq import ITQ, itq_memory
@@ -390,7 +390,10 @@ def fit_circulant_hash(X, *, bits, targets="itq", C=1.0, loss="squared-hinge", e
     (`spread_shifts`).  Checks everything (sample count, L <= d, memory)
     before the expensive steps and raises ValueError with a one-line reason.
     Returns a :class:`~hsvm_cli.models.circulant_hash.LearnedCirculantHash`
-    whose ``meta`` records the targets and the per-bit training accuracy."""
+    whose ``meta`` records the targets and the per-bit training accuracy.
+    Any ``bits`` gives its signs (``h.signs(X)``); packed codes
+    (``h.codes``, :func:`~hsvm_cli.models.codes.hash_data`, ``hsvm
+    hash-data``) need a multiple of 64, the CLI's only choice."""
     # before anything else: NaN made ITQ's SVD fail deep in numpy, or a
     # short sample blamed on --bits; nested lists taken as training takes them
     X = finite_samples(X)
@@ -399,6 +402,7 @@ def fit_circulant_hash(X, *, bits, targets="itq", C=1.0, loss="squared-hinge", e
         raise OptionError("--bits must be a positive integer, not %r" % (bits,),
                           python="bits must be a positive integer, not %r" % (bits,))
     bits = int(bits)
+    seed = check_seed(seed)
     if bits > d:
         raise ValueError("--bits %d exceeds the %d features: circ(w) has only %d distinct rows" % (bits, d, d))
     if rows not in ROWS:

@@ -48,8 +48,11 @@ def class_weight_vector(class_weight, classes, y_index=None, *, per_class=None):
     known = {int(c): k for k, c in enumerate(classes)}
     weights = np.ones(K, dtype=np.float64)
     for label, weight in class_weight.items():
-        if isinstance(label, (bool, np.bool_)) or not isinstance(label, numbers.Integral):
+        if isinstance(label, (bool, np.bool_)) or not isinstance(label, numbers.Real) \
+                or not (isinstance(label, numbers.Integral) or float(label).is_integer()):
+            # whole-number floats, as the labels y themselves may be
             raise OptionError("class_weight labels must be integers, not %r" % (label,))
+        label = int(label)
         if not is_weight(weight):
             raise OptionError("class %d: the weight must be a positive finite number, not %r" % (label, weight))
         if int(label) not in known:

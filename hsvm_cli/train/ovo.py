@@ -15,7 +15,7 @@ from ..preprocess import NORMALIZATIONS, normalized_float64
 from ..support.arrays import is_int
 from ..support.memory import check_allocation
 from ..support.progress import StepBar
-from .c_search import choose_normalization, search_c
+from .c_search import check_c_grid, choose_normalization, search_c
 from .liblinear import train_pairs
 
 # What --normalize auto compares, in order of preference among equal accuracies.
@@ -85,7 +85,7 @@ def cross_validate_ovo(X, y, *, C=1.0, c_grid=None, folds=5, normalize="l2", sol
                                      seed=seed, jobs=jobs, progress=progress, bias=bias, class_weight=class_weight)
             for name in AUTO_NORMALIZATIONS})
     if c_grid is not None:
-        grid = list(c_grid)
+        grid = check_c_grid(c_grid)
     elif isinstance(C, str):
         if C != "auto":
             raise OptionError("C must be a positive number or 'auto', not %r" % C)
@@ -133,6 +133,8 @@ def train_ovo(X, y, *, C=1.0, normalize="l2", solver="l2loss-dual", tol=None, pe
         raise TypeError("X is a file name (%r): train_ovo takes arrays; train_ovo_file(path) reads an svmlight file"
                         % (os.fspath(X),))
     _refuse_c_beside_grid(C, c_grid)
+    if c_grid is not None:
+        c_grid = check_c_grid(c_grid)       # before the samples' normalisation (a generator: once)
     if cv_folds is not None and not (is_int(cv_folds) and cv_folds >= 2):
         raise OptionError("cv_folds must be an integer of at least 2, got %r" % (cv_folds,))
     if normalize not in NORMALIZATIONS + ("auto",):
