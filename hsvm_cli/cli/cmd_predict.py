@@ -85,7 +85,8 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
     """Predict the samples of the svmlight file TEST ('-': stdin), one label per line.
 
     When the input carries labels of the model's classes, the accuracy goes to
-    stderr as with LIBSVM's svm-predict."""
+    stderr as with LIBSVM's svm-predict (not for a --shard: `hsvm eval
+    --shard` scores each, and eval the joined predictions)."""
     started = time.perf_counter()
     # said once the work is done: a refusal found later stays the one line
     notices = []
