@@ -180,12 +180,54 @@ def _check_kernel_input(X, kernel):
         raise SampleError("samples contain NaN or infinite values")
 
 
+class SubspaceOverflowError(DataError):
+    """A sample (row ``row`` of the samples hashed) whose kernel subspace
+    coordinates leave float32."""
+
+    def __init__(self, kernel, row):
+        self.kernel, self.row = kernel, row
+        self.reason = ("kernel subspace coordinates beyond float32: the %s kernel overflows on it (%s)"
+                       % (kernel, _RANGE_ADVICE[kernel]))
+        super().__init__("row %d: %s" % (row, self.reason))
+
+
+#: What brings a kernel's values back within float32 (rbf's are at most 1).
+_RANGE_ADVICE = {"poly": "lower --gamma, --coef0 or --degree", "rbf": "lower --gamma", "chi2": "lower --gamma",
+                 "linear": "scale the features down", "intersection": "scale the features down"}
+
+
+def _check_kernel_range(X, kernel, gamma, degree, coef0):
+    """Refuse a kernel whose values on the training rows leave float32, where
+    the subspace coordinates are kept (a hash fitted on them could not hash
+    its own training rows): k(x, x) -- |x|^2 for linear, the feature sum for
+    intersection (its features are non-negative) -- computed in float64;
+    rbf's and chi2's values are at most 1."""
+    if kernel == "poly":
+        _check_poly_range(X, gamma, degree, coef0)
+        return
+    if kernel in ("rbf", "chi2") or X.shape[0] == 0:
+        return
+    if kernel == "linear":
+        top = float(_row_squares(X).max(initial=0.0))
+        what = "|x|^2"
+    else:
+        top = float(np.asarray(X.sum(axis=1, dtype=np.float64)).ravel().max(initial=0.0))
+        what = "the sum of a row's features"
+    if top > FLOAT32_MAX:
+        raise DataError("the %s kernel reaches k(x, x) = %s = %.3g on the training rows, beyond float32, where "
+                        "the kernel subspace is kept: %s" % (kernel, what, top, _RANGE_ADVICE[kernel]))
+
+
+def _row_squares(X):
+    return np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X) else \
+        np.einsum("ij,ij->i", np.asarray(X, np.float64), np.asarray(X, np.float64))
+
+
 def _check_poly_range(X, gamma, degree, coef0):
     """Refuse a polynomial kernel whose values on the training rows leave
     float32, where the subspace coordinates are kept: (g |x|^2 + c)^degree,
     compared in logarithms so that the check itself cannot overflow."""
-    sq = np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X) else \
-        np.einsum("ij,ij->i", np.asarray(X, np.float64), np.asarray(X, np.float64))
+    sq = _row_squares(X)
     base = float(gamma) * float(sq.max(initial=0.0)) + abs(float(coef0))
     if base > 0 and degree * math.log(base) > math.log(FLOAT32_MAX):
         raise DataError("the poly kernel reaches (gamma |x|^2 + coef0)^degree = %.3g^%d on the training rows, "
@@ -484,8 +526,8 @@ class KernelHash:
         bits = self.check_bits(bits)
         Y = np.asarray(Y)
         if Y.size and not (np.isfinite(Y).all() and np.abs(Y).max() <= FLOAT32_MAX):
-            raise DataError("kernel subspace coordinates beyond float32: the %s kernel overflows on these "
-                            "samples (lower the kernel's gamma or degree)" % self.kernel)
+            row = int(np.flatnonzero(~(np.isfinite(Y) & (np.abs(Y) <= FLOAT32_MAX)).all(axis=1))[0])
+            raise SubspaceOverflowError(self.kernel, row)
         if self.projection_kind == "circulant":
             return self.circulant_projection().codes(np.ascontiguousarray(Y, dtype=np.float32), bits)
         R = self.projection(bits)
@@ -624,6 +666,9 @@ def fit_kernel_hash(X, *, kernel, gamma="auto", degree=3, coef0=1.0, landmarks, 
         raise OptionError("bits must be a multiple of 64 from 64 to %d, got %d" % (MAX_CODE_BITS, bits))
     seed = check_seed(seed)
     block = _check_int("block", block, 1)
+    if X.shape[1] == 0:
+        # every sample's feature-space norm is 0: such a hash had been written, and every reader refused it
+        raise DataError("the samples have no features: there is nothing to hash")
     if not (isinstance(tol, (int, float, np.integer, np.floating)) and 0 < tol < 1):
         raise OptionError("tol must be in (0, 1), not %r" % (tol,))
     _check_kernel_input(X if sp.issparse(X) else np.asarray(X, dtype=np.float32), kernel)
@@ -645,7 +690,7 @@ def fit_kernel_hash(X, *, kernel, gamma="auto", degree=3, coef0=1.0, landmarks, 
             # "norm" are dropped, and what is left may span almost nothing
             raise OptionError("coef0 %g: (g x.z + coef0)^degree with coef0 < 0 is not positive semi-definite, which "
                              "a kernel hash needs (coef0 >= 0)" % coef0)
-        _check_poly_range(X, gamma, degree, coef0)
+    _check_kernel_range(X, kernel, gamma, degree, coef0)
     d = X.shape[1]
 
     # Candidate order: argsort of raw PCG64 draws (a stable bit stream).

@@ -347,3 +347,42 @@ def test_a_nearly_degenerate_kernel_is_warned_of_even_with_quiet(tmp_path):
              "-o", out, "-q"])
     assert r.stderr.startswith("hsvm: kernel-hash: warning: only 1 of the 32 landmarks span independent directions")
     assert r.stderr.count("\n") == 1 and out.exists()
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "poly", "linear", "intersection"])
+def test_training_rows_without_features_are_refused_not_written_as_an_unreadable_hash(tmp_path, kernel):
+    # an rbf hash of label-only rows had been written with exit 0, and every reader refused it
+    data = tmp_path / "nf.svm"
+    data.write_text("1\n2\n1\n2\n")
+    gamma = ["--gamma", "1"] if kernel in ("rbf", "poly") else []
+    r = run(["kernel-hash", data, "--kernel", kernel, *gamma, "--landmarks", "2", "--bits", "64",
+             "-o", tmp_path / "nf.khm"], exit_code=65)
+    assert r.stderr == "hsvm: %s: the samples have no features: there is nothing to hash\n" % data
+    assert not (tmp_path / "nf.khm").exists()
+
+
+@pytest.mark.parametrize("kernel, what", [("linear", "|x|^2 = 1.8e+77"),
+                                          ("intersection", "the sum of a row's features = 6e+38")])
+def test_kernels_whose_values_leave_float32_on_the_training_rows_are_refused_when_fitted(tmp_path, kernel, what):
+    # such a hash was written (exit 0), and then could not hash its own training rows
+    data = tmp_path / "big.svm"
+    data.write_text("1 1:3e38 2:3e38\n2 1:3e30 2:3e38\n1 1:1 2:2\n")
+    r = run(["kernel-hash", data, "--kernel", kernel, "--landmarks", "2", "--bits", "64", "-o", tmp_path / "b.khm"],
+            exit_code=65)
+    assert r.stderr == ("hsvm: %s: the %s kernel reaches k(x, x) = %s on the training rows, beyond float32, where "
+                        "the kernel subspace is kept: scale the features down\n" % (data, kernel, what))
+    assert not (tmp_path / "b.khm").exists()
+
+
+def test_a_sample_whose_subspace_coordinates_leave_float32_is_named_by_file_and_number(tmp_path):
+    from conftest import DIGITS_TRAIN
+    khm = str(tmp_path / "p3.khm")
+    run(["kernel-hash", "-q", DIGITS_TRAIN, "--kernel", "poly", "--degree", "3", "--landmarks", "16", "--bits", "64",
+         "-o", khm])
+    data = tmp_path / "huge.svm"
+    data.write_text("1 1:1 2:1\n2 1:0.5\n1 1:1e30 2:1e30\n")
+    for fmt in ("codes", "svm"):
+        r = run(["hash-data", "-H", khm, data, "--format", fmt, "-o", tmp_path / "h.out"], exit_code=65)
+        assert r.stderr == ("hsvm: %s: sample 3: kernel subspace coordinates beyond float32: the poly kernel "
+                            "overflows on it (lower --gamma, --coef0 or --degree)\n" % data)
+        assert not (tmp_path / "h.out").exists()
