@@ -394,6 +394,13 @@ class _ReadGuard(io.RawIOBase):
             super().close()
 
 
+def from_open_input(fh):
+    """Whether ``fh`` is what :func:`open_input` returned, whose data was
+    decompressed by its magic when it was compressed (a caller's file object
+    handed to a reader is read as given)."""
+    return isinstance(fh, _Decompressed) or (isinstance(fh, io.BufferedReader) and isinstance(fh.raw, _ReadGuard))
+
+
 def plain_input_file(fh):
     """The file an :func:`open_input` of a path reads plain text from (the
     object :func:`open_raw` made, positioned where the returned reader will

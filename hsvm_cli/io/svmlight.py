@@ -47,6 +47,7 @@ from .files import (
     atomic_output,
     compression_of,
     display_name,
+    from_open_input,
     open_input,
     plain_input_file,
     scan_compressed,
@@ -262,7 +263,7 @@ def _generate(source, opts, name, lines_before=None, rescan=None):
         if name is None:
             name = display_name(source)
         fh = open_input(source, name=name)
-        owned = True
+        owned = here.opened = True
         if source is not None and source != "-" and lines_before is None:
             # a file can be read again: on a decompression failure, or a parse
             # error in what a corrupt stream decompressed to, a second pass
@@ -272,6 +273,7 @@ def _generate(source, opts, name, lines_before=None, rescan=None):
     else:
         fh = source
         owned = False
+        here.opened = from_open_input(fh)       # train-ovo's reader: decompressed as a path is
         if name is None:
             given = getattr(fh, "name", None)
             name = given if isinstance(given, str) else "<input>"
@@ -432,6 +434,7 @@ class _LineBase:
     def __init__(self, lines_before, rescan=None):
         self.lines_before = lines_before
         self.rescan = rescan    # the path to decompress again on an error, when it can be
+        self.opened = False     # the reader opened a path or stdin, and decompressed it by its magic
 
     def decompression_failure(self):
         """(complete lines before it, the CorruptInputError) of the file's
@@ -781,7 +784,8 @@ class _ChunkBuilder:
             kind = declared_format(memoryview(data)[off:]) if lineno == 1 else None
             # an hsvm file or compressed data: bytes, whose CRs say nothing of line ends
             binary = kind is not None or (lineno == 1 and compression_of(raw) is not None)
-            reason = _label_reason(raw) if kind is None else "an hsvm %s file, not svmlight text%s" % (
+            reason = _label_reason(raw, data[off:off + 4096] if lineno == 1 else b"", self.here.opened) \
+                if kind is None else "an hsvm %s file, not svmlight text%s" % (
                 kind_name(kind), " (codes are given to predict --codes, train-ovo --codes or fit-circulant --targets)"
                 if kind_name(kind) == "codes" else "")
         elif status == lib.HSVM_SVM_E_COLON:
@@ -820,7 +824,7 @@ class _ChunkBuilder:
         begin = data.rfind(b"\n", 0, off) + 1
         end = data.find(b"\n", off)
         text = data[begin:end if end >= 0 else len(data)]
-        if not binary and b"\r" in text.rstrip(b"\r"):
+        if not binary and b"\r" in text.rstrip(b"\r") and b"\0" not in text:
             # a CR inside the line: lines that end in CR alone run into one
             reason += " (the lines end in CR alone, as old Mac files do: convert them, e.g. tr '\\r' '\\n')"
         return InputFormatError(self.name, lineno, reason)
@@ -831,9 +835,13 @@ _DECIMAL = re.compile(rb"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+
 _MULTI_LABEL = re.compile(rb"[+-]?[0-9]+(?:,[+-]?[0-9]+)+,?")
 _SIGNED_INDEX = re.compile(rb"\+[0-9]+")
 _BOM = b"\xef\xbb\xbf"
+_DECOMPRESSOR = {"gzip": "gunzip", "bz2": "bunzip2", "xz": "unxz", "zstd": "unzstd"}
 
 
-def _label_reason(raw):
+def _label_reason(raw, head, opened):
+    """Why ``raw``, the first token of a line, is not a label; ``head``: the
+    start of the file when this is its first line, else b""; ``opened``: the
+    reader decompressed its input by its magic (a path, stdin)."""
     shown = _show(raw)
     if _MULTI_LABEL.fullmatch(raw):
         return "bad label '%s': multi-label lines are not supported" % shown
@@ -849,12 +857,20 @@ def _label_reason(raw):
         return "bad label '%s': the line starts with a byte-order mark" % shown
     kind = compression_of(raw)
     if kind is not None:
-        # a path or '-' is decompressed by its magic; a file object is read as given
+        if opened:
+            # decompressed once by its magic: what came out is compressed again
+            return ("bad label '%s': %s-compressed data inside the decompressed input: it was compressed twice "
+                    "(decompress it once, e.g. with %s, and give that)" % (shown, kind, _DECOMPRESSOR[kind]))
+        # a file object is read as given
         return ("bad label '%s': %s-compressed data, read as given (a file object is not decompressed: open it "
                 "with the %s module, or give the file's path)" % (shown, kind, {"xz": "lzma"}.get(kind, kind)))
     if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
         return ("bad label '%s': the file looks like UTF-16 text, and svmlight is ASCII (convert it, e.g. iconv -f "
                 "UTF-16 -t UTF-8)" % shown)
+    if b"\0" in head:
+        # no text starts with a NUL: an executable, an image, compression hsvm does not read (lz4, lzma-alone, zip)
+        return ("bad label '%s': binary data, not svmlight text (hsvm reads plain text, and text compressed with "
+                "gzip, bzip2, xz or zstd)" % shown)
     if _FEATURE_FIRST.fullmatch(raw):
         # unlabelled collections written without a label: the format has one on every line
         return ("no label: the line starts with a feature ('%s'); every line starts with its label (for unlabelled "

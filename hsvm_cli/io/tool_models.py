@@ -151,8 +151,26 @@ class _Lines:
             try:
                 text = raw.decode("ascii")
             except UnicodeDecodeError:
+                kind = self._hsvm_kind() if self.lineno == 1 else None
+                if kind is not None:
+                    # an hsvm model given back to import-model: say what it is
+                    from .container import kind_name
+                    raise ModelFormatError(self.name, "an hsvm %s file, not a LIBSVM or LIBLINEAR model%s"
+                                           % (kind_name(kind), ": predict and hash-model take it as it is"
+                                              if kind_name(kind) in ("model", "ovr-model") else ""))
                 self.error("not a text line (non-ASCII bytes)")
             yield self.lineno, text
+
+    def _hsvm_kind(self):
+        # the file's header read again from its path (its first line may end inside the header)
+        if self._path is None:
+            return None
+        from .container import declared_format
+        try:
+            with open(self._path, "rb") as fh:
+                return declared_format(fh.read(1 << 20))
+        except OSError:
+            return None
 
     def error(self, reason, line=None):
         raise InputFormatError(self.name, self.lineno if line is None else line, reason)

@@ -424,3 +424,38 @@ def test_zstd_data_that_needs_a_dictionary_says_so(setup, tmp_path):
     assert re.match(r"^hsvm: %s: unreadable zstd data near byte \d+ \(line 1\): compressed with a dictionary, "
                     r"which hsvm does not take: decompress it first \(zstd -d -D DICT\)\n\Z" % re.escape(str(path)),
                     err), err
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+@pytest.mark.parametrize("kind", ["gzip", "bz2", "xz", "zstd"])
+def test_text_compressed_twice_says_so_in_every_command(setup, tmp_path, name, kind):
+    # it had been told to open the file with the gzip module, or to give the path it gave
+    path = tmp_path / "twice.svm"
+    path.write_bytes(COMPRESS[kind](COMPRESS[kind](TEXT)))
+    r = run(command(name, str(path), setup, str(tmp_path / "out")), exit_code=65)
+    assert re.fullmatch(r"hsvm: %s:1: bad label '.*': %s-compressed data inside the decompressed input: it was "
+                        r"compressed twice \(decompress it once, e\.g\. with \w+, and give that\)\n"
+                        % (re.escape(str(path)), kind), r.stderr), r.stderr
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+@pytest.mark.parametrize("head", [b"\x7fELF\x02\x01\x01\x00\r\x00\x00", b"\x04\"M\x18\x64\x40\xa7\r\n\x00",
+                                  b"]\x00\x00\x80\x00\xff\xff\r\xff"])
+def test_binary_data_is_said_to_be_binary_not_old_mac_line_ends(setup, tmp_path, name, head):
+    # an executable, lz4 and lzma-alone: CR bytes among them had drawn the advice to convert line ends
+    path = tmp_path / "bin.dat"
+    path.write_bytes(head + bytes(range(256)) * 4)
+    r = run(command(name, str(path), setup, str(tmp_path / "out")), exit_code=65)
+    assert r.stderr.endswith(": binary data, not svmlight text (hsvm reads plain text, and text compressed with gzip, "
+                             "bzip2, xz or zstd)\n") and r.stderr.count("\n") == 1, r.stderr
+    assert r.stderr.startswith("hsvm: %s:1: bad label '" % path)
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("which, said", [("model", ": predict and hash-model take it as it is"), ("hbm", "")])
+def test_an_hsvm_file_given_to_import_model_is_named_by_its_kind(setup, tmp_path, which, said):
+    kind = {"model": "model", "hbm": "hash-model"}[which]
+    run(["import-model", setup[which], "-o", tmp_path / "x.hsvm"], exit_code=65, stdout="",
+        stderr="hsvm: %s: an hsvm %s file, not a LIBSVM or LIBLINEAR model%s\n" % (setup[which], kind, said))
+    assert not (tmp_path / "x.hsvm").exists()
