@@ -740,11 +740,16 @@ def svmlight_said(name, head, what):
             text = fh.read(1 << 16)
     except Exception:           # a judgement for a message: no new failure
         return None
+    bom = text.startswith(b"\xef\xbb\xbf")
+    if bom:
+        text = text[3:]
     first = next((line for line in text.split(b"\n") if line.strip() and not line.lstrip().startswith(b"#")), None)
     if first is None or not _SVMLIGHT_LINE.match(first):
         return None
-    return ("%s but %ssvmlight data (a label, then index:value pairs): the data goes where TEST or TRAIN does, "
-            "an hsvm file where this was given" % (what, "%s-compressed " % kind if kind else ""))
+    return ("%s but %ssvmlight data (a label, then index:value pairs%s): the data goes where TEST or TRAIN does, "
+            "an hsvm file where this was given" % (what, "%s-compressed " % kind if kind else "",
+                                                   "; it starts with a byte-order mark, which the readers refuse"
+                                                   if bom else ""))
 
 
 def read_container(path, *, kind, versions, lazy=()):

@@ -69,6 +69,8 @@ def test_arrays_are_memory_mapped_read_only(tmp_path):
     (lambda raw: gzip.compress(b"1 1:0.5\n" * 50, mtime=0), "not an hsvm test file but gzip-compressed svmlight "
      "data \\(a label, then index:value pairs\\): the data goes where TEST or TRAIN does"),
     (lambda raw: b"# a comment\n\n+1 qid:3 1:0.5 7:-2e-3 # why\n-1 2:1\n", "not an hsvm test file but svmlight data"),
+    (lambda raw: b"\xef\xbb\xbf1 1:0.5\n2 2:1\n", "not an hsvm test file but svmlight data \\(a label, then "
+     "index:value pairs; it starts with a byte-order mark, which the readers refuse\\)"),
     (lambda raw: gzip.compress(raw[:64] + b"1 1:0.5\n" * 50, mtime=0), "not an hsvm test file but gzip-compressed "
      "data: hsvm's binary files are memory-mapped, never compressed \\(decompress it first\\)"),
     # and the file itself compressed, by each tool, the header's length within bounds or not
