@@ -46,7 +46,7 @@ from . import options
               show_default=True,
               help="First stages to try: votes (the hash filter; needs -H) and scores (the class-score first "
                    "stage at every k >= 2; no hash model needed).")
-@click.option("--repeat", type=click.IntRange(min=1), default=3, show_default=True,
+@click.option("--repeat", type=options.IntRange(min=1), default=3, show_default=True,
               help="Timed runs per setting at most (the median counts).")
 @click.option("--timing-budget", type=options.FiniteFloat(min=0.0), default=TIMING_BUDGET, show_default=True,
               help="Seconds of timed runs per setting: a setting too slow for --repeat runs of the %d timing rows "

@@ -13,7 +13,7 @@ from . import options
               help="The codes to fit: 'itq' (iterative quantisation of DATA, fitted here) or a codes file from "
                    "`hsvm hash-data` with one code per sample of DATA, in the same order (./itq for a file so "
                    "named).")
-@click.option("--bits", type=int, required=True, callback=options.code_bits,
+@click.option("--bits", type=options.INT, required=True, callback=options.code_bits,
               help="L: bits of the hash, a multiple of 64 (hash-data packs them into 64-bit words), at most the "
                    "features of DATA; with a codes file its first L bits are the targets.")
 @click.option("-c", "C", type=options.FiniteFloat(min=0, min_open=True), default=1.0, show_default=True,

@@ -20,7 +20,7 @@ from . import options
 @options.hash_model(required=True, help="Hash model (.hbm) whose projection to use, a kernel hash (.khm, from "
                                         "`hsvm kernel-hash`) whose kernel hash codes to compute, or a learned "
                                         "circulant hash (from `hsvm fit-circulant`).")
-@click.option("--bits", type=int, default=None, help="Code length (a multiple of 64, default: the hash model's D).")
+@click.option("--bits", type=options.INT, default=None, help="Code length (a multiple of 64, default: the hash model's D).")
 @click.option("--format", "fmt", type=click.Choice(["codes", "svm"]), default="codes", show_default=True,
               help="codes: binary hsvm-codes file; svm: the bits as +1/-1 features in svmlight text.")
 @options.output()

@@ -18,7 +18,7 @@ _LARGE_PROJECTION = 256 << 20
 
 @click.command("hash-model", short_help="Hash a model's classifiers to bit codes (.hbm).")
 @options.model
-@click.option("--bits", type=click.IntRange(min=64), default=1024, show_default=True,
+@click.option("--bits", type=options.IntRange(min=64), default=1024, show_default=True,
               help="Code length D (a multiple of 64); predict may use any multiple-of-64 prefix.")
 @options.output(required=True, what="Hash model to write (.hbm)")
 @click.option("--projection", type=click.Choice(["gaussian", "circulant"]), default="gaussian", show_default=True,

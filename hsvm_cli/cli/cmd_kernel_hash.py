@@ -32,13 +32,13 @@ def _gamma(ctx, param, value):
               help="Kernel width of rbf, chi2 and poly. auto: the median heuristic, 1/median of the squared "
                    "distance (rbf), of the chi2 distance (chi2) or of |x|^2 (poly) over 2,000 seeded pairs of "
                    "training samples; the value is recorded.")
-@click.option("--degree", type=click.IntRange(1, 64), default=3, show_default=True, help="poly degree.")
+@click.option("--degree", type=options.IntRange(1, 64), default=3, show_default=True, help="poly degree.")
 @click.option("--coef0", type=options.FiniteFloat(), default=1.0, show_default=True,
               help="poly constant term (not negative: the kernel must stay positive semi-definite).")
-@click.option("--landmarks", type=click.IntRange(min=1), required=True,
+@click.option("--landmarks", type=options.IntRange(min=1), required=True,
               help="m: dimension of the kernel subspace, landmarks drawn from the training samples (at most as "
                    "many as there are).")
-@click.option("--bits", type=int, required=True, callback=options.code_bits,
+@click.option("--bits", type=options.INT, required=True, callback=options.code_bits,
               help="k: code length, a multiple of 64 (Hash-SVM uses thousands: 16,384 bits = 2,048 bytes).")
 @click.option("--projection", type=click.Choice(["gaussian", "circulant"]), default="gaussian", show_default=True,
               help="How the m subspace coordinates become k bits: a dense k x m Gaussian matrix, or blocks of "

@@ -31,10 +31,10 @@ from . import options
               help="How the exact classifiers decide among the classes the first stage kept: max-wins voting over "
                    "their pairs (the default, or the calibration's choice with -C), or a decision DAG over them "
                    "(k-1 evaluations; no --scores or --proba).")
-@click.option("--bits", type=int, default=None,
+@click.option("--bits", type=options.INT, default=None,
               help="Bits of the codes to use: a multiple of 64 up to the hashed D (default: D, or the bits --codes "
                    "holds when fewer).")
-@click.option("-k", "--filter-k", type=click.IntRange(min=1), default=None,
+@click.option("-k", "--filter-k", type=options.IntRange(min=1), default=None,
               help="Classes kept by the hash filter and refined exactly (default: 10% of the classes rounded up, "
                    "at least 5; 1 = pure hash classifier; K = exact).")
 @click.option("--no-refine", is_flag=True, help="Pure hash classifier: the filter's best class is the prediction.")

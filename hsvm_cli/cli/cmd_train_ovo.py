@@ -67,7 +67,7 @@ def _parse_grid(ctx, param, value):
                    "svmlight TRAIN; the bits are the features, as +-1/sqrt(bits), read packed (expanded only for "
                    "-c auto, --c-grid or --cv, whose cross-validation runs on them).  A dual solver and one process: "
                    "not with l2loss-primal, --normalize, -B, --zero-based, --pairs or --dask.")
-@click.option("--bits", type=int, default=None, help="With --codes: use the first BITS bits (default: all).")
+@click.option("--bits", type=options.INT, default=None, help="With --codes: use the first BITS bits (default: all).")
 @click.option("-o", "--output", type=options.OUTPUT_FILE, default=None,
               help="Model file to write (.hsvm; with --pairs, the part file).  Without it, --cv, -c auto and "
                    "--c-grid only report: the cross-validated accuracy at a fixed C (as svm-train -v), or the "
@@ -79,7 +79,7 @@ def _parse_grid(ctx, param, value):
                    "counts only when no class is wholly wrong); --c-grid for your own values.")
 @click.option("--c-grid", "c_grid", callback=_parse_grid, default=None, metavar="C1,C2,...",
               help="Choose C among these values by cross-validation (implies -c auto).")
-@click.option("-v", "--cv", "cv_folds", type=click.IntRange(min=2), default=None, metavar="F",
+@click.option("-v", "--cv", "cv_folds", type=options.IntRange(min=2), default=None, metavar="F",
               help="Folds of the cross-validation (stratified by class, from --seed; default 5 with -c auto). "
                    "With a fixed C: report the F-fold accuracy, and train only with -o.  Cross-validation (--cv, "
                    "-c auto, --c-grid) does not combine with --bags or --per-class.")

@@ -2,6 +2,7 @@
 import functools
 import math
 import os
+import re
 import sys
 
 import click
@@ -41,8 +42,34 @@ def _bound_text(value):
     return str(value)
 
 
-class IntBounds(click.IntRange):
-    """click's IntRange with large bounds shown as powers of two, in the help
+_DECIMAL_INT = re.compile(r"[+-]?[0-9]+")
+
+
+def decimal_int(value):
+    """int(value) for ASCII decimal digits only, as the data files' parser
+    reads integers: Python's int() also takes "1_000", "٦٤" and "３", which a
+    shell script did not mean as numbers (and no other tool reads so)."""
+    if isinstance(value, str) and not _DECIMAL_INT.fullmatch(value.strip()):
+        raise ValueError(value)
+    return int(value)
+
+
+class Int(click.types.IntParamType):
+    """click's INT, in ASCII decimal digits (:func:`decimal_int`)."""
+    _number_class = staticmethod(decimal_int)
+
+
+#: ``type=INT`` for an integer option.
+INT = Int()
+
+
+class IntRange(click.IntRange):
+    """click's IntRange, in ASCII decimal digits (:func:`decimal_int`)."""
+    _number_class = staticmethod(decimal_int)
+
+
+class IntBounds(IntRange):
+    """:class:`IntRange` with large bounds shown as powers of two, in the help
     and in its out-of-range message."""
 
     def _describe_range(self):
@@ -91,7 +118,7 @@ quiet = click.option("-q", "--quiet", is_flag=True,
                           "command shows them).")
 seed = click.option("--seed", type=IntBounds(0, 2**64 - 1), default=0, show_default=True,
                     help="Seed of every random step; the same seed gives byte-identical output.")
-jobs = click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+jobs = click.option("-j", "--jobs", type=IntRange(min=1), default=1, show_default=True,
                     help="Parallel training workers.")
 zero_based = click.option("--zero-based", is_flag=True,
                           help="Feature indices in the svmlight input start at 0 (default: 1, as LIBSVM).")
@@ -284,7 +311,7 @@ def comma_list(kind, what, check=None, allow_empty=False):
             # `1,,2` is a typo more often than a list of two
             raise click.BadParameter("expected comma-separated %s, got an empty item in %r" % (what, value))
         try:
-            values = [kind(v) for v in items]
+            values = [(decimal_int if kind is int else kind)(v) for v in items]
         except ValueError:
             raise click.BadParameter("expected comma-separated %s" % what) from None
         if not values and not allow_empty:

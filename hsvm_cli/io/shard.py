@@ -113,7 +113,7 @@ def _check_shard(index, count):
     return Shard(int(index), int(count))
 
 
-_SPEC = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*\Z")
+_SPEC = re.compile(r"\s*([0-9]+)\s*/\s*([0-9]+)\s*\Z")    # ASCII digits: \d takes "٣"
 
 
 def parse_shard(spec):

@@ -58,10 +58,9 @@ def resolve_threads(threads=None):
         text = threads.strip().lower()
         if text == "auto":
             return default_threads()
-        try:
-            threads = int(text)
-        except ValueError:
-            raise ValueError(bad) from None
+        if not text.isascii() or not text.lstrip("+-").isdigit():
+            raise ValueError(bad)       # int() also takes "1_0" and other scripts' digits
+        threads = int(text)
     elif isinstance(threads, bool):
         raise ValueError(bad)
     else:

@@ -145,3 +145,31 @@ def test_a_bias_whose_square_overflows_and_a_per_class_past_int64_are_refused(to
         H.train_ovo(X, y, bias=1e308)
     with pytest.raises(H.HsvmError, match="per_class must be an integer from 1 to"):
         H.train_ovo(X, y, per_class=10 ** 20)
+
+
+@pytest.mark.parametrize("value", ["1_000", "\u0666\u0664", "\uff13", "12 3"])
+@pytest.mark.parametrize("option, command", [
+    ("--seed", ["hash-model", "-m", "{model}", "--bits", "64", "-o", "{out}"]),
+    ("--bits", ["hash-model", "-m", "{model}", "-o", "{out}"]),
+    ("-k", ["predict", "-m", "{model}", "--exact", "{train}", "-o", "{out}"]),
+    ("--chunk-rows", ["predict", "-m", "{model}", "--exact", "{train}", "-o", "{out}"]),
+    ("--threads", ["predict", "-m", "{model}", "--exact", "{train}", "-o", "{out}"]),
+    ("--shard", ["predict", "-m", "{model}", "--exact", "{train}", "-o", "{out}"]),
+    ("--k", ["calibrate", "-m", "{model}", "{train}", "-o", "{out}"]),
+])
+def test_integers_are_ascii_decimal_digits_as_in_the_data_files(toy_model, tmp_path, option, command, value):
+    # Python's int() had taken "1_000", Arabic-Indic and full-width digits
+    train, model = toy_model
+    args = [a.format(train=train, model=model, out=tmp_path / "out") for a in command]
+    if option == "--shard":
+        value = value + "/4"
+    r = run(args + [option, value], exit_code=2)
+    assert r.stderr.count("\n") == 1 and ("'%s'" % option in r.stderr or option in r.stderr), r.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_signed_and_padded_decimal_integers_are_still_integers(toy_model, tmp_path):
+    train, model = toy_model
+    run(["hash-model", "-q", "-m", model, "--bits", " +64", "--seed", "007", "-o", tmp_path / "a.hbm"])
+    run(["hash-model", "-q", "-m", model, "--bits", "64", "--seed", "7", "-o", tmp_path / "b.hbm"])
+    assert (tmp_path / "a.hbm").read_bytes() == (tmp_path / "b.hbm").read_bytes()
