@@ -252,5 +252,9 @@ def plot_eval(path, *, reject=None, recall=None, grid=None, targets=(), accuracy
         fig.suptitle(printable(head), fontsize=11, usetex=False, parse_math=False)
     ext = os.path.splitext(os.fspath(path))[1].lower().lstrip(".")
     fmt = ext if ext in ("png", "pdf", "svg") else "png"
-    with atomic_output(path, "wb") as fh:
-        fig.savefig(fh, format=fmt, dpi=110)
+    # the same bytes from the same command line: no date in a PDF or SVG, and
+    # an SVG's element ids drawn from a fixed salt instead of a random one
+    import matplotlib
+    metadata = {"pdf": {"CreationDate": None}, "svg": {"Date": None}}.get(fmt)
+    with atomic_output(path, "wb") as fh, matplotlib.rc_context({"svg.hashsalt": "hsvm"}):
+        fig.savefig(fh, format=fmt, dpi=110, metadata=metadata)

@@ -482,6 +482,21 @@ def test_plot_writes_a_png_of_every_panel(tmp_path, hand):
     assert only_grid.read_bytes()[:4] == b"\x89PNG"
 
 
+@pytest.mark.parametrize("ext, magic", [("png", b"\x89PNG"), ("svg", b"<?xml"), ("pdf", b"%PDF")])
+def test_plots_of_every_format_are_the_same_bytes_from_the_same_command(tmp_path, hand, monkeypatch, ext, magic):
+    # SVG and PDF had carried the time they were made, SVG random element ids too
+    pytest.importorskip("matplotlib")
+    truth, preds = hand
+    grid = write_text(tmp_path / "grid.json", json.dumps(GRID))
+    made = []
+    for clock in (1_000_000_000, 1_700_000_000):
+        monkeypatch.setattr("time.time", lambda clock=clock: float(clock))
+        out = tmp_path / ("%d.%s" % (clock, ext))
+        run(["eval", "--truth", truth, preds, "--grid", grid, "--plot", str(out)])
+        made.append(out.read_bytes())
+    assert made[0][:len(magic)] == magic and made[0] == made[1]
+
+
 def test_plot_of_plain_labels_has_nothing_to_draw(tmp_path):
     pytest.importorskip("matplotlib")
     truth = write_text(tmp_path / "t.svm", svm([1, 2]))
