@@ -219,16 +219,22 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
                                                    scores=scores, **settings)
             chosen_alone = first_stage is None and bits is None and not k_given and epsilon is None \
                 and not exact and not dag
-            if h is not None and not quiet and chosen_alone and setting is not None \
-                    and predictor.first_stage not in ("votes", "hashed-scores"):
-                # the calibration's setting does not hash: say so rather than ignore -H
+            # the calibration's setting, or its class scores with another -k, does not hash
+            # (class scores take a hash model's summaries when it has them): say so rather than ignore -H
+            setting_kept = chosen_alone or (k_given and setting is not None and setting.mode == "scores"
+                                            and predictor.first_stage == "scores")
+            if h is not None and not quiet and setting_kept and setting is not None \
+                    and predictor.first_stage not in ("votes", "hashed-scores") \
+                    and not (predictor.first_stage == "scores" and getattr(h, "class_W", None) is not None):
                 chose = ("the exact DAG" if setting.mode == "exact" and setting.rule == "dag" else
                          "exact prediction" if setting.mode == "exact" else "the class-score first stage")
                 exact_proba = proba and setting.mode != "exact" and predictor.filter is None
-                notices.append("hsvm: predict: the calibration chose %s, which does not use -H %s%s (give --bits or "
-                               "-k for the hash filter)"
+                # -k alone changes the class scores' k, not the first stage
+                notices.append("hsvm: predict: the calibration chose %s, which does not use -H %s%s (give %s for "
+                               "the hash filter)"
                                % (chose, click.format_filename(hbm_path),
-                                  "; with --proba: exact probabilities" if exact_proba else ""))
+                                  "; with --proba: exact probabilities" if exact_proba else "",
+                                  "--bits" if setting.mode == "scores" else "--bits or -k"))
             if proba and chosen_alone and not quiet and setting is not None:
                 # probabilities are calibrated on the voting path: say where that differs from the chosen setting
                 if setting.mode == "scores" and predictor.filter is None:

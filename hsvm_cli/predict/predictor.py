@@ -139,8 +139,9 @@ class Predictor:
     bits), keeps ``filter_k`` classes (default :func:`default_filter_k`;
     1 is the pure hash classifier, K is exact prediction) and, unless
     ``refine`` is False, the exact classifiers among them decide.
-    ``epsilon``: keep, per sample, the classes whose calibrated first-stage
-    probability exceeds it (at least one, at most ``filter_k``, default all).
+    ``epsilon``: keep, per sample, among the ``filter_k`` classes with the
+    most hash votes (default all), those whose calibrated first-stage
+    probability exceeds it, and the vote winner always.
     ``calibration`` (from :func:`hsvm_cli.calibrate`) enables ``epsilon``
     and probabilities; :meth:`from_calibration` also takes its chosen setting.
     ``rule``: how the exact classifiers decide, among all classes or the kept

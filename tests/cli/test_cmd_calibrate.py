@@ -385,3 +385,25 @@ def test_calibrating_on_the_training_file_is_warned_of(tmp_path):
     r = run(["calibrate", "-q", "-m", model, DIGITS_TEST, "-o", tmp_path / "d.cal", "--repeat", "1",
              "--timing-budget", "0"])
     assert "trained on" not in r.stderr
+
+
+def test_a_class_score_setting_names_the_unused_hash_model_with_its_own_k_too(digits_files, tmp_path):
+    # -k with a class-score calibration keeps the class scores (its k changed): -H stayed unused
+    # without a word, and the note's advice "--bits or -k" would not have switched to the hash filter
+    from hsvm_cli.models.calibration import Setting, load_calibration, save_calibration
+
+    from conftest import run
+    model, hbm, _ = digits_files
+    cal = tmp_path / "c.cal"
+    run(["calibrate", "-m", model, DIGITS_TEST, "--first-stages", "", "--rules", "vote", "--repeat", "1", "-q",
+         "-o", cal])
+    c = load_calibration(cal)
+    c.setting = Setting("scores", k=3, rule="vote")
+    save_calibration(c, cal)
+    note = "the calibration chose the class-score first stage, which does not use -H %s (give --bits for the " \
+           "hash filter)" % hbm
+    for k in ([], ["-k", "5"]):
+        r = run(["predict", "-m", model, "-H", hbm, "-C", cal, *k, DIGITS_TEST, "-o", tmp_path / "p"])
+        assert note in r.stderr, r.stderr
+    r = run(["predict", "-m", model, "-H", hbm, "-C", cal, "--bits", "64", DIGITS_TEST, "-o", tmp_path / "p"])
+    assert "does not use -H" not in r.stderr
