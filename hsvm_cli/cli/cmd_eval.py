@@ -16,7 +16,7 @@ def _parse_ks(ctx, param, value):
         if value.strip() and any(not v.strip() for v in items):
             # '1,,2': a list mistyped, not two values
             raise ValueError
-        ks = sorted({int(v) for v in items if v.strip()})
+        ks = sorted({options.decimal_int(v) for v in items if v.strip()})
     except ValueError:
         raise click.BadParameter("expected integers separated by commas, such as 1,5,24") from None
     if not ks:

@@ -241,7 +241,7 @@ def parse_local(address):
     """N of ``"local:N"``; :class:`~hsvm_cli.errors.OptionError` (a
     ValueError) unless N is a positive integer."""
     text = address[len("local:"):]
-    if not text.isdigit() or int(text) < 1:
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:       # isdigit alone takes other scripts' digits
         raise OptionError("--dask local:N needs a positive worker count, not %r" % address)
     return int(text)
 

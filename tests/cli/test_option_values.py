@@ -156,6 +156,8 @@ def test_a_bias_whose_square_overflows_and_a_per_class_past_int64_are_refused(to
     ("--threads", ["predict", "-m", "{model}", "--exact", "{train}", "-o", "{out}"]),
     ("--shard", ["predict", "-m", "{model}", "--exact", "{train}", "-o", "{out}"]),
     ("--k", ["calibrate", "-m", "{model}", "{train}", "-o", "{out}"]),
+    ("--recall-k", ["eval", "--truth", "{train}", "{train}", "-o", "{out}"]),
+    ("--dask", ["predict", "-m", "{model}", "--exact", "{train}", "-o", "{out}"]),
 ])
 def test_integers_are_ascii_decimal_digits_as_in_the_data_files(toy_model, tmp_path, option, command, value):
     # Python's int() had taken "1_000", Arabic-Indic and full-width digits
@@ -163,6 +165,8 @@ def test_integers_are_ascii_decimal_digits_as_in_the_data_files(toy_model, tmp_p
     args = [a.format(train=train, model=model, out=tmp_path / "out") for a in command]
     if option == "--shard":
         value = value + "/4"
+    elif option == "--dask":
+        value = "local:" + value
     r = run(args + [option, value], exit_code=2)
     assert r.stderr.count("\n") == 1 and ("'%s'" % option in r.stderr or option in r.stderr), r.stderr
     assert not (tmp_path / "out").exists()
