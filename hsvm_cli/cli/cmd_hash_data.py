@@ -36,6 +36,10 @@ def command(data, hbm_path, bits, fmt, output, zero_based, extra_features, chunk
     kernel subspace coordinates, projected and signed; with a learned
     circulant hash, normalise them as it records and take its bits."""
     loaders = {KHM_KIND: load_kernel_hash, CHASH_KIND: load_circulant_hash}
+    if hbm_path == "-":
+        # -H takes three kinds: the hash model loader's refusal named only its own
+        raise OptionError("-H files (hash models, kernel hashes, learned circulant hashes) cannot be read from stdin "
+                          "('-'): give the file's name")
     kind = container_kind(hbm_path)
     if kind is not None and kind not in loaders and kind != HBM_KIND:
         hint = kind_hint(kind)

@@ -3,6 +3,7 @@ import time
 
 import click
 
+from ..errors import HsvmError, ModelMismatchError
 from ..io.files import output_is_terminal
 from ..models.imported import column_order, default_extra_features
 from ..models.loading import load_any_hash_model, load_any_model
@@ -136,7 +137,17 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
     if codes_path is not None and not getattr(model, "trained_on_codes", False) and \
             (exact or dag or (hbm_path is None and calib_path is None)):
         # a hash model's codes (a codes-trained model's --codes are its samples):
-        # named here, as the library's words ask for -H, which may have come with --exact
+        # named here, as the library's words ask for -H, which may have come with --exact;
+        # a kernel hash's codes are no hash filter's: the advice to give -H would lead to a refusal
+        from ..models.codes import read_codes
+        try:
+            kernel_codes = read_codes(codes_path).kernel_hash_sha256 is not None
+        except (HsvmError, OSError):
+            kernel_codes = False        # the usage error first; the file's own is said once that is mended
+        if kernel_codes:
+            raise ModelMismatchError("%s: codes of a kernel hash, which only a model trained on them (train-ovo "
+                                     "--codes) takes; %s was trained on svmlight features"
+                                     % (click.format_filename(codes_path), click.format_filename(model_path)))
         raise click.UsageError("--codes (a hash model's codes) are for the hash filter: %s" % (
             "--exact and --dag are exact prediction" if exact or dag else "give its hash model with -H"))
     if extra_features is None:

@@ -163,8 +163,9 @@ class NegativeFeatureError(ValueError):
     maps it to FILE:LINE), ``feature`` the 1-based feature index."""
 
     def __init__(self, kernel, row, feature, value):
-        super().__init__("the %s kernel needs non-negative features: row %d, feature %d is %s"
-                         % (kernel, row, feature, _shown_value(value)))
+        # X's own (0-based) indices to a Python caller; the CLI names FILE:LINE and the file's feature
+        super().__init__("the %s kernel needs non-negative features: X[%d, %d] is %s"
+                         % (kernel, row, feature - 1, _shown_value(value)))
         self.kernel, self.row, self.feature, self.value = kernel, row, feature, value
 
 

@@ -778,8 +778,9 @@ def read_container(path, *, kind, versions, lazy=()):
             raise ModelFormatError(name, "%s (too short)" % what)
         (hlen,) = struct.unpack("<Q", head)
         if head.startswith((b"svm_type", b"solver_t")):
-            raise ModelFormatError(name, "a LIBSVM or LIBLINEAR model, not an hsvm one: convert it with "
-                                   "`hsvm import-model %s -o MODEL.hsvm`" % name)
+            from .tool_models import foreign_model_said
+            fh.seek(0)
+            raise ModelFormatError(name, foreign_model_said(name, read_raw(fh, 4096, name)))
         if hlen < 2 or hlen > _MAX_HEADER:
             raise ModelFormatError(name, _foreign_said(name, head, what, "bad header length"))
         raw = read_raw(fh, hlen, name)

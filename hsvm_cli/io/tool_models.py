@@ -65,6 +65,26 @@ LIBLINEAR_SOLVERS = {
 _SV_BATCH = 2048
 
 
+#: What a user of a kernel LIBSVM model can do instead of importing it.
+HASH_SVM_HINT = ("for a kernel SVM hsvm trains Hash-SVM: kernel-hash, then train-ovo --codes, as the README's "
+                 "\"Kernel SVMs: Hash-SVM\" shows")
+
+
+def foreign_model_said(name, head):
+    """What a LIBSVM or LIBLINEAR model file, given where an hsvm file goes,
+    is to be told, from its first bytes ``head``; None for another file."""
+    if not head.startswith((b"svm_type", b"solver_type")):
+        return None
+    for line in head.split(b"\n")[:8]:
+        words = line.split()
+        if len(words) == 2 and words[0] == b"kernel_type" and words[1] != b"linear":
+            kernel = words[1].decode("ascii", "replace")
+            return ("a LIBSVM model with the %s kernel, not an hsvm file: hsvm imports linear-kernel models only "
+                    "(%s)" % (kernel, HASH_SVM_HINT))
+    return ("a LIBSVM or LIBLINEAR model, not an hsvm file: convert it with `hsvm import-model %s -o MODEL.hsvm`"
+            % name)
+
+
 @dataclass(eq=False)     # arrays inside: compared by identity, not element-wise truth
 class LibsvmModel:
     """A parsed LIBSVM linear-kernel classification model, in LIBSVM's own
@@ -297,7 +317,7 @@ def _parse_libsvm(lines, zero_based):
                 lines.error("unknown kernel_type %s" % " ".join(args))
             if args[0] != "linear":
                 lines.error("kernel_type %s: only linear-kernel LIBSVM models can be imported "
-                            "(a %s kernel has no weight vector w)" % (args[0], args[0]))
+                            "(a %s kernel has no weight vector w; %s)" % (args[0], args[0], HASH_SVM_HINT))
             head[key] = args[0]
         elif key in ("degree", "gamma", "coef0"):
             # Written only for kernels that use them; harmless for a linear one.

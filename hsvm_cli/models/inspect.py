@@ -125,10 +125,12 @@ def _shown(value):
 
 def _not_a_container(name):
     with open_raw(name) as fh:
-        head = read_raw(fh, 16, name)
-    if head.startswith((b"svm_type", b"solver_type")):
-        return "a LIBSVM or LIBLINEAR model, not an hsvm file: convert it with `hsvm import-model %s -o " \
-               "MODEL.hsvm`" % name
+        head = read_raw(fh, 4096, name)
+    from ..io.tool_models import foreign_model_said
+    foreign = foreign_model_said(name, head)
+    if foreign is not None:
+        return foreign
+    head = head[:16]
     if head[8:9] == b"{":
         return _damaged_header(name, int.from_bytes(head[:8], "little"))
     data = svmlight_said(name, head, "not an hsvm file")

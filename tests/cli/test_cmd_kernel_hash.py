@@ -386,3 +386,19 @@ def test_a_sample_whose_subspace_coordinates_leave_float32_is_named_by_file_and_
         assert r.stderr == ("hsvm: %s: sample 3: kernel subspace coordinates beyond float32: the poly kernel "
                             "overflows on it (lower --gamma, --coef0 or --degree)\n" % data)
         assert not (tmp_path / "h.out").exists()
+
+
+def test_kernel_codes_given_to_a_model_of_svmlight_features_say_so_at_once(pipeline, digits_model_file, tmp_path):
+    # the advice had been to give a hash model with -H, which then refused them
+    run(["predict", "-m", digits_model_file, "--codes", pipeline["test.codes"], DIGITS_TEST, "-o", tmp_path / "p"],
+        exit_code=65, stdout="",
+        stderr="hsvm: %s: codes of a kernel hash, which only a model trained on them (train-ovo --codes) takes; %s "
+               "was trained on svmlight features\n" % (pipeline["test.codes"], digits_model_file))
+    assert not (tmp_path / "p").exists()
+
+
+def test_a_kernel_hash_from_stdin_is_refused_naming_every_kind_h_takes(pipeline, tmp_path):
+    with open(pipeline["k.khm"], "rb") as f:
+        r = run(["hash-data", "-H", "-", DIGITS_TEST, "-o", tmp_path / "c"], exit_code=2, input=f.read())
+    assert "-H files (hash models, kernel hashes, learned circulant hashes) cannot be read from stdin" in r.stderr
+    assert r.stderr.count("\n") == 1 and not (tmp_path / "c").exists()

@@ -353,7 +353,7 @@ def test_a_mapped_file_from_stdin_is_a_usage_error_naming_its_kind(setup, option
 def test_a_libsvm_or_liblinear_model_given_as_model_points_to_import_model(setup, tmp_path, head):
     foreign = write_text(tmp_path / "tool.model", head + "nr_class 2\n")
     run(["predict", setup["train"], "-m", foreign], exit_code=65, stdout="",
-        stderr="hsvm: %s: a LIBSVM or LIBLINEAR model, not an hsvm one: convert it with `hsvm import-model %s -o "
+        stderr="hsvm: %s: a LIBSVM or LIBLINEAR model, not an hsvm file: convert it with `hsvm import-model %s -o "
                "MODEL.hsvm`\n" % (foreign, foreign))
 
 
@@ -459,3 +459,13 @@ def test_an_hsvm_file_given_to_import_model_is_named_by_its_kind(setup, tmp_path
     run(["import-model", setup[which], "-o", tmp_path / "x.hsvm"], exit_code=65, stdout="",
         stderr="hsvm: %s: an hsvm %s file, not a LIBSVM or LIBLINEAR model%s\n" % (setup[which], kind, said))
     assert not (tmp_path / "x.hsvm").exists()
+
+
+def test_a_kernel_libsvm_model_given_as_model_points_to_hash_svm_not_import_model(setup, tmp_path):
+    # the advice to import it led to import-model's refusal of every non-linear kernel
+    foreign = write_text(tmp_path / "rbf.model", "svm_type c_svc\nkernel_type rbf\ngamma 0.5\nnr_class 2\n")
+    said = ("a LIBSVM model with the rbf kernel, not an hsvm file: hsvm imports linear-kernel models only (for a "
+            "kernel SVM hsvm trains Hash-SVM: kernel-hash, then train-ovo --codes, as the README's \"Kernel SVMs: "
+            "Hash-SVM\" shows)")
+    run(["predict", setup["train"], "-m", foreign], exit_code=65, stdout="", stderr="hsvm: %s: %s\n" % (foreign, said))
+    run(["info", foreign], exit_code=65, stdout="", stderr="hsvm: %s: %s\n" % (foreign, said))

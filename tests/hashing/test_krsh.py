@@ -297,15 +297,15 @@ def test_bad_arguments_are_refused(digits32):
     neg = X[:30].copy()
     neg[17, 4] = -0.5
     for kernel in ("chi2", "intersection"):
-        with pytest.raises(ValueError, match="row 17, feature 5"):
+        with pytest.raises(ValueError, match=r"X\[17, 4\] is -0.5"):
             fit_kernel_hash(neg, kernel=kernel, landmarks=30, bits=64)
     h = fit_kernel_hash(X, kernel="chi2", landmarks=10, bits=64)
-    with pytest.raises(krsh.NegativeFeatureError, match="row 17, feature 5") as err:
+    with pytest.raises(krsh.NegativeFeatureError, match=r"X\[17, 4\] is -0.5") as err:
         h.codes(sp.csr_matrix(neg))
     assert (err.value.row, err.value.feature, err.value.value) == (17, 5, -0.5)
-    with pytest.raises(krsh.NegativeFeatureError, match="row 17, feature 5"):
+    with pytest.raises(krsh.NegativeFeatureError, match=r"X\[17, 4\] is -0.5"):
         h.codes(neg, chunk_rows=4)                 # rows counted across chunks
-    with pytest.raises(krsh.NegativeFeatureError, match="row 17, feature 5"):
+    with pytest.raises(krsh.NegativeFeatureError, match=r"X\[17, 4\] is -0.5"):
         h.transform(neg, chunk_rows=5)
     assert krsh.first_negative(sp.csr_matrix(neg)) == (17, 4)
     with pytest.raises(ValueError, match="features"):
