@@ -436,6 +436,10 @@ def test_a_grid_given_as_a_generator_is_searched_whole(digits):
     listed = H.train_ovo(X, y, c_grid=[0.25, 4.0], cv_folds=3, seed=1)
     assert once.params["cross_validation"] == listed.params["cross_validation"]
     assert [row["C"] for row in listed.params["cross_validation"]["table"]] == [0.25, 4.0]
+    # both normalisations of "auto" search the whole grid
+    auto = H.cross_validate_ovo(X, y, c_grid=(c for c in (0.25, 4.0)), folds=3, normalize="auto", seed=1)
+    assert sorted(auto.compared) == ["l2", "none"]
+    assert all(len(s.steps) == 2 for s in auto.compared.values()), auto.compared
 
 
 def test_class_weights_take_whole_number_float_labels_as_y_does(digits):

@@ -232,7 +232,8 @@ def command(test, model_path, hbm_path, exact, dag, first_stage, refine_rule, bi
                 and not exact and not dag
             # the calibration's setting, or its class scores with another -k, does not hash
             # (class scores take a hash model's summaries when it has them): say so rather than ignore -H
-            setting_kept = chosen_alone or (k_given and setting is not None and setting.mode == "scores"
+            setting_kept = chosen_alone or (k_given and first_stage is None and not exact and not dag
+                                            and setting is not None and setting.mode == "scores"
                                             and predictor.first_stage == "scores")
             if h is not None and not quiet and setting_kept and setting is not None \
                     and predictor.first_stage not in ("votes", "hashed-scores") \

@@ -220,8 +220,12 @@ def _check_kernel_range(X, kernel, gamma, degree, coef0):
 
 
 def _row_squares(X):
-    return np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X) else \
-        np.einsum("ij,ij->i", np.asarray(X, np.float64), np.asarray(X, np.float64))
+    # in float64: float32 data of 3e38 squares to inf in its own type
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, dtype=np.float64)
+        return np.asarray(X.multiply(X).sum(axis=1)).ravel()
+    X = np.asarray(X, np.float64)
+    return np.einsum("ij,ij->i", X, X)
 
 
 def _check_poly_range(X, gamma, degree, coef0):
@@ -599,7 +603,11 @@ class KernelHash:
                 K = self.kernel_values(X[s:s + chunk_rows])
             except NegativeFeatureError as e:
                 raise NegativeFeatureError(e.kernel, e.row + s, e.feature, e.value) from None
-            yield s, self.codes_from_y(self._solve(K), bits)
+            try:
+                codes = self.codes_from_y(self._solve(K), bits)
+            except SubspaceOverflowError as e:
+                raise SubspaceOverflowError(e.kernel, e.row + s) from None      # rows of X, not of the chunk
+            yield s, codes
 
     def codes(self, X, bits=None, *, chunk_rows=1024):
         """Kernel hash codes uint64 [n, bits/64] of the rows of X (dense or

@@ -780,7 +780,10 @@ def read_container(path, *, kind, versions, lazy=()):
         if head.startswith((b"svm_type", b"solver_t")):
             from .tool_models import foreign_model_said
             fh.seek(0)
-            raise ModelFormatError(name, foreign_model_said(name, read_raw(fh, 4096, name)))
+            foreign = foreign_model_said(name, read_raw(fh, 4096, name))
+            if foreign is not None:
+                raise ModelFormatError(name, foreign)
+            fh.seek(8)          # "solver_t" and then not "ype": judged as any other file
         if hlen < 2 or hlen > _MAX_HEADER:
             raise ModelFormatError(name, _foreign_said(name, head, what, "bad header length"))
         raw = read_raw(fh, hlen, name)

@@ -394,11 +394,10 @@ class _ReadGuard(io.RawIOBase):
             super().close()
 
 
-def from_open_input(fh):
-    """Whether ``fh`` is what :func:`open_input` returned, whose data was
-    decompressed by its magic when it was compressed (a caller's file object
-    handed to a reader is read as given)."""
-    return isinstance(fh, _Decompressed) or (isinstance(fh, io.BufferedReader) and isinstance(fh.raw, _ReadGuard))
+def decompressed_input(fh):
+    """Whether ``fh`` is what :func:`open_input` returned for compressed
+    input: the data it gives was decompressed by its magic."""
+    return isinstance(fh, _Decompressed)
 
 
 def plain_input_file(fh):

@@ -46,8 +46,8 @@ from ..support.native import ffi, lib
 from .files import (
     atomic_output,
     compression_of,
+    decompressed_input,
     display_name,
-    from_open_input,
     open_input,
     plain_input_file,
     scan_compressed,
@@ -263,7 +263,8 @@ def _generate(source, opts, name, lines_before=None, rescan=None):
         if name is None:
             name = display_name(source)
         fh = open_input(source, name=name)
-        owned = here.opened = True
+        owned = True
+        here.decompressed = decompressed_input(fh)
         if source is not None and source != "-" and lines_before is None:
             # a file can be read again: on a decompression failure, or a parse
             # error in what a corrupt stream decompressed to, a second pass
@@ -273,7 +274,7 @@ def _generate(source, opts, name, lines_before=None, rescan=None):
     else:
         fh = source
         owned = False
-        here.opened = from_open_input(fh)       # train-ovo's reader: decompressed as a path is
+        here.decompressed = decompressed_input(fh)     # train-ovo's reader: decompressed as a path is
         if name is None:
             given = getattr(fh, "name", None)
             name = given if isinstance(given, str) else "<input>"
@@ -434,7 +435,7 @@ class _LineBase:
     def __init__(self, lines_before, rescan=None):
         self.lines_before = lines_before
         self.rescan = rescan    # the path to decompress again on an error, when it can be
-        self.opened = False     # the reader opened a path or stdin, and decompressed it by its magic
+        self.decompressed = False   # the input was decompressed by its magic (open_input)
 
     def decompression_failure(self):
         """(complete lines before it, the CorruptInputError) of the file's
@@ -784,7 +785,8 @@ class _ChunkBuilder:
             kind = declared_format(memoryview(data)[off:]) if lineno == 1 else None
             # an hsvm file or compressed data: bytes, whose CRs say nothing of line ends
             binary = kind is not None or (lineno == 1 and compression_of(raw) is not None)
-            reason = _label_reason(raw, data[off:off + 4096] if lineno == 1 else b"", self.here.opened) \
+            first = lineno == 1
+            reason = _label_reason(raw, first, self.here.decompressed, data[off:off + 4096] if first else b"") \
                 if kind is None else "an hsvm %s file, not svmlight text%s" % (
                 kind_name(kind), " (codes are given to predict --codes, train-ovo --codes or fit-circulant --targets)"
                 if kind_name(kind) == "codes" else "")
@@ -838,10 +840,10 @@ _BOM = b"\xef\xbb\xbf"
 _DECOMPRESSOR = {"gzip": "gunzip", "bz2": "bunzip2", "xz": "unxz", "zstd": "unzstd"}
 
 
-def _label_reason(raw, head, opened):
-    """Why ``raw``, the first token of a line, is not a label; ``head``: the
-    start of the file when this is its first line, else b""; ``opened``: the
-    reader decompressed its input by its magic (a path, stdin)."""
+def _label_reason(raw, first, decompressed, head):
+    """Why ``raw``, the first token of a line, is not a label: ``first``, the
+    input's first line; ``decompressed``, input decompressed by its magic;
+    ``head``, the start of the input when ``first``, else b""."""
     shown = _show(raw)
     if _MULTI_LABEL.fullmatch(raw):
         return "bad label '%s': multi-label lines are not supported" % shown
@@ -857,7 +859,10 @@ def _label_reason(raw, head, opened):
         return "bad label '%s': the line starts with a byte-order mark" % shown
     kind = compression_of(raw)
     if kind is not None:
-        if opened:
+        if not first:
+            # (a compressed file joined to a plain one with cat, say)
+            return "bad label '%s': %s-compressed data inside the text" % (shown, kind)
+        if decompressed:
             # decompressed once by its magic: what came out is compressed again
             return ("bad label '%s': %s-compressed data inside the decompressed input: it was compressed twice "
                     "(decompress it once, e.g. with %s, and give that)" % (shown, kind, _DECOMPRESSOR[kind]))
@@ -867,6 +872,10 @@ def _label_reason(raw, head, opened):
     if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
         return ("bad label '%s': the file looks like UTF-16 text, and svmlight is ASCII (convert it, e.g. iconv -f "
                 "UTF-16 -t UTF-8)" % shown)
+    utf16 = _utf16_without_bom(head)
+    if utf16:
+        return ("bad label '%s': the file looks like %s text (without a byte-order mark), and svmlight is ASCII "
+                "(convert it, e.g. iconv -f %s -t UTF-8)" % (shown, utf16, utf16))
     if b"\0" in head:
         # no text starts with a NUL: an executable, an image, compression hsvm does not read (lz4, lzma-alone, zip)
         return ("bad label '%s': binary data, not svmlight text (hsvm reads plain text, and text compressed with "
@@ -876,6 +885,18 @@ def _label_reason(raw, head, opened):
         return ("no label: the line starts with a feature ('%s'); every line starts with its label (for unlabelled "
                 "samples any integer, e.g. 0: sed 's/^/0 /')" % shown)
     return "bad label '%s': labels must be integers" % shown
+
+
+def _utf16_without_bom(head):
+    """"UTF-16LE" or "UTF-16BE" when ``head`` reads as ASCII text in it (every
+    other byte NUL, the others printable or line ends), else None."""
+    h = head[:min(256, len(head) - len(head) % 2)]
+    if len(h) < 4:
+        return None
+    for zeros, chars, name in ((h[1::2], h[0::2], "UTF-16LE"), (h[0::2], h[1::2], "UTF-16BE")):
+        if not zeros.strip(b"\0") and all(32 <= c < 127 or c in (9, 10, 13) for c in chars):
+            return name
+    return None
 
 
 _FEATURE_FIRST = re.compile(rb"[0-9]+:[-+.0-9eE]+")

@@ -171,15 +171,19 @@ class _Lines:
             try:
                 text = raw.decode("ascii")
             except UnicodeDecodeError:
-                kind = self._hsvm_kind() if self.lineno == 1 else None
-                if kind is not None:
-                    # an hsvm model given back to import-model: say what it is
-                    from .container import kind_name
-                    raise ModelFormatError(self.name, "an hsvm %s file, not a LIBSVM or LIBLINEAR model%s"
-                                           % (kind_name(kind), ": predict and hash-model take it as it is"
-                                              if kind_name(kind) in ("model", "ovr-model") else ""))
+                self.refuse_hsvm_file()
                 self.error("not a text line (non-ASCII bytes)")
             yield self.lineno, text
+
+    def refuse_hsvm_file(self):
+        """An hsvm file given to import-model is named by its kind (its first
+        line, whatever its bytes, says nothing a user would recognise)."""
+        kind = self._hsvm_kind() if self.lineno == 1 else None
+        if kind is not None:
+            from .container import kind_name
+            raise ModelFormatError(self.name, "an hsvm %s file, not a LIBSVM or LIBLINEAR model%s"
+                                   % (kind_name(kind), ": predict and hash-model take it as it is"
+                                      if kind_name(kind) in ("model", "ovr-model") else ""))
 
     def _hsvm_kind(self):
         # the file's header read again from its path (its first line may end inside the header)
@@ -664,6 +668,7 @@ def sniff_model_kind(source, name=None):
                 return "libsvm"
             if tokens[0] == "solver_type":
                 return "liblinear"
+            lines.refuse_hsvm_file()
             lines.error("not a LIBSVM or LIBLINEAR model file (it starts with %r)" % tokens[0][:40])
         lines.empty("LIBSVM or LIBLINEAR")
     finally:

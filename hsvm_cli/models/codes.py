@@ -17,7 +17,7 @@ import numpy as np
 from ..errors import DataError, ModelFormatError, ModelMismatchError, OptionError, OutputError
 from ..hashing.projection import GAUSSIAN_LAYOUT
 from ..io.container import read_container, write_container
-from ..io.files import atomic_output, display_name, refuse_overwriting_input
+from ..io.files import atomic_output, refuse_overwriting_input
 from ..io.svmlight import MAX_FEATURES, iter_svmlight
 from ..preprocess import prepare
 from ..support.native import lib, ptr
@@ -342,7 +342,7 @@ def _checked_bits(h, bits):
 
 def _kernel_encoder(h, bits, source, zero_based):
     from ..hashing.krsh import NegativeFeatureError, SubspaceOverflowError
-    from ..train.kernel_hash import negative_feature_error
+    from ..train.kernel_hash import negative_feature_error, overflow_error
 
     def encode(chunk, start):
         try:
@@ -350,5 +350,5 @@ def _kernel_encoder(h, bits, source, zero_based):
         except NegativeFeatureError as exc:
             raise negative_feature_error(exc, source, zero_based=zero_based, start_line=chunk.first_line) from None
         except SubspaceOverflowError as exc:
-            raise DataError("%s: sample %d: %s" % (display_name(source), start + exc.row + 1, exc.reason)) from None
+            raise overflow_error(exc, source, start_line=chunk.first_line) from None
     return encode

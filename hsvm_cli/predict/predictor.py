@@ -909,13 +909,15 @@ class _Located:
             yield chunk
 
     def __call__(self, X):
-        from ..hashing.krsh import NegativeFeatureError
-        from ..train.kernel_hash import negative_feature_error
+        from ..hashing.krsh import NegativeFeatureError, SubspaceOverflowError
+        from ..train.kernel_hash import negative_feature_error, overflow_error
         try:
             return self.features(X)
         except NegativeFeatureError as exc:
             raise negative_feature_error(exc, self.source, row_offset=self.row, zero_based=self.zero_based,
                                          start_line=self.first_line or 1) from None
+        except SubspaceOverflowError as exc:
+            raise overflow_error(exc, self.source, row_offset=self.row, start_line=self.first_line or 1) from None
         finally:
             self.row += X.shape[0]
 

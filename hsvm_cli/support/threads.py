@@ -2,6 +2,7 @@
 running independent pieces of work on them."""
 import operator
 import os
+import re
 
 # Checked in this order; the first set to a positive integer wins.  OMP_NUM_THREADS
 # may list one count per nesting level ("4,2"): the outer level is ours.
@@ -58,7 +59,7 @@ def resolve_threads(threads=None):
         text = threads.strip().lower()
         if text == "auto":
             return default_threads()
-        if not text.isascii() or not text.lstrip("+-").isdigit():
+        if not re.fullmatch(r"[+-]?[0-9]+", text):
             raise ValueError(bad)       # int() also takes "1_0" and other scripts' digits
         threads = int(text)
     elif isinstance(threads, bool):

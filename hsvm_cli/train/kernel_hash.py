@@ -14,12 +14,24 @@ def negative_feature_error(exc, source, *, row_offset=0, zero_based=False, start
     """The FILE:LINE error for a :class:`NegativeFeatureError` raised on rows
     read from ``source``: ``exc.row + row_offset`` data rows after the data
     line at or after ``start_line`` (a chunk's first line, say)."""
-    name = display_name(source)
-    row = exc.row + row_offset
-    line = line_of_row(source, row, start_line=start_line)
     feature = exc.feature - 1 if zero_based else exc.feature
     reason = "the %s kernel needs non-negative features: feature %d is %s" % (exc.kernel, feature,
                                                                             _shown_value(exc.value))
+    return row_error(source, exc.row + row_offset, reason, start_line=start_line)
+
+
+def overflow_error(exc, source, *, row_offset=0, start_line=1):
+    """The FILE:LINE error for a :class:`~hsvm_cli.hashing.krsh.SubspaceOverflowError`
+    raised on rows read from ``source``, as :func:`negative_feature_error`."""
+    return row_error(source, exc.row + row_offset, exc.reason, start_line=start_line)
+
+
+def row_error(source, row, reason, *, start_line=1):
+    """FILE:LINE: ``reason`` for data row ``row`` (0-based) counted from the
+    data line at or after ``start_line``; FILE: sample N when the line cannot
+    be found again (stdin)."""
+    name = display_name(source)
+    line = line_of_row(source, row, start_line=start_line)
     if line is None:
         if row == 0 and start_line > 1:
             line = start_line

@@ -78,6 +78,8 @@ def cross_validate_ovo(X, y, *, C=1.0, c_grid=None, folds=5, normalize="l2", sol
     own, when equal); its ``.normalize`` names it and ``.compared`` holds
     both (:func:`~hsvm_cli.train.c_search.choose_normalization`)."""
     _refuse_c_beside_grid(C, c_grid)
+    if c_grid is not None:
+        c_grid = check_c_grid(c_grid)       # a generator once, for both normalisations of "auto"
     X = finite_samples(X)       # nested lists too, as train_ovo takes them
     if normalize == "auto":
         return choose_normalization({
@@ -85,7 +87,7 @@ def cross_validate_ovo(X, y, *, C=1.0, c_grid=None, folds=5, normalize="l2", sol
                                      seed=seed, jobs=jobs, progress=progress, bias=bias, class_weight=class_weight)
             for name in AUTO_NORMALIZATIONS})
     if c_grid is not None:
-        grid = check_c_grid(c_grid)
+        grid = c_grid
     elif isinstance(C, str):
         if C != "auto":
             raise OptionError("C must be a positive number or 'auto', not %r" % C)

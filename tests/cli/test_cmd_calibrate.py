@@ -407,3 +407,7 @@ def test_a_class_score_setting_names_the_unused_hash_model_with_its_own_k_too(di
         assert note in r.stderr, r.stderr
     r = run(["predict", "-m", model, "-H", hbm, "-C", cal, "--bits", "64", DIGITS_TEST, "-o", tmp_path / "p"])
     assert "does not use -H" not in r.stderr
+    # --first-stage scores given: its own note only (the calibration's advice of --bits would be refused)
+    r = run(["predict", "-m", model, "-H", hbm, "-C", cal, "-k", "5", "--first-stage", "scores", DIGITS_TEST, "-o",
+             tmp_path / "p"])
+    assert "the calibration chose" not in r.stderr and "--first-stage scores does not use -H" in r.stderr

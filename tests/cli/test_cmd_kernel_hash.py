@@ -379,13 +379,22 @@ def test_a_sample_whose_subspace_coordinates_leave_float32_is_named_by_file_and_
     khm = str(tmp_path / "p3.khm")
     run(["kernel-hash", "-q", DIGITS_TRAIN, "--kernel", "poly", "--degree", "3", "--landmarks", "16", "--bits", "64",
          "-o", khm])
+    # past the kernel hash's own 1024-row chunks, and a comment line between: the file's line
     data = tmp_path / "huge.svm"
-    data.write_text("1 1:1 2:1\n2 1:0.5\n1 1:1e30 2:1e30\n")
+    data.write_text("1 1:1 2:1\n# a comment\n" + "2 1:0.5\n" * 1100 + "1 1:1e30 2:1e30\n")
+    said = ("%s:1103: kernel subspace coordinates beyond float32: the poly kernel overflows on it (lower --gamma, "
+            "--coef0 or --degree)\n" % data)
     for fmt in ("codes", "svm"):
         r = run(["hash-data", "-H", khm, data, "--format", fmt, "-o", tmp_path / "h.out"], exit_code=65)
-        assert r.stderr == ("hsvm: %s: sample 3: kernel subspace coordinates beyond float32: the poly kernel "
-                            "overflows on it (lower --gamma, --coef0 or --degree)\n" % data)
+        assert r.stderr == "hsvm: " + said
         assert not (tmp_path / "h.out").exists()
+    model = tmp_path / "m.hsvm"
+    codes = tmp_path / "train.codes"
+    run(["hash-data", "-q", "-H", khm, DIGITS_TRAIN, "-o", codes])
+    run(["train-ovo", "-q", "--codes", codes, "-o", model])
+    r = run(["predict", "-m", model, "--kernel-hash", khm, data, "-o", tmp_path / "p"], exit_code=65)
+    assert r.stderr == "hsvm: " + said
+    assert not (tmp_path / "p").exists()
 
 
 def test_kernel_codes_given_to_a_model_of_svmlight_features_say_so_at_once(pipeline, digits_model_file, tmp_path):

@@ -469,3 +469,52 @@ def test_a_kernel_libsvm_model_given_as_model_points_to_hash_svm_not_import_mode
             "Hash-SVM\" shows)")
     run(["predict", setup["train"], "-m", foreign], exit_code=65, stdout="", stderr="hsvm: %s: %s\n" % (foreign, said))
     run(["info", foreign], exit_code=65, stdout="", stderr="hsvm: %s: %s\n" % (foreign, said))
+
+
+def test_hsvm_files_are_named_by_kind_whether_their_first_line_reads_as_text_or_not(digits_files, tmp_path):
+    # import-model had named the kind only when the header's first "line" held non-ASCII bytes
+    model, _, _ = digits_files
+    files = [model]
+    for bits in (64, 128, 256, 512, 1024):
+        hbm = tmp_path / ("h%d.hbm" % bits)
+        run(["hash-model", "-q", "-m", model, "--bits", str(bits), "-o", hbm])
+        files.append(str(hbm))
+    text_first = []
+    for f in files:
+        text_first.append(all(c < 128 for c in open(f, "rb").read().split(b"\n")[0]))
+        kind = "model" if f == model else "hash-model"
+        r = run(["import-model", f, "-o", tmp_path / "x.hsvm"], exit_code=65, stdout="")
+        assert r.stderr.startswith("hsvm: %s: an hsvm %s file, not a LIBSVM or LIBLINEAR model" % (f, kind)), r.stderr
+    assert any(text_first), text_first      # the text path was taken (the other: test_an_hsvm_file_given_...)
+
+
+def test_compressed_data_after_plain_lines_is_not_said_to_be_compressed_twice(setup, tmp_path):
+    # nothing was decompressed: a compressed file joined to a plain one
+    path = tmp_path / "joined.svm"
+    path.write_bytes(TEXT + gzip.compress(TEXT, mtime=0))
+    r = run(command("predict", str(path), setup, str(tmp_path / "out")), exit_code=65)
+    assert ": gzip-compressed data inside the text\n" in r.stderr and "twice" not in r.stderr, r.stderr
+    assert r.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("encoding", ["UTF-16LE", "UTF-16BE"])
+def test_utf16_text_without_a_byte_order_mark_is_named_not_called_binary(setup, tmp_path, encoding):
+    path = tmp_path / "u.svm"
+    path.write_bytes(TEXT.decode().encode(encoding.lower().replace("utf-16", "utf-16-")))
+    r = run(command("predict", str(path), setup, str(tmp_path / "out")), exit_code=65)
+    assert r.stderr.endswith(": the file looks like %s text (without a byte-order mark), and svmlight is ASCII "
+                             "(convert it, e.g. iconv -f %s -t UTF-8)\n" % (encoding, encoding)), r.stderr
+
+
+def test_a_file_starting_like_a_liblinear_model_but_not_one_is_judged_as_any_file(setup, tmp_path):
+    # "solver_t" passed the first check and the message was "None"
+    odd = write_text(tmp_path / "st.model", "solver_tX 1\n")
+    r = run(["predict", setup["train"], "-m", odd], exit_code=65, stdout="")
+    assert r.stderr == "hsvm: %s: not an hsvm model file (bad header length)\n" % odd
+
+
+@pytest.mark.parametrize("value", ["+-2", "--2", "1_0", "\u0663"])
+def test_threads_that_are_not_decimal_integers_get_the_options_own_words(setup, tmp_path, value):
+    r = run(command("predict", setup["train"], setup, str(tmp_path / "out")) + ["--threads", value], exit_code=2)
+    assert "threads must be a positive integer, or 0 or 'auto' for the default" in r.stderr, r.stderr
+    assert r.stderr.count("\n") == 1

@@ -345,3 +345,22 @@ def test_library_refusals_are_hsvm_errors_and_still_value_errors(digits32):
         h.codes(np.zeros((2, 70), np.float32))
     with pytest.raises(DataError, match="needs at least two training rows"):
         auto_gamma(X[:1], "rbf")
+
+
+def test_a_row_whose_subspace_coordinates_overflow_is_named_by_its_index_in_x():
+    # the row had been counted from the start of codes()' internal chunk of 1024
+    rng = np.random.default_rng(3)
+    X = rng.random((200, 6)).astype(np.float32)
+    h = fit_kernel_hash(X, kernel="poly", degree=3, gamma=1.0, landmarks=20, bits=64)
+    Y = np.tile(X, (8, 1))[:1600]
+    Y[1500] = 1e30
+    with pytest.raises(krsh.SubspaceOverflowError, match=r"^row 1500: kernel subspace coordinates beyond float32") \
+            as err:
+        h.codes(Y)
+    assert err.value.row == 1500
+
+
+def test_the_linear_kernels_range_check_squares_float32_sparse_rows_in_float64():
+    X = sp.csr_matrix(np.array([[3e38, 3e38], [1.0, 2.0], [2.0, 1.0]], dtype=np.float32))
+    with pytest.raises(ValueError, match=r"\|x\|\^2 = 1\.8e\+77"):
+        fit_kernel_hash(X, kernel="linear", landmarks=2, bits=64)
