@@ -457,3 +457,9 @@ def test_the_estimator_names_random_state_in_its_error():
     X, y = np.eye(4), np.array([0, 0, 1, 1])
     with pytest.raises(ValueError, match="random_state must be an integer"):
         H.HashedOvoSVC(random_state=-1).fit(X, y)
+
+
+def test_merge_models_refuses_one_path_where_a_list_of_parts_goes(tmp_path):
+    with pytest.raises(TypeError, match="part_paths must be a list of part files, not one path"):
+        H.merge_models(str(tmp_path / "part.0"), str(tmp_path / "m.hsvm"))
+    assert not (tmp_path / "m.hsvm").exists()

@@ -146,6 +146,13 @@ class connect:
             if self.cluster is not None:
                 self.cluster.close()
             raise DaskUnavailableError("cannot reach the Dask scheduler at %s: %s" % (addr, exc)) from None
+        except TypeError as exc:
+            # tls:// without distributed's security settings, ucx:// without UCX: distributed's own
+            # TypeError (a traceback, exit 1, before)
+            if self.cluster is not None:
+                self.cluster.close()
+            raise OptionError("--dask %s: distributed cannot connect this way here (%s); give tcp://HOST:PORT or "
+                              "local:N" % (addr, exc)) from None
         except BaseException:
             if self.cluster is not None:
                 self.cluster.close()
@@ -188,6 +195,9 @@ def _probe_scheduler(address):
     if scheme != "tcp":
         return
     host, port = parse_host_port(location)
+    if not 0 < int(port) < 65536:
+        # (99999 had been an OverflowError's traceback, -1 a host that "does not resolve")
+        raise ValueError("port %s is outside 1-65535" % (port,))     # the caller's usage error
     timeout = parse_timedelta(dask.config.get("distributed.comm.timeouts.connect"), default="seconds")
     try:
         socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
@@ -599,9 +609,16 @@ class cluster_errors:
         if isinstance(exc, CancelledError):
             # distributed's FutureCancelledError: the client cancels every
             # task once its scheduler has been unreachable for its timeout
-            # ("scheduler-connection-lost"); nothing of ours cancels a task
+            # ("scheduler-connection-lost"); and the scheduler forgets a task
+            # whose scattered input died with the only workers holding it
+            # (every worker killed at once: "already forgotten"), which
+            # cannot be rerun; nothing of ours cancels a task
             first = str(exc).splitlines()[0] if str(exc) else "its tasks were cancelled"
-            raise DaskUnavailableError("lost the Dask scheduler: %s" % first) from None
+            if "scheduler" in first.rsplit("reason:", 1)[-1]:      # "scheduler-connection-lost"
+                raise DaskUnavailableError("lost the Dask scheduler: %s" % first) from None
+            raise DaskUnavailableError("a Dask task was cancelled (%s): the workers holding the data sent to them "
+                                       "were lost, and Dask cannot rerun it without them; run the command again"
+                                       % first) from None
         return False
 
 

@@ -237,6 +237,10 @@ def merge_models(part_paths, output, *, recorded_output=None, progress=False):
     Streams: one part is memory-mapped at a time and its W verified and copied
     in 16 MiB pieces.  Returns a :class:`MergeReport`."""
     t0 = time.perf_counter()
+    if isinstance(part_paths, (str, bytes, os.PathLike)):
+        # a string had been taken one character at a time ("p: no such file")
+        raise TypeError("part_paths must be a list of part files, not one path (%r): merge_models([path, ...], "
+                        "output)" % (os.fspath(part_paths),))
     paths = [os.fspath(p) for p in part_paths]
     refuse_overwriting_input(output, paths)
     ordered, classes = _check_parts(paths)

@@ -342,6 +342,15 @@ def test_lost_tasks_are_one_line_and_exit_69_on_the_command_line():
     assert info.value.exit_code == 69
     assert str(info.value) == "lost the Dask scheduler: hsvm-predict-0-of-4-ab cancelled for reason: " \
                               "scheduler-connection-lost."
+    # every worker holding the scattered training data killed at once: the scheduler forgets the
+    # tasks, and it is alive (it had been reported as lost)
+    with pytest.raises(DaskUnavailableError) as info:
+        with cluster_errors():
+            raise FutureCancelledError("hsvm-train-block-0-of-4-ab-0", "already forgotten")
+    assert info.value.exit_code == 69
+    assert str(info.value) == ("a Dask task was cancelled (hsvm-train-block-0-of-4-ab-0 cancelled for reason: already "
+                               "forgotten.): the workers holding the data sent to them were lost, and Dask cannot "
+                               "rerun it without them; run the command again")
 
 
 def test_the_command_line_quiets_the_clients_own_logs_and_restores_them():
@@ -497,3 +506,21 @@ def test_addresses_where_no_dask_scheduler_answers_are_refused_in_one_line_witho
     silent.close()
     r = run(["train-ovo", DIGITS_TRAIN, "--dask", "nosuchhost.invalid:8786", "-o", "never.hsvm"], exit_code=69)
     assert r.stderr.count("\n") == 1 and "does not resolve" in r.stderr
+
+
+@pytest.mark.parametrize("address, said", [
+    ("tcp://127.0.0.1:99999", "port 99999 is outside 1-65535"),
+    ("tcp://127.0.0.1:-1", "port -1 is outside 1-65535"),
+    ("tls://127.0.0.1:1", "distributed cannot connect this way here"),
+    ("ucx://127.0.0.1:1", "distributed cannot connect this way here"),
+])
+@pytest.mark.parametrize("command", ["train-ovo", "predict"])
+def test_scheduler_addresses_distributed_cannot_use_are_one_line_usage_errors(tmp_path, address, said, command):
+    # OverflowError and TypeError tracebacks (exit 1) before, or a host that "does not resolve";
+    # a process each: distributed's failed TLS client leaves its IO loop unable to start again
+    import subprocess
+    args = ([DIGITS_TRAIN] if command == "train-ovo" else [DIGITS_TEST, "-m", str(FIX / "digits.hsvm")])
+    r = subprocess.run([sys.executable, "-m", "hsvm_cli", command, *args, "--dask", address, "-o",
+                        str(tmp_path / "out")], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and said in r.stderr and r.stderr.count("\n") == 1, r.stderr
+    assert not (tmp_path / "out").exists()
