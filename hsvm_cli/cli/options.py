@@ -2,7 +2,6 @@
 import functools
 import math
 import os
-import re
 import sys
 
 import click
@@ -10,7 +9,10 @@ import click
 from ..errors import OptionError, printable
 from ..hashing import MAX_CODE_BITS
 from ..io.files import binary_on_terminal, output_is_terminal, refuse_overwriting_input, same_output
-from ..support.text import counted  # noqa: F401  (the subcommands' messages use it as options.counted)
+from ..support.text import (
+    counted,  # noqa: F401  (the subcommands' messages use it as options.counted)
+    decimal_int,
+)
 from ..support.threads import resolve_threads
 from .early_input import MAX_CHUNK_ROWS
 
@@ -40,18 +42,6 @@ def _bound_text(value):
             if value == (1 << n) - off:
                 return "2^%d%s" % (n, text)
     return str(value)
-
-
-_DECIMAL_INT = re.compile(r"[+-]?[0-9]+")
-
-
-def decimal_int(value):
-    """int(value) for ASCII decimal digits only, as the data files' parser
-    reads integers: Python's int() also takes "1_000", "٦٤" and "３", which a
-    shell script did not mean as numbers (and no other tool reads so)."""
-    if isinstance(value, str) and not _DECIMAL_INT.fullmatch(value.strip()):
-        raise ValueError(value)
-    return int(value)
 
 
 class Int(click.types.IntParamType):

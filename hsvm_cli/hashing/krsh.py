@@ -69,6 +69,7 @@ import numpy as np
 
 from ..errors import DataError, ModelMismatchError, OptionError, SampleError
 from ..predict.samples import as_samples
+from ..preprocess import row_sum_squares
 from ..support.arrays import FLOAT32_MAX, check_seed
 from ..support.lazy_sparse import sp
 from ..support.native import ffi, lib, ptr
@@ -222,8 +223,7 @@ def _check_kernel_range(X, kernel, gamma, degree, coef0):
 def _row_squares(X):
     # in float64: float32 data of 3e38 squares to inf in its own type
     if sp.issparse(X):
-        X = sp.csr_matrix(X, dtype=np.float64)
-        return np.asarray(X.multiply(X).sum(axis=1)).ravel()
+        return row_sum_squares(X, dtype=np.float64)
     X = np.asarray(X, np.float64)
     return np.einsum("ij,ij->i", X, X)
 

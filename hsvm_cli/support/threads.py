@@ -2,7 +2,8 @@
 running independent pieces of work on them."""
 import operator
 import os
-import re
+
+from .text import decimal_int
 
 # Checked in this order; the first set to a positive integer wins.  OMP_NUM_THREADS
 # may list one count per nesting level ("4,2"): the outer level is ours.
@@ -59,9 +60,10 @@ def resolve_threads(threads=None):
         text = threads.strip().lower()
         if text == "auto":
             return default_threads()
-        if not re.fullmatch(r"[+-]?[0-9]+", text):
-            raise ValueError(bad)       # int() also takes "1_0" and other scripts' digits
-        threads = int(text)
+        try:
+            threads = decimal_int(text)     # not int(): it also takes "1_0" and other scripts' digits
+        except ValueError:
+            raise ValueError(bad) from None
     elif isinstance(threads, bool):
         raise ValueError(bad)
     else:

@@ -74,10 +74,9 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..errors import OptionError, warn
-from ..preprocess import row_spans
+from ..preprocess import row_sum_squares
 from ..support.arrays import is_int
 from .class_weight import class_weight_vector
 from .cross_validation import CV_LOSSES, DUAL_EPS, PathCrossValidation
@@ -213,21 +212,6 @@ class CSearch:
                         "; stopped after %d values past the best without improving on it" % PATIENCE
                         if self.stopped_early else ""))
         return "\n".join(lines + self.warnings) + "\n"
-
-
-def row_sum_squares(X):
-    """``X.multiply(X).sum(axis=1)`` as a vector, the same values, a span of
-    rows (about SPAN_NONZEROS non-zeros) at a time: each row's sum is scipy's
-    over that row alone, without the copy of the whole of X (94 MB at the peak
-    of fashion-mnist-20k's search)."""
-    if sp.issparse(X) and not (X.format == "csr" and X.has_canonical_format):
-        # scipy multiplies these otherwise (a row's order, whole-matrix checks):
-        # their own sums, as before
-        return np.asarray(X.multiply(X).sum(axis=1)).reshape(-1)
-    X = X if sp.issparse(X) else sp.csr_matrix(X)
-    parts = [np.asarray(S.multiply(S).sum(axis=1)).reshape(-1)
-             for S in (X[r0:r1] for r0, r1 in row_spans(X.indptr))]
-    return np.concatenate(parts) if parts else np.asarray(X.multiply(X).sum(axis=1)).reshape(-1)
 
 
 def default_grid(X, y, n_folds, bias=1.0, max_weight=1.0):

@@ -55,10 +55,10 @@ def class_weight_vector(class_weight, classes, y_index=None, *, per_class=None):
         label = int(label)
         if not is_weight(weight):
             raise OptionError("class %d: the weight must be a positive finite number, not %r" % (label, weight))
-        if int(label) not in known:
+        if label not in known:
             raise OptionError("class weight for label %d, which the training data does not have (its labels: %s)"
                               % (label, _labels_text(classes)))
-        weights[known[int(label)]] = float(weight)
+        weights[known[label]] = float(weight)
     return weights
 
 

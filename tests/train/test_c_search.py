@@ -339,7 +339,7 @@ def test_row_sums_of_squares_are_scipys_to_the_bit_without_its_copy(monkeypatch,
     import scipy.sparse as sp
 
     import hsvm_cli.preprocess as pre
-    from hsvm_cli.train.c_search import row_sum_squares
+    from hsvm_cli.preprocess import row_sum_squares
     monkeypatch.setattr(pre, "SPAN_NONZEROS", span)
     rng = np.random.default_rng(3)
     X = sp.random(30, 20, density=0.3, format="csr", random_state=rng) * 7.1
