@@ -31,7 +31,9 @@ from . import options
                    "prediction disagree, added to it before it is compared with --max-loss (0: the plain loss).")
 @click.option("--bits", "bits_grid", callback=options.comma_list(int, "integers"), default=None, metavar="D1,D2,...",
               help="Bit counts to try (default: 64, 128, 256, ... doubling up to the hashed D).")
-@click.option("--k", "k_grid", callback=options.comma_list(int, "integers"), default=None, metavar="K1,K2,...",
+# -k and --filter-k: predict's names for the one value of a setting
+@click.option("-k", "--k", "--filter-k", "k_grid", callback=options.comma_list(int, "integers"), default=None,
+              metavar="K1,K2,...",
               help="Numbers of refined classes to try (default: 1 and 1%, 3%, 10%, 20% of the classes, rounded up, "
                    "at least 2, below K).")
 @click.option("--epsilon", "epsilons", default=None, metavar="E1,E2,...",

@@ -27,12 +27,19 @@ def _parse_ks(ctx, param, value):
 
 
 _path = options.INPUT
+_FILES = "[TRUTH] PREDICTIONS"
 
 
-@click.command("eval", short_help="Score predictions against the true labels.")
+class _EvalCommand(click.Command):
+    def collect_usage_pieces(self, ctx):
+        # the files are optional as a whole (--grid alone); errors keep naming them '[TRUTH] PREDICTIONS'
+        return ["[%s]" % p if p == _FILES else p for p in super().collect_usage_pieces(ctx)]
+
+
+@click.command("eval", cls=_EvalCommand, short_help="Score predictions against the true labels.")
 @click.option("--truth", type=_path,
               help="The labelled svmlight file the predictions were made for.")
-@click.argument("predictions", nargs=-1, type=_path, metavar="[TRUTH] PREDICTIONS")
+@click.argument("predictions", nargs=-1, type=_path, metavar=_FILES)
 @click.option("--confusion", is_flag=True, help="Also print the confusion matrix.")
 @click.option("--per-class", is_flag=True,
               help="Also print each label's precision, recall, F1 and support (scikit-learn's "
@@ -60,8 +67,8 @@ _path = options.INPUT
 @click.option("-q", "--quiet", is_flag=True,
               help="No note on stderr (eval writes its report, and a note for an empty --shard).")
 @click.option("--zero-based", is_flag=True,
-              help="Accepted for recipes that pass it to every command: eval reads only TRUTH's labels, so its "
-                   "feature indices may start at 0 or 1 either way.")
+              help="Accepted as the commands that read svmlight data take it (a recipe may pass it to each of "
+                   "them): eval reads only TRUTH's labels, so its feature indices may start at 0 or 1 either way.")
 @click.option("--shard", callback=options._shard_callback, metavar="i/N",
               help="Evaluate shard i of N (0-based; 'slurm': this job array task's) of the plain TRUTH file "
                    "against PREDICTIONS (and --reference) written by `hsvm predict --shard i/N` for it.  Only "
@@ -73,7 +80,7 @@ def command(truth, predictions, confusion, per_class, proba, recall_k, reference
     """Compare PREDICTIONS ('-': stdin, as written by `hsvm predict`: one label
     per line, or with --scores / --proba a 'labels c1 ... cK' header and a score
     per class) with the labels of TRUTH (--truth TRUTH, or the first of two
-    arguments)."""
+    arguments).  With --grid alone: the calibration grid's report, no files."""
     if len(predictions) > 2 or (len(predictions) == 2 and truth is not None):
         raise click.UsageError("eval takes TRUTH and PREDICTIONS (as --truth TRUTH PREDICTIONS or TRUTH "
                                "PREDICTIONS), got %d file arguments%s"
@@ -99,7 +106,7 @@ def command(truth, predictions, confusion, per_class, proba, recall_k, reference
             if value is not None:
                 raise click.UsageError("%s needs TRUTH and PREDICTIONS" % flag)
     if plot == "-":
-        raise click.BadParameter("the picture needs a file name (stdout carries the report)", param_hint="--plot")
+        raise click.BadParameter("the picture needs a file name (stdout carries the report)", param_hint=["--plot"])
     if plot is not None:
         from ..evaluation.plots import require_matplotlib
         require_matplotlib()  # before the work, not after it

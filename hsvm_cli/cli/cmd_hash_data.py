@@ -50,7 +50,7 @@ def command(data, hbm_path, bits, fmt, output, zero_based, extra_features, chunk
     try:
         used_bits = h.check_bits(bits)
     except (OptionError, ValueError) as exc:
-        raise click.BadParameter(str(exc), param_hint="--bits") from None
+        raise click.BadParameter(str(exc), param_hint=["--bits"]) from None
     if fmt == "codes" and output_is_terminal(output):
         # before the work, with atomic_output's status and words
         raise binary_on_terminal(output if output == "-" else display_name(output),

@@ -18,7 +18,7 @@ _LARGE_PROJECTION = 256 << 20
 
 @click.command("hash-model", short_help="Hash a model's classifiers to bit codes (.hbm).")
 @options.model
-@click.option("--bits", type=options.IntRange(min=64), default=1024, show_default=True,
+@click.option("--bits", type=options.IntRange(min=64, max=options.MAX_CODE_BITS), default=1024, show_default=True,
               help="Code length D (a multiple of 64); predict may use any multiple-of-64 prefix.")
 @options.output(required=True, what="Hash model to write (.hbm)")
 @click.option("--projection", type=click.Choice(["gaussian", "circulant"]), default="gaussian", show_default=True,
@@ -40,7 +40,7 @@ def command(model_path, bits, output, projection, store_projection, class_scores
     if bits % 64 or bits > options.MAX_CODE_BITS:
         # the range before the note on the projection's size, which would never be made
         raise click.BadParameter("must be a multiple of 64 from 64 to %d, got %d" % (options.MAX_CODE_BITS, bits),
-                                 param_hint="--bits")
+                                 param_hint=["--bits"])
     model = load_any_model(model_path)
     ovr = isinstance(model, OvrModel)
     if not quiet and projection == "gaussian" and 4 * bits * model.n_features >= _LARGE_PROJECTION \

@@ -144,7 +144,7 @@ def command(train, codes_path, bits, output, C, c_grid, cv_folds, solver, tol, c
             raise click.UsageError("--pairs and --dask train from svmlight TRAIN, not from --codes")
         if solver not in BITS_SOLVERS:
             raise click.BadParameter("training on codes takes a dual solver: %s" % ", ".join(sorted(BITS_SOLVERS)),
-                                     param_hint="--solver")
+                                     param_hint=["--solver"])
         if output is None:
             if not validating:
                 raise click.UsageError("Missing option '-o' / '--output' (only --cv F, -c auto or --c-grid run "
@@ -208,7 +208,8 @@ def command(train, codes_path, bits, output, C, c_grid, cv_folds, solver, tol, c
         if jobs != 1:
             raise click.UsageError("--jobs is for training in this process; with --dask the workers train")
         from ..cluster.dask_backend import cluster_errors, connect, quiet_client_logs, train_ovo_dask_file
-        with quiet_client_logs(), cluster_errors(), connect(dask_address) as client:
+        # the wait for a first worker is said even under a progress bar, which has nothing to count yet
+        with quiet_client_logs(), cluster_errors(), connect(dask_address, waiting=log) as client:
             report = train_ovo_dask_file(train, client, output=output, zero_based=zero_based, progress=progress,
                                          log=log if not progress else None, **kw)
         if log is not None:

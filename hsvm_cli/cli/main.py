@@ -12,6 +12,7 @@ import click
 from .. import __version__
 from ..errors import HsvmError, HsvmWarning, OptionError, OutputError, printable
 from .entry import QUIT_SIGNALS
+from .help_format import HelpContext
 
 
 class Terminated(BaseException):
@@ -92,6 +93,8 @@ class HsvmGroup(click.Group):
     """Loads subcommands on demand and turns library errors into a one-line
     message and their exit status."""
 
+    context_class = HelpContext
+
     def list_commands(self, ctx):
         return list(SUBCOMMANDS) + [n for n in super().list_commands(ctx) if n not in SUBCOMMANDS]
 
@@ -117,7 +120,9 @@ class HsvmGroup(click.Group):
     def get_command(self, ctx, name):
         if name in SUBCOMMANDS and name not in self.commands:
             import importlib
-            self.add_command(importlib.import_module("." + SUBCOMMANDS[name], __package__).command, name)
+            command = importlib.import_module("." + SUBCOMMANDS[name], __package__).command
+            command.context_class = HelpContext
+            self.add_command(command, name)
             from .entry import enable_garbage_collection
             enable_garbage_collection()
         return super().get_command(ctx, name)

@@ -104,13 +104,21 @@ class connect:
     ``address``: ``"local:N"`` starts a LocalCluster of N worker processes
     with one thread each (closed again on exit; its log quiet below errors);
     anything else is a scheduler address (``tcp://host:8786``) or a
-    ``Client``/cluster object, used as is.  ``cluster_kw`` go to LocalCluster."""
+    ``Client``/cluster object, used as is.  ``cluster_kw`` go to LocalCluster.
 
-    def __init__(self, address, **cluster_kw):
+    The client is handed out once the scheduler has a worker: tasks would
+    wait for one anyway, and the run's split (pair blocks, shards: a few per
+    worker thread) is planned from the workers there are.  A scheduler with
+    none yet (its workers still queued as batch jobs, or failing to start) is
+    said once through ``waiting(message)``, when given, before the wait --
+    which had been silent, a command that looked hung."""
+
+    def __init__(self, address, *, waiting=None, **cluster_kw):
         if isinstance(address, str) and address.startswith("local:"):
             parse_local(address)
         require_distributed()
         self.address = address
+        self.waiting = waiting
         self.cluster_kw = cluster_kw
         self.client = None
         self.cluster = None
@@ -158,6 +166,11 @@ class connect:
                 self.cluster.close()
             raise
         self._own_client = True
+        try:
+            _await_workers(self.client, addr if isinstance(addr, str) else "the Dask cluster", self.waiting)
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
         return self.client
 
     def __exit__(self, *exc):
@@ -168,6 +181,16 @@ class connect:
             if self.cluster is not None:
                 self.cluster.close()
         return False
+
+
+def _await_workers(client, where, waiting):
+    """Returns once the scheduler of ``client`` has a worker, having called
+    ``waiting(message)`` (when given) if it had none."""
+    if client.nthreads():
+        return
+    if waiting is not None:
+        waiting("the scheduler at %s has no workers yet: waiting for one to connect (interrupt to stop)" % where)
+    client.wait_for_workers(1)
 
 
 def _probe_scheduler(address):
@@ -574,11 +597,12 @@ class PredictTask:
 
 
 def predict_file_dask(address, sources, output, *, task, n_shards=None, log=None):
-    """What ``hsvm predict --dask ADDRESS`` does: connect (see :class:`connect`)
-    and run :func:`predict_shards` with the :class:`PredictTask` ``task``;
-    returns the summed counts.  A task lost with its workers too often is
+    """What ``hsvm predict --dask ADDRESS`` does: connect (see :class:`connect`;
+    ``log`` also says a wait for the scheduler's first worker) and run
+    :func:`predict_shards` with the :class:`PredictTask` ``task``; returns the
+    summed counts.  A task lost with its workers too often is
     :class:`DaskUnavailableError`."""
-    with cluster_errors(), connect(address) as client:
+    with cluster_errors(), connect(address, waiting=log) as client:
         return predict_shards(client, sources, task, output, n_shards=n_shards, log=log)
 
 

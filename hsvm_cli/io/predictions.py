@@ -255,10 +255,13 @@ def _parse_int_label(tok, name, lineno, what="label"):
 def _parse_int_labels(tokens, linenos, name):
     """int64 labels of a chunk of rows: numpy's integer conversion, and the
     exact parser (which names the line of a bad one) where that fails."""
-    try:
-        return np.array(tokens).astype(np.int64)
-    except (ValueError, OverflowError):
-        return np.array([_parse_int_label(t, name, n) for t, n in zip(tokens, linenos)], dtype=np.int64)
+    if b"_" not in b"".join(tokens):
+        # numpy's conversion takes Python's digit separators ('1_0' as 10), which the exact parser refuses
+        try:
+            return np.array(tokens).astype(np.int64)
+        except (ValueError, OverflowError):
+            pass
+    return np.array([_parse_int_label(t, name, n) for t, n in zip(tokens, linenos)], dtype=np.int64)
 
 
 def _parse_header(tokens, name, lineno):
@@ -277,11 +280,15 @@ def _convert_rows(flat, linenos, width, name):
     """One chunk of rows (already checked to have ``width`` tokens each) to floats;
     on failure find the first offending line, since numpy does not say which."""
     try:
+        if b"_" in b"".join(flat):
+            raise ValueError("digit separators")     # float() takes '0_0.6' as 0.6; no other reader does
         block = np.array(flat, dtype=np.float64).reshape(len(linenos), width)
     except ValueError:
         for r, lineno in enumerate(linenos):
             for tok in flat[r * width:(r + 1) * width]:
                 try:
+                    if b"_" in tok:
+                        raise ValueError(tok)
                     float(tok)
                 except ValueError:
                     if tok == b"labels" and tok is flat[r * width]:
@@ -296,7 +303,7 @@ def _convert_rows(flat, linenos, width, name):
         raise InputFormatError(name, linenos[r], "score %s is not finite"
                                % _shown(flat[r * width + col]))
     # labels from their text, not from the doubles (which round above 2^53)
-    return _parse_int_labels(flat[::width], linenos, name), block[:, 1:]
+    return _parse_int_labels(flat[::width], linenos, name), block[:, 1:], flat[::width]
 
 
 class ScoredBlocks:
@@ -377,18 +384,32 @@ class ScoredBlocks:
                 fh.close()
 
     def _block(self, flat, linenos, width):
-        lab, sc = _convert_rows(flat, linenos, width, self.name)
+        lab, sc, tokens = _convert_rows(flat, linenos, width, self.name)
         if self.classes is None:
             return lab, None, None
         # a row's label is one of the header's (as predict and svm-predict -b 1
         # write them): a hand-made file with another was scored 0% accurate
         # and 50% top-1
         outside = ~np.isin(lab, np.asarray(self.classes))
-        if outside.any():
-            i = int(np.argmax(outside))
-            raise InputFormatError(self.name, int(linenos[i]), "label %d is not one of the header's labels"
-                                   % int(lab[i]))
+        # a label in %g's exponent form may stand for any of several classes (1.23457e+06: 1234567 and 1234570)
+        rounded = [i for i, t in enumerate(tokens) if b"e" in t or b"E" in t]
+        for i in sorted(set(np.flatnonzero(outside).tolist()) | set(rounded)):
+            lab[i] = self._printed_class(tokens[i], sc[i], int(linenos[i]), outside[i])
         return lab, sc, np.asarray(linenos, dtype=np.int64)
+
+    def _printed_class(self, tok, scores, lineno, outside):
+        """The header's class a row's label stands for when the two were
+        printed differently: svm-predict and liblinear-predict ``-b 1`` write
+        the header's labels in full and a row's with %g, six significant
+        digits (class 1234567 heads its column, its rows say 1.23457e+06).
+        Of the classes %g prints as the token, the row's most probable one
+        (the label those tools print); none: the row is refused."""
+        columns = [j for j, c in enumerate(self.classes) if (b"%g" % c) == tok]
+        if not columns:
+            if not outside:
+                return _parse_int_label(tok, self.name, lineno)
+            raise InputFormatError(self.name, lineno, "label %s is not one of the header's labels" % _shown(tok))
+        return int(self.classes[max(columns, key=lambda j: (scores[j], -j))])
 
 
 def read_scored_predictions(source, *, name=None, headerless_scores=False):

@@ -75,7 +75,7 @@ def test_calibrate_without_a_hash_model_gives_exact_probabilities(digits_model_f
 def test_calibrate_tries_the_exact_dag_and_class_scores_and_predict_follows_the_choice(digits_model_file, tmp_path):
     from conftest import run
     cal, grid = tmp_path / "d.cal", tmp_path / "g.json"
-    r = run(["calibrate", "-m", digits_model_file, DIGITS_TEST, "-o", cal, "--repeat", "1", "-q", "--k", "2,4",
+    r = run(["calibrate", "-m", digits_model_file, DIGITS_TEST, "-o", cal, "--repeat", "1", "-q", "-k", "2,4",
              "--grid-json", grid], stderr="")
     modes = [line.split()[0] for line in r.stdout.splitlines()[1:-3]]  # after: accuracy basis, chosen, exact quality
     assert modes == ["exact", "exact+dag", "scores", "scores", "scores+dag"]

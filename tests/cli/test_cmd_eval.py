@@ -723,8 +723,34 @@ def test_a_scored_row_whose_label_is_not_in_the_header_is_refused_naming_its_lin
     truth = write_text(tmp_path / "t.svm", svm([1, 2]))
     preds = write_text(tmp_path / "p.txt", "labels 1 2\n3 0.4 0.6\n1 0.9 0.1\n")
     r = run(["eval", "--truth", truth, preds], exit_code=65)
-    assert r.stderr == "hsvm: %s:2: label 3 is not one of the header's labels\n" % preds and r.stdout == ""
+    assert r.stderr == "hsvm: %s:2: label '3' is not one of the header's labels\n" % preds and r.stdout == ""
 
+
+
+def test_svm_predict_probability_rows_with_percent_g_labels_are_read_as_the_header_classes(tmp_path):
+    # svm-predict and liblinear-predict -b 1 print the header's labels in full and each row's with %g:
+    # class 1234567 heads its column, its rows say 1.23457e+06 (refused as 'label 1234570', a number in no file);
+    # where %g prints two classes alike, the row's label is its most probable one, as those tools print it
+    truth = write_text(tmp_path / "t.svm", svm([1234567, 2, 1234570, 1234567]))
+    preds = write_text(tmp_path / "p.txt", "labels 1234567 2 1234570\n1.23457e+06 0.8 0.1 0.1\n2 0.3 0.6 0.1\n"
+                                           "1.23457e+06 0.3 0.1 0.6\n1.23457e+06 0.1 0.5 0.4\n")
+    assert read_scored_predictions(preds).labels.tolist() == [1234567, 2, 1234570, 1234570]
+    r = run(["eval", "--truth", truth, preds, "--json"])
+    assert json.loads(r.stdout)["accuracy"] == 0.75
+    bad = write_text(tmp_path / "b.txt", "labels 1234567 2\n1.23456e+06 0.8 0.2\n")
+    r = run(["eval", "--truth", truth, bad], exit_code=65)
+    assert r.stderr == "hsvm: %s:2: label '1.23456e+06' is not one of the header's labels\n" % bad
+
+
+@pytest.mark.parametrize("rows, token", [("1_0 0.2 0.8", "1_0"), ("10 0.2 0_0.8", "0_0.8")])
+def test_digit_separators_in_scored_predictions_are_refused_as_the_svmlight_reader_refuses_them(tmp_path, rows,
+                                                                                                 token):
+    # Python's float() and numpy's integer conversion took '1_0' as 10 and '0_0.8' as 0.8 (a labels-only file,
+    # and every svmlight file, refuse them)
+    truth = write_text(tmp_path / "t.svm", svm([1, 10]))
+    preds = write_text(tmp_path / "p.txt", "labels 1 10\n1 0.9 0.1\n%s\n" % rows)
+    r = run(["eval", "--truth", truth, preds], exit_code=65, stdout="")
+    assert r.stderr == "hsvm: %s:3: '%s' is not a number\n" % (preds, token)
 
 def test_truth_indices_of_either_base_are_read_up_to_the_largest_one_based_index(tmp_path):
     # only the labels count: index 0 (a 0-based file) and 2147483646 (the

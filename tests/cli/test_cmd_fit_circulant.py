@@ -83,7 +83,7 @@ def test_hash_data_applies_the_learned_hash_and_a_prefix_of_its_bits(files, tmp_
     bits = np.unpackbits(c.codes[:1, :1].view(np.uint8), bitorder="little")
     assert [t.split(":")[1] for t in first[1:]] == ["1" if b else "-1" for b in bits]
     r = run(["hash-data", "-H", fitted, "--bits", 100, files["omni"], "-o", tmp_path / "x.codes"], exit_code=2)
-    assert "Invalid value for --bits: bits must be a multiple of 64 between 64 and the hash's 128, got 100" \
+    assert "Invalid value for '--bits': bits must be a multiple of 64 between 64 and the hash's 128, got 100" \
         in r.stderr and not (tmp_path / "x.codes").exists()
 
 

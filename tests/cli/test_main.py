@@ -9,6 +9,17 @@ def test_version_and_help_exit_zero():
         run([sub, "--help"])
 
 
+@pytest.mark.parametrize("command", [[], ["train-ovo"], ["hash-model"], ["hash-data"], ["predict"], ["calibrate"],
+                                     ["eval"], ["import-model"], ["merge-models"], ["info"], ["kernel-hash"],
+                                     ["fit-circulant"]])
+def test_help_pages_fit_80_columns_and_break_lines_between_words_only(monkeypatch, command):
+    # click's wrapping broke after hyphens: '--zero-' / 'based' read as an option of its own
+    monkeypatch.setenv("COLUMNS", "80")
+    lines = run(command + ["--help"]).stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert [line for line in lines if line[-2:-1].isalnum() and line.endswith("-")] == []
+
+
 @pytest.mark.parametrize("args, line", [
     (["predict"], "hsvm predict: Missing option '-m' / '--model' (see 'hsvm predict --help')"),
     (["predict", "-m", "x", "--bogus", "y"],
@@ -160,3 +171,8 @@ def test_libsvm_habits_get_their_hints():
     r = run(["predict", "-m", "m.hsvm", DIGITS_TEST, "out.txt"], exit_code=2)
     assert "(an output file is named with -o FILE)" in r.stderr
     assert "train-ovo [OPTIONS] [TRAIN]" in run(["train-ovo", "-h"]).stdout.splitlines()[0]        # -h alone: help
+
+
+def test_eval_usage_shows_its_files_optional_as_a_whole():
+    # eval --grid grid.json runs without them; the usage line had PREDICTIONS required (CliRunner calls it cli)
+    assert run(["eval", "--help"]).stdout.startswith("Usage: cli eval [OPTIONS] [[TRUTH] PREDICTIONS]\n")

@@ -524,3 +524,56 @@ def test_scheduler_addresses_distributed_cannot_use_are_one_line_usage_errors(tm
                         str(tmp_path / "out")], capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and said in r.stderr and r.stderr.count("\n") == 1, r.stderr
     assert not (tmp_path / "out").exists()
+
+
+
+def test_a_scheduler_without_workers_is_said_then_the_runs_wait_for_one_and_plan_from_it(tmp_path, digits_model_file):
+    # the wait had been silent (a command that looked hung), and its shards or blocks were planned for one
+    # worker thread (2 shards, 4 blocks) whatever joined later; both commands wait on one scheduler here
+    import json
+    import subprocess
+    import time
+    sched_file = tmp_path / "scheduler.json"
+    procs = []
+    try:
+        procs.append(subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--port", "0",
+                                       "--dashboard-address", ":0", "--scheduler-file", str(sched_file)],
+                                      stdout=subprocess.DEVNULL, stderr=open(tmp_path / "scheduler.log", "w")))
+        deadline = time.monotonic() + 60
+        while not sched_file.exists() or not sched_file.read_text().strip():
+            assert time.monotonic() < deadline, (tmp_path / "scheduler.log").read_text()
+            time.sleep(0.2)
+        address = json.loads(sched_file.read_text())["address"]
+        test = tmp_path / "test.svm"
+        test.write_bytes(gzip.open(DIGITS_TEST).read())
+        runs = {"predict --dask": ["predict", "--exact", "-m", str(digits_model_file), str(test)],
+                "train-ovo": ["train-ovo", DIGITS_TRAIN, "-c", "0.5"]}
+        hsvm = {}
+        for who, args in runs.items():
+            hsvm[who] = subprocess.Popen([sys.executable, "-m", "hsvm_cli", *args, "--dask", address, "-o",
+                                          str(tmp_path / who.split()[0])], stderr=subprocess.PIPE, text=True)
+            procs.append(hsvm[who])
+        for who, p in hsvm.items():
+            assert p.stderr.readline() == ("hsvm: %s: the scheduler at %s has no workers yet: waiting for one to "
+                                           "connect (interrupt to stop)\n" % (who, address))
+            assert p.poll() is None and not (tmp_path / who.split()[0]).exists()
+        procs.append(subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1",
+                                       "--nworkers", "2"], stdout=subprocess.DEVNULL,
+                                      stderr=open(tmp_path / "worker.log", "w")))
+        said = {}
+        for who, p in hsvm.items():
+            said[who] = p.communicate(timeout=180)[1]
+            assert p.returncode == 0, said[who] + (tmp_path / "worker.log").read_text()
+        # planned from the workers there are: one or both had joined when each run began
+        assert "shard 0/2)" in said["predict --dask"] or "shard 0/4)" in said["predict --dask"], said
+        assert (tmp_path / "predict").read_bytes() == \
+            run(["predict", "--exact", "-q", "-m", digits_model_file, test]).stdout_bytes
+        assert " in 4 blocks on " in said["train-ovo"] or " in 8 blocks on 2 Dask workers" in said["train-ovo"], said
+    finally:
+        for p in reversed(procs):
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
