@@ -23,7 +23,7 @@ from . import options
 @click.option("--rows", type=click.Choice(ROWS), default="first", show_default=True,
               help="Which rows of circ(w) are the bits: the first L, or L rows spread evenly (often fits unrelated "
                    "targets such as ITQ's better).")
-@click.option("--eps", type=options.FiniteFloat(min=0, min_open=True), default=0.1, show_default=True,
+@click.option("-e", "--eps", type=options.FiniteFloat(min=0, min_open=True), default=0.1, show_default=True,
               help="Stopping tolerance of the dual coordinate descent (LIBLINEAR's rule).")
 @click.option("--normalize", type=click.Choice(["l2", "none"]), default="l2", show_default=True,
               help="Sample normalisation, recorded in the hash and applied again by hash-data.")
