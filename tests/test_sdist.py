@@ -37,6 +37,12 @@ def test_the_source_distribution_holds_every_file_the_build_reads(tmp_path):
     needed = {p.relative_to(REPO).as_posix() for p in (REPO / "native").iterdir() if p.suffix in (".c", ".h", ".py")}
     assert needed <= names, sorted(needed - names)
     assert {"setup.py", "pyproject.toml", "README.md", "LICENSE"} <= names
+    # what the README (the package's description) links to
+    import re
+    linked = set(re.findall(r"\]\(((?:docs|examples)/[^)#\s]+)\)", (REPO / "README.md").read_text()))
+    linked = {n.rstrip("/") for n in linked}
+    assert linked and linked <= names, sorted(linked - names)
+    assert "examples/slurm/Makefile" in names
     assert not [n for n in names if n.startswith("tests/")], "tests ship without conftest and data"
 
 
@@ -60,3 +66,15 @@ def test_the_wheel_is_tagged_for_the_stable_abi(tmp_path):
     assert r.returncode == 0, r.stderr
     (wheel,) = dist.glob("*.whl")
     assert "-cp39-abi3-" in wheel.name, wheel.name
+
+
+def test_a_build_without_cffi_is_refused_in_words_not_made_without_the_c_library(tmp_path):
+    # pip install --no-build-isolation in an environment without cffi: setuptools ignored the
+    # cffi_modules keyword with a warning and made a wheel that installed and failed at the first command
+    hide = tmp_path / "hide"
+    hide.mkdir()
+    (hide / "sitecustomize.py").write_text("import sys\nsys.modules['cffi'] = None\n")
+    env = dict(__import__("os").environ, PYTHONPATH=str(hide))
+    r = subprocess.run([sys.executable, "setup.py", "--name"], cwd=REPO, capture_output=True, text=True, env=env,
+                       timeout=120)
+    assert r.returncode == 1 and "hsvm's C library is built with cffi, which this environment lacks" in r.stderr
