@@ -450,6 +450,15 @@ class Container:
     def checksummed(self):
         return self.digests is not None
 
+    def __getstate__(self):
+        # A check running on another thread stays with this object (its thread and lock cannot be
+        # pickled or copied, and a predict_file that failed before using W had left one behind for
+        # good): a copy checks what it has not seen checked when it uses it.
+        state = dict(self.__dict__)
+        state["_background"] = {}
+        state["_done"] = {k: v.copy() for k, v in self._done.items()}
+        return state
+
     def verify_in_background(self, name):
         """Start checking every block of array ``name`` on another thread, so
         that the check of a large array overlaps what the process does before

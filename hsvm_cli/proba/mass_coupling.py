@@ -25,6 +25,8 @@ sample and are needed anyway.  With K <= k_max every class is coupled: the
 result is exactly method 2 over all classes (what ``svm-predict -b 1``
 computes).  On omniglot-242 the held-out NLL and ECE are within a few
 hundredths of coupling all 242 classes (BENCHMARKS.md)."""
+import weakref
+
 import numpy as np
 
 from ..support.native import lib, ptr
@@ -52,7 +54,9 @@ class PairTable:
         self.pid[b, a] = np.arange(P)
         self.c_is_a = np.zeros((K, K), dtype=bool)
         self.c_is_a[a, b] = True
-        self.a, self.b = np.ascontiguousarray(a), np.ascontiguousarray(b)
+        # copies: a model's pair arrays may be views of its memory-mapped file, which the cached table
+        # would keep mapped (replaced or deleted) after the model is gone
+        self.a, self.b = a.copy(), b.copy()
 
     def den(self, r):
         """[n, K]: sum over the pairs of class c of r_dc^2 (d the other
@@ -74,10 +78,16 @@ class PairTable:
         asks for it chunk after chunk)."""
         key = (id(pair_a), id(pair_b), int(n_classes), int(np.asarray(pair_a).shape[0]))
         hit = cls._cache.get(key)
-        if hit is None or hit[0] is not pair_a or hit[1] is not pair_b:
+        # the arrays by weak reference (an id alone may be a dead array's, reused): the cache keeps no
+        # model's arrays, nor the mapped file they may be views of, alive
+        if hit is None or hit[0]() is not pair_a or hit[1]() is not pair_b:
             if len(cls._cache) > 8:
                 cls._cache.clear()
-            hit = cls._cache[key] = (pair_a, pair_b, cls(pair_a, pair_b, n_classes))
+            table = cls(pair_a, pair_b, n_classes)
+            try:
+                hit = cls._cache[key] = (weakref.ref(pair_a), weakref.ref(pair_b), table)
+            except TypeError:       # a list: not cached
+                return table
         return hit[2]
 
     def r_of(self, r, rows, c, d):

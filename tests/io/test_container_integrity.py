@@ -150,6 +150,26 @@ def test_a_background_check_stopped_by_the_exit_leaves_its_blocks_to_the_next_ch
         c.verify("W")
 
 
+@pytest.mark.parametrize("copy", ["pickle", "deepcopy"])
+def test_a_container_with_a_background_check_under_way_copies_and_its_copy_still_checks(tmp_path, copy):
+    # a predict_file that failed before reading W (an unwritable output) left its check registered:
+    # the model and its predictor could never be pickled or deep-copied again (a thread, a lock)
+    import copy as copying
+    import pickle
+    p = _write(tmp_path / "f.bin", arrays={"W": np.ones((1 << 21, 4), dtype=np.float32),
+                                           "k": np.arange(3, dtype=np.int64)})
+    raw = bytearray(p.read_bytes())
+    raw[-5] ^= 0x10
+    p.write_bytes(bytes(raw))
+    c = read_container(p, kind="hsvm-test", versions={1}, lazy=("W",))
+    c.verify_in_background("W")
+    other = pickle.loads(pickle.dumps(c)) if copy == "pickle" else copying.deepcopy(c)
+    assert other._background == {} and "W" in c._background
+    with pytest.raises(ModelFormatError, match="array 'W' is corrupt"):
+        other.verify("W")
+    with pytest.raises(ModelFormatError, match="array 'W' is corrupt"):
+        c.verify("W")
+
 def test_an_edited_metadata_value_is_refused(tmp_path):
     p = _write(tmp_path / "f.bin")
     _, _, h = _header(p)

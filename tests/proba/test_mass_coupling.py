@@ -78,3 +78,17 @@ def test_the_step_s_denominators_are_the_incidence_products_bit_for_bit():
             pa, pb, r = pa[order], pb[order], r[:, order]
         got = PairTable(pa, pb, K).den(r)
         assert got.tobytes() == _incidence_den(r, pa, pb, K).tobytes(), (K, flip, shuffle)
+
+
+def test_the_cached_pair_table_keeps_no_model_array_alive():
+    # a two-class model's pair arrays are views of its memory-mapped file: the class-level cache kept up
+    # to nine replaced or deleted model files mapped after their models were dropped
+    import gc
+    import weakref
+    pa, pb = np.array([0, 0, 1], dtype=np.int64), np.array([1, 2, 2], dtype=np.int64)
+    table = PairTable.cached(pa, pb, 3)
+    assert PairTable.cached(pa, pb, 3) is table
+    alive = weakref.ref(pa)
+    del pa, pb
+    gc.collect()
+    assert alive() is None and table.a.tolist() == [0, 0, 1]
