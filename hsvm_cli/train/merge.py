@@ -61,8 +61,9 @@ def _summary(info):
 
 
 def _shown(value, limit=80):
-    # a long value (a class weight per class) cut short: the message stays a line
-    text = repr(value)
+    # a long value (a class weight per class) cut short: the message stays a line; a parameter not
+    # given (per_class None) in the words a user gave it in, not Python's
+    text = "(not given)" if value is None else repr(value)
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 

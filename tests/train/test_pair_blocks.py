@@ -250,6 +250,8 @@ def test_parts_that_do_not_belong_together_are_refused(digits_data, tmp_path):
         (other("sha2", data=(X, y, "1" * 64)),
          "the same data compressed and uncompressed, or compressed otherwise, differ"),
         (other("bags", bags=2), "different parameters (bags 1 vs 2)"),
+        # a parameter not given, in a user's words: it had been Python's None
+        (other("per_class", per_class=60), "different parameters (per_class (not given) vs 60)"),
         # the first differing entry of a long record, not both cut short at its start
         (other("weights", class_weight={int(c): 1.0 if c != 7 else 0.25 for c in np.unique(y)}),
          "different parameters (class_weight (none) vs given (7: 0.25))"),
