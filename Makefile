@@ -8,9 +8,17 @@ STAMP  := $(VENV)/.hsvm-installed
 BENCH_STAMP := $(VENV)/.hsvm-bench-installed
 NATIVE := $(wildcard native/*.c native/*.h native/*.py)
 
-.PHONY: all install native bytecode test test-slurm demo demo-hashsvm bench fuzz clean
+.PHONY: all help install native bytecode test test-slurm demo demo-hashsvm bench fuzz clean
 
 all: install
+
+help:
+	@echo "make demo          set up .venv and run the main job on data/ (exact vs hashed accuracy and time)"
+	@echo "make test          set up and run the tests (make test-slurm: the Slurm job arrays)"
+	@echo "make demo-hashsvm  Hash-SVM on the bundled digits set"
+	@echo "make bench         the benchmarks (BENCHMARKS.md); make fuzz: fuzz the svmlight reader"
+	@echo "make install       .venv with hsvm installed (editable); make native: rebuild the C library"
+	@echo "make clean         remove build outputs and demo-out (the next target rebuilds the C library)"
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -87,5 +95,7 @@ demo-hashsvm: $(STAMP)
 bench: $(BENCH_STAMP) bytecode
 	$(PY) bench/run_all.py
 
+# The install stamps go with the library they stand for: a clean tree whose
+# stamp said "installed" had no C library, and every command failed to import it.
 clean:
-	rm -rf build dist *.egg-info hsvm_cli/_native*.so hsvm_cli/_native.c demo-out bench/out
+	rm -rf build dist *.egg-info hsvm_cli/_native*.so hsvm_cli/_native.c demo-out bench/out $(STAMP) $(BENCH_STAMP)

@@ -261,8 +261,17 @@ def _note_sparse_columns(model):
 
 
 def _report_search(search, cv_folds, quiet):
-    """Without -o: the search's table (or --cv's accuracy line) is the result."""
+    """Without -o: the search's table (or --cv's accuracy line) is the result.
+    A fixed C's accuracy line is alone on stdout, as liblinear-train -v
+    prints it (a script reads its last field), its warnings on stderr, as that
+    tool's are; a search's warnings end its table, as LIBLINEAR's -C's do."""
     _note_leave_one_out(search, cv_folds or 5, quiet)
+    if search.fixed:
+        click.echo(search.table().splitlines()[0])
+        for warning in search.warnings:
+            if not (quiet and warning.startswith("Note:")):     # -q: errors and warnings only
+                click.echo(warning, err=True)
+        return
     click.echo(search.table(), nl=False)
 
 

@@ -416,8 +416,9 @@ def _search_warnings(y, folds, explicit, best, steps):
         notes.append("Warning: class %d has 1 sample: held out, it has none to train on, so it is an error in "
                      "every cross-validation" % labels[ones[0]])
     elif ones.size:
-        notes.append("Warning: %d classes have 1 sample (class %d, ...): held out, such a sample has none to "
-                     "train on, so it is an error in every cross-validation" % (ones.size, labels[ones[0]]))
+        named = ", ".join("%d" % c for c in labels[ones[:5]]) + (", ..." if ones.size > 5 else "")
+        notes.append("Warning: %d classes have 1 sample (classes %s): held out, such a sample has none to "
+                     "train on, so it is an error in every cross-validation" % (ones.size, named))
     # Classes of 2 to F-1 samples: each fold then holds out a sample of the
     # class that some training folds lack; at small C, where the biases
     # decide, the held-out class is the one with fewer training samples and

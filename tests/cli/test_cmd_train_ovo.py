@@ -122,9 +122,10 @@ def test_cv_with_a_fixed_c_reports_the_accuracy_as_svm_train_v(tmp_path):
 def test_more_folds_than_samples_is_leave_one_out_as_in_liblinear(tmp_path):
     four = write_text(tmp_path / "four.svm", "1 1:1\n1 1:0.9\n2 1:-1\n2 1:-0.8\n")
     r = run(["train-ovo", four, "--cv", "10", "-c", "1"])
-    assert r.stdout.startswith("Cross Validation Accuracy = 100%\n")
+    assert r.stdout == "Cross Validation Accuracy = 100%\n"
     assert r.stderr == ("hsvm: train-ovo: 10 folds for 4 samples: leave-one-out cross-validation (4 folds), as "
-                        "LIBLINEAR runs it\n")
+                        "LIBLINEAR runs it\nNote: every class has fewer samples than the 4 folds: each held-out "
+                        "sample trains with one sample of its class fewer (as in leave-one-out)\n")
     assert run(["train-ovo", four, "--cv", "10", "-c", "1", "-q"]).stderr == ""
     out = tmp_path / "m.hsvm"
     r = run(["train-ovo", four, "--cv", "10", "-c", "auto", "-o", out])
@@ -167,16 +168,22 @@ def test_the_search_warns_of_folds_beyond_a_class_and_of_the_grids_top(tmp_path)
             for c, n in ((1, 12), (2, 12), (3, 2)) for _ in range(n)]
     small = tmp_path / "small.svm"
     small.write_text("\n".join(rows) + "\n")
+    # a fixed C: the accuracy line alone on stdout, as liblinear-train -v prints it, the warnings on stderr
     r = run(["train-ovo", str(small), "--cv", "3", "-c", "1", "-q"])
-    assert r.stdout.splitlines()[-1] == ("Warning: class 3 has 2 samples, fewer than the 3 folds: its held-out samples "
+    assert r.stdout.startswith("Cross Validation Accuracy = ") and r.stdout.count("\n") == 1
+    assert r.stderr.splitlines()[-1] == ("Warning: class 3 has 2 samples, fewer than the 3 folds: its held-out samples "
                                          "train with one sample fewer than the other classes; use fewer folds (--cv 2) "
                                          "for a fairer estimate")
     r = run(["train-ovo", str(small), "--cv", "2", "-c", "1", "-q"])
-    assert "Warning" not in r.stdout
+    assert "Warning" not in r.stdout + r.stderr
     small.write_text("\n".join(rows[:-1]) + "\n")    # class 3 with one sample
     r = run(["train-ovo", str(small), "--cv", "2", "-c", "1", "-q"])
-    assert r.stdout.splitlines()[-1] == ("Warning: class 3 has 1 sample: held out, it has none to train on, so it "
+    assert r.stderr.splitlines()[-1] == ("Warning: class 3 has 1 sample: held out, it has none to train on, so it "
                                          "is an error in every cross-validation")
+    # a search's warnings end its table
+    r = run(["train-ovo", str(small), "--cv", "2", "-c", "auto", "-q"])
+    assert ("Warning: class 3 has 1 sample: held out, it has none to train on, so it is an error in every "
+            "cross-validation") in r.stdout.splitlines()
     # the grid's top: LIBLINEAR's "maximum C reached"
     from hsvm_cli.train.c_search import MAX_C, _search_warnings
     # several classes short of folds: counted, not one named as if alone
@@ -188,7 +195,9 @@ def test_the_search_warns_of_folds_beyond_a_class_and_of_the_grids_top(tmp_path)
         "Note: every class has fewer samples than the 5 folds: each held-out sample trains with one sample of its "
         "class fewer (as in leave-one-out)")
     assert _search_warnings([0, 1, 2] + [3] * 6, 5, True, None, [None])[0].startswith(
-        "Warning: 3 classes have 1 sample (class 0, ...)")
+        "Warning: 3 classes have 1 sample (classes 0, 1, 2)")
+    assert _search_warnings(list(range(7)) + [9] * 6, 5, True, None, [None])[0].startswith(
+        "Warning: 7 classes have 1 sample (classes 0, 1, 2, 3, 4, ...)")
     steps = [type("Step", (), {"C": c})() for c in (MAX_C / 2, MAX_C)]
     assert _search_warnings([1, 2] * 5, 5, False, steps[1], steps)[0].startswith(
         "Warning: the best C is the grid's largest (1024)")
@@ -451,7 +460,7 @@ def test_the_search_warns_of_single_sample_classes_and_of_classes_short_of_folds
     from hsvm_cli.train.c_search import _search_warnings
     y = np.r_[[1], [2], [3] * 3, [4] * 3, [5] * 4, np.repeat([6, 7], 9)]
     notes = _search_warnings(y, 5, True, None, [None])
-    assert notes[0].startswith("Warning: 2 classes have 1 sample (class 1, ...)")
+    assert notes[0].startswith("Warning: 2 classes have 1 sample (classes 1, 2)")
     assert notes[1].startswith("Warning: 3 other classes have fewer samples than the 5 folds (class 3 has 3)")
     assert len(notes) == 2
 
