@@ -112,7 +112,7 @@ def command(truth, predictions, confusion, per_class, proba, recall_k, reference
         require_matplotlib()  # before the work, not after it
 
     result = evaluate(truth, predictions, proba=proba, recall_k=recall_k, reference=reference, grid=grid,
-                      zero_based=zero_based, shard=shard)
+                      zero_based=zero_based, shard=shard, confusion=confusion)
     text = result.json(confusion=confusion) if as_json else result.text(confusion=confusion, per_class=per_class)
     # a report file and the picture are renamed into place together, so that
     # a recipe's target is never a report whose picture failed

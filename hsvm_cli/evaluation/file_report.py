@@ -66,7 +66,7 @@ class Evaluation:
 
 
 def evaluate(truth=None, predictions=None, *, proba=None, recall_k=None, reference=None, grid=None,
-             zero_based=False, shard=None):
+             zero_based=False, shard=None, confusion=True):
     """Evaluate the predictions file ``predictions`` (as ``hsvm predict`` writes
     it: labels, or a ``labels`` header with votes or probabilities) against the
     labels of the svmlight file ``truth``; paths or ``-``.
@@ -78,13 +78,16 @@ def evaluate(truth=None, predictions=None, *, proba=None, recall_k=None, referen
     ``hsvm calibrate --grid-json``, tabulated (truth and predictions may then
     be None).  ``shard``: evaluate shard ``"i/N"`` of the plain file ``truth``
     (io/shard.py) against ``predictions`` (and ``reference``) made for that
-    shard (``hsvm predict --shard i/N``).  Returns an :class:`Evaluation`.  Malformed files raise
+    shard (``hsvm predict --shard i/N``).  ``confusion=False``: the report
+    without its K x K confusion matrix (memory of order K, not K^2).  Returns
+    an :class:`Evaluation`.  Malformed files raise
     :class:`~hsvm_cli.errors.InputFormatError` naming the line."""
     if (truth is None) != (predictions is None) or (truth is None and grid is None):
         raise OptionError("give both truth and predictions (only a grid can do without them)")
     report, curves = {}, {}
     if truth is not None:
-        report, curves = _evaluate_predictions(truth, predictions, proba, recall_k, reference, zero_based, shard)
+        report, curves = _evaluate_predictions(truth, predictions, proba, recall_k, reference, zero_based, shard,
+                                               confusion)
     if grid is not None:
         report["grid"] = {"file": display_name(grid), "rows": read_grid(grid)}
     return Evaluation(report, curves, display_name(predictions) if predictions is not None else None)
@@ -245,7 +248,7 @@ def _added(total, counts):
     return counts if total is None else total + counts
 
 
-def _evaluate_predictions(truth, predictions, proba, recall_k, reference, zero_based, shard):
+def _evaluate_predictions(truth, predictions, proba, recall_k, reference, zero_based, shard, confusion):
     # Only the labels count: small float32 chunks bound the memory (the
     # features of a 65,536-row chunk of dense text took gigabytes), and index 0
     # is no error in a file whose features are never used.  The truth, the
@@ -310,7 +313,7 @@ def _evaluate_predictions(truth, predictions, proba, recall_k, reference, zero_b
                           "(`hsvm predict --scores` or `--proba` writes one)" % pred.name)
     is_proba = has_scores and (proba if proba is not None else rows.looks_like_probabilities())
 
-    report = rows.pairs.metrics()
+    report = rows.pairs.metrics(confusion=confusion)
     curves = {}
     report["predictions"] = {"file": pred.name,
                              "kind": "probabilities" if is_proba else "scores" if has_scores else "labels",
