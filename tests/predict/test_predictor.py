@@ -152,6 +152,21 @@ def test_predict_file_reports_the_rows_done_after_each_chunk(digits_model, tmp_p
     assert calls == [(100, None), (200, None), (300, None), (400, None), (450, None)]
 
 
+def test_a_progress_bar_over_many_classes_moves_every_few_hundred_rows_with_the_same_predictions(
+        digits_model, tmp_path, monkeypatch):
+    # a row costs ~K^2: at K = 2,000 one 16,384-row chunk of --exact --proba left the bar still for 12 minutes
+    from hsvm_cli.predict import predictor
+    assert [predictor.progress_chunk_rows(K) for K in (10, 242, 1000, 2000, 50000)] == \
+        [2684354, 4583, 268, 256, 256]
+    plain, shown = tmp_path / "plain.txt", tmp_path / "shown.txt"
+    Predictor(digits_model).predict_file(DIGITS_TEST, str(plain), scores=True)
+    monkeypatch.setattr(predictor, "progress_chunk_rows", lambda K: 128 if K == 10 else 1 / 0)
+    calls = []
+    Predictor(digits_model).predict_file(DIGITS_TEST, str(shown), scores=True,
+                                         progress=lambda done, total: calls.append(done))
+    assert calls == [128, 256, 384, 450] and shown.read_bytes() == plain.read_bytes()
+
+
 def test_probabilities_after_a_class_score_setting_use_the_k_their_second_stage_was_fitted_at():
     # a calibration from an hsvm whose default k was 2 (K = 10): --proba runs
     # the hash filter at the k its two-stage sharpness was fitted at, not
