@@ -58,7 +58,7 @@ from .models.ovo import bag_mean
 from .models.pairs import PairLookup
 from .predict.certified_votes import certified_kept_winners, classifier_norms, sample_norms, uncertain_cells
 from .predict.exact import ExactScorer, ovo_votes
-from .predict.predictor import Predictor
+from .predict.predictor import Predictor, progress_chunk_rows
 from .predict.ranking import top_classes
 from .predict.raw_filter import make_filter
 from .predict.refine import dense_is_cheaper, refine_decisions
@@ -327,10 +327,12 @@ def calibrate(model, h, X, y, *, max_loss=0.5, bits_grid=None, k_grid=None, epsi
                                                                                       + len(dag_ks))
     done = [0]
 
-    def tick(what):
-        done[0] += 1
+    def tick(what, fraction=None):
+        # fraction: of the step under way, for the steps that take minutes at thousands of classes
+        if fraction is None:
+            done[0] += 1
         if progress is not None:
-            progress(done[0], total, what)
+            progress(done[0] + (fraction or 0), total, what)
 
     Xn = prepare(model.normalize, X)
     # The first stages run before the exact pass, whose decision blocks then
@@ -345,7 +347,8 @@ def calibrate(model, h, X, y, *, max_loss=0.5, bits_grid=None, k_grid=None, epsi
         tick("class scores: filter")
     for bits in bits_grid:
         hf = make_filter(model, h, bits=bits, threads=threads)
-        votes = hf.hash_and_vote(Xn)
+        part = None if progress is None else (lambda fraction, bits=bits: tick("%d bits: filter" % bits, fraction))
+        votes = _hash_and_vote(hf, Xn, K, part)
         known = yi >= 0
         alphas[bits] = float(est.fit_temperature(est.first_stage_scores(votes[0][known], votes[1][known]),
                                                  yi[known]))
@@ -541,6 +544,22 @@ def sharpness_rows(n_pairs):
     return min(SHARPNESS_ROWS, max(100, _SHARPNESS_CELLS // P), max(8, _SHARPNESS_BYTES // (8 * P)))
 
 
+def _hash_and_vote(hf, Xn, K, part):
+    """``hf.hash_and_vote(Xn)``, with ``part(fraction done)`` between blocks
+    of rows whose pairs take a few seconds (the votes of a row are its own:
+    the same arrays); ``part`` None: in one call."""
+    n = Xn.shape[0]
+    rows = progress_chunk_rows(K)
+    if part is None or n <= rows:
+        return hf.hash_and_vote(Xn)
+    votes = np.empty((n, K), dtype=np.int32)
+    margins = np.empty((n, K), dtype=np.float64)
+    for s in range(0, n, rows):
+        votes[s:s + rows], margins[s:s + rows] = hf.hash_and_vote(Xn[s:s + rows])
+        part(min(n, s + rows) / n)
+    return votes, margins
+
+
 def _exact_pass(model, Xn, yi, tick, block_hook=None):
     """One exact pass over the validation set: the exact labels (the model's
     decision rule) and the fitted pairwise sigmoids (:func:`_fit_sigmoids`);
@@ -563,6 +582,7 @@ def _exact_pass(model, Xn, yi, tick, block_hook=None):
             if block_hook is not None:
                 block_hook(s, dec)
             votes[s:e], conf[s:e] = ovo_votes(dec, model.pair_a, model.pair_b, bags=model.bags, n_classes=K)
+            tick("exact pass", e / max(1, n))
             for u in range(s, e, sub):
                 mean = bag_mean(dec[u - s:u - s + sub], model.bags)
                 lo, hi = np.searchsorted(sharp_rows, [u, u + mean.shape[0]])

@@ -218,6 +218,28 @@ def test_hashed_dag_refine_rows_use_the_filter_votes_of_their_bits(digits_model,
         assert g["accuracy"] == float((_row_predictor(digits_model, h, cal, g).predict(Xt) == yt).mean())
 
 
+def test_the_progress_moves_within_the_filter_and_exact_steps_and_changes_no_figure(digits_model, digits,
+                                                                                    monkeypatch):
+    # at K = 2,000 the filter step alone had left the bar at 2/11 for five minutes
+    from hsvm_cli import tune
+    _, _, Xt, yt = digits
+    h = hash_model(digits_model, bits=128, seed=0)
+    kw = dict(bits_grid=[128], k_grid=[2], epsilons=[], rules=["vote"], first_stages=["votes"], repeat=1,
+              timing_rows=100)
+    quiet = calibrate(digits_model, h, Xt, yt, **kw)
+    monkeypatch.setattr(tune, "progress_chunk_rows", lambda K: 100)
+    reports = []
+    shown = calibrate(digits_model, h, Xt, yt, progress=lambda done, total, what: reports.append((done, what)), **kw)
+    partial = [(d, w) for d, w in reports if d != int(d)]
+    assert [d for d, w in partial if w == "128 bits: filter"] == [100 / 450, 200 / 450, 300 / 450, 400 / 450]
+    assert sum(w == "exact pass" for _, w in reports) >= 2     # after each block of scores, then the step
+    assert [d for d, _ in reports] == sorted(d for d, _ in reports) and reports[-1][0] == int(reports[-1][0])
+    timed = ("seconds_per_sample", "timed_runs", "timed_rows", "speedup", "chosen")
+    assert [{k: v for k, v in g.items() if k not in timed} for g in shown.grid] == \
+        [{k: v for k, v in g.items() if k not in timed} for g in quiet.grid]
+    assert shown.alphas == quiet.alphas and np.array_equal(shown.platt_A, quiet.platt_A) \
+        and np.array_equal(shown.platt_B, quiet.platt_B)
+
 @pytest.mark.parametrize("setting", [Setting("exact", rule="dag"), Setting("scores", k=3),
                                      Setting("scores", k=3, rule="dag"), Setting("hash", 128, 4, rule="dag")])
 def test_a_dag_or_class_score_setting_is_a_version_2_file_that_predict_follows(digits_model, digits, tmp_path,

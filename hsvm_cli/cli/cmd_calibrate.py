@@ -116,7 +116,8 @@ def command(validation, model_path, hbm_path, output, max_loss, confidence, bits
         # fails before the run; the two files are renamed into place together,
         # so a failure of either leaves neither.
         grid_fh = outputs.enter_context(atomic_output(grid_json, "w")) if grid_json else None
-        with StepBar(options.show_progress(quiet), unit="step", desc="calibrate") as bar:
+        # fractional: the filter and the exact pass report their rows within a step (minutes at K = 2,000)
+        with StepBar(options.show_progress(quiet), unit="step", desc="calibrate", fractional=True) as bar:
             try:
                 cal = calibrate(model, h, X, y, max_loss=max_loss, bits_grid=bits_grid, k_grid=k_grid,
                                 epsilons=epsilons, threads=threads, repeat=repeat, progress=bar, rules=rules,
