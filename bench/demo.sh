@@ -51,7 +51,9 @@ if command -v svm-train > /dev/null && command -v svm-predict > /dev/null; then
         echo "(its model from the previous run on the same training file: $OUT/libsvm.model)"
     fi
     if [ ! -s "$OUT/test.svm" ] || [ "$DATA/test.svm.gz" -nt "$OUT/test.svm" ]; then
-        gzip -dc "$DATA/test.svm.gz" > "$OUT/test.svm"
+        # renamed when whole: an interrupted run must not leave a part of it for the next to trust
+        gzip -dc "$DATA/test.svm.gz" > "$OUT/test.svm.tmp"
+        mv "$OUT/test.svm.tmp" "$OUT/test.svm"
     fi
     svm-predict "$OUT/test.svm" "$OUT/libsvm.model" "$OUT/libsvm.txt" | tee "$OUT/libsvm.log"
 fi

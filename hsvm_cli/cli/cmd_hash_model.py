@@ -37,8 +37,8 @@ _LARGE_PROJECTION = 256 << 20
 def command(model_path, bits, output, projection, store_projection, class_scores, seed, quiet):
     """Hash the classifiers of the model given with -m with D sign random
     projections (a hash model, .hbm: predict -H filters with it)."""
-    if bits % 64 or bits > options.MAX_CODE_BITS:
-        # the range before the note on the projection's size, which would never be made
+    if bits % 64:
+        # before the note on the projection's size, which would never be made (--bits' range checks the rest)
         raise click.BadParameter("must be a multiple of 64 from 64 to %d, got %d" % (options.MAX_CODE_BITS, bits),
                                  param_hint=["--bits"])
     model = load_any_model(model_path)

@@ -261,18 +261,25 @@ def _note_sparse_columns(model):
 
 
 def _report_search(search, cv_folds, quiet):
-    """Without -o: the search's table (or --cv's accuracy line) is the result.
-    A fixed C's accuracy line is alone on stdout, as liblinear-train -v
-    prints it (a script reads its last field), its warnings on stderr, as that
-    tool's are; a search's warnings end its table, as LIBLINEAR's -C's do."""
+    """Without -o: the search's table (or --cv's accuracy line) is the result."""
     _note_leave_one_out(search, cv_folds or 5, quiet)
-    if search.fixed:
-        click.echo(search.table().splitlines()[0])
+    _print_search(search, quiet, err=False)
+
+
+def _print_search(search, quiet, *, err):
+    """The search's table on stdout (``err``: stderr, where the model is on
+    stdout).  A fixed C's accuracy line is alone there, as liblinear-train -v
+    prints it (a script reads its last field), its warnings on stderr, as
+    that tool's are (-q: its notes left out); a search's warnings end its
+    table, as LIBLINEAR's -C's do, and so does --normalize auto's comparison
+    of two accuracies."""
+    if search.fixed and not search.compared:
+        click.echo(search.table().splitlines()[0], err=err)
         for warning in search.warnings:
-            if not (quiet and warning.startswith("Note:")):     # -q: errors and warnings only
-                click.echo(warning, err=True)
+            if not (quiet and warning.startswith("Note:")):
+                click.echo("hsvm: train-ovo: " + warning[0].lower() + warning[1:], err=True)
         return
-    click.echo(search.table(), nl=False)
+    click.echo(search.table(), nl=False, err=err)
 
 
 def _save_with_search_table(model, output, cv_folds, quiet):
@@ -288,7 +295,7 @@ def _save_with_search_table(model, output, cv_folds, quiet):
     with outputs_together():
         save_model(model, output)
         if search is not None:
-            click.echo(search.table(), nl=False, err=writes_to_stdout(output))
+            _print_search(search, quiet, err=writes_to_stdout(output))
 
 
 def _note_leave_one_out(search, asked, quiet):

@@ -106,12 +106,15 @@ class connect:
     anything else is a scheduler address (``tcp://host:8786``) or a
     ``Client``/cluster object, used as is.  ``cluster_kw`` go to LocalCluster.
 
-    The client is handed out once the scheduler has a worker: tasks would
-    wait for one anyway, and the run's split (pair blocks, shards: a few per
-    worker thread) is planned from the workers there are.  A scheduler with
-    none yet (its workers still queued as batch jobs, or failing to start) is
-    said once through ``waiting(message)``, when given, before the wait --
-    which had been silent, a command that looked hung."""
+    For an address, a LocalCluster or a cluster object, the client is handed
+    out once the scheduler has a worker (a Client given is used as is): tasks
+    would wait for one anyway, and the run's split (pair blocks, shards: a
+    few per worker thread) is planned from the workers there are then -- the
+    first one alone, when the others join later.  A scheduler with none yet
+    (its workers still queued as batch jobs, or failing to start) is said
+    once through ``waiting(message)``, when given, before the wait -- which
+    had been silent, a command that looked hung; a scheduler lost during it
+    is :class:`DaskUnavailableError`."""
 
     def __init__(self, address, *, waiting=None, **cluster_kw):
         if isinstance(address, str) and address.startswith("local:"):
@@ -167,7 +170,8 @@ class connect:
             raise
         self._own_client = True
         try:
-            _await_workers(self.client, addr if isinstance(addr, str) else "the Dask cluster", self.waiting)
+            where = addr if isinstance(addr, str) else getattr(addr, "scheduler_address", "its address")
+            _await_workers(self.client, where, self.waiting)
         except BaseException:
             self.__exit__(None, None, None)
             raise
@@ -190,7 +194,12 @@ def _await_workers(client, where, waiting):
         return
     if waiting is not None:
         waiting("the scheduler at %s has no workers yet: waiting for one to connect (interrupt to stop)" % where)
-    client.wait_for_workers(1)
+    try:
+        client.wait_for_workers(1)
+    except OSError as exc:
+        # the scheduler gone meanwhile: distributed's connect timeout, then its traceback
+        raise DaskUnavailableError("lost the Dask scheduler at %s while waiting for a worker: %s" % (where, exc)) \
+            from None
 
 
 def _probe_scheduler(address):

@@ -396,7 +396,9 @@ class ScoredBlocks:
         # and 50% top-1
         outside = ~np.isin(lab, np.asarray(self.classes))
         # a label in %g's exponent form may stand for any of several classes (1.23457e+06: 1234567 and 1234570)
-        rounded = [i for i, t in enumerate(tokens) if b"e" in t or b"E" in t]
+        labels_text = b"".join(tokens)
+        rounded = [i for i, t in enumerate(tokens) if b"e" in t or b"E" in t] \
+            if b"e" in labels_text or b"E" in labels_text else []
         for i in sorted(set(np.flatnonzero(outside).tolist()) | set(rounded)):
             lab[i] = self._printed_class(tokens[i], sc[i], int(linenos[i]), outside[i])
         return lab, sc, np.asarray(linenos, dtype=np.int64)

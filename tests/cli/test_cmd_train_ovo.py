@@ -119,13 +119,24 @@ def test_cv_with_a_fixed_c_reports_the_accuracy_as_svm_train_v(tmp_path):
     assert r2.stdout == r.stdout and load_model(out).params["C"] == 0.5
 
 
+def test_a_fixed_c_under_normalize_auto_reports_both_accuracies_and_the_choice():
+    # its table starts with '--normalize l2:': the accuracy line alone of a fixed C had kept only that title
+    r = run(["train-ovo", DIGITS_TRAIN, "--cv", "3", "-c", "1", "--normalize", "auto", "-q"])
+    lines = r.stdout.splitlines()
+    assert lines[0] == "--normalize l2:" and lines[2] == "--normalize none:"
+    assert lines[1].startswith("Cross Validation Accuracy = ") and lines[3].startswith("Cross Validation Accuracy = ")
+    assert lines[-1].startswith("Chosen: --normalize ")
+
 def test_more_folds_than_samples_is_leave_one_out_as_in_liblinear(tmp_path):
     four = write_text(tmp_path / "four.svm", "1 1:1\n1 1:0.9\n2 1:-1\n2 1:-0.8\n")
     r = run(["train-ovo", four, "--cv", "10", "-c", "1"])
     assert r.stdout == "Cross Validation Accuracy = 100%\n"
     assert r.stderr == ("hsvm: train-ovo: 10 folds for 4 samples: leave-one-out cross-validation (4 folds), as "
-                        "LIBLINEAR runs it\nNote: every class has fewer samples than the 4 folds: each held-out "
-                        "sample trains with one sample of its class fewer (as in leave-one-out)\n")
+                        "LIBLINEAR runs it\nhsvm: train-ovo: note: every class has fewer samples than the 4 folds: "
+                        "each held-out sample trains with one sample of its class fewer (as in leave-one-out)\n")
+    # with -o too: the accuracy line alone on stdout, -q leaves the note out
+    r = run(["train-ovo", four, "--cv", "10", "-c", "1", "-q", "-o", tmp_path / "q.hsvm"])
+    assert (r.stdout, r.stderr) == ("Cross Validation Accuracy = 100%\n", "")
     assert run(["train-ovo", four, "--cv", "10", "-c", "1", "-q"]).stderr == ""
     out = tmp_path / "m.hsvm"
     r = run(["train-ovo", four, "--cv", "10", "-c", "auto", "-o", out])
@@ -171,15 +182,16 @@ def test_the_search_warns_of_folds_beyond_a_class_and_of_the_grids_top(tmp_path)
     # a fixed C: the accuracy line alone on stdout, as liblinear-train -v prints it, the warnings on stderr
     r = run(["train-ovo", str(small), "--cv", "3", "-c", "1", "-q"])
     assert r.stdout.startswith("Cross Validation Accuracy = ") and r.stdout.count("\n") == 1
-    assert r.stderr.splitlines()[-1] == ("Warning: class 3 has 2 samples, fewer than the 3 folds: its held-out samples "
+    assert r.stderr.splitlines()[-1] == ("hsvm: train-ovo: warning: class 3 has 2 samples, fewer than the 3 folds: "
+                                         "its held-out samples "
                                          "train with one sample fewer than the other classes; use fewer folds (--cv 2) "
                                          "for a fairer estimate")
     r = run(["train-ovo", str(small), "--cv", "2", "-c", "1", "-q"])
     assert "Warning" not in r.stdout + r.stderr
     small.write_text("\n".join(rows[:-1]) + "\n")    # class 3 with one sample
     r = run(["train-ovo", str(small), "--cv", "2", "-c", "1", "-q"])
-    assert r.stderr.splitlines()[-1] == ("Warning: class 3 has 1 sample: held out, it has none to train on, so it "
-                                         "is an error in every cross-validation")
+    assert r.stderr.splitlines()[-1] == ("hsvm: train-ovo: warning: class 3 has 1 sample: held out, it has none to "
+                                         "train on, so it is an error in every cross-validation")
     # a search's warnings end its table
     r = run(["train-ovo", str(small), "--cv", "2", "-c", "auto", "-q"])
     assert ("Warning: class 3 has 1 sample: held out, it has none to train on, so it is an error in every "

@@ -527,23 +527,53 @@ def test_scheduler_addresses_distributed_cannot_use_are_one_line_usage_errors(tm
 
 
 
-def test_a_scheduler_without_workers_is_said_then_the_runs_wait_for_one_and_plan_from_it(tmp_path, digits_model_file):
-    # the wait had been silent (a command that looked hung), and its shards or blocks were planned for one
-    # worker thread (2 shards, 4 blocks) whatever joined later; both commands wait on one scheduler here
+def _scheduler_without_workers(tmp_path):
+    """A dask scheduler process of its own, and its address."""
     import json
     import subprocess
     import time
     sched_file = tmp_path / "scheduler.json"
+    proc = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--port", "0",
+                             "--dashboard-address", ":0", "--scheduler-file", str(sched_file)],
+                            stdout=subprocess.DEVNULL, stderr=open(tmp_path / "scheduler.log", "w"))
+    deadline = time.monotonic() + 60
+    while not sched_file.exists() or not sched_file.read_text().strip():
+        if time.monotonic() > deadline:
+            proc.kill()
+            raise AssertionError((tmp_path / "scheduler.log").read_text())
+        time.sleep(0.2)
+    return proc, json.loads(sched_file.read_text())["address"]
+
+
+def test_a_scheduler_lost_while_the_run_waits_for_a_worker_is_one_line_and_exit_69(tmp_path, digits_model_file):
+    # distributed's connect timeout, then a traceback and exit 1
+    import subprocess
+    scheduler, address = _scheduler_without_workers(tmp_path)
+    try:
+        env = dict(os.environ, DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT="2s")
+        test = tmp_path / "test.svm"
+        test.write_bytes(gzip.open(DIGITS_TEST).read())
+        hsvm = subprocess.Popen([sys.executable, "-m", "hsvm_cli", "predict", "--exact", "-m", str(digits_model_file),
+                                 str(test), "--dask", address, "-o", str(tmp_path / "out")], stderr=subprocess.PIPE,
+                                text=True, env=env)
+        assert "has no workers yet" in hsvm.stderr.readline()
+    finally:
+        scheduler.kill()
+        scheduler.wait(timeout=30)
+    rest = hsvm.communicate(timeout=120)[1]
+    assert hsvm.returncode == 69 and rest.startswith("hsvm: lost the Dask scheduler at %s while waiting for a worker: "
+                                                     % address) and rest.count("\n") == 1, rest
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_scheduler_without_workers_is_said_then_the_runs_wait_for_one_and_plan_from_it(tmp_path, digits_model_file):
+    # the wait had been silent (a command that looked hung), and its shards or blocks were planned for one
+    # worker thread (2 shards, 4 blocks) whatever joined later; both commands wait on one scheduler here
+    import subprocess
     procs = []
     try:
-        procs.append(subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--port", "0",
-                                       "--dashboard-address", ":0", "--scheduler-file", str(sched_file)],
-                                      stdout=subprocess.DEVNULL, stderr=open(tmp_path / "scheduler.log", "w")))
-        deadline = time.monotonic() + 60
-        while not sched_file.exists() or not sched_file.read_text().strip():
-            assert time.monotonic() < deadline, (tmp_path / "scheduler.log").read_text()
-            time.sleep(0.2)
-        address = json.loads(sched_file.read_text())["address"]
+        scheduler, address = _scheduler_without_workers(tmp_path)
+        procs.append(scheduler)
         test = tmp_path / "test.svm"
         test.write_bytes(gzip.open(DIGITS_TEST).read())
         runs = {"predict --dask": ["predict", "--exact", "-m", str(digits_model_file), str(test)],
