@@ -148,26 +148,13 @@ class connect:
             if isinstance(addr, str):
                 _probe_scheduler(addr)
             self.client = Client(addr)
-        except ValueError as exc:
-            # distributed's parse of "host" or "tcp://" without a port
+        except BaseException as exc:
             if self.cluster is not None:
                 self.cluster.close()
-            raise OptionError("--dask %s: %s (give tcp://HOST:PORT or local:N)" % (addr, exc)) from None
-        except OSError as exc:
-            if self.cluster is not None:
-                self.cluster.close()
-            raise DaskUnavailableError("cannot reach the Dask scheduler at %s: %s" % (addr, exc)) from None
-        except TypeError as exc:
-            # tls:// without distributed's security settings, ucx:// without UCX: distributed's own
-            # TypeError (a traceback, exit 1, before)
-            if self.cluster is not None:
-                self.cluster.close()
-            raise OptionError("--dask %s: distributed cannot connect this way here (%s); give tcp://HOST:PORT or "
-                              "local:N" % (addr, exc)) from None
-        except BaseException:
-            if self.cluster is not None:
-                self.cluster.close()
-            raise
+            refusal = _connect_refusal(addr, exc)
+            if refusal is None:
+                raise
+            raise refusal from None
         self._own_client = True
         try:
             where = addr if isinstance(addr, str) else getattr(addr, "scheduler_address", "its address")
@@ -185,6 +172,22 @@ class connect:
             if self.cluster is not None:
                 self.cluster.close()
         return False
+
+
+def _connect_refusal(addr, exc):
+    """The one-line error for a connection to ``addr`` that failed with
+    ``exc``, or None (``exc`` goes on as it is)."""
+    if isinstance(exc, ValueError):
+        # distributed's parse of "host" or "tcp://" without a port; a port out of range
+        return OptionError("--dask %s: %s (give tcp://HOST:PORT or local:N)" % (addr, exc))
+    if isinstance(exc, OSError):
+        return DaskUnavailableError("cannot reach the Dask scheduler at %s: %s" % (addr, exc))
+    if isinstance(exc, TypeError):
+        # tls:// without distributed's security settings, ucx:// without UCX: distributed's own
+        # TypeError (a traceback, exit 1, before)
+        return OptionError("--dask %s: distributed cannot connect this way here (%s); give tcp://HOST:PORT or "
+                           "local:N" % (addr, exc))
+    return None
 
 
 def _await_workers(client, where, waiting):

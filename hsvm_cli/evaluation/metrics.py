@@ -46,7 +46,8 @@ class PairCounts:
         if confusion:
             cm = np.zeros((K, K), dtype=np.int64)
             np.add.at(cm, (t, p), counts)
-        return _metrics_of_counts(labels, np.bincount(t[t == p], counts[t == p], minlength=K),
+        right = t == p
+        return _metrics_of_counts(labels, np.bincount(t[right], counts[right], minlength=K),
                                   np.bincount(t, counts, minlength=K), np.bincount(p, counts, minlength=K), cm)
 
 

@@ -258,14 +258,12 @@ def _parse_int_label(tok, name, lineno, what="label"):
 
 def _parse_int_labels(tokens, linenos, name):
     """int64 labels of a chunk of rows: numpy's integer conversion, and the
-    exact parser (which names the line of a bad one) where that fails."""
-    if b"_" not in b"".join(tokens):
-        # numpy's conversion takes Python's digit separators ('1_0' as 10), which the exact parser refuses
-        try:
-            return np.array(tokens).astype(np.int64)
-        except (ValueError, OverflowError):
-            pass
-    return np.array([_parse_int_label(t, name, n) for t, n in zip(tokens, linenos)], dtype=np.int64)
+    exact parser (which names the line of a bad one) where that fails.  Its
+    caller has refused digit separators, which numpy takes ('1_0' as 10)."""
+    try:
+        return np.array(tokens).astype(np.int64)
+    except (ValueError, OverflowError):
+        return np.array([_parse_int_label(t, name, n) for t, n in zip(tokens, linenos)], dtype=np.int64)
 
 
 def _parse_header(tokens, name, lineno):
@@ -307,7 +305,8 @@ def _convert_rows(flat, linenos, width, name):
         raise InputFormatError(name, linenos[r], "score %s is not finite"
                                % _shown(flat[r * width + col]))
     # labels from their text, not from the doubles (which round above 2^53)
-    return _parse_int_labels(flat[::width], linenos, name), block[:, 1:], flat[::width]
+    labels = flat[::width]
+    return _parse_int_labels(labels, linenos, name), block[:, 1:], labels
 
 
 class ScoredBlocks:

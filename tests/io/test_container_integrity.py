@@ -63,13 +63,19 @@ def test_every_single_bit_flip_of_a_small_file_is_refused_or_harmless(tmp_path):
     assert refused + harmless == 8 * len(good) and harmless == 0
 
 
-def test_a_flipped_bit_in_lazily_read_data_is_caught_when_its_rows_are_used(tmp_path):
-    p = _write(tmp_path / "f.bin", arrays={"W": np.ones((1 << 21, 4), dtype=np.float32),  # 32 MiB: 2 blocks
+def _lazy_w_flipped_in_its_last_block(tmp_path, rows=1 << 21):
+    """A container of W (``rows`` x 4 float32: 16 MiB blocks) and k, a bit of
+    W's last row flipped, read with W lazy: (its path, the container)."""
+    p = _write(tmp_path / "f.bin", arrays={"W": np.ones((rows, 4), dtype=np.float32),
                                            "k": np.arange(3, dtype=np.int64)})
     raw = bytearray(p.read_bytes())
-    raw[-5] ^= 0x10  # in the last row, second block
+    raw[-5] ^= 0x10
     p.write_bytes(bytes(raw))
-    c = read_container(p, kind="hsvm-test", versions={1}, lazy=("W",))
+    return p, read_container(p, kind="hsvm-test", versions={1}, lazy=("W",))
+
+
+def test_a_flipped_bit_in_lazily_read_data_is_caught_when_its_rows_are_used(tmp_path):
+    p, c = _lazy_w_flipped_in_its_last_block(tmp_path)     # 32 MiB: 2 blocks, the second one spoilt
     c.verify_rows("W", [0, 1, 100])          # the first block is intact
     with pytest.raises(ModelFormatError, match="array 'W' is corrupt"):
         c.verify_rows("W", [(1 << 21) - 1])
@@ -104,12 +110,7 @@ def test_every_code_path_finds_a_non_finite_value_wherever_it_is(kernel, dtype):
 
 
 def test_a_check_started_in_the_background_reports_its_finding_when_the_array_is_used(tmp_path):
-    p = _write(tmp_path / "f.bin", arrays={"W": np.ones((1 << 21, 4), dtype=np.float32),  # 32 MiB: 2 blocks
-                                           "k": np.arange(3, dtype=np.int64)})
-    raw = bytearray(p.read_bytes())
-    raw[-5] ^= 0x10
-    p.write_bytes(bytes(raw))
-    c = read_container(p, kind="hsvm-test", versions={1}, lazy=("W",))
+    _, c = _lazy_w_flipped_in_its_last_block(tmp_path)     # 32 MiB: 2 blocks
     c.verify_in_background("W")
     with pytest.raises(ModelFormatError, match="array 'W' is corrupt"):
         c.verify("W")
@@ -121,12 +122,7 @@ def test_a_check_started_in_the_background_reports_its_finding_when_the_array_is
 def test_rows_needed_beside_a_background_check_are_checked_without_waiting_for_all(tmp_path):
     # A refine that needs few blocks must not inherit the fault of a block it
     # never reads, nor wait for the whole array's check.
-    p = _write(tmp_path / "f.bin", arrays={"W": np.ones((1 << 22, 4), dtype=np.float32),  # 64 MiB: 4 blocks
-                                           "k": np.arange(3, dtype=np.int64)})
-    raw = bytearray(p.read_bytes())
-    raw[-5] ^= 0x10                     # in the last block
-    p.write_bytes(bytes(raw))
-    c = read_container(p, kind="hsvm-test", versions={1}, lazy=("W",))
+    _, c = _lazy_w_flipped_in_its_last_block(tmp_path, 1 << 22)       # 64 MiB: 4 blocks, the last spoilt
     c.verify_in_background("W")
     c.verify_rows("W", [0, 1, 5])
     assert c._done["W"][0]
@@ -136,15 +132,10 @@ def test_rows_needed_beside_a_background_check_are_checked_without_waiting_for_a
 
 def test_a_background_check_stopped_by_the_exit_leaves_its_blocks_to_the_next_check(tmp_path, monkeypatch):
     import threading
-    p = _write(tmp_path / "f.bin", arrays={"W": np.ones((1 << 21, 4), dtype=np.float32),
-                                           "k": np.arange(3, dtype=np.int64)})
-    raw = bytearray(p.read_bytes())
-    raw[-5] ^= 0x10
-    p.write_bytes(bytes(raw))
     exiting = threading.Event()
     exiting.set()                       # as atexit sets it
     monkeypatch.setattr(container, "_exiting", exiting)
-    c = read_container(p, kind="hsvm-test", versions={1}, lazy=("W",))
+    _, c = _lazy_w_flipped_in_its_last_block(tmp_path)
     c.verify_in_background("W")
     with pytest.raises(ModelFormatError, match="array 'W' is corrupt"):
         c.verify("W")
@@ -156,12 +147,7 @@ def test_a_container_with_a_background_check_under_way_copies_and_its_copy_still
     # the model and its predictor could never be pickled or deep-copied again (a thread, a lock)
     import copy as copying
     import pickle
-    p = _write(tmp_path / "f.bin", arrays={"W": np.ones((1 << 21, 4), dtype=np.float32),
-                                           "k": np.arange(3, dtype=np.int64)})
-    raw = bytearray(p.read_bytes())
-    raw[-5] ^= 0x10
-    p.write_bytes(bytes(raw))
-    c = read_container(p, kind="hsvm-test", versions={1}, lazy=("W",))
+    _, c = _lazy_w_flipped_in_its_last_block(tmp_path)
     c.verify_in_background("W")
     other = pickle.loads(pickle.dumps(c)) if copy == "pickle" else copying.deepcopy(c)
     assert other._background == {} and "W" in c._background
@@ -169,6 +155,7 @@ def test_a_container_with_a_background_check_under_way_copies_and_its_copy_still
         other.verify("W")
     with pytest.raises(ModelFormatError, match="array 'W' is corrupt"):
         c.verify("W")
+
 
 def test_an_edited_metadata_value_is_refused(tmp_path):
     p = _write(tmp_path / "f.bin")
